@@ -1,0 +1,40 @@
+# Two commands matter: `make run` (set up and serve locally) and `make test` (set up and test).
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+EXTRAS ?= local,aws,llm,cdk,dev
+STAMP := $(VENV)/.installed
+PORT ?= 8080
+
+.PHONY: install run test lint typecheck unit e2e bench clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	# torch is pinned in the `local` extra: the CPU wheel, not a several-GB CUDA build.
+	$(PY) -m pip install -q -e '.[$(EXTRAS)]'
+	touch $(STAMP)
+
+run: install
+	PORT=$(PORT) $(PY) -m memory_engine.server
+
+lint: install
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
+
+typecheck: install
+	$(PY) -m mypy
+
+test: install lint typecheck
+	$(PY) -m pytest
+
+unit: install
+	$(PY) -m pytest tests/unit tests/contract
+
+e2e: install
+	$(PY) -m pytest tests/e2e
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

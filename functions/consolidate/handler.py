@@ -1,0 +1,16 @@
+"""POST /v1/engine/consolidate/ — append one turn to a session's buffer."""
+
+from memory_engine import wiring
+from memory_engine.http import build_resolver, lambda_entry, tenant_of
+from memory_engine.models.api import ConsolidateRequest, StatusResponse
+from memory_engine.usecases import consolidate
+
+app = build_resolver()
+
+
+@app.post("/v1/engine/consolidate/")
+def consolidate_turn(body: ConsolidateRequest) -> StatusResponse:
+    return consolidate.run(wiring.engine(), tenant_of(app), body)
+
+
+lambda_handler = lambda_entry(app)

@@ -1,0 +1,187 @@
+"""`Queue` on SQLite, with SQS FIFO semantics, for the in-process worker.
+
+- Per message group (`ExtractionJob.group_id()`, one per session): strict send order, and at most
+  one message in flight; other groups are never blocked by it.
+- A received message is hidden for `visibility_seconds`; not acked by then, it is delivered again
+  (also after a restart: the table is on disk and times are wall-clock).
+- Content-based dedup: sending a job identical to one still waiting in its group is a no-op.
+- A message received more than `max_receives` times is parked in a dead-letter table instead of
+  being delivered again, so a poison job can neither block its session nor be silently dropped.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+from memory_engine.adapters.local.sqlite_db import SqliteDatabase
+from memory_engine.models.messages import ExtractionJob
+
+log = logging.getLogger("memory_engine.queue")
+
+DEFAULT_MAX_RECEIVES = 5
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS queue_messages (
+    -- AUTOINCREMENT: ids are never reused, so id order is send order for the life of the file.
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    group_id TEXT NOT NULL,
+    body TEXT NOT NULL,
+    receive_count INTEGER NOT NULL DEFAULT 0,
+    receipt TEXT,
+    visible_at REAL NOT NULL DEFAULT 0,
+    sent_at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS queue_messages_by_group ON queue_messages (group_id, id);
+CREATE UNIQUE INDEX IF NOT EXISTS queue_messages_by_receipt ON queue_messages (receipt);
+
+CREATE TABLE IF NOT EXISTS queue_dead (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    group_id TEXT NOT NULL,
+    body TEXT NOT NULL,
+    receive_count INTEGER NOT NULL,
+    sent_at REAL NOT NULL,
+    dead_at REAL NOT NULL
+);
+"""
+
+# The head (oldest message) of every group that can be delivered now: never received or released
+# (receipt NULL), or received but its visibility expired. A head in flight hides its whole group.
+_DELIVERABLE_HEADS = """
+SELECT m.id, m.group_id, m.body, m.receive_count FROM queue_messages AS m
+WHERE m.id = (SELECT MIN(id) FROM queue_messages WHERE group_id = m.group_id)
+  AND (m.receipt IS NULL OR m.visible_at <= ?)
+  AND m.group_id NOT IN (SELECT value FROM json_each(?))
+ORDER BY m.id
+LIMIT ?
+"""
+
+
+class ReceivedJob(BaseModel):
+    """A delivered job: `receipt` acks or releases it; `receive_count` counts this delivery too."""
+
+    model_config = ConfigDict(frozen=True)
+
+    receipt: str
+    job: ExtractionJob
+    receive_count: int
+
+
+class SqliteQueue:
+    """The `Queue` port (producer side) plus the consumer side the local worker uses.
+
+    Nothing touches the disk until the first call. `path` may be the store's file: the tables have
+    their own names and this queue its own connection and lock.
+    """
+
+    def __init__(
+        self,
+        path: Path | str,
+        max_receives: int = DEFAULT_MAX_RECEIVES,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        if max_receives < 1:
+            raise ValueError(f"max_receives must be at least 1, got {max_receives}")
+        self._db = SqliteDatabase(path, _SCHEMA)
+        self._max_receives = max_receives
+        # Wall-clock seconds, not monotonic: visibility deadlines must mean the same after a restart.
+        self._clock = clock
+
+    def close(self) -> None:
+        self._db.close()
+
+    def send(self, job: ExtractionJob) -> None:
+        body = job.model_dump_json()
+        group_id = job.group_id()
+        with self._db.write() as conn:
+            waiting = conn.execute(
+                "SELECT 1 FROM queue_messages WHERE group_id = ? AND body = ? AND receipt IS NULL LIMIT 1",
+                (group_id, body),
+            ).fetchone()
+            if waiting is not None:
+                return  # the waiting twin will do exactly this work
+            conn.execute(
+                "INSERT INTO queue_messages (group_id, body, sent_at) VALUES (?, ?, ?)",
+                (group_id, body, self._clock()),
+            )
+
+    def receive(self, max_messages: int = 1, visibility_seconds: float = 30) -> list[ReceivedJob]:
+        """Up to `max_messages` jobs from distinct groups, oldest first; [] when none is ready."""
+        received: list[ReceivedJob] = []
+        taken_groups: list[str] = []
+        with self._db.write() as conn:
+            now = self._clock()
+            hidden_until = now + max(0.0, visibility_seconds)
+            while len(received) < max_messages:
+                heads = conn.execute(
+                    _DELIVERABLE_HEADS, (now, json.dumps(taken_groups), max_messages - len(received))
+                ).fetchall()
+                if not heads:
+                    break
+                for head in heads:
+                    if head["receive_count"] >= self._max_receives:
+                        # Moving it lets the group's next message become the head on the next pass.
+                        self._bury(conn, head["id"], now)
+                        continue
+                    receipt = uuid.uuid4().hex
+                    conn.execute(
+                        "UPDATE queue_messages SET receive_count = receive_count + 1, receipt = ?,"
+                        " visible_at = ? WHERE id = ?",
+                        (receipt, hidden_until, head["id"]),
+                    )
+                    taken_groups.append(head["group_id"])
+                    received.append(
+                        ReceivedJob(
+                            receipt=receipt,
+                            job=ExtractionJob.model_validate_json(head["body"]),
+                            receive_count=head["receive_count"] + 1,
+                        )
+                    )
+        return received
+
+    def ack(self, receipt: str) -> bool:
+        """Delete a delivered message. False when the receipt is stale (already acked, or the
+        message was delivered again under a newer receipt)."""
+        with self._db.write() as conn:
+            return conn.execute("DELETE FROM queue_messages WHERE receipt = ?", (receipt,)).rowcount > 0
+
+    def release(self, receipt: str) -> bool:
+        """Make a delivered message visible again now; its receive still counts towards dead-lettering."""
+        with self._db.write() as conn:
+            updated = conn.execute(
+                "UPDATE queue_messages SET receipt = NULL, visible_at = 0 WHERE receipt = ?", (receipt,)
+            ).rowcount
+            return updated > 0
+
+    def dead_jobs(self) -> list[ExtractionJob]:
+        """Jobs parked after too many receives, oldest first."""
+        with self._db.read() as conn:
+            rows = conn.execute("SELECT body FROM queue_dead ORDER BY id").fetchall()
+        return [ExtractionJob.model_validate_json(row["body"]) for row in rows]
+
+    def pending_count(self) -> int:
+        """Messages not yet acked: waiting or in flight (dead letters not included)."""
+        with self._db.read() as conn:
+            return int(conn.execute("SELECT COUNT(*) FROM queue_messages").fetchone()[0])
+
+    def _bury(self, conn: sqlite3.Connection, message_id: int, now: float) -> None:
+        row = conn.execute(
+            "SELECT group_id, body, receive_count, sent_at FROM queue_messages WHERE id = ?", (message_id,)
+        ).fetchone()
+        conn.execute(
+            "INSERT INTO queue_dead (group_id, body, receive_count, sent_at, dead_at) VALUES (?, ?, ?, ?, ?)",
+            (row["group_id"], row["body"], row["receive_count"], row["sent_at"], now),
+        )
+        conn.execute("DELETE FROM queue_messages WHERE id = ?", (message_id,))
+        log.warning(
+            "extraction job moved to dead letters after %d receives",
+            row["receive_count"],
+            extra={"group_id": row["group_id"], "body": row["body"]},
+        )

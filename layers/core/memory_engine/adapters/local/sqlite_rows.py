@@ -1,0 +1,153 @@
+"""How the store's records map to SQLite rows: the schema, inserts and row decoding."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+from typing import Any
+
+from memory_engine.adapters.local.sqlite_db import pack_vector, to_text, unpack_vector
+from memory_engine.models.domain import Memory, MemoryFields, Session, Turn
+
+# Every primary key starts with the tenant, as on every other backend.
+STORE_SCHEMA = """
+CREATE TABLE IF NOT EXISTS sessions (
+    tenant TEXT NOT NULL,
+    session_uuid TEXT NOT NULL,
+    parent_session_uuid TEXT NOT NULL,
+    user_name TEXT NOT NULL,
+    language TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    next_seq INTEGER NOT NULL,
+    PRIMARY KEY (tenant, session_uuid)
+);
+CREATE INDEX IF NOT EXISTS sessions_by_thread ON sessions (tenant, parent_session_uuid);
+
+CREATE TABLE IF NOT EXISTS turns (
+    tenant TEXT NOT NULL,
+    session_uuid TEXT NOT NULL,
+    dialog_uuid TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    query TEXT NOT NULL,
+    answer TEXT NOT NULL,
+    user_name TEXT NOT NULL,
+    npc_id TEXT,
+    type INTEGER NOT NULL,
+    timestamp TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('buffered', 'extracted', 'forgotten')),
+    memory_id TEXT,
+    length_limit INTEGER NOT NULL,
+    PRIMARY KEY (tenant, session_uuid, dialog_uuid)
+);
+CREATE UNIQUE INDEX IF NOT EXISTS turns_by_seq ON turns (tenant, session_uuid, seq);
+CREATE INDEX IF NOT EXISTS turns_by_status ON turns (tenant, session_uuid, status);
+
+CREATE TABLE IF NOT EXISTS memories (
+    tenant TEXT NOT NULL,
+    memory_id TEXT NOT NULL,
+    session_uuid TEXT NOT NULL,
+    parent_session_uuid TEXT NOT NULL,
+    fields TEXT NOT NULL,
+    source_dialog_uuids TEXT NOT NULL,
+    first_seq INTEGER NOT NULL,
+    last_seq INTEGER NOT NULL,
+    embedding BLOB NOT NULL,
+    source_text TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    metadata TEXT NOT NULL,
+    PRIMARY KEY (tenant, memory_id)
+);
+CREATE INDEX IF NOT EXISTS memories_by_session ON memories (tenant, session_uuid, first_seq);
+"""
+
+
+def insert_session(conn: sqlite3.Connection, session: Session) -> None:
+    conn.execute(
+        "INSERT INTO sessions (tenant, session_uuid, parent_session_uuid, user_name, language, created_at,"
+        " next_seq) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (
+            session.tenant,
+            session.session_uuid,
+            session.parent_session_uuid,
+            session.user_name,
+            session.language,
+            to_text(session.created_at),
+            session.next_seq,
+        ),
+    )
+
+
+def insert_turns(conn: sqlite3.Connection, turns: Sequence[Turn]) -> None:
+    conn.executemany(
+        "INSERT INTO turns (tenant, session_uuid, dialog_uuid, seq, query, answer, user_name, npc_id, type,"
+        " timestamp, created_at, status, memory_id, length_limit)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            (
+                turn.tenant,
+                turn.session_uuid,
+                turn.dialog_uuid,
+                turn.seq,
+                turn.query,
+                turn.answer,
+                turn.user_name,
+                turn.npc_id,
+                int(turn.type),
+                to_text(turn.timestamp),
+                to_text(turn.created_at),
+                turn.status.value,
+                turn.memory_id,
+                turn.length_limit,
+            )
+            for turn in turns
+        ],
+    )
+
+
+def insert_memories(conn: sqlite3.Connection, memories: Sequence[Memory]) -> None:
+    conn.executemany(
+        "INSERT INTO memories (tenant, memory_id, session_uuid, parent_session_uuid, fields,"
+        " source_dialog_uuids, first_seq, last_seq, embedding, source_text, created_at, metadata)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            (
+                memory.tenant,
+                memory.memory_id,
+                memory.session_uuid,
+                memory.parent_session_uuid,
+                _json(memory.fields.model_dump(mode="json")),
+                _json(memory.source_dialog_uuids),
+                memory.first_seq,
+                memory.last_seq,
+                pack_vector(memory.embedding),
+                memory.source_text,
+                to_text(memory.created_at),
+                _json(memory.metadata),
+            )
+            for memory in memories
+        ],
+    )
+
+
+def memory_from_row(row: sqlite3.Row) -> Memory:
+    return Memory(
+        tenant=row["tenant"],
+        memory_id=row["memory_id"],
+        session_uuid=row["session_uuid"],
+        parent_session_uuid=row["parent_session_uuid"],
+        fields=MemoryFields.model_validate_json(row["fields"]),
+        source_dialog_uuids=json.loads(row["source_dialog_uuids"]),
+        first_seq=row["first_seq"],
+        last_seq=row["last_seq"],
+        embedding=unpack_vector(row["embedding"]),
+        source_text=row["source_text"],
+        created_at=row["created_at"],
+        metadata=json.loads(row["metadata"]),
+    )
+
+
+def _json(value: Any) -> str:
+    # Readable Korean (and any other script) in the file, for anyone who opens it with sqlite3.
+    return json.dumps(value, ensure_ascii=False)

@@ -1,0 +1,295 @@
+"""`Store` on one SQLite file: the local system of record for sessions, turns and memories."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from memory_engine.adapters.local.sqlite_db import SqliteDatabase
+from memory_engine.adapters.local.sqlite_rows import (
+    STORE_SCHEMA,
+    insert_memories,
+    insert_session,
+    insert_turns,
+    memory_from_row,
+)
+from memory_engine.errors import Conflict, InvalidInput, NotFound
+from memory_engine.models.domain import Memory, Session, Turn, TurnStatus
+from memory_engine.ports import ConsolidateOutcome, ForkPlan, RemovalOutcome
+
+_BUFFERED = TurnStatus.BUFFERED.value
+_EXTRACTED = TurnStatus.EXTRACTED.value
+_FORGOTTEN = TurnStatus.FORGOTTEN.value
+# Memories come back in pages so a rebuild of the index streams without holding the lock throughout.
+_ITER_PAGE = 200
+
+
+class SqliteStore:
+    """The `Store` port over stdlib sqlite3; safe to share between the server's threads.
+
+    Nothing touches the disk until the first call; `path` may be ":memory:" for throwaway use.
+    """
+
+    def __init__(self, path: Path | str) -> None:
+        self._db = SqliteDatabase(path, STORE_SCHEMA)
+
+    def close(self) -> None:
+        self._db.close()
+
+    # -- sessions and turns ------------------------------------------------------------------
+
+    def get_session(self, tenant: str, session_uuid: str) -> Session | None:
+        with self._db.read() as conn:
+            row = _session_row(conn, tenant, session_uuid)
+        return None if row is None else Session.model_validate(dict(row))
+
+    def append_turn(self, session: Session, turn: Turn) -> ConsolidateOutcome:
+        if (turn.tenant, turn.session_uuid) != (session.tenant, session.session_uuid):
+            raise InvalidInput(
+                f"Turn {turn.dialog_uuid} names session {turn.session_uuid} of tenant {turn.tenant}, "
+                f"but is appended to session {session.session_uuid} of tenant {session.tenant}."
+            )
+        tenant, session_uuid = session.tenant, session.session_uuid
+        with self._db.write() as conn:
+            row = _session_row(conn, tenant, session_uuid)
+            if row is None:
+                insert_session(conn, session)
+                next_seq = session.next_seq
+            else:
+                next_seq = int(row["next_seq"])
+            existing = _turn_row(conn, tenant, session_uuid, turn.dialog_uuid)
+            if existing is not None and not Turn.model_validate(dict(existing)).same_content(turn):
+                raise _dialog_reused(session_uuid, turn.dialog_uuid)
+            if existing is None:
+                fresh = {"seq": next_seq, "status": TurnStatus.BUFFERED, "memory_id": None}
+                insert_turns(conn, [turn.model_copy(update=fresh)])
+                conn.execute(
+                    "UPDATE sessions SET next_seq = ? WHERE tenant = ? AND session_uuid = ?",
+                    (next_seq + 1, tenant, session_uuid),
+                )
+            count = _buffered_count(conn, tenant, session_uuid)
+            return ConsolidateOutcome(created=existing is None, buffered_count=count)
+
+    def get_turn(self, tenant: str, session_uuid: str, dialog_uuid: str) -> Turn | None:
+        with self._db.read() as conn:
+            row = _turn_row(conn, tenant, session_uuid, dialog_uuid)
+        return None if row is None else Turn.model_validate(dict(row))
+
+    def list_turns(self, tenant: str, session_uuid: str) -> list[Turn]:
+        return self._turns(
+            "SELECT * FROM turns WHERE tenant = ? AND session_uuid = ? ORDER BY seq", (tenant, session_uuid)
+        )
+
+    def buffered_turns(self, tenant: str, session_uuid: str) -> list[Turn]:
+        return self._turns(
+            "SELECT * FROM turns WHERE tenant = ? AND session_uuid = ? AND status = ? ORDER BY seq",
+            (tenant, session_uuid, _BUFFERED),
+        )
+
+    def buffered_turns_in_threads(self, tenant: str, threads: Sequence[str]) -> list[Turn]:
+        if not threads:
+            return []
+        # json_each binds any number of threads as one parameter (no host-parameter limit to mind).
+        return self._turns(
+            "SELECT t.* FROM turns AS t JOIN sessions AS s"
+            " ON s.tenant = t.tenant AND s.session_uuid = t.session_uuid"
+            " WHERE t.tenant = ? AND t.status = ?"
+            " AND s.parent_session_uuid IN (SELECT value FROM json_each(?))"
+            " ORDER BY t.session_uuid, t.seq",
+            (tenant, _BUFFERED, json.dumps(list(threads))),
+        )
+
+    # -- memories ----------------------------------------------------------------------------
+
+    def save_memory(self, memory: Memory) -> bool:
+        """Claim the memory's source turns and write it, or write nothing and return False.
+
+        A memory without source dialogs claims nothing and is written as long as its id is new.
+        """
+        sources = json.dumps(sorted(set(memory.source_dialog_uuids)))
+        with self._db.write() as conn:
+            if _memory_row(conn, memory.tenant, memory.memory_id) is not None:
+                return False
+            claimable = conn.execute(
+                "SELECT COUNT(*) FROM turns WHERE tenant = ? AND session_uuid = ? AND status = ?"
+                " AND dialog_uuid IN (SELECT value FROM json_each(?))",
+                (memory.tenant, memory.session_uuid, _BUFFERED, sources),
+            ).fetchone()[0]
+            if claimable != len(set(memory.source_dialog_uuids)):
+                return False
+            insert_memories(conn, [memory])
+            conn.execute(
+                "UPDATE turns SET status = ?, memory_id = ? WHERE tenant = ? AND session_uuid = ?"
+                " AND dialog_uuid IN (SELECT value FROM json_each(?))",
+                (_EXTRACTED, memory.memory_id, memory.tenant, memory.session_uuid, sources),
+            )
+            return True
+
+    def get_memory(self, tenant: str, memory_id: str) -> Memory | None:
+        with self._db.read() as conn:
+            row = _memory_row(conn, tenant, memory_id)
+        return None if row is None else memory_from_row(row)
+
+    def list_memories(self, tenant: str, session_uuid: str) -> list[Memory]:
+        with self._db.read() as conn:
+            rows = conn.execute(
+                "SELECT * FROM memories WHERE tenant = ? AND session_uuid = ? ORDER BY first_seq, memory_id",
+                (tenant, session_uuid),
+            ).fetchall()
+        return [memory_from_row(row) for row in rows]
+
+    def iter_memories(self, tenant: str | None = None) -> Iterator[Memory]:
+        # Keyset pages: the lock is held per page only, so a long rebuild never stalls requests.
+        after: tuple[str, str] = ("", "")
+        while True:
+            with self._db.read() as conn:
+                rows = conn.execute(
+                    "SELECT * FROM memories WHERE (tenant, memory_id) > (?, ?)"
+                    " AND (? IS NULL OR tenant = ?) ORDER BY tenant, memory_id LIMIT ?",
+                    (*after, tenant, tenant, _ITER_PAGE),
+                ).fetchall()
+            yield from (memory_from_row(row) for row in rows)
+            if len(rows) < _ITER_PAGE:
+                return
+            after = (rows[-1]["tenant"], rows[-1]["memory_id"])
+
+    # -- removal -----------------------------------------------------------------------------
+
+    def delete_memory(self, tenant: str, memory_id: str) -> RemovalOutcome:
+        with self._db.write() as conn:
+            row = _memory_row(conn, tenant, memory_id)
+            if row is None:
+                raise NotFound(
+                    f"No memory {memory_id} for this tenant; it may be deleted already. "
+                    "List the session's memories to find a current id."
+                )
+            session_uuid = row["session_uuid"]
+            conn.execute("DELETE FROM memories WHERE tenant = ? AND memory_id = ?", (tenant, memory_id))
+            # Forgotten, not deleted: the raw history stays, and it is never extracted again.
+            conn.execute(
+                "UPDATE turns SET status = ?, memory_id = NULL"
+                " WHERE tenant = ? AND session_uuid = ? AND memory_id = ?",
+                (_FORGOTTEN, tenant, session_uuid, memory_id),
+            )
+            return RemovalOutcome(
+                deleted_memories=[memory_id], buffered_count=_buffered_count(conn, tenant, session_uuid)
+            )
+
+    def delete_dialog(self, tenant: str, session_uuid: str, dialog_uuid: str) -> RemovalOutcome:
+        with self._db.write() as conn:
+            if _session_row(conn, tenant, session_uuid) is None:
+                raise NotFound(
+                    f"No session {session_uuid} for this tenant; check session_uuid "
+                    "(a session exists once its first turn was consolidated)."
+                )
+            row = _turn_row(conn, tenant, session_uuid, dialog_uuid)
+            if row is None:
+                raise NotFound(
+                    f"Session {session_uuid} has no dialog {dialog_uuid}; it may be deleted already. "
+                    "Send a dialog uuid of this session or a memory id."
+                )
+            conn.execute(
+                "DELETE FROM turns WHERE tenant = ? AND session_uuid = ? AND dialog_uuid = ?",
+                (tenant, session_uuid, dialog_uuid),
+            )
+            outcome = RemovalOutcome(deleted_dialogs=[dialog_uuid])
+            memory_id = row["memory_id"]
+            if row["status"] == _EXTRACTED and memory_id is not None:
+                # The memory summarised the deleted words too: it goes, and its other turns are
+                # extracted again so nothing else is lost.
+                deleted = conn.execute(
+                    "DELETE FROM memories WHERE tenant = ? AND memory_id = ?", (tenant, memory_id)
+                ).rowcount
+                outcome.deleted_memories.extend([memory_id] if deleted else [])
+                siblings = conn.execute(
+                    "SELECT dialog_uuid FROM turns WHERE tenant = ? AND session_uuid = ? AND memory_id = ?"
+                    " ORDER BY seq",
+                    (tenant, session_uuid, memory_id),
+                ).fetchall()
+                outcome.rebuffered_dialogs.extend(sibling["dialog_uuid"] for sibling in siblings)
+                conn.execute(
+                    "UPDATE turns SET status = ?, memory_id = NULL"
+                    " WHERE tenant = ? AND session_uuid = ? AND memory_id = ?",
+                    (_BUFFERED, tenant, session_uuid, memory_id),
+                )
+            outcome.buffered_count = _buffered_count(conn, tenant, session_uuid)
+            return outcome
+
+    # -- fork --------------------------------------------------------------------------------
+
+    def create_fork(self, plan: ForkPlan) -> None:
+        target = plan.target
+        home = (target.tenant, target.session_uuid)
+        strangers = [t.dialog_uuid for t in plan.turns if (t.tenant, t.session_uuid) != home]
+        strangers += [m.memory_id for m in plan.memories if (m.tenant, m.session_uuid) != home]
+        if strangers:
+            raise InvalidInput(
+                f"The fork plan for {target.session_uuid} carries records of other sessions: {strangers}."
+            )
+        with self._db.write() as conn:
+            if _session_row(conn, target.tenant, target.session_uuid) is not None:
+                raise Conflict(
+                    f"Session {target.session_uuid} already exists; fork into a new target_session_uuid.",
+                    [{"field": "target_session_uuid", "message": "already exists"}],
+                )
+            next_seq = max((turn.seq for turn in plan.turns), default=-1) + 1
+            try:
+                insert_session(conn, target.model_copy(update={"next_seq": next_seq}))
+                insert_turns(conn, plan.turns)
+                insert_memories(conn, plan.memories)
+            except sqlite3.IntegrityError as error:
+                raise Conflict(
+                    f"Fork into {target.session_uuid} clashes with stored data or repeats itself ({error}); "
+                    "nothing was written."
+                ) from error
+
+    # -- helpers -----------------------------------------------------------------------------
+
+    def _turns(self, sql: str, params: tuple[Any, ...]) -> list[Turn]:
+        with self._db.read() as conn:
+            rows = conn.execute(sql, params).fetchall()
+        return [Turn.model_validate(dict(row)) for row in rows]
+
+
+def _dialog_reused(session_uuid: str, dialog_uuid: str) -> Conflict:
+    return Conflict(
+        f"new_dialog.uuid {dialog_uuid} was already used in session {session_uuid} for other content. "
+        "Give every new turn its own uuid; a retry must resend the same query, answer, user_name and npc_id.",
+        [{"field": "new_dialog.uuid", "message": "already used for other content"}],
+    )
+
+
+def _session_row(conn: sqlite3.Connection, tenant: str, session_uuid: str) -> sqlite3.Row | None:
+    row: sqlite3.Row | None = conn.execute(
+        "SELECT * FROM sessions WHERE tenant = ? AND session_uuid = ?", (tenant, session_uuid)
+    ).fetchone()
+    return row
+
+
+def _turn_row(
+    conn: sqlite3.Connection, tenant: str, session_uuid: str, dialog_uuid: str
+) -> sqlite3.Row | None:
+    row: sqlite3.Row | None = conn.execute(
+        "SELECT * FROM turns WHERE tenant = ? AND session_uuid = ? AND dialog_uuid = ?",
+        (tenant, session_uuid, dialog_uuid),
+    ).fetchone()
+    return row
+
+
+def _memory_row(conn: sqlite3.Connection, tenant: str, memory_id: str) -> sqlite3.Row | None:
+    row: sqlite3.Row | None = conn.execute(
+        "SELECT * FROM memories WHERE tenant = ? AND memory_id = ?", (tenant, memory_id)
+    ).fetchone()
+    return row
+
+
+def _buffered_count(conn: sqlite3.Connection, tenant: str, session_uuid: str) -> int:
+    return int(
+        conn.execute(
+            "SELECT COUNT(*) FROM turns WHERE tenant = ? AND session_uuid = ? AND status = ?",
+            (tenant, session_uuid, _BUFFERED),
+        ).fetchone()[0]
+    )

@@ -1,0 +1,51 @@
+"""The bundle of ports a use case works with. Built by `wiring` in production, by tests with fakes."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from threading import Lock
+
+from memory_engine.ports import Clock, Embedder, Extractor, Queue, SearchIndex, Store
+from memory_engine.settings import Settings
+
+
+class SystemClock:
+    def now(self) -> datetime:
+        return datetime.now(UTC)
+
+
+class VectorCache:
+    """A bounded LRU of embeddings for still-buffered turns, so retrieve embeds each turn once."""
+
+    def __init__(self, capacity: int = 50_000) -> None:
+        self._capacity = capacity
+        self._items: OrderedDict[str, list[float]] = OrderedDict()
+        self._lock = Lock()
+
+    def get(self, key: str) -> list[float] | None:
+        with self._lock:
+            vector = self._items.get(key)
+            if vector is not None:
+                self._items.move_to_end(key)
+            return vector
+
+    def put(self, key: str, vector: list[float]) -> None:
+        with self._lock:
+            self._items[key] = vector
+            self._items.move_to_end(key)
+            while len(self._items) > self._capacity:
+                self._items.popitem(last=False)
+
+
+@dataclass
+class Engine:
+    settings: Settings
+    store: Store
+    queue: Queue
+    index: SearchIndex
+    embedder: Embedder
+    extractor: Extractor
+    clock: Clock = field(default_factory=SystemClock)
+    turn_vectors: VectorCache = field(default_factory=VectorCache)

@@ -1,0 +1,46 @@
+"""Domain errors. They carry no HTTP codes: `memory_engine.http` maps them once for every route."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class MemoryEngineError(Exception):
+    """Base of every error the engine raises on purpose; `message` is safe to show a caller."""
+
+    def __init__(self, message: str, errors: list[dict[str, Any]] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.errors = errors or []
+
+
+class InvalidInput(MemoryEngineError):
+    """The request names something that cannot work (field-level problems go in `errors`)."""
+
+
+class NotFound(MemoryEngineError):
+    """The session, memory, dialog or scope does not exist for this tenant."""
+
+
+class Conflict(MemoryEngineError):
+    """The request contradicts what is stored (same dialog uuid with other content, target exists)."""
+
+
+class Unauthorized(MemoryEngineError):
+    """No usable API key."""
+
+
+class PayloadTooLarge(MemoryEngineError):
+    """The body or one of its fields is over a documented limit."""
+
+
+class RateLimited(MemoryEngineError):
+    """Too many requests for this key; `retry_after` seconds tells when to come back."""
+
+    def __init__(self, message: str, retry_after: int = 1) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class Unavailable(MemoryEngineError):
+    """A dependency (store, queue, index, model) is down; the request wrote nothing and may be retried."""

@@ -1,0 +1,209 @@
+"""Content terms of a sentence (English and Korean) and the batch's most salient keywords."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from memory_engine.extraction.lexicon import (
+    EN_STOP_WORDS,
+    KO_AFTER_CONSONANT,
+    KO_AFTER_VOWEL,
+    KO_PARTICLE_EXCEPTIONS,
+    KO_PARTICLES,
+    KO_SHORT_NOUNS,
+    KO_STOP_WORDS,
+    KO_VERBAL_ENDINGS,
+    KO_WEAK_PARTICLES,
+)
+
+MAX_KEYWORDS = 65
+
+_WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*[A-Za-z]|[A-Za-z]|\d+(?:[.:,]\d+)*|[가-힣]+")
+_HANGUL = re.compile(r"[가-힣]")
+_HANGUL_BASE = 0xAC00
+_RIEUL = 8  # index of ㄹ among final consonants
+_PAST_FINALS = frozenset({18, 20})
+_PARTICLE_SET = frozenset(KO_PARTICLES)  # a particle on its own, left over after a Latin word
+_FUTURE_ENDINGS = frozenset(
+    "게래까"
+)  # after an ㄹ-final syllable: 할게, 갈래, 볼까  # ㅄ (없-) and ㅆ (했-, 갔-, 있-): only verbs carry them
+
+
+@dataclass(frozen=True, slots=True)
+class Term:
+    """A content word: `key` identifies it, `surface` is how it was written (particle removed)."""
+
+    key: str
+    surface: str
+    index: int  # the word's position in its sentence, so adjacency can be told
+    proper: bool  # written with a capital where a sentence does not force one
+
+
+def final_consonant(syllable: str) -> int:
+    """Index of the syllable's final consonant (batchim), 0 when it ends in a vowel or is not Hangul."""
+    code = ord(syllable) - _HANGUL_BASE
+    return code % 28 if 0 <= code < 11172 else 0
+
+
+@lru_cache(maxsize=16384)
+def strip_particle(word: str) -> str:
+    """`word` without its Korean particle (josa), using batchim to avoid cutting nouns like 사과.
+
+    A plural 들 before the particle goes too ("친구들이" → "친구"). Words in the exception list
+    (고양이, 아이, ...) are returned whole.
+    """
+    for whole in KO_PARTICLE_EXCEPTIONS:
+        if word == whole or (word.startswith(whole) and word[len(whole) :] in KO_PARTICLES):
+            return whole
+    for particle in KO_PARTICLES:
+        if len(word) <= len(particle) or not word.endswith(particle):
+            continue
+        stem = word[: -len(particle)]
+        final = final_consonant(stem[-1])
+        if particle in KO_WEAK_PARTICLES and len(stem) < 2:
+            continue
+        if particle in KO_AFTER_CONSONANT and not final:
+            continue
+        if particle in KO_AFTER_VOWEL and final and not (particle == "로" and final == _RIEUL):
+            continue
+        word = stem
+        break
+    if len(word) >= 3 and word.endswith("들"):
+        word = word[:-1]
+    return word
+
+
+@lru_cache(maxsize=16384)
+def is_verbal(word: str) -> bool:
+    """True for conjugated Korean verbs and adjectives (갔어, 먹었는데, 좋아요): not keyword material."""
+    if any(final_consonant(ch) in _PAST_FINALS for ch in word):
+        return True
+    if len(word) >= 2 and word[-1] in _FUTURE_ENDINGS and final_consonant(word[-2]) == _RIEUL:
+        return True
+    return word.endswith(KO_VERBAL_ENDINGS)
+
+
+@lru_cache(maxsize=32768)
+def content_word(word: str) -> tuple[str, str] | None:
+    """(key, surface) of a content word; None for stop words, verb forms and one-letter words."""
+    if _HANGUL.match(word):
+        if word in KO_STOP_WORDS or word in _PARTICLE_SET or is_verbal(word):
+            return None
+        stem = strip_particle(word)
+        if stem in KO_STOP_WORDS or (len(stem) < 2 and stem not in KO_SHORT_NOUNS):
+            return None
+        return stem, stem
+    if word[0].isdigit():
+        return word, word
+    word = word.replace("’", "'")
+    if word.lower().endswith("'s"):
+        word = word[:-2]
+    word = word.rstrip("'-")
+    key = word.lower()
+    if len(key) < 2 or key in EN_STOP_WORDS:
+        return None
+    return key, word
+
+
+def terms(text: str) -> list[Term]:
+    """The content words of one sentence, stop words, particles and verb forms removed."""
+    out: list[Term] = []
+    for index, word in enumerate(_WORD.findall(text)):
+        found = content_word(word)
+        if found is None:
+            continue
+        key, surface = found
+        # A capital where a sentence does not force one (or an acronym) marks a name.
+        proper = surface[0].isupper() and (index > 0 or (surface.isupper() and len(surface) > 1))
+        out.append(Term(key, surface, index, proper))
+    return out
+
+
+def term_weights(per_sentence: Sequence[Sequence[Term]]) -> dict[str, float]:
+    """TF-IDF over the batch's sentences: frequent terms count more, terms everywhere a bit less."""
+    count = max(len(per_sentence), 1)
+    tf: Counter[str] = Counter(term.key for sentence in per_sentence for term in sentence)
+    df: Counter[str] = Counter(key for sentence in per_sentence for key in {term.key for term in sentence})
+    return {key: tf[key] * math.log(1.0 + count / df[key]) for key in tf}
+
+
+def salience(sentence: Sequence[Term], weights: dict[str, float]) -> float:
+    """How much of the batch's vocabulary a sentence carries, damped so long sentences don't always win."""
+    keys = {term.key for term in sentence}
+    if not keys:
+        return 0.0
+    return sum(weights.get(key, 0.0) for key in keys) / math.sqrt(max(len(keys), 4))
+
+
+def select_keywords(
+    per_sentence: Sequence[Sequence[Term]],
+    weights: dict[str, float],
+    phrases: Iterable[str] = (),
+    limit: int = MAX_KEYWORDS,
+) -> list[str]:
+    """Up to `limit` distinct keywords, most salient first.
+
+    Candidates are content words (numbers excluded), English word pairs that recur side by side
+    ("support group"), and `phrases` (names and places found in the text), a phrase scoring the
+    sum of its words' weights.
+    """
+    display: dict[str, str] = {}  # key -> capitalised surface, for names
+    first_seen: dict[str, int] = {}
+    order = 0
+    pairs: Counter[tuple[str, str]] = Counter()
+    for sentence in per_sentence:
+        previous: Term | None = None
+        for term in sentence:
+            if term.key not in first_seen:
+                first_seen[term.key] = order
+                order += 1
+            if term.proper:
+                display.setdefault(term.key, term.surface)
+            if (
+                previous is not None
+                and previous.index + 1 == term.index
+                and previous.key.isascii()
+                and term.key.isascii()
+                and not previous.key[0].isdigit()
+                and not term.key[0].isdigit()
+            ):
+                pairs[(previous.key, term.key)] += 1
+            previous = term
+
+    scored: dict[str, tuple[float, int, str]] = {}
+
+    def offer(label: str, score: float, seen: int) -> None:
+        key = label.casefold()
+        if key not in scored or scored[key][0] < score:
+            scored[key] = (score, seen, label)
+
+    for key, weight in weights.items():
+        if key[0].isdigit():
+            continue
+        offer(display.get(key, key), weight, first_seen.get(key, order))
+    for (left, right), times in pairs.items():
+        if times >= 2:
+            seen = min(first_seen[left], first_seen[right])
+            offer(
+                f"{display.get(left, left)} {display.get(right, right)}", weights[left] + weights[right], seen
+            )
+    for phrase in phrases:
+        words = [word.casefold() for word in phrase.split()]
+        if len(words) < 2:
+            continue
+        known = [word for word in words if word in weights]
+        score = sum(weights[word] for word in known) + 1.0
+        seen = min((first_seen[word] for word in known), default=order)
+        offer(phrase, score, seen)
+
+    # Inflected English verbs ("watched", "planning") are weaker keywords than nouns.
+    for key, (score, seen, label) in list(scored.items()):
+        if " " not in key and key.isascii() and len(key) >= 5 and key.endswith(("ed", "ing")):
+            scored[key] = (score * 0.6, seen, label)
+    ranked = sorted(scored.values(), key=lambda item: (-item[0], item[1], item[2]))
+    return [label for _, _, label in ranked[:limit]]

@@ -1,0 +1,134 @@
+"""Finding people and named places mentioned in text (capitalised names, titles, Korean 씨)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from memory_engine.extraction.lexicon import NOT_NAMES, PLACE_PREFIXES, PLACE_SUFFIXES, TITLES
+
+_ABBREVIATED_TITLE = re.compile(r"\b(Mr|Mrs|Ms|Mx|Dr|Capt|Prof|Sgt|Lt|St|Col|Gen|Det|Cmdr)\.")
+_NAME_WORD = r"[A-Z][a-z]+(?:[A-Z][a-z]+)?(?:['’-][A-Za-z]+)?"
+_NAME_RUN = re.compile(rf"\b{_NAME_WORD}(?:[ \t]+{_NAME_WORD})*")
+_LEADING_NOISE = " \t\"'“‘(*-"
+# "in Paris", "went to Busan": what stands before a capitalised word that names a place.
+_PLACE_BEFORE = re.compile(
+    r"\b(?:in|at|from|near|into|around|across|visit|visited|visiting|"
+    r"(?:go|goes|went|going|gone|move|moved|moving|travel|traveled|travelled|fly|flew|flown|drive|drove|"
+    r"sail|sailed|sailing|ride|rode|walk|walked|run|ran|trip|back|return|returned|welcome|way|road|came|"
+    r"come|head|headed|heading|arrive|arrived)\s+to)\s+$",
+    re.IGNORECASE,
+)
+# "the new Marvel movie", "watched Avengers": titles of works, brands and teams, not people.
+_THING_BEFORE = re.compile(
+    r"(?:\b(?:the|a|an)\s+(?:[a-z]+\s+)?|\b(?:watch|watched|watching|play|played|playing|read|reading|"
+    r"listen\s+to|listened\s+to|listening\s+to|use|used|using|ordered|download|downloaded)\s+)$",
+    re.IGNORECASE,
+)
+_THING_AFTER = re.compile(
+    r"^\s+(?:movie|film|show|series|game|book|novel|song|album|band|app|store|shop|restaurant|team|"
+    r"club|brand|company|card|phone|account|channel|video|concert|festival|course|class)s?\b"
+)
+# A Latin name followed by a Korean locative particle is a place ("Starbucks에서", "Tokyo로 이사").
+_KO_PLACE_AFTER = re.compile(
+    r"^(?:에서|에선|에서는|으로|로|에)(?![가-힣])|^(?:에|으로|로)\s?(?:가|갔|간|갈|왔|와|온|올|이사)"
+)
+# A sentence-initial name followed by a comma or a speech verb is a person ("Mira, look!").
+_PERSON_AFTER = re.compile(r"^(?:\s*,|\s+(?:said|says|asked|asks|told|tells|replied|answered|and\s+I)\b)")
+_KO_HONORIFIC = re.compile(r"(?:^|(?<=[\s\"'“(]))([가-힣]{2,3})(\s?)씨")
+# Words that end in 씨 without being a name plus the honorific (weather, handwriting, ...).
+_KO_NOT_HONORIFIC = ("날씨", "솜씨", "말씨", "아가씨", "글씨", "마음씨", "불씨", "맵씨")
+
+
+@dataclass
+class NameScan:
+    """People and places named in the text, each in order of first appearance, as written."""
+
+    persons: list[str] = field(default_factory=list)
+    places: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Evidence:
+    surface: str
+    order: int
+    strong: int = 0
+    weak: int = 0
+    place: int = 0
+    titled: list[str] = field(default_factory=list)
+
+
+def _words(name: str) -> set[str]:
+    return {word.casefold() for word in name.split()}
+
+
+def scan_names(sentences: Iterable[str], familiar: Iterable[str] = ()) -> NameScan:
+    """People and named places mentioned in `sentences`.
+
+    A capitalised run is a person when it follows a title ("Captain Holt"), stands inside a sentence,
+    or opens one followed by a comma or a speech verb; a sentence-opening run is also accepted when it
+    shares a word with a `familiar` name (speakers, known characters). It is a place when its last word
+    is a place word ("Central Park") or it follows "in/at/from/went to". Korean names are taken from
+    the honorific 씨 ("지은 씨").
+    """
+    familiar_words = set().union(*(_words(name) for name in familiar))
+    evidence: dict[str, _Evidence] = {}
+
+    def note(name: str) -> _Evidence:
+        key = name.casefold()
+        if key not in evidence:
+            evidence[key] = _Evidence(name, len(evidence))
+        return evidence[key]
+
+    for raw in sentences:
+        text = _ABBREVIATED_TITLE.sub(r"\1", raw)
+        lead = len(text) - len(text.lstrip(_LEADING_NOISE))
+        for match in _NAME_RUN.finditer(text):
+            words = match.group().split()
+            words[-1] = re.sub(r"['’]s$", "", words[-1])
+            initial = match.start() == lead
+            title: list[str] = []
+            while words and (words[0].casefold() in TITLES or words[0].casefold() in NOT_NAMES):
+                if words[0].casefold() in TITLES:
+                    title.append(words[0])
+                else:
+                    title.clear()
+                initial = False
+                words.pop(0)
+            while words and (words[-1].casefold() in NOT_NAMES or words[-1].casefold() in TITLES):
+                words.pop()
+            if not words:
+                continue
+            name = " ".join(words)
+            before = text[max(match.start() - 40, 0) : match.start()]  # enough for "travelled to "
+            entry = note(name)
+            if title:
+                entry.strong += 1
+                entry.titled.append(" ".join([*title, name]))
+            elif (
+                words[-1].casefold() in PLACE_SUFFIXES
+                or (len(words) > 1 and words[0].casefold() in PLACE_PREFIXES)
+                or _PLACE_BEFORE.search(before)
+                or _KO_PLACE_AFTER.match(text[match.end() :])
+            ):
+                entry.place += 1
+            elif _THING_BEFORE.search(before) or _THING_AFTER.match(text[match.end() :]):
+                continue
+            elif not initial or _PERSON_AFTER.match(text[match.end() :]):
+                entry.strong += 1
+            else:
+                entry.weak += 1
+        for match in _KO_HONORIFIC.finditer(raw):
+            if not (match.group(2) == "" and match.group(0).endswith(_KO_NOT_HONORIFIC)):
+                note(match.group(1)).strong += 1
+
+    scan = NameScan()
+    for entry in sorted(evidence.values(), key=lambda item: item.order):
+        person = entry.strong + (entry.weak if _words(entry.surface) & familiar_words else 0)
+        if person and person > entry.place:
+            scan.persons.append(entry.surface)
+            scan.persons.extend(dict.fromkeys(entry.titled))
+        elif entry.place:
+            scan.places.append(entry.surface)
+    return scan

@@ -1,0 +1,140 @@
+"""What every handler shares: the resolver factory, the tenant lookup and one error→HTTP mapping.
+
+Handlers stay thin: they declare a route with a pydantic body, call one use case and return its
+model. Everything that turns exceptions into status codes lives here, once.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from functools import lru_cache
+from typing import Any
+
+from aws_lambda_powertools import Logger
+from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
+from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
+
+from memory_engine.errors import (
+    Conflict,
+    InvalidInput,
+    MemoryEngineError,
+    NotFound,
+    PayloadTooLarge,
+    RateLimited,
+    Unauthorized,
+    Unavailable,
+)
+
+SERVICE = "memory-engine"
+TENANT_CONTEXT_KEY = "tenant"
+
+STATUS_BY_ERROR: dict[type[MemoryEngineError], int] = {
+    InvalidInput: 422,
+    NotFound: 404,
+    Conflict: 409,
+    Unauthorized: 401,
+    PayloadTooLarge: 413,
+    RateLimited: 429,
+    Unavailable: 503,
+}
+
+ErrorShaper = Callable[[int, str, list[dict[str, Any]]], dict[str, Any]]
+
+
+@lru_cache(maxsize=1)
+def logger() -> Logger:
+    return Logger(service=SERVICE)
+
+
+def native_error_body(status: int, message: str, errors: list[dict[str, Any]]) -> dict[str, Any]:
+    """The native API's error envelope (API.md): status, message, errors."""
+    return {"status": "error", "message": message, "errors": errors}
+
+
+def json_response(status: int, body: Any, headers: dict[str, str] | None = None) -> Response:
+    return Response(
+        status_code=status,
+        content_type="application/json",
+        body=json.dumps(body, ensure_ascii=False),
+        headers=headers,
+    )
+
+
+def describe_validation_errors(raw: list[dict[str, Any]]) -> tuple[int, str, list[dict[str, Any]]]:
+    """Turn pydantic/Powertools validation errors into (status, message, per-field errors)."""
+    if any(error.get("type") == "json_invalid" for error in raw):
+        return (
+            400,
+            "The request body is not valid JSON: send a JSON object.",
+            [{"field": "body", "message": "malformed JSON"}],
+        )
+    fields: list[dict[str, Any]] = []
+    for error in raw:
+        location = [str(part) for part in error.get("loc", ()) if part != "body"]
+        field = ".".join(location) or "body"
+        message = str(error.get("msg", "invalid value"))
+        if error.get("type") == "missing":
+            message = "is required"
+        elif field == "body" and error.get("type") in {"model_attributes_type", "dict_type"}:
+            message = "must be a JSON object"
+        fields.append({"field": field, "message": message})
+    summary = "; ".join(f"{item['field']}: {item['message']}" for item in fields)
+    return 422, f"Invalid request: {summary}. Fix these fields and send again.", fields
+
+
+def build_resolver(shape_error: ErrorShaper = native_error_body) -> APIGatewayRestResolver:
+    """A REST resolver with body validation and the one exception→HTTP mapping.
+
+    `shape_error` lets an API dialect (game envelope, memory bank) keep its own error format
+    while sharing the status mapping.
+    """
+    app = APIGatewayRestResolver(enable_validation=True)
+
+    @app.exception_handler(RequestValidationError)
+    def _invalid_request(error: RequestValidationError) -> Response:
+        status, message, fields = describe_validation_errors(list(error.errors()))
+        return json_response(status, shape_error(status, message, fields))
+
+    @app.exception_handler(MemoryEngineError)
+    def _domain_error(error: MemoryEngineError) -> Response:
+        status = next((code for kind, code in STATUS_BY_ERROR.items() if isinstance(error, kind)), 400)
+        headers = {"Retry-After": str(error.retry_after)} if isinstance(error, RateLimited) else None
+        if status >= 500:
+            logger().warning("dependency unavailable", extra={"error": error.message})
+        return json_response(status, shape_error(status, error.message, error.errors), headers)
+
+    @app.exception_handler(Exception)
+    def _unexpected(error: Exception) -> Response:
+        # Never a stack trace on the wire: the log keeps it, the caller gets a plain 500.
+        logger().exception("unhandled error")
+        return json_response(500, shape_error(500, "Internal error; the request may be retried.", []))
+
+    @app.not_found
+    def _no_route(_: Exception) -> Response:
+        message = f"No route {app.current_event.http_method} {app.current_event.path}."
+        return json_response(404, shape_error(404, message, []))
+
+    return app
+
+
+def tenant_of(app: APIGatewayRestResolver) -> str:
+    """The tenant the authorizer resolved from the API key; never taken from the body."""
+    context = app.current_event.request_context.authorizer.get_context()
+    tenant = context.get(TENANT_CONTEXT_KEY)
+    if not isinstance(tenant, str) or not tenant:
+        raise Unauthorized("Missing or invalid API key: send 'Authorization: Bearer <key>'.")
+    return tenant
+
+
+LambdaHandler = Callable[[dict[str, Any], Any], dict[str, Any]]
+
+
+def lambda_entry(app: APIGatewayRestResolver) -> LambdaHandler:
+    """The Lambda entry point for a resolver: JSON logs with the request id as correlation id."""
+
+    @logger().inject_lambda_context(correlation_id_path="requestContext.requestId", clear_state=True)
+    def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        return app.resolve(event, context)
+
+    return lambda_handler

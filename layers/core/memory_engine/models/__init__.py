@@ -1,0 +1,1 @@
+"""Pydantic models at every boundary: domain records, API bodies, queue messages."""

@@ -1,0 +1,166 @@
+"""Request and response bodies of the native engine API (API.md §1). Field names are the contract."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+# Ids name store keys and index documents: bounded and free of control characters.
+Identifier = Field(min_length=1, max_length=256, pattern=r"^[^\x00-\x1f\x7f]+$")
+MAX_TURN_CHARS = 100_000
+
+
+class Body(BaseModel):
+    model_config = ConfigDict(extra="ignore", str_strip_whitespace=False)
+
+
+class NewDialog(Body):
+    uuid: str = Identifier
+    query: str = Field(max_length=MAX_TURN_CHARS)
+    answer: str = Field("", max_length=MAX_TURN_CHARS)
+    timestamp: datetime | None = Field(None, description="ISO 8601 or unix seconds; default now")
+    npc_id: str | None = Field(None, min_length=1, max_length=256)
+
+    @field_validator("query", "answer")
+    @classmethod
+    def _no_nul(cls, value: str) -> str:
+        if "\x00" in value:
+            raise ValueError("must not contain NUL characters")
+        return value
+
+
+class ConsolidateOptions(Body):
+    length_limit: int = Field(1000, ge=1, le=MAX_TURN_CHARS)
+    force_summary: bool = False
+
+
+class ConsolidateRequest(Body):
+    session_uuid: str = Identifier
+    parent_session_uuid: str = Identifier
+    new_dialog: NewDialog
+    user_name: str = Field("당신", min_length=1, max_length=256)
+    language: str = Field("ko", min_length=2, max_length=16)
+    options: ConsolidateOptions = Field(default_factory=ConsolidateOptions)
+
+
+class StatusResponse(BaseModel):
+    status: Literal["success"] = "success"
+    message: str | None = None
+
+
+class RecentDialog(Body):
+    uuid: str = Identifier
+    query: str | None = None
+    answer: str | None = None
+
+
+class UserInput(Body):
+    query: str = Field(min_length=1, max_length=10_000)
+
+
+class RetrieveOptions(Body):
+    limit: int = Field(5, ge=1, le=50)
+
+
+class RetrieveRequest(Body):
+    parent_session_uuids: list[str] = Field(min_length=1, max_length=100)
+    last_dialog_uuid: str | None = None
+    recent_dialogs: list[str | RecentDialog] = Field(default_factory=list, max_length=1000)
+    user_input: UserInput
+    options: RetrieveOptions = Field(default_factory=RetrieveOptions)
+
+    def excluded_dialogs(self) -> set[str]:
+        """Dialogs the caller already has in its prompt."""
+        excluded = {item if isinstance(item, str) else item.uuid for item in self.recent_dialogs}
+        if self.last_dialog_uuid:
+            excluded.add(self.last_dialog_uuid)
+        return excluded
+
+
+class RetrievedMemory(BaseModel):
+    memory_id: str
+    content: str
+    score: float
+    # Additive fields (API.md welcomes them); the three above never change.
+    kind: Literal["memory", "dialog"]
+    session_uuid: str
+    source_dialog_uuids: list[str]
+
+
+class RetrieveResponse(BaseModel):
+    status: Literal["success"] = "success"
+    data: list[RetrievedMemory]
+
+
+class DeleteRequest(Body):
+    session_uuid: str = Identifier
+    dialog_uuid: str = Identifier
+
+
+class DeleteResult(BaseModel):
+    deleted_memories: list[str]
+    deleted_dialogs: list[str]
+    rebuffered_dialogs: list[str]
+
+
+class DeleteResponse(BaseModel):
+    status: Literal["success"] = "success"
+    message: str
+    data: DeleteResult
+
+
+class ForkRequest(Body):
+    source_session_uuid: str = Identifier
+    target_session_uuid: str = Identifier
+    cutoff_dialog_uuid: str = Identifier
+    target_parent_session_uuid: str | None = Field(None, min_length=1, max_length=256)
+
+
+class ForkResult(BaseModel):
+    target_session_uuid: str
+    target_parent_session_uuid: str
+    copied_dialogs: int
+    copied_memories: list[str]
+    buffered_dialogs: list[str]
+
+
+class ForkResponse(BaseModel):
+    status: Literal["success"] = "success"
+    message: str
+    data: ForkResult
+
+
+class EmbedRequest(Body):
+    text: str | list[str]
+    mode: Literal["query", "passage"] = "query"
+
+    @field_validator("text")
+    @classmethod
+    def _bounded(cls, value: str | list[str]) -> str | list[str]:
+        texts = [value] if isinstance(value, str) else value
+        if not texts:
+            raise ValueError("must be a string or a non-empty list of strings")
+        if len(texts) > 256:
+            raise ValueError("at most 256 texts per request; split the list")
+        if any(len(text) > MAX_TURN_CHARS for text in texts):
+            raise ValueError(f"each text must be at most {MAX_TURN_CHARS} characters")
+        return value
+
+
+class EmbedResponse(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    dimension: int
+
+    @classmethod
+    def of(cls, vectors: list[list[float]], single: bool, dimension: int) -> EmbedResponse:
+        payload: dict[str, Any] = {"dimension": dimension}
+        payload["embedding" if single else "embeddings"] = vectors[0] if single else vectors
+        return cls(**payload)
+
+
+class HealthResponse(BaseModel):
+    status: Literal["ok"] = "ok"
+    service: str = "memory-engine"

@@ -1,0 +1,123 @@
+"""Domain records: what the store keeps and the use cases pass around."""
+
+from __future__ import annotations
+
+import re
+import secrets
+from datetime import UTC, datetime
+from enum import IntEnum, StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field
+
+MEMORY_ID_PATTERN = re.compile(r"^\d{8}_\d{6}_[0-9a-f]{6}$")
+
+
+def is_memory_id(value: str) -> bool:
+    """Memory ids look like `20260318_040037_d60e66`; dialog uuids never do."""
+    return bool(MEMORY_ID_PATTERN.match(value))
+
+
+class TurnStatus(StrEnum):
+    BUFFERED = "buffered"  # waiting for extraction, searchable as a raw turn
+    EXTRACTED = "extracted"  # folded into the memory named by `memory_id`
+    FORGOTTEN = "forgotten"  # its memory was deleted on request; kept as history, never re-extracted
+
+
+class TurnType(IntEnum):
+    PLAY = 0  # consolidate / chat
+    RECORDED = 1  # recorded through the game API's recordmemory
+
+
+class Session(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    tenant: str
+    session_uuid: str
+    parent_session_uuid: str
+    user_name: str = "당신"
+    language: str = "ko"
+    created_at: datetime
+    next_seq: int = 0
+
+
+class Turn(BaseModel):
+    """One dialogue turn: a user message and the reply to it, in session order (`seq`)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    tenant: str
+    session_uuid: str
+    dialog_uuid: str
+    seq: int
+    query: str
+    answer: str = ""
+    user_name: str = "당신"
+    npc_id: str | None = None
+    type: TurnType = TurnType.PLAY
+    timestamp: datetime
+    created_at: datetime
+    status: TurnStatus = TurnStatus.BUFFERED
+    memory_id: str | None = None
+    length_limit: int = 1000
+
+    def same_content(self, other: Turn) -> bool:
+        """Idempotency check: a retried consolidate carries the same words, speaker and time."""
+        return (self.query, self.answer, self.user_name, self.npc_id) == (
+            other.query,
+            other.answer,
+            other.user_name,
+            other.npc_id,
+        )
+
+    def text(self) -> str:
+        """The turn as one line of dialogue, speaker first."""
+        line = f"{self.user_name}: {self.query}".strip()
+        if self.answer:
+            speaker = self.npc_id or "assistant"
+            line += f"\n{speaker}: {self.answer}"
+        return line
+
+
+class MemoryFields(BaseModel):
+    """The structure extraction produces for one batch (bounds from API.md)."""
+
+    summary: str
+    keywords: list[str] = Field(default_factory=list, max_length=65)
+    key_facts: list[str] = Field(default_factory=list, max_length=18)
+    key_dialogue: list[str] = Field(default_factory=list)
+    intent: str = ""
+    location: str = ""
+    characters: list[str] = Field(default_factory=list)
+
+
+class Memory(BaseModel):
+    """A memory extracted from consecutive turns of one session, searchable under its thread."""
+
+    model_config = ConfigDict(frozen=True)
+
+    tenant: str
+    memory_id: str
+    session_uuid: str
+    parent_session_uuid: str
+    fields: MemoryFields
+    source_dialog_uuids: list[str]
+    first_seq: int
+    last_seq: int
+    embedding: list[float] = Field(default_factory=list, repr=False)
+    # The batch's dialogue as fed to extraction: indexed for lexical search beside the fields.
+    source_text: str = ""
+    created_at: datetime
+    metadata: dict[str, str | int | float] = Field(default_factory=dict)
+
+    @property
+    def content(self) -> str:
+        return self.fields.summary
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def new_memory_id(created_at: datetime) -> str:
+    """`YYYYMMDD_HHMMSS_xxxxxx`: UTC creation time plus 6 random lowercase hex digits."""
+    return f"{created_at.astimezone(UTC):%Y%m%d_%H%M%S}_{secrets.token_hex(3)}"

@@ -1,0 +1,180 @@
+"""Typed ports. Use cases depend on these; adapters (local, aws, openai) implement them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from datetime import datetime
+from typing import Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from memory_engine.models.domain import Memory, MemoryFields, Session, Turn
+from memory_engine.models.messages import ExtractionJob
+
+EmbedMode = Literal["query", "passage"]
+
+
+class ConsolidateOutcome(BaseModel):
+    """What one conditional turn write did: `created` is False for an idempotent replay."""
+
+    created: bool
+    buffered_count: int
+
+
+class RemovalOutcome(BaseModel):
+    deleted_memories: list[str] = Field(default_factory=list)
+    deleted_dialogs: list[str] = Field(default_factory=list)
+    rebuffered_dialogs: list[str] = Field(default_factory=list)
+    buffered_count: int = 0
+
+
+class ForkPlan(BaseModel):
+    """Everything a fork writes, computed by the use case and written by the store in one go."""
+
+    target: Session
+    turns: list[Turn]
+    memories: list[Memory]
+
+
+class Store(Protocol):
+    """System of record: sessions, turns (with their buffer state) and memories with embeddings."""
+
+    def get_session(self, tenant: str, session_uuid: str) -> Session | None: ...
+
+    def append_turn(self, session: Session, turn: Turn) -> ConsolidateOutcome:
+        """Create the session if new and append the turn, atomically and idempotently on dialog uuid.
+
+        Raises Conflict when the dialog uuid exists with other content. The stored turn's `seq`
+        is assigned by the store (the value passed in is ignored).
+        """
+        ...
+
+    def get_turn(self, tenant: str, session_uuid: str, dialog_uuid: str) -> Turn | None: ...
+
+    def list_turns(self, tenant: str, session_uuid: str) -> list[Turn]:
+        """Every turn of the session, oldest first."""
+        ...
+
+    def buffered_turns(self, tenant: str, session_uuid: str) -> list[Turn]:
+        """Turns not yet extracted, oldest first."""
+        ...
+
+    def buffered_turns_in_threads(self, tenant: str, threads: Sequence[str]) -> list[Turn]:
+        """Buffered turns of every session whose parent_session_uuid is in `threads`."""
+        ...
+
+    def save_memory(self, memory: Memory) -> bool:
+        """Write the memory and mark its source turns extracted, only if all are still buffered.
+
+        Returns False (writing nothing) when any source turn was already claimed or deleted:
+        a retried or duplicated extraction can never produce a second memory for the same turns.
+        Also False when the memory id is already stored for this tenant.
+        """
+        ...
+
+    def get_memory(self, tenant: str, memory_id: str) -> Memory | None: ...
+
+    def list_memories(self, tenant: str, session_uuid: str) -> list[Memory]: ...
+
+    def iter_memories(self, tenant: str | None = None) -> Iterator[Memory]:
+        """Every memory (of one tenant, or of all), for rebuilding the search index."""
+        ...
+
+    def delete_memory(self, tenant: str, memory_id: str) -> RemovalOutcome:
+        """Delete one memory; its turns stay as history, marked forgotten."""
+        ...
+
+    def delete_dialog(self, tenant: str, session_uuid: str, dialog_uuid: str) -> RemovalOutcome:
+        """Delete a turn and, in cascade, the memories derived from it; their other turns go back
+        to the buffer. Raises NotFound when the session has no such dialog."""
+        ...
+
+    def create_fork(self, plan: ForkPlan) -> None:
+        """Write the target session, its turns and memories at once. Raises Conflict if it exists.
+
+        Turns keep the seq, status and memory_id the plan gives them; the target's next seq is the
+        last kept seq + 1.
+        """
+        ...
+
+
+class Queue(Protocol):
+    """Hands extraction jobs to the worker (SQS FIFO on AWS, a table + thread locally)."""
+
+    def send(self, job: ExtractionJob) -> None:
+        """Queue a job; a no-op when an identical job is still waiting (not in flight) in its group."""
+        ...
+
+
+class IndexDocument(BaseModel):
+    """A memory as the search index sees it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    tenant: str
+    doc_id: str
+    session_uuid: str
+    thread: str
+    text: str
+    vector: list[float] = Field(repr=False)
+    source_dialog_uuids: list[str]
+    created_at: datetime
+
+
+class IndexHit(BaseModel):
+    """A candidate with both raw scores; either may be 0 when only one retriever found it."""
+
+    doc_id: str
+    dense: float = 0.0
+    lexical: float = 0.0
+
+
+class SearchIndex(Protocol):
+    """Derived data: rebuilt from the store whenever needed."""
+
+    def upsert(self, docs: Sequence[IndexDocument]) -> None: ...
+
+    def delete(self, tenant: str, doc_ids: Sequence[str]) -> None: ...
+
+    def search(
+        self, tenant: str, threads: Sequence[str], text: str, vector: Sequence[float], k: int
+    ) -> list[IndexHit]:
+        """Up to k dense and up to k lexical candidates within the threads, merged by doc id."""
+        ...
+
+    def clear(self, tenant: str | None = None) -> None: ...
+
+
+class Embedder(Protocol):
+    @property
+    def dimension(self) -> int: ...
+
+    def embed(self, texts: Sequence[str], mode: EmbedMode = "passage") -> list[list[float]]:
+        """Unit-normalised vectors, one per text, in order."""
+        ...
+
+
+class ExtractionContext(BaseModel):
+    """What an extractor knows beyond the batch: the user's name, language and known characters."""
+
+    user_name: str = "당신"
+    language: str = "ko"
+    length_limit: int = 1000
+    known_characters: dict[str, list[str]] = Field(default_factory=dict)
+
+
+class Extraction(BaseModel):
+    """An extractor's answer: the memory fields plus what it cost (tokens, model, prompt version)."""
+
+    fields: MemoryFields
+    metadata: dict[str, str | int | float] = Field(default_factory=dict)
+
+
+class Extractor(Protocol):
+    def extract(self, turns: Sequence[Turn], context: ExtractionContext) -> Extraction:
+        """One memory from one batch of consecutive turns. Raises on failure, never returns empty."""
+        ...
+
+
+class Clock(Protocol):
+    def now(self) -> datetime: ...

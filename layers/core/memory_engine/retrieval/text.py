@@ -1,0 +1,219 @@
+"""Lexical analysis shared by BM25, the buffered-turn scorer and the benchmarks.
+
+One analyzer for every lexical path, so a word indexed one way is always queried the same way.
+Pure Python on purpose: the core ships without numpy or PyStemmer.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import lru_cache
+
+__all__ = ["STOP_WORDS", "stem", "tokenize"]
+
+# A small English list: function words and pronouns that match everywhere and carry no topic.
+# Question words are in it because retrieval queries are mostly questions.
+_STOP_WORDS_TEXT = """
+    a about above after again against all am an and any are as at be because been before being below
+    between both but by can could did do does doing down during each few for from further had has have
+    having he her here hers herself him himself his how i if in into is it its itself just me more most
+    my myself no nor not now of off on once only or other our ours ourselves out over own same she
+    should so some such than that the their theirs them themselves then there these they this those
+    through to too under until up very was we were what when where which while who whom why will with
+    would you your yours yourself yourselves
+    s t d ll m re ve im ive id youre youve youll hes shes its thats theres theyre weve were wont dont
+    doesnt didnt isnt arent wasnt werent cant couldnt wouldnt shouldnt hasnt havent hadnt lets
+    also yeah oh ok okay really
+"""
+STOP_WORDS: frozenset[str] = frozenset(_STOP_WORDS_TEXT.split())
+
+# Syllables, plus jamo for "ㅋㅋ"-style runs (NFKC turns compatibility jamo into conjoining ones).
+_HANGUL = "\uac00-\ud7a3\u1100-\u11ff\u3131-\u318e"
+# A Hangul run, or a run of other letters/digits (apostrophes inside: "don't", "Caroline's").
+_WORD = re.compile(rf"[{_HANGUL}]+|[^\W_{_HANGUL}]+(?:['’][^\W_{_HANGUL}]+)*")
+_HANGUL_RUN = re.compile(rf"[{_HANGUL}]+")
+_POSSESSIVE = re.compile(r"['’]s$")
+
+# Trailing particles (josa), longest first so the shortest stem comes last. Stripping only ever adds
+# a token (the surface word is kept), so a false strip costs a little noise, never a lost match.
+_JOSA_TEXT = """
+        은 는 이 가 을 를 에 의 도 만 와 과 로 랑 께 야
+        에서 에게 한테 께서 으로 이랑 까지 부터 처럼 보다 하고 이나 이며 이고 에는 에도 로는 로도
+        라고 라는 이는 이가 이를 이의 이도 이와 이야 이란 이라 와는 과는 에서는 에게는 한테는
+        으로는 으로도 에서도 이라고 이라는 에게서 한테서 께서는 이한테 이에게 이처럼 이보다 까지는 부터는
+"""
+_JOSA: tuple[str, ...] = tuple(sorted(set(_JOSA_TEXT.split()), key=lambda josa: (-len(josa), josa)))
+_JOSA_SET = frozenset(_JOSA)
+
+
+def tokenize(text: str) -> list[str]:
+    """Analyze `text` into index terms, in order.
+
+    English: lower-cased words, stop words removed, Porter-stemmed ("running" → "run").
+    Korean: each Hangul run gives the word, the word without its trailing particle ("미라가" →
+    "미라") and its character bigrams, so partial and inflected forms still meet. Digits are kept.
+    """
+    terms: list[str] = []
+    previous_end = -1
+    for match in _WORD.finditer(unicodedata.normalize("NFKC", text).lower()):
+        word = match.group()
+        if _HANGUL_RUN.fullmatch(word):
+            # A bare particle glued to a Latin word or number ("AI가") is grammar, not a term.
+            if not (match.start() == previous_end and word in _JOSA_SET):
+                terms.extend(_hangul_terms(word))
+            previous_end = match.end()
+            continue
+        previous_end = match.end()
+        if "'" in word or "’" in word:
+            word = _POSSESSIVE.sub("", word).replace("'", "").replace("’", "")
+        if word in STOP_WORDS:
+            continue
+        terms.append(stem(word) if word.isalpha() else word)
+    return terms
+
+
+@lru_cache(maxsize=8192)
+def _hangul_terms(word: str) -> tuple[str, ...]:
+    # Unique per word: a 2-syllable word is its own bigram, and must not count twice.
+    out = dict.fromkeys([word])
+    # Every reading, not just the longest: "고양이를" is "고양이" + 를, never "고양" + 이를.
+    for josa in _JOSA:
+        if len(word) > len(josa) and word.endswith(josa):
+            out[word[: -len(josa)]] = None
+    for i in range(len(word) - 1):
+        out[word[i : i + 2]] = None
+    return tuple(out)
+
+
+# --- Porter stemmer (M. F. Porter, 1980, the original algorithm) -------------------------------
+# Written out here because the core cannot depend on PyStemmer or NLTK.
+
+_STEP2: tuple[tuple[str, str], ...] = (
+    ("ational", "ate"), ("tional", "tion"), ("enci", "ence"), ("anci", "ance"), ("izer", "ize"),
+    ("abli", "able"), ("alli", "al"), ("entli", "ent"), ("eli", "e"), ("ousli", "ous"),
+    ("ization", "ize"), ("ation", "ate"), ("ator", "ate"), ("alism", "al"), ("iveness", "ive"),
+    ("fulness", "ful"), ("ousness", "ous"), ("aliti", "al"), ("iviti", "ive"), ("biliti", "ble"),
+)  # fmt: skip
+_STEP3: tuple[tuple[str, str], ...] = (
+    ("icate", "ic"), ("ative", ""), ("alize", "al"), ("iciti", "ic"), ("ical", "ic"), ("ful", ""),
+    ("ness", ""),
+)  # fmt: skip
+_STEP4: tuple[str, ...] = (
+    "al", "ance", "ence", "er", "ic", "able", "ible", "ant", "ement", "ment", "ent", "ion", "ou",
+    "ism", "ate", "iti", "ous", "ive", "ize",
+)  # fmt: skip
+# Within a step only the longest matching suffix counts, whether or not its condition holds.
+_STEP2_BY_LEN = sorted(_STEP2, key=lambda rule: len(rule[0]), reverse=True)
+_STEP3_BY_LEN = sorted(_STEP3, key=lambda rule: len(rule[0]), reverse=True)
+_STEP4_BY_LEN = sorted(_STEP4, key=len, reverse=True)
+
+
+def _is_cons(word: str, i: int) -> bool:
+    ch = word[i]
+    if ch in "aeiou":
+        return False
+    if ch == "y":
+        return i == 0 or not _is_cons(word, i - 1)
+    return True
+
+
+def _measure(stem_: str) -> int:
+    """Porter's m: the number of vowel-consonant sequences in [C](VC)^m[V]."""
+    i, n, length = 0, 0, len(stem_)
+    while i < length and _is_cons(stem_, i):
+        i += 1
+    while i < length:
+        while i < length and not _is_cons(stem_, i):
+            i += 1
+        if i >= length:
+            break
+        while i < length and _is_cons(stem_, i):
+            i += 1
+        n += 1
+    return n
+
+
+def _has_vowel(stem_: str) -> bool:
+    return any(not _is_cons(stem_, i) for i in range(len(stem_)))
+
+
+def _double_cons(word: str) -> bool:
+    return len(word) >= 2 and word[-1] == word[-2] and _is_cons(word, len(word) - 1)
+
+
+def _cvc(word: str) -> bool:
+    n = len(word)
+    return (
+        n >= 3
+        and _is_cons(word, n - 3)
+        and not _is_cons(word, n - 2)
+        and _is_cons(word, n - 1)
+        and word[-1] not in "wxy"
+    )
+
+
+def _step1(word: str) -> str:
+    if word.endswith("sses") or word.endswith("ies"):
+        word = word[:-2]
+    elif word.endswith("s") and not word.endswith("ss"):
+        word = word[:-1]
+
+    if word.endswith("eed"):
+        if _measure(word[:-3]) > 0:
+            word = word[:-1]
+    else:
+        for suffix in ("ed", "ing"):
+            if word.endswith(suffix) and _has_vowel(word[: -len(suffix)]):
+                word = word[: -len(suffix)]
+                if word.endswith(("at", "bl", "iz")):
+                    word += "e"
+                elif _double_cons(word) and word[-1] not in "lsz":
+                    word = word[:-1]
+                elif _measure(word) == 1 and _cvc(word):
+                    word += "e"
+                break
+
+    if word.endswith("y") and _has_vowel(word[:-1]):
+        word = word[:-1] + "i"
+    return word
+
+
+def _replace(word: str, rules: list[tuple[str, str]], min_measure: int) -> str:
+    for suffix, replacement in rules:
+        if word.endswith(suffix):
+            base = word[: -len(suffix)]
+            return base + replacement if _measure(base) > min_measure else word
+    return word
+
+
+def _step4(word: str) -> str:
+    for suffix in _STEP4_BY_LEN:
+        if word.endswith(suffix):
+            base = word[: -len(suffix)]
+            if _measure(base) > 1 and (suffix != "ion" or base.endswith(("s", "t"))):
+                return base
+            return word
+    return word
+
+
+def _step5(word: str) -> str:
+    if word.endswith("e"):
+        base = word[:-1]
+        m = _measure(base)
+        if m > 1 or (m == 1 and not _cvc(base)):
+            word = base
+    if word.endswith("ll") and _measure(word) > 1:
+        word = word[:-1]
+    return word
+
+
+@lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    """Porter stem of one lower-case word ("ponies" → "poni", "hopping" → "hop")."""
+    if len(word) <= 2:
+        return word
+    word = _step1(word)
+    word = _replace(word, _STEP2_BY_LEN, 0)
+    word = _replace(word, _STEP3_BY_LEN, 0)
+    return _step5(_step4(word))

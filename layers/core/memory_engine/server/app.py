@@ -1,0 +1,145 @@
+"""The local server. `make run` starts it; each request goes through the route's lambda_handler."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import logging
+import os
+import signal
+import threading
+from collections.abc import Callable, Sequence
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import FrameType
+from typing import Any
+
+from memory_engine import wiring
+from memory_engine.auth import KeyResolver, SingleKey, authorize, local_api_key
+from memory_engine.server.apigw import LocalContext, RoutePattern, proxy_event, response_parts
+from memory_engine.settings import get_settings
+
+log = logging.getLogger("memory_engine.server")
+MAX_BODY_BYTES = 6 * 1024 * 1024  # Lambda's synchronous payload limit
+
+
+def load_routes() -> list[RoutePattern]:
+    from functions.routes import ROUTES
+
+    return [RoutePattern.of(r.method, r.path, r.function, r.auth) for r in ROUTES]
+
+
+class Dispatcher:
+    """Finds the route, checks the key as the API Gateway authorizer would, calls the handler."""
+
+    def __init__(self, routes: Sequence[RoutePattern], keys: KeyResolver) -> None:
+        self._routes = list(routes)
+        self._keys = keys
+        self._handlers: dict[str, Callable[[dict[str, Any], Any], dict[str, Any]]] = {}
+        self._lock = threading.Lock()
+
+    def handler(self, function: str) -> Callable[[dict[str, Any], Any], dict[str, Any]]:
+        with self._lock:
+            if function not in self._handlers:
+                module = importlib.import_module(f"functions.{function}.handler")
+                self._handlers[function] = module.lambda_handler
+            return self._handlers[function]
+
+    def dispatch(
+        self, method: str, path: str, query: str, headers: dict[str, str], body: bytes
+    ) -> tuple[int, list[tuple[str, str]], bytes]:
+        matches = [(route, route.match(path)) for route in self._routes]
+        on_path = [(route, params) for route, params in matches if params is not None]
+        chosen = next(((r, p) for r, p in on_path if r.method == method), None)
+        if chosen is None:
+            status = 405 if on_path else 404
+            return _error(status, f"No route {method} {path}.")
+        route, params = chosen
+        tenant = None
+        if route.auth:
+            authorization = next((v for k, v in headers.items() if k.lower() == "authorization"), None)
+            tenant = authorize(authorization, self._keys)
+            if tenant is None:
+                return _error(401, "Missing or invalid API key: send 'Authorization: Bearer <key>'.")
+        event = proxy_event(method, path, query, headers, body, route, params or {}, tenant)
+        return response_parts(self.handler(route.function)(event, LocalContext()))
+
+
+def _error(status: int, message: str) -> tuple[int, list[tuple[str, str]], bytes]:
+    body = json.dumps({"status": "error", "message": message, "errors": []}).encode()
+    return status, [("Content-Type", "application/json")], body
+
+
+def make_http_handler(dispatcher: Dispatcher) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        server_version = "memory-engine"
+
+        def _serve(self) -> None:
+            path, _, query = self.path.partition("?")
+            length = int(self.headers.get("Content-Length") or 0)
+            if length > MAX_BODY_BYTES:
+                self._send(*_error(413, f"Body over {MAX_BODY_BYTES} bytes: send less per request."))
+                self.close_connection = True
+                return
+            body = self.rfile.read(length) if length else b""
+            headers = {name: value for name, value in self.headers.items()}
+            self._send(*dispatcher.dispatch(self.command, path, query, headers, body))
+
+        def _send(self, status: int, headers: list[tuple[str, str]], body: bytes) -> None:
+            self.send_response(status)
+            for name, value in headers:
+                if name.lower() != "content-length":
+                    self.send_header(name, value)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = _serve
+
+        def log_message(self, format: str, *args: Any) -> None:
+            log.info("%s - %s", self.address_string(), format % args)
+
+    return Handler
+
+
+def serve(host: str = "127.0.0.1", port: int | None = None) -> None:
+    """Run until SIGINT/SIGTERM; then stop taking requests and let the worker finish its job."""
+    from memory_engine.adapters.local.worker import LocalWorker
+    from memory_engine.usecases import extract
+
+    logging.basicConfig(level=get_settings().log_level, format="%(asctime)s %(name)s %(message)s")
+    os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
+    settings = get_settings()
+    key, created = local_api_key(settings.api_key, settings.data_dir)
+    engine = wiring.engine()
+    worker = LocalWorker(
+        engine.queue,  # type: ignore[arg-type]  # the local queue also has the consumer side
+        lambda job: extract.run(wiring.engine(), job),
+        settings.worker_poll_seconds,
+        settings.worker_visibility_seconds,
+    )
+    dispatcher = Dispatcher(load_routes(), SingleKey(key))
+    server = ThreadingHTTPServer(
+        (host, port or int(os.environ.get("PORT", "8080"))), make_http_handler(dispatcher)
+    )
+    server.daemon_threads = True
+
+    def stop(signum: int, frame: FrameType | None) -> None:
+        threading.Thread(target=server.shutdown, daemon=True).start()
+
+    signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGTERM, stop)
+    worker.start()
+    # Load the model now, not on the first retrieve.
+    threading.Thread(target=lambda: engine.embedder.embed(["warm up"]), daemon=True).start()
+    bound_host, bound_port = server.server_address[:2]
+    print(f"memory-engine listening on http://{bound_host!s}:{bound_port}", flush=True)
+    print(
+        f"API key{' (new, stored in ' + str(settings.data_dir) + ')' if created else ''}: {key}", flush=True
+    )
+    try:
+        server.serve_forever(poll_interval=0.2)
+    finally:
+        server.server_close()
+        worker.stop()
+        print("memory-engine stopped", flush=True)

@@ -1,0 +1,1 @@
+"""One module per verb of the engine; each exposes `run(engine, ...)`."""

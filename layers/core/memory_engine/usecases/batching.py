@@ -1,0 +1,28 @@
+"""How buffered turns become extraction batches, and when a job is queued."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from memory_engine.models.domain import Turn
+
+
+def crossed_threshold(before: int, after: int, threshold: int) -> bool:
+    """True when the buffer grew from below the threshold to at or above it."""
+    return before < threshold <= after
+
+
+def cut_batches(buffered: Sequence[Turn], batch_size: int, threshold: int, force: bool) -> list[list[Turn]]:
+    """Cut the oldest buffered turns into complete batches of consecutive turns.
+
+    Without `force`, nothing is cut until the buffer holds `threshold` turns, then every complete
+    batch is (20 buffered, batches of 8 → 2 batches, the newest 4 stay). With `force`, a last
+    shorter batch takes the rest. A stale or duplicated job therefore finds nothing to do.
+    """
+    ordered = sorted(buffered, key=lambda turn: turn.seq)
+    if not force and len(ordered) < threshold:
+        return []
+    batches = [ordered[start : start + batch_size] for start in range(0, len(ordered), batch_size)]
+    if batches and not force and len(batches[-1]) < batch_size:
+        batches.pop()
+    return batches

@@ -1,0 +1,57 @@
+"""Append one dialogue turn to its session's buffer; queue extraction when the buffer is full."""
+
+from __future__ import annotations
+
+from memory_engine.engine import Engine
+from memory_engine.errors import Conflict
+from memory_engine.models.api import ConsolidateRequest, StatusResponse
+from memory_engine.models.domain import Session, Turn
+from memory_engine.models.messages import ExtractionJob
+from memory_engine.usecases.batching import crossed_threshold
+
+
+def run(engine: Engine, tenant: str, request: ConsolidateRequest) -> StatusResponse:
+    """One conditional store write, plus one queue send when the buffer crosses the threshold.
+
+    Idempotent on `new_dialog.uuid`: a replay with the same content changes nothing; other
+    content under the same uuid is a Conflict.
+    """
+    now = engine.clock.now()
+    dialog = request.new_dialog
+    existing = engine.store.get_session(tenant, request.session_uuid)
+    if existing and existing.parent_session_uuid != request.parent_session_uuid:
+        raise Conflict(
+            f"Session '{request.session_uuid}' belongs to thread '{existing.parent_session_uuid}', "
+            f"not '{request.parent_session_uuid}': send the same parent_session_uuid as its first turn.",
+            [{"field": "parent_session_uuid", "message": "differs from the session's thread"}],
+        )
+    session = Session(
+        tenant=tenant,
+        session_uuid=request.session_uuid,
+        parent_session_uuid=request.parent_session_uuid,
+        user_name=request.user_name,
+        language=request.language,
+        created_at=now,
+    )
+    turn = Turn(
+        tenant=tenant,
+        session_uuid=request.session_uuid,
+        dialog_uuid=dialog.uuid,
+        seq=0,
+        query=dialog.query,
+        answer=dialog.answer,
+        user_name=request.user_name,
+        npc_id=dialog.npc_id,
+        timestamp=dialog.timestamp or now,
+        created_at=now,
+        length_limit=request.options.length_limit,
+    )
+    outcome = engine.store.append_turn(session, turn)
+    settings = engine.settings
+    after = outcome.buffered_count
+    before = after - 1 if outcome.created else after
+    if request.options.force_summary and after > 0:
+        engine.queue.send(ExtractionJob(tenant=tenant, session_uuid=request.session_uuid, force=True))
+    elif outcome.created and crossed_threshold(before, after, settings.extraction_threshold):
+        engine.queue.send(ExtractionJob(tenant=tenant, session_uuid=request.session_uuid))
+    return StatusResponse(message=None if outcome.created else "duplicate dialog ignored")

@@ -1,0 +1,53 @@
+"""Delete a memory, or a dialog with the memories derived from it (cascade)."""
+
+from __future__ import annotations
+
+from memory_engine.engine import Engine
+from memory_engine.errors import NotFound
+from memory_engine.models.api import DeleteRequest, DeleteResponse, DeleteResult
+from memory_engine.models.domain import is_memory_id
+from memory_engine.models.messages import ExtractionJob
+from memory_engine.ports import RemovalOutcome
+from memory_engine.usecases.batching import crossed_threshold
+
+
+def run(engine: Engine, tenant: str, request: DeleteRequest) -> DeleteResponse:
+    """A memory id deletes that memory; a dialog uuid deletes the turn and, if it was extracted,
+    its memory, sending the memory's other turns back to the buffer to be extracted again."""
+    if is_memory_id(request.dialog_uuid):
+        outcome = _delete_memory(engine, tenant, request)
+    else:
+        outcome = engine.store.delete_dialog(tenant, request.session_uuid, request.dialog_uuid)
+        before = outcome.buffered_count - len(outcome.rebuffered_dialogs)
+        if crossed_threshold(before, outcome.buffered_count, engine.settings.extraction_threshold):
+            engine.queue.send(ExtractionJob(tenant=tenant, session_uuid=request.session_uuid))
+    if outcome.deleted_memories:
+        engine.index.delete(tenant, outcome.deleted_memories)
+    result = DeleteResult(
+        deleted_memories=outcome.deleted_memories,
+        deleted_dialogs=outcome.deleted_dialogs,
+        rebuffered_dialogs=outcome.rebuffered_dialogs,
+    )
+    return DeleteResponse(message=_describe(result), data=result)
+
+
+def _delete_memory(engine: Engine, tenant: str, request: DeleteRequest) -> RemovalOutcome:
+    memory = engine.store.get_memory(tenant, request.dialog_uuid)
+    if memory is None or memory.session_uuid != request.session_uuid:
+        raise NotFound(
+            f"No memory '{request.dialog_uuid}' in session '{request.session_uuid}'.",
+            [{"field": "dialog_uuid", "message": "unknown memory id for this session"}],
+        )
+    return engine.store.delete_memory(tenant, request.dialog_uuid)
+
+
+def _describe(result: DeleteResult) -> str:
+    parts = []
+    if result.deleted_dialogs:
+        parts.append(f"{len(result.deleted_dialogs)} dialog(s)")
+    if result.deleted_memories:
+        parts.append(f"{len(result.deleted_memories)} memory(ies)")
+    message = "deleted " + " and ".join(parts) if parts else "nothing deleted"
+    if result.rebuffered_dialogs:
+        message += f"; {len(result.rebuffered_dialogs)} dialog(s) returned to the buffer"
+    return message

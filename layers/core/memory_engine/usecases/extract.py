@@ -1,0 +1,57 @@
+"""The worker's use case: turn a session's buffered turns into memories, one per batch."""
+
+from __future__ import annotations
+
+from memory_engine.engine import Engine
+from memory_engine.models.domain import Memory, Session, Turn, new_memory_id
+from memory_engine.models.messages import ExtractionJob
+from memory_engine.ports import ExtractionContext
+from memory_engine.usecases.batching import cut_batches
+from memory_engine.usecases.indexing import embedding_text, extraction_text, index_document
+
+
+def run(engine: Engine, job: ExtractionJob) -> list[Memory]:
+    """Extract every batch the job allows; returns the memories this run wrote.
+
+    Safe to run twice for the same job: the store writes a memory only while all its turns are
+    still buffered, so a retry or a duplicate delivery finds them claimed and writes nothing.
+    """
+    session = engine.store.get_session(job.tenant, job.session_uuid)
+    if session is None:
+        return []
+    settings = engine.settings
+    buffered = engine.store.buffered_turns(job.tenant, job.session_uuid)
+    batches = cut_batches(buffered, settings.batch_size, settings.extraction_threshold, job.force)
+    written: list[Memory] = []
+    for batch in batches:
+        memory = _extract_one(engine, session, batch)
+        if engine.store.save_memory(memory):
+            engine.index.upsert([index_document(memory)])
+            written.append(memory)
+    return written
+
+
+def _extract_one(engine: Engine, session: Session, batch: list[Turn]) -> Memory:
+    first = batch[0]
+    context = ExtractionContext(
+        user_name=first.user_name,
+        language=session.language,
+        length_limit=first.length_limit,
+    )
+    extraction = engine.extractor.extract(batch, context)
+    created_at = engine.clock.now()
+    draft = Memory(
+        tenant=first.tenant,
+        memory_id=new_memory_id(created_at),
+        session_uuid=first.session_uuid,
+        parent_session_uuid=session.parent_session_uuid,
+        fields=extraction.fields,
+        source_dialog_uuids=[turn.dialog_uuid for turn in batch],
+        first_seq=batch[0].seq,
+        last_seq=batch[-1].seq,
+        source_text=extraction_text(batch),
+        created_at=created_at,
+        metadata=extraction.metadata,
+    )
+    vector = engine.embedder.embed([embedding_text(draft)], mode="passage")[0]
+    return draft.model_copy(update={"embedding": vector})

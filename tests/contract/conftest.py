@@ -1,0 +1,128 @@
+"""Every backend that runs here, behind the same `store` and `queue` fixtures.
+
+Adding a backend is one entry in `STORE_BACKENDS` or `QUEUE_BACKENDS`: a context manager that
+gets the test's tmp_path (and, for a queue, the max receives before dead-lettering) and yields a
+`Backend`, whose `open()` gives a fresh handle on the same data. Set up whatever the backend needs
+around the yield (a moto `mock_aws()` with its tables and queues, for example). A backend that
+keeps nothing across handles (`persistent=False`) skips the reopen tests, saying why.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+import pytest
+
+from memory_engine.adapters.local.sqlite_queue import SqliteQueue
+from memory_engine.adapters.local.sqlite_store import SqliteStore
+from tests.contract.builders import MAX_RECEIVES
+
+Handle = TypeVar("Handle")
+
+
+@dataclass(frozen=True)
+class Backend(Generic[Handle]):
+    name: str
+    open: Callable[[], Handle]
+    # True when a handle opened after another was closed sees what the first wrote (a file on disk).
+    persistent: bool
+
+
+@contextmanager
+def _sqlite_store(tmp_path: Path) -> Iterator[Backend[Any]]:
+    path = tmp_path / "memory-engine.sqlite3"
+    yield Backend("sqlite", lambda: SqliteStore(path), persistent=True)
+
+
+@contextmanager
+def _sqlite_queue(tmp_path: Path, max_receives: int) -> Iterator[Backend[Any]]:
+    # The same file name as the store's: locally both share one file, and must not collide.
+    path = tmp_path / "memory-engine.sqlite3"
+    yield Backend("sqlite", lambda: SqliteQueue(path, max_receives=max_receives), persistent=True)
+
+
+STORE_BACKENDS: dict[str, Callable[[Path], AbstractContextManager[Backend[Any]]]] = {
+    "sqlite": _sqlite_store,
+}
+QUEUE_BACKENDS: dict[str, Callable[[Path, int], AbstractContextManager[Backend[Any]]]] = {
+    "sqlite": _sqlite_queue,
+}
+
+
+class _Handles:
+    """Opens handles on one backend and closes them all when the test ends."""
+
+    def __init__(self, backend: Backend[Any]) -> None:
+        self.backend = backend
+        self._opened: list[Any] = []
+
+    def open(self) -> Any:
+        handle = self.backend.open()
+        self._opened.append(handle)
+        return handle
+
+    def reopener(self, handle: Any) -> Callable[[], Any]:
+        """A call that closes `handle` (as a process exit would) and opens a new one on the same data.
+
+        Skips the test up front when the backend keeps nothing across handles.
+        """
+        if not self.backend.persistent:
+            pytest.skip(f"the {self.backend.name} backend keeps nothing across handles: nothing to reopen")
+
+        def reopen() -> Any:
+            _close(handle)
+            return self.open()
+
+        return reopen
+
+    def close_all(self) -> None:
+        for handle in reversed(self._opened):
+            _close(handle)
+
+
+def _close(handle: Any) -> None:
+    close = getattr(handle, "close", None)
+    if callable(close):
+        close()
+
+
+@pytest.fixture(params=sorted(STORE_BACKENDS))
+def store_handles(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[_Handles]:
+    with STORE_BACKENDS[request.param](tmp_path) as backend:
+        handles = _Handles(backend)
+        yield handles
+        handles.close_all()
+
+
+@pytest.fixture
+def store(store_handles: _Handles) -> Any:
+    return store_handles.open()
+
+
+@pytest.fixture
+def reopen_store(store_handles: _Handles, store: Any) -> Callable[[], Any]:
+    """Call to close `store` and get a new handle on its data (skips for non-persistent backends)."""
+    return store_handles.reopener(store)
+
+
+@pytest.fixture(params=sorted(QUEUE_BACKENDS))
+def queue_handles(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[_Handles]:
+    with QUEUE_BACKENDS[request.param](tmp_path, MAX_RECEIVES) as backend:
+        handles = _Handles(backend)
+        yield handles
+        handles.close_all()
+
+
+@pytest.fixture
+def queue(queue_handles: _Handles) -> Any:
+    return queue_handles.open()
+
+
+@pytest.fixture
+def reopen_queue(queue_handles: _Handles, queue: Any) -> Callable[[], Any]:
+    """Call to close `queue` and get a new handle on its messages (skips for non-persistent backends)."""
+    return queue_handles.reopener(queue)

@@ -1,0 +1,231 @@
+"""SearchIndex contract: the same assertions for every backend that can run here.
+
+Today that is the local in-process index. An OpenSearch backend joins by adding a factory to
+`_FACTORIES` when OPENSEARCH_URL is set; tenants are unique per test so a shared cluster is safe.
+Vectors are hand-made 8-dimensional directions, so no model is loaded.
+"""
+
+from __future__ import annotations
+
+import math
+import uuid
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+
+import pytest
+
+from memory_engine.ports import IndexDocument, IndexHit, SearchIndex
+
+
+def _local() -> SearchIndex:
+    from memory_engine.adapters.local.memory_index import LocalSearchIndex
+
+    return LocalSearchIndex()
+
+
+_FACTORIES: dict[str, Callable[[], SearchIndex]] = {"local": _local}
+
+
+@pytest.fixture(params=sorted(_FACTORIES))
+def index(request: pytest.FixtureRequest) -> Iterator[SearchIndex]:
+    backend = _FACTORIES[request.param]()
+    yield backend
+    backend.clear()
+
+
+@pytest.fixture
+def tenant() -> str:
+    return f"tenant-{uuid.uuid4().hex[:8]}"
+
+
+def _axis(i: int, dim: int = 8) -> list[float]:
+    return [1.0 if j == i else 0.0 for j in range(dim)]
+
+
+def _mix(a: list[float], b: list[float], weight: float) -> list[float]:
+    raw = [(1 - weight) * x + weight * y for x, y in zip(a, b, strict=True)]
+    norm = math.sqrt(sum(x * x for x in raw))
+    return [x / norm for x in raw]
+
+
+def _doc(tenant: str, doc_id: str, text: str, vector: list[float], thread: str = "thread-1") -> IndexDocument:
+    return IndexDocument(
+        tenant=tenant,
+        doc_id=doc_id,
+        session_uuid=f"session-of-{thread}",
+        thread=thread,
+        text=text,
+        vector=vector,
+        source_dialog_uuids=[f"dialog-of-{doc_id}"],
+        created_at=datetime(2026, 3, 18, 4, 0, 37, tzinfo=UTC),
+    )
+
+
+def _by_id(hits: list[IndexHit]) -> dict[str, IndexHit]:
+    return {hit.doc_id: hit for hit in hits}
+
+
+def _seed(index: SearchIndex, tenant: str) -> None:
+    index.upsert(
+        [
+            _doc(tenant, "orchard", "We picked apples in the orchard all afternoon", _axis(0)),
+            _doc(tenant, "bicycle", "My bicycle chain broke on the way to work", _axis(1)),
+            _doc(tenant, "concert", "The jazz concert downtown was loud and late", _axis(2)),
+        ]
+    )
+
+
+def test_searching_an_empty_index_returns_nothing(index: SearchIndex, tenant: str) -> None:
+    assert index.search(tenant, ["thread-1"], "apples", _axis(0), k=5) == []
+
+
+def test_a_document_is_found_by_meaning_when_no_word_matches(index: SearchIndex, tenant: str) -> None:
+    # Given three documents pointing in different directions
+    _seed(index, tenant)
+
+    # When the query shares no word but points near the orchard document
+    hits = index.search(tenant, ["thread-1"], "fruit harvest", _mix(_axis(0), _axis(1), 0.2), k=1)
+
+    # Then the orchard document is the dense candidate, with a cosine close to 1
+    assert [hit.doc_id for hit in hits] == ["orchard"]
+    assert hits[0].dense == pytest.approx(0.97, abs=0.01)
+    assert hits[0].lexical == 0
+
+
+def test_a_document_is_found_by_words_when_its_meaning_is_far(index: SearchIndex, tenant: str) -> None:
+    # Given three documents
+    _seed(index, tenant)
+
+    # When the vector points at the bicycle but the words name the concert, with one slot each
+    hits = _by_id(index.search(tenant, ["thread-1"], "jazz concert", _axis(1), k=1))
+
+    # Then both retrievers contribute: the bicycle by meaning, the concert by words
+    assert set(hits) == {"bicycle", "concert"}
+    assert hits["concert"].lexical > 0
+    assert hits["bicycle"].dense == pytest.approx(1.0, abs=1e-5)
+
+
+def test_hits_are_unique_by_document(index: SearchIndex, tenant: str) -> None:
+    # Given a document that both retrievers find first
+    _seed(index, tenant)
+
+    # When searched with its own words and vector
+    hits = index.search(tenant, ["thread-1"], "apples orchard", _axis(0), k=3)
+
+    # Then it appears once, carrying both scores
+    ids = [hit.doc_id for hit in hits]
+    assert len(ids) == len(set(ids))
+    orchard = _by_id(hits)["orchard"]
+    assert orchard.dense == pytest.approx(1.0, abs=1e-5)
+    assert orchard.lexical > 0
+
+
+def test_the_thread_filter_excludes_other_threads(index: SearchIndex, tenant: str) -> None:
+    # Given a perfect match that lives in another thread
+    _seed(index, tenant)
+    index.upsert([_doc(tenant, "elsewhere", "apples orchard apples", _axis(0), thread="thread-2")])
+
+    # When searching thread-1 only
+    hits = index.search(tenant, ["thread-1"], "apples orchard", _axis(0), k=5)
+
+    # Then the other thread's document is not a candidate
+    assert "elsewhere" not in _by_id(hits)
+    assert "orchard" in _by_id(hits)
+
+
+def test_several_threads_can_be_searched_at_once(index: SearchIndex, tenant: str) -> None:
+    _seed(index, tenant)
+    index.upsert([_doc(tenant, "elsewhere", "apples again", _axis(0), thread="thread-2")])
+
+    hits = index.search(tenant, ["thread-1", "thread-2"], "apples", _axis(0), k=5)
+
+    assert {"orchard", "elsewhere"} <= set(_by_id(hits))
+
+
+def test_an_unknown_thread_finds_nothing(index: SearchIndex, tenant: str) -> None:
+    _seed(index, tenant)
+    assert index.search(tenant, ["no-such-thread"], "apples", _axis(0), k=5) == []
+
+
+def test_tenants_never_see_each_others_documents(index: SearchIndex, tenant: str) -> None:
+    # Given the same thread and doc id under two tenants, with different content
+    other = f"{tenant}-other"
+    _seed(index, tenant)
+    index.upsert([_doc(other, "orchard", "secret plans of the other tenant", _axis(3))])
+
+    # When each tenant searches for the other's words and direction
+    mine = index.search(tenant, ["thread-1"], "secret plans", _axis(3), k=5)
+    theirs = index.search(other, ["thread-1"], "apples bicycle concert", _axis(0), k=5)
+
+    # Then each only gets its own documents
+    assert set(_by_id(mine)) <= {"orchard", "bicycle", "concert"}
+    assert all(hit.lexical == 0 for hit in mine)
+    assert [hit.doc_id for hit in theirs] == ["orchard"]
+    assert theirs[0].lexical == 0
+    assert theirs[0].dense == pytest.approx(0.0, abs=1e-6)
+
+
+def test_deleting_a_document_removes_it_from_both_retrievers(index: SearchIndex, tenant: str) -> None:
+    # Given the orchard document
+    _seed(index, tenant)
+
+    # When it is deleted
+    index.delete(tenant, ["orchard"])
+
+    # Then neither its words nor its vector find it
+    hits = index.search(tenant, ["thread-1"], "apples orchard", _axis(0), k=5)
+    assert "orchard" not in _by_id(hits)
+    assert set(_by_id(hits)) <= {"bicycle", "concert"}
+
+
+def test_deleting_unknown_documents_is_harmless(index: SearchIndex, tenant: str) -> None:
+    _seed(index, tenant)
+
+    index.delete(tenant, ["never-indexed"])
+    index.delete(f"{tenant}-nobody", ["orchard"])
+
+    assert "orchard" in _by_id(index.search(tenant, ["thread-1"], "apples", _axis(0), k=5))
+
+
+def test_upserting_the_same_id_replaces_the_document(index: SearchIndex, tenant: str) -> None:
+    # Given the orchard document
+    _seed(index, tenant)
+
+    # When it is upserted again with new words and a new direction
+    index.upsert([_doc(tenant, "orchard", "Sailing lessons at the lake", _axis(5))])
+
+    # Then the old words no longer match, the new ones and the new vector do, and it exists once
+    old_words = index.search(tenant, ["thread-1"], "apples", _axis(7), k=5)
+    assert all(hit.lexical == 0 for hit in old_words)
+    hits = index.search(tenant, ["thread-1"], "sailing lake", _axis(5), k=5)
+    assert [hit.doc_id for hit in hits].count("orchard") == 1
+    assert _by_id(hits)["orchard"].dense == pytest.approx(1.0, abs=1e-5)
+    assert _by_id(hits)["orchard"].lexical > 0
+
+
+def test_k_bounds_each_retrievers_candidates(index: SearchIndex, tenant: str) -> None:
+    # Given ten documents that all share a word and lean the same way
+    index.upsert(
+        [
+            _doc(tenant, f"doc-{i}", f"garden note number {i}", _mix(_axis(0), _axis(i % 8), 0.3))
+            for i in range(10)
+        ]
+    )
+
+    # When asking for three candidates per retriever
+    hits = index.search(tenant, ["thread-1"], "garden", _axis(0), k=3)
+
+    # Then at most three come from each, six in all
+    assert 3 <= len(hits) <= 6
+    assert sum(hit.lexical > 0 for hit in hits) >= 3
+
+
+def test_clearing_one_tenant_keeps_the_others(index: SearchIndex, tenant: str) -> None:
+    other = f"{tenant}-other"
+    _seed(index, tenant)
+    _seed(index, other)
+
+    index.clear(tenant)
+
+    assert index.search(tenant, ["thread-1"], "apples", _axis(0), k=5) == []
+    assert index.search(other, ["thread-1"], "apples", _axis(0), k=5) != []

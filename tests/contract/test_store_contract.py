@@ -1,0 +1,310 @@
+"""The `Store` contract: every backend passes these same assertions."""
+
+from __future__ import annotations
+
+import pytest
+
+from memory_engine.errors import Conflict, NotFound
+from memory_engine.models.domain import TurnStatus, TurnType
+from memory_engine.ports import ConsolidateOutcome, Store
+from tests.contract.builders import (
+    EMBEDDING,
+    OTHER_TENANT,
+    SESSION,
+    TENANT,
+    THREAD,
+    append_turns,
+    make_fork_plan,
+    make_memory,
+    make_session,
+    make_turn,
+)
+
+
+def statuses(store: Store, session_uuid: str = SESSION) -> dict[str, TurnStatus]:
+    return {turn.dialog_uuid: turn.status for turn in store.list_turns(TENANT, session_uuid)}
+
+
+# -- consolidate -------------------------------------------------------------------------------
+
+
+def test_a_first_turn_creates_its_session_and_is_buffered(store: Store) -> None:
+    outcome = store.append_turn(make_session(), make_turn("d1"))
+
+    assert outcome == ConsolidateOutcome(created=True, buffered_count=1)
+    session = store.get_session(TENANT, SESSION)
+    assert session is not None
+    assert (session.parent_session_uuid, session.next_seq) == (THREAD, 1)
+    assert [turn.dialog_uuid for turn in store.buffered_turns(TENANT, SESSION)] == ["d1"]
+
+
+def test_a_stored_session_and_turn_read_back_whole(store: Store) -> None:
+    session = make_session(user_name="민수", language="en")
+    turn = make_turn(
+        "d1", answer="", user_name="지훈", npc_id="npc-7", type=TurnType.RECORDED, length_limit=300
+    )
+
+    store.append_turn(session, turn)
+
+    assert store.get_session(TENANT, SESSION) == session.model_copy(update={"next_seq": 1})
+    assert store.get_turn(TENANT, SESSION, "d1") == turn
+
+
+def test_replaying_a_turn_with_the_same_content_changes_nothing(store: Store) -> None:
+    append_turns(store, make_session(), "d1", "d2")
+
+    outcome = store.append_turn(make_session(), make_turn("d1"))
+
+    assert outcome == ConsolidateOutcome(created=False, buffered_count=2)
+    assert [turn.dialog_uuid for turn in store.list_turns(TENANT, SESSION)] == ["d1", "d2"]
+    session = store.get_session(TENANT, SESSION)
+    assert session is not None and session.next_seq == 2
+
+
+def test_replaying_an_extracted_turn_is_still_an_idempotent_success(store: Store) -> None:
+    append_turns(store, make_session(), "d1")
+    store.save_memory(make_memory("d1"))
+
+    outcome = store.append_turn(make_session(), make_turn("d1"))
+
+    assert outcome == ConsolidateOutcome(created=False, buffered_count=0)
+
+
+def test_reusing_a_dialog_uuid_for_other_content_is_a_conflict_naming_it(store: Store) -> None:
+    append_turns(store, make_session(), "d1")
+
+    with pytest.raises(Conflict, match="d1"):
+        store.append_turn(make_session(), make_turn("d1", answer="전혀 다른 대답"))
+
+    assert store.get_turn(TENANT, SESSION, "d1") == make_turn("d1")
+
+
+def test_turns_get_consecutive_seqs_in_append_order_whatever_seq_was_passed(store: Store) -> None:
+    for uuid, seq in [("c", 7), ("a", 7), ("b", -1)]:
+        store.append_turn(make_session(), make_turn(uuid, seq=seq))
+
+    turns = store.list_turns(TENANT, SESSION)
+
+    assert [(turn.dialog_uuid, turn.seq) for turn in turns] == [("c", 0), ("a", 1), ("b", 2)]
+
+
+def test_an_existing_session_keeps_the_settings_of_its_first_turn(store: Store) -> None:
+    append_turns(store, make_session(user_name="민수"), "d1")
+
+    store.append_turn(make_session(parent="another-thread", user_name="지훈"), make_turn("d2"))
+
+    session = store.get_session(TENANT, SESSION)
+    assert session is not None
+    assert (session.parent_session_uuid, session.user_name) == (THREAD, "민수")
+
+
+def test_buffered_count_counts_only_turns_not_yet_extracted(store: Store) -> None:
+    append_turns(store, make_session(), "d1", "d2", "d3")
+    store.save_memory(make_memory("d1", "d2"))
+
+    outcome = append_turns(store, make_session(), "d4")[0]
+
+    assert outcome.buffered_count == 2
+    assert [turn.dialog_uuid for turn in store.buffered_turns(TENANT, SESSION)] == ["d3", "d4"]
+
+
+def test_buffered_turns_in_threads_spans_every_session_of_those_threads_only(store: Store) -> None:
+    append_turns(store, make_session("s-b"), "b1", "b2")
+    append_turns(store, make_session("s-a"), "a1", "a2")
+    append_turns(store, make_session("s-x", parent="thread-x"), "x1")
+    append_turns(store, make_session("s-y", parent="thread-y"), "y1")
+    store.save_memory(make_memory("a1", session_uuid="s-a"))
+
+    turns = store.buffered_turns_in_threads(TENANT, [THREAD, "thread-y"])
+
+    assert [(turn.session_uuid, turn.dialog_uuid) for turn in turns] == [
+        ("s-a", "a2"),
+        ("s-b", "b1"),
+        ("s-b", "b2"),
+        ("s-y", "y1"),
+    ]
+    assert store.buffered_turns_in_threads(TENANT, []) == []
+
+
+# -- memories ----------------------------------------------------------------------------------
+
+
+def test_saving_a_memory_marks_its_source_turns_extracted(store: Store) -> None:
+    append_turns(store, make_session(), "d1", "d2", "d3")
+    memory = make_memory("d1", "d2")
+
+    assert store.save_memory(memory) is True
+
+    assert statuses(store) == {"d1": "extracted", "d2": "extracted", "d3": "buffered"}
+    turn = store.get_turn(TENANT, SESSION, "d1")
+    assert turn is not None and turn.memory_id == memory.memory_id
+
+
+def test_a_saved_memory_reads_back_whole(store: Store) -> None:
+    append_turns(store, make_session(), "d1", "d2")
+    memory = make_memory("d1", "d2")
+
+    store.save_memory(memory)
+
+    assert store.get_memory(TENANT, memory.memory_id) == memory
+    assert store.get_memory(TENANT, memory.memory_id).embedding == EMBEDDING  # type: ignore[union-attr]
+
+
+def test_save_memory_claims_turns_exactly_once(store: Store) -> None:
+    append_turns(store, make_session(), "d1", "d2", "d3")
+    first = make_memory("d1", "d2")
+    overlapping = make_memory("d2", "d3", first_seq=1)
+    store.save_memory(first)
+
+    assert store.save_memory(overlapping) is False
+
+    assert store.get_memory(TENANT, overlapping.memory_id) is None
+    assert statuses(store) == {"d1": "extracted", "d2": "extracted", "d3": "buffered"}
+    turn = store.get_turn(TENANT, SESSION, "d2")
+    assert turn is not None and turn.memory_id == first.memory_id
+
+
+def test_saving_the_same_memory_twice_writes_it_once(store: Store) -> None:
+    append_turns(store, make_session(), "d1")
+    memory = make_memory("d1")
+    store.save_memory(memory)
+
+    assert store.save_memory(memory) is False
+
+    assert store.list_memories(TENANT, SESSION) == [memory]
+
+
+def test_save_memory_writes_nothing_when_a_source_turn_is_missing(store: Store) -> None:
+    append_turns(store, make_session(), "d1")
+
+    assert store.save_memory(make_memory("d1", "never-sent")) is False
+
+    assert store.list_memories(TENANT, SESSION) == []
+    assert statuses(store) == {"d1": "buffered"}
+
+
+def test_list_memories_orders_a_sessions_memories_by_first_seq(store: Store) -> None:
+    append_turns(store, make_session(), "d1", "d2", "d3", "d4")
+    later = make_memory("d3", "d4", first_seq=2, memory_id="20260318_040037_000001")
+    earlier = make_memory("d1", "d2", first_seq=0, memory_id="20260318_040037_000002")
+    store.save_memory(later)
+    store.save_memory(earlier)
+
+    assert store.list_memories(TENANT, SESSION) == [earlier, later]
+
+
+def test_iter_memories_streams_every_memory_or_one_tenants(store: Store) -> None:
+    append_turns(store, make_session(), "d1", "d2")
+    append_turns(store, make_session(tenant=OTHER_TENANT), "d1")
+    mine = [make_memory("d1"), make_memory("d2", first_seq=1)]
+    theirs = make_memory("d1", tenant=OTHER_TENANT)
+    for memory in [*mine, theirs]:
+        store.save_memory(memory)
+
+    assert sorted(m.memory_id for m in store.iter_memories(TENANT)) == sorted(m.memory_id for m in mine)
+    assert len(list(store.iter_memories())) == 3
+
+
+# -- deletion ----------------------------------------------------------------------------------
+
+
+def test_deleting_a_memory_marks_its_turns_forgotten(store: Store) -> None:
+    append_turns(store, make_session(), "d1", "d2", "d3")
+    memory = make_memory("d1", "d2")
+    store.save_memory(memory)
+
+    outcome = store.delete_memory(TENANT, memory.memory_id)
+
+    assert outcome.deleted_memories == [memory.memory_id]
+    assert outcome.buffered_count == 1
+    assert store.get_memory(TENANT, memory.memory_id) is None
+    assert statuses(store) == {"d1": "forgotten", "d2": "forgotten", "d3": "buffered"}
+    turn = store.get_turn(TENANT, SESSION, "d1")
+    assert turn is not None and turn.memory_id is None
+
+
+def test_deleting_an_unknown_memory_is_not_found(store: Store) -> None:
+    with pytest.raises(NotFound):
+        store.delete_memory(TENANT, "20260318_040037_ffffff")
+
+
+def test_deleting_a_buffered_dialog_removes_only_that_turn(store: Store) -> None:
+    append_turns(store, make_session(), "d1", "d2")
+
+    outcome = store.delete_dialog(TENANT, SESSION, "d1")
+
+    assert (outcome.deleted_dialogs, outcome.deleted_memories, outcome.buffered_count) == (["d1"], [], 1)
+    assert statuses(store) == {"d2": "buffered"}
+
+
+def test_deleting_an_extracted_dialog_deletes_its_memory_and_rebuffers_its_siblings(store: Store) -> None:
+    append_turns(store, make_session(), "d1", "d2", "d3", "d4")
+    memory = make_memory("d1", "d2", "d3")
+    store.save_memory(memory)
+
+    outcome = store.delete_dialog(TENANT, SESSION, "d2")
+
+    assert outcome.deleted_dialogs == ["d2"]
+    assert outcome.deleted_memories == [memory.memory_id]
+    assert outcome.rebuffered_dialogs == ["d1", "d3"]
+    assert outcome.buffered_count == 3
+    assert store.get_memory(TENANT, memory.memory_id) is None
+    assert [t.dialog_uuid for t in store.buffered_turns(TENANT, SESSION)] == ["d1", "d3", "d4"]
+    assert all(t.memory_id is None for t in store.list_turns(TENANT, SESSION))
+
+
+def test_deleting_a_forgotten_dialog_removes_the_turn(store: Store) -> None:
+    append_turns(store, make_session(), "d1", "d2")
+    memory = make_memory("d1", "d2")
+    store.save_memory(memory)
+    store.delete_memory(TENANT, memory.memory_id)
+
+    outcome = store.delete_dialog(TENANT, SESSION, "d1")
+
+    assert (outcome.deleted_dialogs, outcome.deleted_memories, outcome.rebuffered_dialogs) == (["d1"], [], [])
+    assert statuses(store) == {"d2": "forgotten"}
+
+
+def test_deleting_a_dialog_of_an_unknown_session_is_not_found(store: Store) -> None:
+    with pytest.raises(NotFound):
+        store.delete_dialog(TENANT, "no-such-session", "d1")
+
+
+def test_deleting_an_unknown_dialog_is_not_found(store: Store) -> None:
+    append_turns(store, make_session(), "d1")
+
+    with pytest.raises(NotFound):
+        store.delete_dialog(TENANT, SESSION, "no-such-dialog")
+
+
+# -- fork --------------------------------------------------------------------------------------
+
+
+def test_a_fork_writes_its_session_turns_and_memories(store: Store) -> None:
+    plan = make_fork_plan()
+
+    store.create_fork(plan)
+
+    assert store.get_session(TENANT, "fork-1") == plan.target.model_copy(update={"next_seq": 3})
+    assert store.list_turns(TENANT, "fork-1") == plan.turns
+    assert store.list_memories(TENANT, "fork-1") == plan.memories
+    assert [t.dialog_uuid for t in store.buffered_turns(TENANT, "fork-1")] == ["d3"]
+
+
+def test_a_fork_continues_its_seqs_after_the_last_kept_turn(store: Store) -> None:
+    store.create_fork(make_fork_plan())
+
+    store.append_turn(make_session("fork-1", parent="fork-1"), make_turn("d9", session_uuid="fork-1"))
+
+    turn = store.get_turn(TENANT, "fork-1", "d9")
+    assert turn is not None and turn.seq == 3
+
+
+def test_forking_into_an_existing_session_is_a_conflict_and_writes_nothing(store: Store) -> None:
+    append_turns(store, make_session("fork-1"), "x1")
+
+    with pytest.raises(Conflict):
+        store.create_fork(make_fork_plan())
+
+    assert [t.dialog_uuid for t in store.list_turns(TENANT, "fork-1")] == ["x1"]
+    assert store.list_memories(TENANT, "fork-1") == []

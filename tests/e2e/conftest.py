@@ -1,0 +1,99 @@
+"""The local server as a subprocess, driven over HTTP like a user would."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+API_KEY = "e2e-secret-key"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class LocalServer:
+    data_dir: Path
+    port: int = field(default_factory=free_port)
+    process: subprocess.Popen[str] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> None:
+        env = {
+            **os.environ,
+            "PORT": str(self.port),
+            "MEMORY_ENGINE_DATA_DIR": str(self.data_dir),
+            "MEMORY_ENGINE_API_KEY": API_KEY,
+            # This checkout's code, even when another checkout is installed in the venv.
+            "PYTHONPATH": os.pathsep.join([str(ROOT / "layers" / "core"), str(ROOT)]),
+        }
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "memory_engine.server"],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                if self.call("GET", "/v1/engine/health/", key=None)[0] == 200:
+                    return
+            except OSError:
+                time.sleep(0.2)
+        self.stop()
+        raise RuntimeError("the local server did not start in 60 s")
+
+    def stop(self) -> str:
+        if self.process is None:
+            return ""
+        self.process.send_signal(2)  # Ctrl-C
+        try:
+            output, _ = self.process.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            output, _ = self.process.communicate()
+        self.process = None
+        return output
+
+    def call(
+        self, method: str, path: str, body: Any = None, key: str | None = API_KEY, raw: bytes | None = None
+    ) -> tuple[int, dict[str, Any]]:
+        data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
+        request = urllib.request.Request(self.url + path, data=data, method=method)
+        request.add_header("Content-Type", "application/json")
+        if key is not None:
+            request.add_header("Authorization", f"Bearer {key}")
+        try:
+            with urllib.request.urlopen(request, timeout=60) as response:
+                return response.status, json.loads(response.read() or b"{}")
+        except urllib.error.HTTPError as error:
+            return error.code, json.loads(error.read() or b"{}")
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalServer]:
+    server = LocalServer(tmp_path_factory.mktemp("data"))
+    server.start()
+    yield server
+    server.stop()

@@ -1,0 +1,189 @@
+"""The issue's story end to end: a real server, the real model, the built-in extractor."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+
+from tests.e2e.conftest import LocalServer
+
+pytestmark = pytest.mark.e2e
+
+THREAD = "thread-e2e"
+SESSION = "session-e2e"
+LINES = {
+    3: "My cat Mochi was born in Lisbon and loves sardines.",
+    25: "Yesterday I booked a flight to Reykjavik for the aurora festival.",
+}
+FILLER = [
+    "I spent the morning fixing the garden fence.",
+    "The weather turned cold so I made pumpkin soup.",
+    "Work was busy, we shipped the quarterly report.",
+    "I started reading a novel about lighthouse keepers.",
+    "My neighbour lent me a ladder for the roof.",
+    "We watched an old film about submarines.",
+    "I tried a new recipe with lentils and cumin.",
+    "The train was late again this evening.",
+]
+
+
+def consolidate(server: LocalServer, n: int, session: str = SESSION, **options: Any) -> int:
+    text = LINES.get(n, FILLER[n % len(FILLER)] + f" (day {n})")
+    body = {
+        "session_uuid": session,
+        "parent_session_uuid": THREAD,
+        "new_dialog": {"uuid": f"turn-{n}", "query": text, "answer": "I see, tell me more."},
+        "user_name": "Alex",
+        "language": "en",
+        "options": options,
+    }
+    return server.call("POST", "/v1/engine/consolidate/", body)[0]
+
+
+def retrieve(
+    server: LocalServer, query: str, threads: list[str] | None = None, limit: int = 5
+) -> list[dict[str, Any]]:
+    status, body = server.call(
+        "POST",
+        "/v1/engine/retrieve/",
+        {
+            "parent_session_uuids": threads or [THREAD],
+            "user_input": {"query": query},
+            "options": {"limit": limit},
+        },
+    )
+    assert status == 200, body
+    return list(body["data"])
+
+
+def memories(server: LocalServer, threads: list[str] | None = None) -> list[dict[str, Any]]:
+    return [hit for hit in retrieve(server, "day", threads, limit=50) if hit["kind"] == "memory"]
+
+
+def wait_for(condition: Any, seconds: float = 30) -> Any:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.2)
+    raise AssertionError("condition not met in time")
+
+
+@pytest.fixture(scope="module")
+def ingested(server: LocalServer) -> LocalServer:
+    for n in range(1, 26):
+        assert consolidate(server, n) == 200
+    wait_for(lambda: len(memories(server)) >= 2)
+    return server
+
+
+def test_twenty_five_turns_become_at_least_two_memories_within_seconds(ingested: LocalServer) -> None:
+    found = memories(ingested)
+    assert len(found) >= 2
+    assert all(hit["memory_id"].count("_") == 2 for hit in found)
+
+
+def test_a_fact_from_turn_three_is_retrieved(ingested: LocalServer) -> None:
+    hits = retrieve(ingested, "Where was Mochi the cat born?")
+    assert any("turn-3" in hit["source_dialog_uuids"] for hit in hits)
+
+
+def test_a_fact_still_buffered_in_the_last_turn_is_retrieved(ingested: LocalServer) -> None:
+    hits = retrieve(ingested, "Where did I book a flight to?")
+    assert "turn-25" in [hit["memory_id"] for hit in hits]
+
+
+def test_fork_at_turn_twelve_keeps_only_earlier_memories_and_leaves_the_source(ingested: LocalServer) -> None:
+    before = {hit["memory_id"] for hit in memories(ingested)}
+    status, body = ingested.call(
+        "POST",
+        "/v1/engine/fork-delete/",
+        {"source_session_uuid": SESSION, "target_session_uuid": "fork-e2e", "cutoff_dialog_uuid": "turn-12"},
+    )
+    assert status == 200, body
+    target = memories(ingested, ["fork-e2e"])
+    assert target, "the memory of turns 1-8 is copied"
+    for hit in target:
+        assert all(int(uuid.split("-")[1]) <= 12 for uuid in hit["source_dialog_uuids"])
+    assert {hit["memory_id"] for hit in memories(ingested)} == before
+    assert (
+        ingested.call(
+            "POST",
+            "/v1/engine/fork-delete/",
+            {
+                "source_session_uuid": SESSION,
+                "target_session_uuid": "fork-e2e",
+                "cutoff_dialog_uuid": "turn-12",
+            },
+        )[0]
+        == 409
+    )
+
+
+def test_deleting_an_extracted_dialog_removes_its_memory_and_rebuffers_the_rest(
+    ingested: LocalServer,
+) -> None:
+    owner = next(hit for hit in memories(ingested) if "turn-5" in hit["source_dialog_uuids"])
+    status, body = ingested.call(
+        "DELETE", "/v1/engine/delete/", {"session_uuid": SESSION, "dialog_uuid": "turn-5"}
+    )
+    assert status == 200, body
+    assert body["data"]["deleted_memories"] == [owner["memory_id"]]
+    assert sorted(body["data"]["rebuffered_dialogs"]) == sorted(
+        set(owner["source_dialog_uuids"]) - {"turn-5"}
+    )
+    assert owner["memory_id"] not in {hit["memory_id"] for hit in memories(ingested)}
+    # The re-buffered turns are still searchable as raw turns.
+    hits = retrieve(ingested, "Mochi the cat born in Lisbon")
+    assert "turn-3" in [hit["memory_id"] for hit in hits]
+
+
+@pytest.mark.parametrize(
+    ("raw", "status", "field"),
+    [
+        (b"{not json", 400, "body"),
+        (b'{"parent_session_uuid": "t", "new_dialog": {"uuid": "x", "query": "q"}}', 422, "session_uuid"),
+        (
+            b'{"session_uuid": 7, "parent_session_uuid": "t", "new_dialog": {"uuid": "x", "query": "q"}}',
+            422,
+            "session_uuid",
+        ),
+        (
+            b'{"session_uuid": "s", "parent_session_uuid": "t", "new_dialog": {"uuid": "x", "query": ["q"]}}',
+            422,
+            "new_dialog.query",
+        ),
+    ],
+)
+def test_bad_input_gets_a_4xx_naming_the_field(
+    server: LocalServer, raw: bytes, status: int, field: str
+) -> None:
+    code, body = server.call("POST", "/v1/engine/consolidate/", raw=raw)
+    assert code == status
+    assert body["status"] == "error"
+    assert field in [error["field"] for error in body["errors"]]
+
+
+@pytest.mark.parametrize("key", [None, "wrong-key"])
+def test_no_key_or_a_wrong_key_is_a_401(server: LocalServer, key: str | None) -> None:
+    code, body = server.call(
+        "POST",
+        "/v1/engine/retrieve/",
+        {"parent_session_uuids": [THREAD], "user_input": {"query": "x"}},
+        key=key,
+    )
+    assert code == 401
+    assert body["status"] == "error"
+
+
+def test_everything_survives_a_restart(ingested: LocalServer) -> None:
+    before_memories = {hit["memory_id"] for hit in memories(ingested)}
+    before_buffered = [hit["memory_id"] for hit in retrieve(ingested, "flight to Reykjavik")]
+    output = ingested.stop()
+    assert "memory-engine stopped" in output
+    ingested.start()
+    assert {hit["memory_id"] for hit in memories(ingested)} == before_memories
+    assert [hit["memory_id"] for hit in retrieve(ingested, "flight to Reykjavik")] == before_buffered

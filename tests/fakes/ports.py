@@ -1,0 +1,77 @@
+"""Fakes that implement the ports with plain Python."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+
+from memory_engine.models.domain import MemoryFields, Turn
+from memory_engine.models.messages import ExtractionJob
+from memory_engine.ports import EmbedMode, Extraction, ExtractionContext
+
+
+class HashEmbedder:
+    """Bag-of-words hashed into a small unit vector: texts sharing words are close."""
+
+    def __init__(self, dimension: int = 64) -> None:
+        self._dimension = dimension
+        self.calls = 0
+
+    @property
+    def dimension(self) -> int:
+        return self._dimension
+
+    def embed(self, texts: Sequence[str], mode: EmbedMode = "passage") -> list[list[float]]:
+        self.calls += 1
+        return [self._one(text) for text in texts]
+
+    def _one(self, text: str) -> list[float]:
+        vector = [0.0] * self._dimension
+        for word in re.findall(r"\w+", text.lower()):
+            digest = hashlib.md5(word.encode()).digest()
+            vector[digest[0] % self._dimension] += 1.0
+        norm = math.sqrt(sum(value * value for value in vector)) or 1.0
+        return [value / norm for value in vector]
+
+
+class ListQueue:
+    """Records sent jobs; tests pop them to play the worker."""
+
+    def __init__(self) -> None:
+        self.jobs: list[ExtractionJob] = []
+
+    def send(self, job: ExtractionJob) -> None:
+        self.jobs.append(job)
+
+    def pop_all(self) -> list[ExtractionJob]:
+        jobs, self.jobs = self.jobs, []
+        return jobs
+
+
+class StepClock:
+    """A clock that moves one second per reading, so ids and times are distinct and ordered."""
+
+    def __init__(self, start: datetime | None = None) -> None:
+        self._now = start or datetime(2026, 3, 18, 4, 0, 37, tzinfo=UTC)
+
+    def now(self) -> datetime:
+        self._now += timedelta(seconds=1)
+        return self._now
+
+
+class EchoExtractor:
+    """Summarises a batch as its turns' text joined: every fact stays findable."""
+
+    def __init__(self) -> None:
+        self.batches: list[list[str]] = []
+
+    def extract(self, turns: Sequence[Turn], context: ExtractionContext) -> Extraction:
+        self.batches.append([turn.dialog_uuid for turn in turns])
+        summary = " ".join(turn.query for turn in turns)
+        return Extraction(
+            fields=MemoryFields(summary=summary, characters=sorted({t.user_name for t in turns})),
+            metadata={"extractor": "echo"},
+        )

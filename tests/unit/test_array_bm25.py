@@ -1,0 +1,74 @@
+"""The local index's vectorised BM25 must score exactly like the reference `Bm25`."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from memory_engine.adapters.local.array_bm25 import ArrayBm25
+from memory_engine.retrieval.bm25 import Bm25
+
+WORDS = [f"w{i}" for i in range(40)]
+
+
+def _scores_by_id(index: ArrayBm25, query: list[str], groups: list[int]) -> dict[str, float]:
+    by_slot = index.scores(query, groups)
+    return {index.doc_id(int(slot)): float(by_slot[slot]) for slot in by_slot.nonzero()[0]}
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_scores_match_the_reference_through_adds_replacements_and_removals(seed: int) -> None:
+    # Given the same random sequence of adds, re-adds and removals applied to both indexes,
+    # with queries in between so cached postings arrays are updated in place, not just built
+    rng = random.Random(seed)
+    reference, vectorised = Bm25(), ArrayBm25()
+    group_of: dict[str, int] = {}
+    for step in range(400):
+        doc_id = f"d{rng.randrange(120)}"
+        if rng.random() < 0.25:
+            reference.remove(doc_id)
+            vectorised.remove(doc_id)
+            group_of.pop(doc_id, None)
+        else:
+            tokens = [rng.choice(WORDS[: rng.randint(3, 40)]) for _ in range(rng.randint(1, 30))]
+            group_of[doc_id] = rng.randrange(3)
+            reference.add(doc_id, tokens)
+            vectorised.add(doc_id, group_of[doc_id], tokens)
+        if step % 10:
+            continue
+
+        # When both score the same query within some groups
+        query = rng.sample(WORDS, rng.randint(1, 5))
+        groups = rng.sample(range(3), rng.randint(1, 3))
+        allowed = {doc_id for doc_id, group in group_of.items() if group in groups}
+
+        # Then they agree on which documents score and by how much
+        expected = reference.scores(query, allowed)
+        assert _scores_by_id(vectorised, query, groups) == pytest.approx(expected, rel=1e-9)
+    assert len(vectorised) == len(reference)
+
+
+def test_a_freed_slot_is_reused_without_its_old_terms() -> None:
+    # Given a document removed and another added in its place
+    index = ArrayBm25()
+    index.add("old", 0, ["apple"])
+    index.remove("old")
+    index.add("new", 0, ["pear"])
+
+    # Then the new document does not inherit the old one's terms
+    assert _scores_by_id(index, ["apple"], [0]) == {}
+    assert set(_scores_by_id(index, ["pear"], [0])) == {"new"}
+
+
+def test_documents_of_other_groups_score_zero() -> None:
+    index = ArrayBm25()
+    index.add("mine", 0, ["apple"])
+    index.add("theirs", 1, ["apple"])
+
+    assert set(_scores_by_id(index, ["apple"], [0])) == {"mine"}
+    assert set(_scores_by_id(index, ["apple"], [0, 1])) == {"mine", "theirs"}
+
+
+def test_an_empty_index_scores_nothing() -> None:
+    assert len(ArrayBm25().scores(["apple"], [0])) == 0

@@ -1,0 +1,224 @@
+"""The native engine's verbs over fakes: buffering, batching, ids, cascade, fork, retrieval."""
+
+from __future__ import annotations
+
+import pytest
+
+from memory_engine.engine import Engine
+from memory_engine.errors import Conflict, NotFound
+from memory_engine.models.api import (
+    ConsolidateRequest,
+    DeleteRequest,
+    ForkRequest,
+    RetrieveRequest,
+)
+from memory_engine.models.domain import TurnStatus, is_memory_id
+from memory_engine.usecases import consolidate, delete, fork, retrieve
+from tests.fakes.engine import fake_engine, run_worker
+from tests.fakes.ports import ListQueue
+
+TENANT = "acme"
+
+
+def say(engine: Engine, n: int, text: str | None = None, session: str = "s1", **options: object) -> None:
+    request = ConsolidateRequest.model_validate(
+        {
+            "session_uuid": session,
+            "parent_session_uuid": "thread-1",
+            "new_dialog": {"uuid": f"d{n}", "query": text or f"turn number {n}", "answer": "ok"},
+            "options": options,
+        }
+    )
+    consolidate.run(engine, TENANT, request)
+
+
+def ask(engine: Engine, query: str, **extra: object) -> list[str]:
+    request = RetrieveRequest.model_validate(
+        {"parent_session_uuids": ["thread-1"], "user_input": {"query": query}, **extra}
+    )
+    return [hit.memory_id for hit in retrieve.run(engine, TENANT, request).data]
+
+
+@pytest.fixture
+def engine() -> Engine:
+    return fake_engine()
+
+
+def test_nineteen_turns_queue_nothing_and_the_twentieth_queues_one_job(engine: Engine) -> None:
+    # Given 19 turns
+    for n in range(1, 20):
+        say(engine, n)
+    assert isinstance(engine.queue, ListQueue)
+    assert engine.queue.jobs == []
+    # When the 20th arrives
+    say(engine, 20)
+    # Then exactly one extraction job is queued
+    assert len(engine.queue.jobs) == 1
+
+
+def test_twenty_buffered_turns_become_two_memories_and_four_stay_buffered(engine: Engine) -> None:
+    for n in range(1, 21):
+        say(engine, n)
+    memories = run_worker(engine)
+    assert [m.source_dialog_uuids for m in memories] == [
+        [f"d{n}" for n in range(1, 9)],
+        [f"d{n}" for n in range(9, 17)],
+    ]
+    buffered = engine.store.buffered_turns(TENANT, "s1")
+    assert [t.dialog_uuid for t in buffered] == ["d17", "d18", "d19", "d20"]
+
+
+def test_memory_ids_follow_the_creation_time_pattern(engine: Engine) -> None:
+    for n in range(1, 21):
+        say(engine, n)
+    memories = run_worker(engine)
+    assert all(is_memory_id(memory.memory_id) for memory in memories)
+    assert memories[0].memory_id.startswith("20260318_0400")
+
+
+def test_force_summary_extracts_the_short_last_batch_too(engine: Engine) -> None:
+    for n in range(1, 4):
+        say(engine, n)
+    say(engine, 4, force_summary=True)
+    memories = run_worker(engine)
+    assert [m.source_dialog_uuids for m in memories] == [["d1", "d2", "d3", "d4"]]
+    assert engine.store.buffered_turns(TENANT, "s1") == []
+
+
+def test_replaying_a_dialog_with_the_same_content_changes_nothing(engine: Engine) -> None:
+    say(engine, 1, "I live in Busan")
+    say(engine, 1, "I live in Busan")
+    assert len(engine.store.list_turns(TENANT, "s1")) == 1
+
+
+def test_reusing_a_dialog_uuid_with_other_content_is_a_conflict(engine: Engine) -> None:
+    say(engine, 1, "I live in Busan")
+    with pytest.raises(Conflict):
+        say(engine, 1, "I live in Seoul")
+
+
+def test_a_duplicated_job_writes_no_second_memory(engine: Engine) -> None:
+    for n in range(1, 21):
+        say(engine, n)
+    assert isinstance(engine.queue, ListQueue)
+    engine.queue.jobs.append(engine.queue.jobs[0])
+    memories = run_worker(engine)
+    assert len(memories) == 2
+    assert len(engine.store.list_memories(TENANT, "s1")) == 2
+
+
+def test_a_fact_still_in_the_buffer_is_retrievable(engine: Engine) -> None:
+    say(engine, 1, "My sister Jiwoo plays the cello")
+    assert ask(engine, "who plays the cello?") == ["d1"]
+
+
+def test_an_extracted_fact_is_retrieved_through_its_memory(engine: Engine) -> None:
+    say(engine, 3, "My dog is called Pepper")
+    for n in [1, 2, *range(4, 21)]:
+        say(engine, n)
+    run_worker(engine)
+    top = ask(engine, "what is the dog called?", options={"limit": 1})
+    memory = engine.store.get_memory(TENANT, top[0])
+    assert memory is not None and "d3" in memory.source_dialog_uuids
+
+
+def test_a_memory_built_only_from_recent_dialogs_is_not_returned(engine: Engine) -> None:
+    for n in range(1, 21):
+        say(engine, n, f"pepper fact {n}")
+    first, _ = run_worker(engine)
+    recent = first.source_dialog_uuids
+    hits = ask(engine, "pepper fact", recent_dialogs=recent, options={"limit": 50})
+    assert first.memory_id not in hits
+    assert not set(recent) & set(hits)
+
+
+def test_deleting_an_extracted_dialog_rebuffers_its_siblings(engine: Engine) -> None:
+    for n in range(1, 21):
+        say(engine, n)
+    first, _ = run_worker(engine)
+    result = delete.run(engine, TENANT, DeleteRequest(session_uuid="s1", dialog_uuid="d3"))
+    assert result.data.deleted_memories == [first.memory_id]
+    assert result.data.deleted_dialogs == ["d3"]
+    assert sorted(result.data.rebuffered_dialogs) == sorted(set(first.source_dialog_uuids) - {"d3"})
+    assert engine.store.get_memory(TENANT, first.memory_id) is None
+    assert first.memory_id not in ask(engine, "turn number", options={"limit": 50})
+
+
+def test_rebuffered_turns_that_fill_the_buffer_queue_extraction_again(engine: Engine) -> None:
+    for n in range(1, 21):
+        say(engine, n)
+    run_worker(engine)
+    for n in range(21, 33):  # 4 + 12 = 16 buffered
+        say(engine, n)
+    delete.run(engine, TENANT, DeleteRequest(session_uuid="s1", dialog_uuid="d3"))  # +7 → 23
+    assert isinstance(engine.queue, ListQueue)
+    assert len(engine.queue.jobs) == 1
+
+
+def test_deleting_a_memory_keeps_its_turns_as_forgotten_history(engine: Engine) -> None:
+    for n in range(1, 21):
+        say(engine, n)
+    first, _ = run_worker(engine)
+    delete.run(engine, TENANT, DeleteRequest(session_uuid="s1", dialog_uuid=first.memory_id))
+    turn = engine.store.get_turn(TENANT, "s1", "d1")
+    assert turn is not None and turn.status is TurnStatus.FORGOTTEN
+    assert engine.store.get_memory(TENANT, first.memory_id) is None
+
+
+def test_deleting_an_unknown_dialog_is_not_found(engine: Engine) -> None:
+    say(engine, 1)
+    with pytest.raises(NotFound):
+        delete.run(engine, TENANT, DeleteRequest(session_uuid="s1", dialog_uuid="nope"))
+
+
+def test_fork_keeps_memories_before_the_cutoff_and_rebuffers_a_spanning_one(engine: Engine) -> None:
+    for n in range(1, 21):
+        say(engine, n)
+    first, second = run_worker(engine)
+    # When forking at d12 (the second memory spans d9..d16)
+    result = fork.run(
+        engine,
+        TENANT,
+        ForkRequest(source_session_uuid="s1", target_session_uuid="s2", cutoff_dialog_uuid="d12"),
+    ).data
+    # Then only the first memory is copied and d9..d12 wait in the target's buffer
+    copies = engine.store.list_memories(TENANT, "s2")
+    assert [m.source_dialog_uuids for m in copies] == [first.source_dialog_uuids]
+    assert result.buffered_dialogs == ["d9", "d10", "d11", "d12"]
+    assert result.copied_dialogs == 12
+    assert result.target_parent_session_uuid == "s2"
+    # And the source is untouched
+    assert len(engine.store.list_turns(TENANT, "s1")) == 20
+    assert {m.memory_id for m in engine.store.list_memories(TENANT, "s1")} == {
+        first.memory_id,
+        second.memory_id,
+    }
+
+
+def test_forking_into_an_existing_session_is_a_conflict(engine: Engine) -> None:
+    say(engine, 1)
+    say(engine, 2, session="s2")
+    with pytest.raises(Conflict):
+        fork.run(
+            engine,
+            TENANT,
+            ForkRequest(source_session_uuid="s1", target_session_uuid="s2", cutoff_dialog_uuid="d1"),
+        )
+
+
+def test_forking_at_an_unknown_cutoff_is_not_found(engine: Engine) -> None:
+    say(engine, 1)
+    with pytest.raises(NotFound):
+        fork.run(
+            engine,
+            TENANT,
+            ForkRequest(source_session_uuid="s1", target_session_uuid="s9", cutoff_dialog_uuid="d7"),
+        )
+
+
+def test_another_tenant_finds_nothing(engine: Engine) -> None:
+    say(engine, 1, "My sister Jiwoo plays the cello")
+    request = RetrieveRequest.model_validate(
+        {"parent_session_uuids": ["thread-1"], "user_input": {"query": "cello"}}
+    )
+    assert retrieve.run(engine, "other-tenant", request).data == []
