@@ -7,7 +7,7 @@ Documents draw their words from a Zipf-distributed vocabulary without its most c
 query touches about one posting per indexed document, about 1.5 times what LoCoMo questions touch
 over memory-sized documents of 8 turns (0.63): the lexical half's cost follows that number, which
 the table prints as "postings/N". Documents are spread over `--threads` threads and the search
-names one, so 1 thread is the worst case. Writes bench/results/index_search.json.
+names one, so 1 thread is the worst case. Writes bench/results/index_search.json (see --out).
 """
 
 from __future__ import annotations
@@ -80,6 +80,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1, help="threads the documents are spread over")
     parser.add_argument("--zipf", type=float, default=1.4, help="Zipf exponent of word ranks")
     parser.add_argument("--stop", type=int, default=100, help="most common ranks left out, as stop words")
+    parser.add_argument("--out", type=Path, default=RESULTS, help="where to save the JSON results")
     args = parser.parse_args()
 
     rng = np.random.default_rng(7)
@@ -122,8 +123,8 @@ def main() -> None:
         rows.append(row)
         print(" ".join(f"{value:>10}" for value in row.values()))
 
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(
         json.dumps(
             {
                 "benchmark": "index_search",
@@ -144,7 +145,7 @@ def main() -> None:
         )
         + "\n"
     )
-    print(f"saved {RESULTS}")
+    print(f"saved {args.out}")
 
 
 if __name__ == "__main__":

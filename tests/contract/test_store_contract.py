@@ -308,3 +308,18 @@ def test_forking_into_an_existing_session_is_a_conflict_and_writes_nothing(store
 
     assert [t.dialog_uuid for t in store.list_turns(TENANT, "fork-1")] == ["x1"]
     assert store.list_memories(TENANT, "fork-1") == []
+
+
+# -- the thread's character registry ------------------------------------------------------------
+
+
+def test_a_thread_without_characters_has_an_empty_registry(store: Store) -> None:
+    assert store.get_characters(TENANT, THREAD) == {}
+
+
+def test_a_saved_registry_replaces_the_previous_one_and_keeps_korean_names(store: Store) -> None:
+    store.save_characters(TENANT, THREAD, {"Mira Holt": ["Mira"]})
+    store.save_characters(TENANT, THREAD, {"Mira Holt": ["Mira", "Holt"], "김민수": ["민수"]})
+
+    assert store.get_characters(TENANT, THREAD) == {"Mira Holt": ["Mira", "Holt"], "김민수": ["민수"]}
+    assert store.get_characters(OTHER_TENANT, THREAD) == {}

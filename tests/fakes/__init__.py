@@ -1,1 +1,1 @@
-"""In-memory fakes of the ports, for unit tests: no model, no sockets, no disk."""
+"""Fakes of the ports (no model, no disk) and a local OpenAI-compatible server for LLM tests."""

@@ -89,6 +89,14 @@ class Store(Protocol):
         to the buffer. Raises NotFound when the session has no such dialog."""
         ...
 
+    def get_characters(self, tenant: str, thread: str) -> dict[str, list[str]]:
+        """The thread's character registry: canonical name → aliases ({} when none yet)."""
+        ...
+
+    def save_characters(self, tenant: str, thread: str, registry: dict[str, list[str]]) -> None:
+        """Replace the thread's character registry."""
+        ...
+
     def create_fork(self, plan: ForkPlan) -> None:
         """Write the target session, its turns and memories at once. Raises Conflict if it exists.
 
@@ -104,6 +112,29 @@ class Queue(Protocol):
     def send(self, job: ExtractionJob) -> None:
         """Queue a job; a no-op when an identical job is still waiting (not in flight) in its group."""
         ...
+
+
+class ReceivedJob(BaseModel):
+    """A job in hand: ack it when done, release it to have it delivered again."""
+
+    model_config = ConfigDict(frozen=True)
+
+    receipt: str
+    job: ExtractionJob
+    receive_count: int
+
+
+class JobSource(Protocol):
+    """The consumer side of a queue that the engine polls itself (the local worker).
+
+    On AWS the Lambda service polls SQS and hands the worker its records instead.
+    """
+
+    def receive(self, max_messages: int = 1, visibility_seconds: float = 30) -> list[ReceivedJob]: ...
+
+    def ack(self, receipt: str) -> bool: ...
+
+    def release(self, receipt: str) -> bool: ...
 
 
 class IndexDocument(BaseModel):

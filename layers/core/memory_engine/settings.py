@@ -6,7 +6,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field
+from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -27,6 +27,18 @@ class Settings(BaseSettings):
     embedding_batch_size: int = Field(64, ge=1)
 
     extractor: Literal["builtin", "llm"] = "builtin"
+    # LLM extraction (extractor == "llm"). The endpoint variables are the OpenAI client's own names.
+    openai_base_url: str | None = Field(
+        None, validation_alias=AliasChoices("OPENAI_BASE_URL", "MEMORY_ENGINE_OPENAI_BASE_URL")
+    )
+    openai_api_key: SecretStr | None = Field(
+        None, validation_alias=AliasChoices("OPENAI_API_KEY", "MEMORY_ENGINE_OPENAI_API_KEY")
+    )
+    llm_model: str | None = None
+    llm_structured_output: Literal["json_schema", "json_object"] = "json_schema"
+    llm_timeout_seconds: float = Field(60.0, gt=0)
+    llm_max_output_tokens: int | None = Field(2000, ge=256)
+    llm_temperature: float | None = Field(0.0, ge=0, le=2)
 
     retrieve_default_limit: int = Field(5, ge=1)
     retrieve_max_limit: int = Field(50, ge=1)

@@ -8,10 +8,16 @@ from __future__ import annotations
 
 from functools import lru_cache
 from threading import Lock
+from typing import TYPE_CHECKING
 
 from memory_engine.engine import Engine
-from memory_engine.ports import Embedder, Extractor, Queue, SearchIndex, Store
+from memory_engine.errors import Unavailable
+from memory_engine.ports import Embedder, Extractor, JobSource, Queue, SearchIndex, Store
 from memory_engine.settings import Settings, get_settings
+
+if TYPE_CHECKING:
+    from memory_engine.adapters.openai import LlmExtractor
+    from memory_engine.extraction.facts import FactExtractor
 
 _override: Engine | None = None
 _lock = Lock()
@@ -85,7 +91,44 @@ def build_embedder(settings: Settings) -> Embedder:
     return MiniLmEmbedder(settings.embedding_model_dir, settings.embedding_batch_size)
 
 
+def job_source() -> JobSource:
+    """The consumer side of the local queue, for the local worker."""
+    queue = engine().queue
+    if not hasattr(queue, "receive"):
+        raise Unavailable("This backend's queue is consumed by the worker Lambda, not polled locally.")
+    return queue  # type: ignore[return-value]
+
+
 def build_extractor(settings: Settings) -> Extractor:
+    if settings.extractor == "llm":
+        return build_llm_extractor(settings)
     from memory_engine.extraction.builtin import BuiltinExtractor
 
     return BuiltinExtractor()
+
+
+def build_fact_extractor(settings: Settings) -> FactExtractor:
+    if settings.extractor == "llm":
+        return build_llm_extractor(settings)
+    from memory_engine.extraction.facts import BuiltinFactExtractor
+
+    return BuiltinFactExtractor()
+
+
+def build_llm_extractor(settings: Settings) -> LlmExtractor:
+    if not settings.llm_model:
+        raise Unavailable(
+            "MEMORY_ENGINE_EXTRACTOR=llm needs MEMORY_ENGINE_LLM_MODEL (the model name), and "
+            "OPENAI_BASE_URL / OPENAI_API_KEY for any endpoint other than OpenAI's."
+        )
+    from memory_engine.adapters.openai import LlmExtractor  # openai loads only when chosen
+
+    return LlmExtractor(
+        model=settings.llm_model,
+        base_url=settings.openai_base_url,
+        api_key=settings.openai_api_key.get_secret_value() if settings.openai_api_key else None,
+        structured_output=settings.llm_structured_output,
+        timeout_s=settings.llm_timeout_seconds,
+        max_output_tokens=settings.llm_max_output_tokens,
+        temperature=settings.llm_temperature,
+    )

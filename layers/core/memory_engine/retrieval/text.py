@@ -30,9 +30,9 @@ STOP_WORDS: frozenset[str] = frozenset(_STOP_WORDS_TEXT.split())
 
 # Syllables, plus jamo for "ㅋㅋ"-style runs (NFKC turns compatibility jamo into conjoining ones).
 _HANGUL = "\uac00-\ud7a3\u1100-\u11ff\u3131-\u318e"
-# A Hangul run, or a run of other letters/digits (apostrophes inside: "don't", "Caroline's").
-_WORD = re.compile(rf"[{_HANGUL}]+|[^\W_{_HANGUL}]+(?:['’][^\W_{_HANGUL}]+)*")
-_HANGUL_RUN = re.compile(rf"[{_HANGUL}]+")
+# Groups: a Hangul run | a run of other letters/digits (apostrophes inside: "don't",
+# "Caroline's"), with the Hangul run glued to its end if any ("AI가", "2023년에").
+_WORD = re.compile(rf"([{_HANGUL}]+)|([^\W_{_HANGUL}]+(?:['’][^\W_{_HANGUL}]+)*)([{_HANGUL}]+)?")
 _POSSESSIVE = re.compile(r"['’]s$")
 
 # Trailing particles (josa), longest first so the shortest stem comes last. Stripping only ever adds
@@ -55,22 +55,27 @@ def tokenize(text: str) -> list[str]:
     "미라") and its character bigrams, so partial and inflected forms still meet. Digits are kept.
     """
     terms: list[str] = []
-    previous_end = -1
-    for match in _WORD.finditer(unicodedata.normalize("NFKC", text).lower()):
-        word = match.group()
-        if _HANGUL_RUN.fullmatch(word):
-            # A bare particle glued to a Latin word or number ("AI가") is grammar, not a term.
-            if not (match.start() == previous_end and word in _JOSA_SET):
-                terms.extend(_hangul_terms(word))
-            previous_end = match.end()
+    for hangul, word, glued in _WORD.findall(unicodedata.normalize("NFKC", text).lower()):
+        if hangul:
+            terms.extend(_hangul_terms(hangul))
             continue
-        previous_end = match.end()
-        if "'" in word or "’" in word:
-            word = _POSSESSIVE.sub("", word).replace("'", "").replace("’", "")
-        if word in STOP_WORDS:
-            continue
-        terms.append(stem(word) if word.isalpha() else word)
+        term = _word_term(word)
+        if term:
+            terms.append(term)
+        # A bare particle glued to a Latin word or number ("AI가") is grammar, not a term.
+        if glued and glued not in _JOSA_SET:
+            terms.extend(_hangul_terms(glued))
     return terms
+
+
+@lru_cache(maxsize=65536)
+def _word_term(word: str) -> str | None:
+    """The index term of one non-Hangul word, or None for a stop word."""
+    if "'" in word or "’" in word:
+        word = _POSSESSIVE.sub("", word).replace("'", "").replace("’", "")
+    if not word or word in STOP_WORDS:
+        return None
+    return stem(word) if word.isalpha() else word
 
 
 @lru_cache(maxsize=8192)

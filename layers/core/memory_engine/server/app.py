@@ -113,7 +113,7 @@ def serve(host: str = "127.0.0.1", port: int | None = None) -> None:
     key, created = local_api_key(settings.api_key, settings.data_dir)
     engine = wiring.engine()
     worker = LocalWorker(
-        engine.queue,  # type: ignore[arg-type]  # the local queue also has the consumer side
+        wiring.job_source(),
         lambda job: extract.run(wiring.engine(), job),
         settings.worker_poll_seconds,
         settings.worker_visibility_seconds,

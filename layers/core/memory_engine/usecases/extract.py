@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
+
 from memory_engine.engine import Engine
+from memory_engine.extraction.registry import update_registry
 from memory_engine.models.domain import Memory, Session, Turn, new_memory_id
 from memory_engine.models.messages import ExtractionJob
 from memory_engine.ports import ExtractionContext
@@ -24,19 +27,37 @@ def run(engine: Engine, job: ExtractionJob) -> list[Memory]:
     batches = cut_batches(buffered, settings.batch_size, settings.extraction_threshold, job.force)
     written: list[Memory] = []
     for batch in batches:
-        memory = _extract_one(engine, session, batch)
+        registry = engine.store.get_characters(job.tenant, session.parent_session_uuid)
+        memory = _extract_one(engine, session, batch, registry)
         if engine.store.save_memory(memory):
             engine.index.upsert([index_document(memory)])
+            found = characters_found(memory)
+            if found:
+                merged = update_registry(registry, found)
+                engine.store.save_characters(job.tenant, session.parent_session_uuid, merged)
             written.append(memory)
     return written
 
 
-def _extract_one(engine: Engine, session: Session, batch: list[Turn]) -> Memory:
+def characters_found(memory: Memory) -> dict[str, list[str]]:
+    """The batch's characters with aliases: the LLM's map when it gave one, else the names."""
+    encoded = memory.metadata.get("characters_json")
+    if isinstance(encoded, str) and encoded:
+        decoded = json.loads(encoded)
+        if isinstance(decoded, dict):
+            return {str(name): [str(alias) for alias in aliases] for name, aliases in decoded.items()}
+    return {name: [] for name in memory.fields.characters}
+
+
+def _extract_one(
+    engine: Engine, session: Session, batch: list[Turn], registry: dict[str, list[str]]
+) -> Memory:
     first = batch[0]
     context = ExtractionContext(
         user_name=first.user_name,
         language=session.language,
-        length_limit=first.length_limit,
+        length_limit=max(turn.length_limit for turn in batch),
+        known_characters=registry,
     )
     extraction = engine.extractor.extract(batch, context)
     created_at = engine.clock.now()

@@ -264,6 +264,6 @@ def _top_lexical(bm25: ArrayBm25, by_slot: Scores, k: int) -> dict[str, float]:
     slots = np.flatnonzero(by_slot > 0)
     if len(slots) > k:
         slots = slots[np.argpartition(-by_slot[slots], k - 1)[:k]]
-    best = sorted((float(by_slot[slot]), bm25.doc_id(int(slot))) for slot in slots)
-    best.sort(key=lambda item: -item[0])  # stable: equal scores stay in doc id order
+    best = [(float(by_slot[slot]), bm25.doc_id(int(slot))) for slot in slots]
+    best.sort(key=lambda item: (-item[0], item[1]))
     return {doc_id: score for score, doc_id in best}

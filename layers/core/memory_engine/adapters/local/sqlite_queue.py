@@ -19,10 +19,9 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict
-
 from memory_engine.adapters.local.sqlite_db import SqliteDatabase
 from memory_engine.models.messages import ExtractionJob
+from memory_engine.ports import ReceivedJob
 
 log = logging.getLogger("memory_engine.queue")
 
@@ -62,16 +61,6 @@ WHERE m.id = (SELECT MIN(id) FROM queue_messages WHERE group_id = m.group_id)
 ORDER BY m.id
 LIMIT ?
 """
-
-
-class ReceivedJob(BaseModel):
-    """A delivered job: `receipt` acks or releases it; `receive_count` counts this delivery too."""
-
-    model_config = ConfigDict(frozen=True)
-
-    receipt: str
-    job: ExtractionJob
-    receive_count: int
 
 
 class SqliteQueue:

@@ -60,6 +60,13 @@ CREATE TABLE IF NOT EXISTS memories (
     PRIMARY KEY (tenant, memory_id)
 );
 CREATE INDEX IF NOT EXISTS memories_by_session ON memories (tenant, session_uuid, first_seq);
+
+CREATE TABLE IF NOT EXISTS characters (
+    tenant TEXT NOT NULL,
+    thread TEXT NOT NULL,
+    registry TEXT NOT NULL,
+    PRIMARY KEY (tenant, thread)
+);
 """
 
 

@@ -248,6 +248,23 @@ class SqliteStore:
 
     # -- helpers -----------------------------------------------------------------------------
 
+    # -- the thread's character registry ------------------------------------------------------
+
+    def get_characters(self, tenant: str, thread: str) -> dict[str, list[str]]:
+        with self._db.read() as conn:
+            row = conn.execute(
+                "SELECT registry FROM characters WHERE tenant = ? AND thread = ?", (tenant, thread)
+            ).fetchone()
+        return {} if row is None else dict(json.loads(row["registry"]))
+
+    def save_characters(self, tenant: str, thread: str, registry: dict[str, list[str]]) -> None:
+        with self._db.write() as conn:
+            conn.execute(
+                "INSERT INTO characters (tenant, thread, registry) VALUES (?, ?, ?)"
+                " ON CONFLICT (tenant, thread) DO UPDATE SET registry = excluded.registry",
+                (tenant, thread, json.dumps(registry, ensure_ascii=False)),
+            )
+
     def _turns(self, sql: str, params: tuple[Any, ...]) -> list[Turn]:
         with self._db.read() as conn:
             rows = conn.execute(sql, params).fetchall()

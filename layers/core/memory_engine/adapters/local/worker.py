@@ -6,8 +6,8 @@ import logging
 import threading
 from collections.abc import Callable
 
-from memory_engine.adapters.local.sqlite_queue import SqliteQueue
 from memory_engine.models.messages import ExtractionJob
+from memory_engine.ports import JobSource
 
 log = logging.getLogger("memory_engine.worker")
 
@@ -18,7 +18,7 @@ class LocalWorker:
 
     def __init__(
         self,
-        queue: SqliteQueue,
+        queue: JobSource,
         process: Callable[[ExtractionJob], object],
         poll_seconds: float = 0.05,
         visibility_seconds: float = 30.0,

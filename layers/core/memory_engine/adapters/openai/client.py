@@ -1,0 +1,257 @@
+"""The retrying chat-completions call. Transport failures (timeouts, 429, 5xx) are retried with
+backoff; an answer that does not validate gets one repair round trip with the validation errors,
+then a bounded number of fresh tries. This module imports `openai`: only the adapter loads it,
+and only when an LLM extractor is built."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, TypeVar
+
+import openai
+from pydantic import BaseModel, ValidationError
+
+from memory_engine.adapters.openai.errors import LlmBadOutput, LlmUnavailable
+from memory_engine.extraction.schema import strict_json_schema
+
+logger = logging.getLogger(__name__)
+
+StructuredOutput = Literal["json_schema", "json_object"]
+Message = dict[str, str]
+T = TypeVar("T", bound=BaseModel)
+
+# 408/409 are what proxies and some servers answer under load; 429 is rate limiting; 5xx is the
+# server's own trouble. Every other status (400 bad request, 401 key, 404 model) will not heal.
+_RETRY_STATUSES = {408, 409, 429}
+_MAX_ERROR_LINES = 12
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Bounds on how hard one batch tries before it is reported failed (the queue retries later)."""
+
+    transport_attempts: int = 4  # requests per answer when the endpoint times out, limits or fails
+    content_rounds: int = 2  # fresh tries, each with one repair, when answers do not validate
+    base_delay_s: float = 1.0
+    max_delay_s: float = 30.0
+    # No retry starts after this long: one batch then takes at most deadline_s + one request timeout,
+    # which has to fit the worker's visibility timeout (and a Lambda's 15 minutes).
+    deadline_s: float = 240.0
+
+    def delay(self, attempt: int, hint: float | None = None) -> float:
+        """Exponential backoff, or the server's Retry-After when it gave one; capped either way."""
+        wanted = hint if hint is not None else self.base_delay_s * 2 ** (attempt - 1)
+        return min(max(wanted, 0.0), self.max_delay_s)
+
+
+@dataclass
+class Usage:
+    """What one structured call cost, over every request it made."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    requests: int = 0
+    model: str = ""
+
+
+@dataclass(frozen=True)
+class RepairTexts:
+    """The language's words for asking the model to fix its answer; `{errors}` is filled in."""
+
+    invalid: str
+    truncated: str
+
+
+@dataclass(frozen=True)
+class _Answer:
+    content: str
+    finish_reason: str
+    problem: str = ""  # why there is no usable content, when there is none
+
+
+def _retry_after(exc: openai.APIStatusError) -> float | None:
+    for header, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        value = exc.response.headers.get(header)
+        if value is not None:
+            try:
+                return float(value) * scale
+            except ValueError:  # an HTTP date: fall back to our own backoff
+                return None
+    return None
+
+
+def describe_errors(exc: ValidationError) -> str:
+    """Validation errors as short lines for the repair prompt (locations and messages, no values)."""
+    lines = [
+        f"- {'.'.join(str(part) for part in error['loc']) or '(answer)'}: {error['msg']}"
+        for error in exc.errors()[:_MAX_ERROR_LINES]
+    ]
+    if exc.error_count() > _MAX_ERROR_LINES:
+        lines.append(f"- … and {exc.error_count() - _MAX_ERROR_LINES} more")
+    return "\n".join(lines)
+
+
+class ChatClient:
+    """One model on one OpenAI-compatible endpoint, called through the official client."""
+
+    def __init__(
+        self,
+        *,
+        model: str,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        structured_output: StructuredOutput = "json_schema",
+        timeout_s: float = 60.0,
+        max_output_tokens: int | None = 2000,
+        temperature: float | None = 0.0,
+        retry: RetryPolicy | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
+        client: Any = None,
+    ) -> None:
+        self.model = model
+        self._clock = clock
+        self.structured_output = structured_output
+        self._max_output_tokens = max_output_tokens
+        self._temperature = temperature
+        self._retry = retry or RetryPolicy()
+        self._sleep = sleep
+        # max_retries=0: our policy is the only one, so its bounds (and the tests' fake sleep) hold.
+        # Local servers (vLLM, Ollama, llama.cpp) take any key, but the client refuses none at all.
+        self._client: Any = client or openai.OpenAI(
+            base_url=base_url, api_key=api_key or "unused", timeout=timeout_s, max_retries=0
+        )
+
+    def response_format(self, output: type[BaseModel], name: str) -> dict[str, Any]:
+        if self.structured_output == "json_object":
+            return {"type": "json_object"}
+        return {
+            "type": "json_schema",
+            "json_schema": {"name": name, "strict": True, "schema": strict_json_schema(output)},
+        }
+
+    def _request(self, messages: Sequence[Message], response_format: dict[str, Any]) -> dict[str, Any]:
+        request: dict[str, Any] = {
+            "model": self.model,
+            "messages": list(messages),
+            "response_format": response_format,
+        }
+        if self._max_output_tokens is not None:
+            # `max_tokens` rather than `max_completion_tokens`: every compatible server (vLLM, Ollama,
+            # llama.cpp, LiteLLM) knows the older name; OpenAI's reasoning models need
+            # max_output_tokens=None here.
+            request["max_tokens"] = self._max_output_tokens
+        if self._temperature is not None:
+            request["temperature"] = self._temperature
+        return request
+
+    def _wait(self, delay: float, deadline: float, why: str) -> None:
+        if self._clock() + delay > deadline:
+            raise LlmUnavailable(
+                f"Gave up on the LLM after {self._retry.deadline_s:.0f} s ({why}); "
+                "the batch will be retried later."
+            )
+        self._sleep(delay)
+
+    def complete(
+        self, messages: Sequence[Message], response_format: dict[str, Any], usage: Usage, deadline: float
+    ) -> _Answer:
+        """One answer, retrying what can heal (timeouts, connection errors, 408/409/429, 5xx)."""
+        request = self._request(messages, response_format)
+        attempts = self._retry.transport_attempts
+        for attempt in range(1, attempts + 1):
+            usage.requests += 1
+            hint: float | None = None
+            try:
+                response = self._client.chat.completions.create(**request)
+            except openai.APIStatusError as exc:
+                if exc.status_code not in _RETRY_STATUSES and exc.status_code < 500:
+                    raise LlmUnavailable(
+                        f"The LLM endpoint refused the request ({exc.status_code}: {exc.message}); "
+                        "check OPENAI_BASE_URL, OPENAI_API_KEY and MEMORY_ENGINE_LLM_MODEL (a server "
+                        "without json_schema support needs MEMORY_ENGINE_LLM_STRUCTURED_OUTPUT=json_object)."
+                    ) from exc
+                failure: Exception = exc
+                hint = _retry_after(exc)
+            except (openai.APITimeoutError, openai.APIConnectionError) as exc:
+                failure = exc
+            else:
+                return self._answer(response, usage)
+            if attempt == attempts:
+                raise LlmUnavailable(
+                    f"The LLM endpoint failed {attempts} times in a row ({failure}); the batch will be "
+                    "retried later."
+                ) from failure
+            delay = self._retry.delay(attempt, hint)
+            logger.warning(
+                "LLM request failed (%s); retry %d/%d in %.1fs", failure, attempt, attempts - 1, delay
+            )
+            self._wait(delay, deadline, str(failure))
+        raise AssertionError("unreachable: the loop returns or raises")
+
+    def _answer(self, response: Any, usage: Usage) -> _Answer:
+        if response.usage is not None:
+            usage.prompt_tokens += response.usage.prompt_tokens or 0
+            usage.completion_tokens += response.usage.completion_tokens or 0
+        usage.model = response.model or self.model
+        if not response.choices:
+            return _Answer("", "error", "the response had no choices")
+        choice = response.choices[0]
+        finish = choice.finish_reason or ""
+        content = choice.message.content
+        if content is None:
+            refusal = getattr(choice.message, "refusal", None)
+            return _Answer(
+                "", finish, f"the model refused: {refusal}" if refusal else "the answer had no content"
+            )
+        return _Answer(content, finish)
+
+    def structured(
+        self, messages: Sequence[Message], output: type[T], name: str, repair: RepairTexts
+    ) -> tuple[T, Usage]:
+        """An answer validated by `output`. Raises LlmBadOutput when every round fails, LlmUnavailable
+        when the endpoint does; never returns an empty or partial value."""
+        usage = Usage(model=self.model)
+        response_format = self.response_format(output, name)
+        deadline = self._clock() + self._retry.deadline_s
+        problem = ""
+        for round_number in range(1, self._retry.content_rounds + 1):
+            if round_number > 1:
+                self._wait(self._retry.delay(round_number - 1), deadline, problem[:200])
+            conversation = list(messages)
+            for repairing in (False, True):
+                answer = self.complete(conversation, response_format, usage, deadline)
+                value, problem = self._validate(answer, output)
+                if value is not None:
+                    return value, usage
+                logger.warning(
+                    "LLM answer invalid (round %d, %s): %s",
+                    round_number,
+                    "repair" if repairing else "first",
+                    problem.replace("\n", " ")[:300],
+                )
+                if not repairing:
+                    template = repair.truncated if answer.finish_reason == "length" else repair.invalid
+                    conversation += [
+                        {"role": "assistant", "content": answer.content},
+                        {"role": "user", "content": template.format(errors=problem)},
+                    ]
+        raise LlmBadOutput(
+            f"The model {self.model} gave no valid answer in {usage.requests} requests (last problem: "
+            f"{problem[:500]}). The batch will be retried later; if this persists, check that the model "
+            "follows JSON output, or switch structured output to json_object."
+        )
+
+    @staticmethod
+    def _validate(answer: _Answer, output: type[T]) -> tuple[T | None, str]:
+        if answer.problem:
+            return None, answer.problem
+        try:
+            return output.model_validate_json(answer.content), ""
+        except ValidationError as exc:
+            if answer.finish_reason == "length":
+                return None, "finish_reason=length: the answer stopped at the output token limit"
+            return None, describe_errors(exc)

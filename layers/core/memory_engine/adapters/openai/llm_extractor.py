@@ -1,0 +1,186 @@
+"""Extraction with an LLM: one structured-output call per batch of turns, in the memory's language,
+with characters named canonically across the thread. Also the short-fact extraction behind
+/v1/memories:generate and chat memory.
+
+Importing this module does not import `openai`; building an LlmExtractor does.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from memory_engine.adapters.openai.errors import LlmUnavailable
+from memory_engine.errors import InvalidInput
+from memory_engine.extraction.facts import FactOperation, normalize
+from memory_engine.extraction.prompts.base import PromptSet
+from memory_engine.extraction.prompts.render import StructuredOutput, facts_messages, memory_messages
+from memory_engine.extraction.schema import (
+    FactOperationsOut,
+    MemoryOut,
+    characters_json,
+    strict_json_schema,
+    to_memory_fields,
+)
+from memory_engine.models.domain import Turn
+from memory_engine.ports import Extraction, ExtractionContext
+
+if TYPE_CHECKING:
+    from memory_engine.adapters.openai.client import ChatClient, RepairTexts, RetryPolicy, Usage
+
+MEMORY_SCHEMA_NAME = "memory"
+FACTS_SCHEMA_NAME = "fact_operations"
+
+
+def _repair_texts(prompt: PromptSet) -> RepairTexts:
+    from memory_engine.adapters.openai.client import RepairTexts
+
+    return RepairTexts(invalid=prompt.repair, truncated=prompt.truncated)
+
+
+class LlmExtractor:
+    """Extractor (and FactExtractor) over any OpenAI-compatible chat-completions endpoint.
+
+    `structured_output="json_schema"` sends the schema as a strict response format (OpenAI, vLLM,
+    llama.cpp, recent Ollama); `"json_object"` is for servers with JSON mode only, and tells the
+    schema in the system prompt instead. Each extraction's metadata records `model`,
+    `prompt_version`, `prompt_tokens`, `completion_tokens`, `attempts` (chat requests made,
+    repairs and retries included) and `characters_json`: the batch's characters as a JSON object
+    canonical name → aliases, to merge into the thread's registry with
+    `memory_engine.extraction.registry.update_registry`.
+    """
+
+    def __init__(
+        self,
+        *,
+        model: str,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        structured_output: StructuredOutput = "json_schema",
+        timeout_s: float = 60.0,
+        max_output_tokens: int | None = 2000,
+        temperature: float | None = 0.0,
+        retry: RetryPolicy | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
+        client: Any = None,
+    ) -> None:
+        # Here, not at module level: the core must import without the `llm` extra installed.
+        try:
+            from memory_engine.adapters.openai.client import ChatClient
+        except ModuleNotFoundError as exc:
+            if exc.name != "openai":
+                raise
+            raise LlmUnavailable(
+                "The LLM extractor needs the openai package: pip install 'memory-engine[llm]', "
+                "or unset MEMORY_ENGINE_EXTRACTOR to use the built-in extractor."
+            ) from exc
+
+        self._chat: ChatClient = ChatClient(
+            model=model,
+            base_url=base_url,
+            api_key=api_key,
+            structured_output=structured_output,
+            timeout_s=timeout_s,
+            max_output_tokens=max_output_tokens,
+            temperature=temperature,
+            retry=retry,
+            sleep=sleep,
+            clock=clock,
+            client=client,
+        )
+
+    @property
+    def model(self) -> str:
+        return self._chat.model
+
+    def prompt_messages(self, turns: Sequence[Turn], context: ExtractionContext) -> list[dict[str, str]]:
+        """The chat messages `extract` sends for this batch (for inspection and token estimates)."""
+        messages, _ = memory_messages(
+            turns, context, strict_json_schema(MemoryOut), self._chat.structured_output
+        )
+        return messages
+
+    def extract(self, turns: Sequence[Turn], context: ExtractionContext) -> Extraction:
+        """One memory from one batch. Raises LlmUnavailable / LlmBadOutput (both `Unavailable`) when
+        no valid answer comes back, so the batch is retried and never stored empty."""
+        if not turns:
+            raise InvalidInput("Extraction needs at least one turn: the batch given was empty.")
+        messages, prompt = memory_messages(
+            turns, context, strict_json_schema(MemoryOut), self._chat.structured_output
+        )
+        out, usage = self._chat.structured(messages, MemoryOut, MEMORY_SCHEMA_NAME, _repair_texts(prompt))
+        fields, characters = to_memory_fields(out, context.known_characters, len(turns))
+        metadata = _usage_metadata(usage, prompt)
+        metadata["characters_json"] = characters_json(characters)
+        return Extraction(fields=fields, metadata=metadata)
+
+    def extract_facts(
+        self, messages: Sequence[str], existing: Sequence[tuple[str, str]], language: str = "ko"
+    ) -> list[FactOperation]:
+        """Fact operations for the user's `messages` against the scope's `(id, fact)` pairs.
+
+        The model sees existing facts numbered 0, 1, ...; numbers map back to the real ids here and
+        operations naming a number that was not shown are dropped, so no id is ever invented.
+        """
+        if not any(message.strip() for message in messages):
+            return []
+        prompt_messages, prompt = facts_messages(
+            messages,
+            [fact for _, fact in existing],
+            language,
+            strict_json_schema(FactOperationsOut),
+            self._chat.structured_output,
+        )
+        out, _ = self._chat.structured(
+            prompt_messages, FactOperationsOut, FACTS_SCHEMA_NAME, _repair_texts(prompt)
+        )
+        return map_fact_operations(out, existing)
+
+
+def map_fact_operations(out: FactOperationsOut, existing: Sequence[tuple[str, str]]) -> list[FactOperation]:
+    """The model's numbered operations as operations on real ids: unknown numbers dropped, one
+    operation per existing fact (the first), an "add" that repeats an existing fact turned into
+    "keep", repeated adds dropped."""
+    by_number = {str(number): pair for number, pair in enumerate(existing)}
+    known_text = {normalize(fact): fact_id for fact_id, fact in existing}
+    touched: set[str] = set()
+    added: set[str] = set()
+    operations: list[FactOperation] = []
+    for op in out.operations:
+        if op.op == "add":
+            key = normalize(op.fact)
+            if not key or key in added:
+                continue
+            if key in known_text:
+                fact_id = known_text[key]
+                if fact_id not in touched:
+                    touched.add(fact_id)
+                    operations.append(FactOperation(op="keep", id=fact_id, fact=dict(existing)[fact_id]))
+                continue
+            added.add(key)
+            operations.append(FactOperation(op="add", id=None, fact=op.fact))
+            continue
+        pair = by_number.get((op.id or "").strip())
+        if pair is None or pair[0] in touched:
+            continue
+        fact_id, old_text = pair
+        if op.op == "update" and not op.fact:
+            continue
+        touched.add(fact_id)
+        text = op.fact if op.op == "update" else old_text
+        operations.append(FactOperation(op=op.op, id=fact_id, fact=text))
+    return operations
+
+
+def _usage_metadata(usage: Usage, prompt: PromptSet) -> dict[str, str | int | float]:
+    return {
+        "extractor": "llm",
+        "model": usage.model,
+        "prompt_version": prompt.version,
+        "language": prompt.language,
+        "prompt_tokens": usage.prompt_tokens,
+        "completion_tokens": usage.completion_tokens,
+        "attempts": usage.requests,
+    }

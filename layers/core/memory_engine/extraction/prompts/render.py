@@ -1,0 +1,105 @@
+"""Turns, context and a prompt set in; chat messages out. Pure, so the benchmark counts the very
+prompt the extractor sends."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+from memory_engine.extraction.prompts import prompt_for
+from memory_engine.extraction.prompts.base import PromptSet
+from memory_engine.models.domain import Turn
+from memory_engine.ports import ExtractionContext
+
+StructuredOutput = Literal["json_schema", "json_object"]
+Message = dict[str, str]
+
+ELLIPSIS = "…"
+
+
+def cut_turn(turn: Turn, length_limit: int) -> tuple[str, str]:
+    """Query and answer cut so that together they hold at most `length_limit` characters
+    (API.md `options.length_limit`); the stored turn stays whole, only the prompt is cut."""
+    limit = max(length_limit, 0)
+    query = turn.query[:limit]
+    answer = turn.answer[: max(limit - len(query), 0)]
+    if len(query) < len(turn.query):
+        query += ELLIPSIS
+    if len(answer) < len(turn.answer):
+        answer += ELLIPSIS
+    return query, answer
+
+
+def format_turns(turns: Sequence[Turn], length_limit: int) -> str:
+    """One numbered block per turn. The time is written only when it changes, because a batch
+    usually shares one moment and every repeated timestamp costs prompt tokens."""
+    lines: list[str] = []
+    last_time = ""
+    for number, turn in enumerate(turns, start=1):
+        query, answer = cut_turn(turn, length_limit)
+        when = turn.timestamp.strftime("%Y-%m-%d %H:%M")
+        head = f"[{number}] ({when}) " if when != last_time else f"[{number}] "
+        last_time = when
+        line = f"{head}{turn.user_name}: {query}".rstrip()
+        if turn.answer:
+            line += f"\n    {turn.npc_id or 'assistant'}: {answer}"
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def format_known_characters(known: Mapping[str, Sequence[str]], prompt: PromptSet) -> str:
+    if not known:
+        return prompt.no_known_characters
+    return "\n".join(
+        f"- {name}: {', '.join(aliases)}" if aliases else f"- {name}" for name, aliases in known.items()
+    )
+
+
+def compact_schema(schema: Mapping[str, Any]) -> str:
+    return json.dumps(schema, ensure_ascii=False, separators=(",", ":"))
+
+
+def _system(
+    prompt: PromptSet, template: str, schema: Mapping[str, Any], mode: StructuredOutput, **fields: str
+) -> str:
+    text = template.format(language_rule=prompt.language_rule.format(language=prompt.language_name), **fields)
+    if mode == "json_object":
+        # JSON mode only promises syntax; the shape has to be told.
+        text += "\n" + prompt.schema_hint.format(schema=compact_schema(schema))
+    return text
+
+
+def memory_messages(
+    turns: Sequence[Turn],
+    context: ExtractionContext,
+    schema: Mapping[str, Any],
+    mode: StructuredOutput = "json_schema",
+) -> tuple[list[Message], PromptSet]:
+    """The chat messages of one batch's extraction and the prompt set they came from."""
+    prompt = prompt_for(context.language)
+    system = _system(prompt, prompt.memory_system, schema, mode, user_name=context.user_name)
+    user = prompt.memory_user.format(
+        known_characters=format_known_characters(context.known_characters, prompt),
+        turns=format_turns(turns, context.length_limit),
+    )
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}], prompt
+
+
+def facts_messages(
+    messages: Sequence[str],
+    existing_facts: Sequence[str],
+    language: str,
+    schema: Mapping[str, Any],
+    mode: StructuredOutput = "json_schema",
+) -> tuple[list[Message], PromptSet]:
+    """Short-fact extraction: existing facts are numbered 0, 1, ... in the given order; the caller
+    maps the numbers back to ids, so the model never sees (nor invents) a real id."""
+    prompt = prompt_for(language)
+    system = _system(prompt, prompt.facts_system, schema, mode)
+    existing = "\n".join(f"{index}: {fact}" for index, fact in enumerate(existing_facts))
+    user = prompt.facts_user.format(
+        existing=existing or prompt.no_existing_facts,
+        messages="\n".join(f"- {message}" for message in messages),
+    )
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}], prompt

@@ -1,0 +1,193 @@
+"""What the LLM answers with (internal output models), their JSON schemas for structured output,
+and the bounds of API.md applied after validation."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from functools import cache
+from typing import Any, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from memory_engine.extraction.registry import Registry, canonical_index, canonical_name, tidy, update_registry
+from memory_engine.models.domain import MemoryFields
+
+MAX_KEYWORDS = 65
+MAX_KEY_FACTS = 18
+MAX_QUOTES_PER_CHARACTER = 4
+# API.md asks for "about 10 sentences": a little over is tolerated, a runaway summary is cut.
+MAX_SUMMARY_SENTENCES = 12
+MAX_INTENT_SENTENCES = 4
+
+
+class _Out(BaseModel):
+    model_config = ConfigDict(extra="ignore", str_strip_whitespace=True)
+
+
+class CharacterOut(_Out):
+    name: str
+    aliases: list[str]
+
+
+class FactOut(_Out):
+    turn: int
+    fact: str
+
+
+class QuoteOut(_Out):
+    speaker: str
+    quote: str
+
+
+class MemoryOut(_Out):
+    """The model's answer for one batch. Lists have no length limits here: being over a bound is
+    trimmed afterwards (`to_memory_fields`), not a reason to pay for another round trip."""
+
+    summary: str = Field(min_length=1)
+    keywords: list[str]
+    key_facts: list[FactOut]
+    key_dialogue: list[QuoteOut]
+    intent: str
+    location: str
+    characters: list[CharacterOut]
+
+
+FactOp = Literal["add", "update", "delete", "keep"]
+
+
+class FactOperationOut(_Out):
+    # Models write the number either as "0" or 0; both mean the same fact.
+    model_config = ConfigDict(coerce_numbers_to_str=True)
+
+    op: FactOp
+    id: str | None
+    fact: str
+
+
+class FactOperationsOut(_Out):
+    operations: list[FactOperationOut]
+
+
+# Keywords a strict json_schema (OpenAI structured outputs and most compatible servers) accepts.
+# Descriptions are left out: pydantic fills them from docstrings written for developers, and the
+# instructions for the model live in the prompts, in its language.
+_KEEP = {"type", "properties", "required", "items", "enum", "anyOf", "const", "additionalProperties"}
+
+
+@cache
+def strict_json_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """The model's JSON schema in the strict subset: every object closed and fully required, refs
+    inlined (not every compatible server resolves `$defs`), constraints dropped because pydantic
+    validates them anyway. Cached and shared: callers must not modify it."""
+    schema = model.model_json_schema()
+    defs: dict[str, Any] = schema.pop("$defs", {})
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, list):
+            return [walk(item) for item in node]
+        if not isinstance(node, dict):
+            return node
+        if "$ref" in node:
+            return walk(copy.deepcopy(defs[node["$ref"].rsplit("/", 1)[-1]]))
+        out = {key: walk(value) for key, value in node.items() if key in _KEEP}
+        if "properties" in node:
+            out["properties"] = {name: walk(sub) for name, sub in node["properties"].items()}
+            out["required"] = list(node["properties"])
+            out["additionalProperties"] = False
+        return out
+
+    return walk(schema)
+
+
+# A sentence ends at . ! ? followed by a space or the end, or at CJK full stops (no space follows
+# those in Chinese and Japanese).
+_SENTENCE_END = re.compile(r"[.!?]+(?=\s|$)|[。！？]+")
+
+
+def first_sentences(text: str, limit: int) -> str:
+    """The text up to the end of its `limit`-th sentence; the words themselves are left as written."""
+    text = text.strip()
+    for number, end in enumerate(_SENTENCE_END.finditer(text), start=1):
+        if number == limit:
+            return text[: end.end()]
+    return text
+
+
+def _unique(items: Iterable[str]) -> list[str]:
+    seen: set[str] = set()
+    out: list[str] = []
+    for item in items:
+        key = item.casefold()
+        if item and key not in seen:
+            seen.add(key)
+            out.append(item)
+    return out
+
+
+T = TypeVar("T")
+
+
+def spread(items: Sequence[T], limit: int) -> list[T]:
+    """At most `limit` items, evenly spaced and in order: an over-long chronological list is thinned
+    over the whole batch rather than losing its end."""
+    if len(items) <= limit:
+        return list(items)
+    if limit <= 1:
+        return list(items[:limit])
+    step = (len(items) - 1) / (limit - 1)
+    return [items[round(index * step)] for index in range(limit)]
+
+
+def batch_characters(out: MemoryOut, known: Mapping[str, Sequence[str]]) -> tuple[Registry, list[str]]:
+    """The batch's characters in registry terms: canonical name → the aliases this batch used,
+    and the canonical names in order of first mention."""
+    found: Registry = {}
+    for character in out.characters:
+        if character.name or character.aliases:
+            found.setdefault(character.name, []).extend(character.aliases)
+    index = canonical_index(update_registry(known, found))
+    mapped: Registry = {}
+    for name, aliases in found.items():
+        canonical = canonical_name(name or aliases[0], index)
+        names = [tidy(n) for n in (name, *aliases) if tidy(n) and tidy(n) != canonical]
+        mapped[canonical] = _unique([*mapped.get(canonical, []), *names])
+    return mapped, list(mapped)
+
+
+def to_memory_fields(
+    out: MemoryOut, known: Mapping[str, Sequence[str]], turn_count: int
+) -> tuple[MemoryFields, Registry]:
+    """Map a validated answer to MemoryFields with every bound of API.md enforced (trim, never fail),
+    speakers named canonically; also returns the batch's canonical → aliases map."""
+    characters_map, characters = batch_characters(out, known)
+    index = canonical_index(update_registry(known, characters_map))
+    facts = sorted(
+        (fact for fact in out.key_facts if fact.fact),
+        key=lambda fact: min(max(fact.turn, 1), max(turn_count, 1)),  # sorted() is stable
+    )
+    quotes: list[str] = []
+    per_speaker: dict[str, int] = {}
+    for quote in out.key_dialogue:
+        speaker = canonical_name(quote.speaker, index) if quote.speaker else ""
+        if not quote.quote or per_speaker.get(speaker, 0) >= MAX_QUOTES_PER_CHARACTER:
+            continue
+        per_speaker[speaker] = per_speaker.get(speaker, 0) + 1
+        quotes.append(f"{speaker}: {quote.quote}" if speaker else quote.quote)
+    fields = MemoryFields(
+        summary=first_sentences(out.summary, MAX_SUMMARY_SENTENCES),
+        keywords=_unique(out.keywords)[:MAX_KEYWORDS],
+        key_facts=[fact.fact for fact in spread(facts, MAX_KEY_FACTS)],
+        key_dialogue=quotes,
+        intent=first_sentences(out.intent, MAX_INTENT_SENTENCES),
+        location=out.location,
+        characters=characters,
+    )
+    return fields, characters_map
+
+
+def characters_json(characters: Mapping[str, Sequence[str]]) -> str:
+    """How the batch's canonical → aliases map travels in Extraction.metadata (values are scalars)."""
+    return json.dumps(dict(characters), ensure_ascii=False, sort_keys=True)

@@ -1,0 +1,1 @@
+"""The LLM extractor, prompts, character registry and short-fact extraction."""
