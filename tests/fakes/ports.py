@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
 from memory_engine.models.domain import MemoryFields, Turn
-from memory_engine.models.messages import ExtractionJob
+from memory_engine.models.messages import Job
 from memory_engine.ports import EmbedMode, Extraction, ExtractionContext
 
 
@@ -41,12 +41,12 @@ class ListQueue:
     """Records sent jobs; tests pop them to play the worker."""
 
     def __init__(self) -> None:
-        self.jobs: list[ExtractionJob] = []
+        self.jobs: list[Job] = []
 
-    def send(self, job: ExtractionJob) -> None:
+    def send(self, job: Job) -> None:
         self.jobs.append(job)
 
-    def pop_all(self) -> list[ExtractionJob]:
+    def pop_all(self) -> list[Job]:
         jobs, self.jobs = self.jobs, []
         return jobs
 

@@ -24,6 +24,8 @@ from memory_engine.errors import (
     RateLimited,
     Unauthorized,
     Unavailable,
+    UpstreamFailed,
+    UpstreamRejected,
 )
 
 SERVICE = "memory-engine"
@@ -37,6 +39,7 @@ STATUS_BY_ERROR: dict[type[MemoryEngineError], int] = {
     PayloadTooLarge: 413,
     RateLimited: 429,
     Unavailable: 503,
+    UpstreamFailed: 502,
 }
 
 ErrorShaper = Callable[[int, str, list[dict[str, Any]]], dict[str, Any]]
@@ -50,6 +53,37 @@ def logger() -> Logger:
 def native_error_body(status: int, message: str, errors: list[dict[str, Any]]) -> dict[str, Any]:
     """The native API's error envelope (API.md): status, message, errors."""
     return {"status": "error", "message": message, "errors": errors}
+
+
+def game_error_body(status: int, message: str, errors: list[dict[str, Any]]) -> dict[str, Any]:
+    """The game API's envelope (API.md §2): `code` is the HTTP status, never 0 on error."""
+    return {"code": status, "msg": message, "data": {"errors": errors} if errors else None}
+
+
+_OPENAI_ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    409: "conflict_error",
+    413: "invalid_request_error",
+    422: "invalid_request_error",
+    429: "rate_limit_error",
+}
+
+
+def openai_error_body(status: int, message: str, errors: list[dict[str, Any]]) -> dict[str, Any]:
+    """OpenAI's error object, which its clients parse (API.md §4)."""
+    kind = _OPENAI_ERROR_TYPES.get(status, "upstream_error" if status in (502, 504) else "api_error")
+    param = errors[0].get("field") if errors else None
+    return {"error": {"message": message, "type": kind, "param": param, "code": None}}
+
+
+def log_application_id(app: APIGatewayRestResolver) -> None:
+    """Record the game API's `Application-ID` header in the logs (the API key decides the tenant)."""
+    application = app.current_event.headers.get("Application-ID")  # case-insensitive
+    if application:
+        logger().append_keys(application_id=application[:256])
 
 
 def json_response(status: int, body: Any, headers: dict[str, str] | None = None) -> Response:
@@ -95,6 +129,11 @@ def build_resolver(shape_error: ErrorShaper = native_error_body) -> APIGatewayRe
     def _invalid_request(error: RequestValidationError) -> Response:
         status, message, fields = describe_validation_errors(list(error.errors()))
         return json_response(status, shape_error(status, message, fields))
+
+    @app.exception_handler(UpstreamRejected)
+    def _upstream_rejected(error: UpstreamRejected) -> Response:
+        # The model's own 4xx, status and body unchanged: the caller talks to it through us.
+        return json_response(error.status, error.body)
 
     @app.exception_handler(MemoryEngineError)
     def _domain_error(error: MemoryEngineError) -> Response:

@@ -7,9 +7,18 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from memory_engine.models.domain import is_reserved_thread
+
 # Ids name store keys and index documents: bounded and free of control characters.
 Identifier = Field(min_length=1, max_length=256, pattern=r"^[^\x00-\x1f\x7f]+$")
 MAX_TURN_CHARS = 100_000
+
+
+def not_reserved_thread(value: str | None) -> str | None:
+    """Thread names shaped like the keys of memory-bank scopes would mix their memories in."""
+    if value is not None and is_reserved_thread(value):
+        raise ValueError("names of the form scope:<40 hex digits> are reserved for memory-bank scopes")
+    return value
 
 
 class Body(BaseModel):
@@ -43,6 +52,8 @@ class ConsolidateRequest(Body):
     user_name: str = Field("당신", min_length=1, max_length=256)
     language: str = Field("ko", min_length=2, max_length=16)
     options: ConsolidateOptions = Field(default_factory=ConsolidateOptions)
+
+    _thread_not_reserved = field_validator("parent_session_uuid")(not_reserved_thread)
 
 
 class StatusResponse(BaseModel):
@@ -116,6 +127,11 @@ class ForkRequest(Body):
     target_session_uuid: str = Identifier
     cutoff_dialog_uuid: str = Identifier
     target_parent_session_uuid: str | None = Field(None, min_length=1, max_length=256)
+
+    # The target session is its own thread when no parent is named.
+    _thread_not_reserved = field_validator("target_session_uuid", "target_parent_session_uuid")(
+        not_reserved_thread
+    )
 
 
 class ForkResult(BaseModel):

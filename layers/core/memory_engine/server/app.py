@@ -8,7 +8,7 @@ import logging
 import os
 import signal
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import FrameType
 from typing import Any
@@ -17,9 +17,13 @@ from memory_engine import wiring
 from memory_engine.auth import KeyResolver, SingleKey, authorize, local_api_key
 from memory_engine.server.apigw import LocalContext, RoutePattern, proxy_event, response_parts
 from memory_engine.settings import get_settings
+from memory_engine.streaming import stream_sink
 
 log = logging.getLogger("memory_engine.server")
 MAX_BODY_BYTES = 6 * 1024 * 1024  # Lambda's synchronous payload limit
+
+# A response body: bytes, or the live chunks of a streamed one (server-sent events).
+Body = bytes | Iterator[bytes]
 
 
 def load_routes() -> list[RoutePattern]:
@@ -46,7 +50,7 @@ class Dispatcher:
 
     def dispatch(
         self, method: str, path: str, query: str, headers: dict[str, str], body: bytes
-    ) -> tuple[int, list[tuple[str, str]], bytes]:
+    ) -> tuple[int, list[tuple[str, str]], Body]:
         matches = [(route, route.match(path)) for route in self._routes]
         on_path = [(route, params) for route, params in matches if params is not None]
         chosen = next(((r, p) for r, p in on_path if r.method == method), None)
@@ -61,7 +65,11 @@ class Dispatcher:
             if tenant is None:
                 return _error(401, "Missing or invalid API key: send 'Authorization: Bearer <key>'.")
         event = proxy_event(method, path, query, headers, body, route, params or {}, tenant)
-        return response_parts(self.handler(route.function)(event, LocalContext()))
+        # The same lambda_handler; a handler that streams leaves its events in the sink.
+        with stream_sink() as sink:
+            result = self.handler(route.function)(event, LocalContext())
+        status, response_headers, payload = response_parts(result)
+        return status, response_headers, sink.events if sink.events is not None else payload
 
 
 def _error(status: int, message: str) -> tuple[int, list[tuple[str, str]], bytes]:
@@ -85,14 +93,34 @@ def make_http_handler(dispatcher: Dispatcher) -> type[BaseHTTPRequestHandler]:
             headers = {name: value for name, value in self.headers.items()}
             self._send(*dispatcher.dispatch(self.command, path, query, headers, body))
 
-        def _send(self, status: int, headers: list[tuple[str, str]], body: bytes) -> None:
+        def _send(self, status: int, headers: list[tuple[str, str]], body: Body) -> None:
             self.send_response(status)
             for name, value in headers:
-                if name.lower() != "content-length":
+                if name.lower() not in {"content-length", "transfer-encoding"}:
                     self.send_header(name, value)
-            self.send_header("Content-Length", str(len(body)))
+            if isinstance(body, bytes):
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+                return
+            self.send_header("Transfer-Encoding", "chunked")
             self.end_headers()
-            self.wfile.write(body)
+            self._stream(body)
+
+        def _stream(self, chunks: Iterator[bytes]) -> None:
+            """HTTP/1.1 chunked transfer, one chunk per event, flushed as it comes."""
+            try:
+                for chunk in chunks:
+                    if chunk:
+                        self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+                        self.wfile.flush()
+                self.wfile.write(b"0\r\n\r\n")
+            except (BrokenPipeError, ConnectionResetError):
+                self.close_connection = True  # the client left; the generator is closed below
+            finally:
+                close = getattr(chunks, "close", None)
+                if callable(close):
+                    close()
 
         do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = _serve
 
@@ -105,7 +133,7 @@ def make_http_handler(dispatcher: Dispatcher) -> type[BaseHTTPRequestHandler]:
 def serve(host: str = "127.0.0.1", port: int | None = None) -> None:
     """Run until SIGINT/SIGTERM; then stop taking requests and let the worker finish its job."""
     from memory_engine.adapters.local.worker import LocalWorker
-    from memory_engine.usecases import extract
+    from memory_engine.usecases import jobs
 
     logging.basicConfig(level=get_settings().log_level, format="%(asctime)s %(name)s %(message)s")
     os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
@@ -114,7 +142,7 @@ def serve(host: str = "127.0.0.1", port: int | None = None) -> None:
     engine = wiring.engine()
     worker = LocalWorker(
         wiring.job_source(),
-        lambda job: extract.run(wiring.engine(), job),
+        lambda job: jobs.run(wiring.engine(), job),
         settings.worker_poll_seconds,
         settings.worker_visibility_seconds,
     )

@@ -1,4 +1,7 @@
-"""The local stand-in for the SQS-triggered worker: a thread that drains the SQLite queue."""
+"""The local stand-in for the SQS-triggered worker: a thread that drains the SQLite queue.
+
+It runs jobs of every kind through one `process` callable (`memory_engine.usecases.jobs.run`).
+"""
 
 from __future__ import annotations
 
@@ -6,7 +9,7 @@ import logging
 import threading
 from collections.abc import Callable
 
-from memory_engine.models.messages import ExtractionJob
+from memory_engine.models.messages import Job
 from memory_engine.ports import JobSource
 
 log = logging.getLogger("memory_engine.worker")
@@ -19,7 +22,7 @@ class LocalWorker:
     def __init__(
         self,
         queue: JobSource,
-        process: Callable[[ExtractionJob], object],
+        process: Callable[[Job], object],
         poll_seconds: float = 0.05,
         visibility_seconds: float = 30.0,
     ) -> None:
@@ -55,9 +58,7 @@ class LocalWorker:
         try:
             self._process(message.job)
         except Exception:
-            log.exception(
-                "extraction failed; the job will be retried", extra={"receive": message.receive_count}
-            )
+            log.exception("job failed; it will be retried", extra={"receive": message.receive_count})
             self._queue.release(message.receipt)
         else:
             self._queue.ack(message.receipt)
