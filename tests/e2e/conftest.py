@@ -32,6 +32,7 @@ class LocalServer:
     data_dir: Path
     port: int = field(default_factory=free_port)
     process: subprocess.Popen[str] | None = None
+    env: dict[str, str] = field(default_factory=dict)  # extra settings, e.g. the chat upstream
 
     @property
     def url(self) -> str:
@@ -45,6 +46,7 @@ class LocalServer:
             "MEMORY_ENGINE_API_KEY": API_KEY,
             # This checkout's code, even when another checkout is installed in the venv.
             "PYTHONPATH": os.pathsep.join([str(ROOT / "layers" / "core"), str(ROOT)]),
+            **self.env,
         }
         self.process = subprocess.Popen(
             [sys.executable, "-m", "memory_engine.server"],

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from memory_engine.models.domain import MemoryFields, Turn
 from memory_engine.models.messages import Job
@@ -74,4 +76,35 @@ class EchoExtractor:
         return Extraction(
             fields=MemoryFields(summary=summary, characters=sorted({t.user_name for t in turns})),
             metadata={"extractor": "echo"},
+        )
+
+
+class RecordingChat:
+    """A ChatUpstream that answers every request with `reply` and records the bodies it got."""
+
+    def __init__(self, reply: str = "Noted!") -> None:
+        self.reply = reply
+        self.bodies: list[dict[str, Any]] = []
+
+    def complete(self, body: dict[str, Any]) -> dict[str, Any]:
+        self.bodies.append(body)
+        return {
+            "id": "chatcmpl-recording",
+            "object": "chat.completion",
+            "created": 0,
+            "model": body.get("model", ""),
+            "choices": [
+                {"index": 0, "message": {"role": "assistant", "content": self.reply}, "finish_reason": "stop"}
+            ],
+        }
+
+    def stream(self, body: dict[str, Any]) -> Iterator[str]:
+        self.bodies.append(body)
+        words = re.findall(r"\S+\s*", self.reply)
+        chunks = [{"role": "assistant", "content": ""}, *({"content": word} for word in words)]
+        return iter(
+            json.dumps(
+                {"id": "chatcmpl-recording", "object": "chat.completion.chunk", "choices": [{"delta": d}]}
+            )
+            for d in chunks
         )
