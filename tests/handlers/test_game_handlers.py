@@ -114,10 +114,10 @@ def test_reading_an_unknown_session_is_an_error_envelope() -> None:
 
 
 def test_a_bad_body_is_an_error_envelope_naming_the_field() -> None:
-    answer = call("game_record_memory", {"session_id": "session-1", "chats": [{"message": "hi"}]})
+    answer = call("game_record_memory", {"session_id": "session-1", "chats": [{"npc_id": "n"}]})
 
     assert answer.status == 422 and answer.json["code"] == 422
-    assert {error["field"] for error in answer.json["data"]["errors"]} == {"chats.0.npc_id"}
+    assert {error["field"] for error in answer.json["data"]["errors"]} == {"chats.0.message"}
 
 
 def test_a_chat_uuid_makes_a_retried_record_store_it_once(invoke: Invoke) -> None:

@@ -235,3 +235,22 @@ def test_generate_takes_facts_from_the_user_not_from_the_model(engine: Engine) -
     changes = bank_generate.run(engine, TENANT, request).generated_memories
 
     assert [change.memory.fact for change in changes] == ["I play the cello every evening."]
+
+
+def test_a_fact_created_under_a_thread_scope_is_found_by_the_engine_retrieve_of_that_thread(
+    engine: Engine,
+) -> None:
+    from memory_engine.models.api import RetrieveRequest
+    from memory_engine.usecases import retrieve
+
+    # Given a fact created under the thread's scope
+    name = create(engine, "The user's sister Ana lives in Porto.", {"parent_session_uuid": "thread-1"})
+    # When the native API retrieves from that thread
+    request = RetrieveRequest.model_validate(
+        {"parent_session_uuids": ["thread-1"], "user_input": {"query": "Where does Ana live?"}}
+    )
+    hits = retrieve.run(engine, TENANT, request).data
+    # Then the fact is a hit like any memory of the thread
+    assert [(hit.memory_id, hit.content) for hit in hits] == [
+        (name.removeprefix("memories/"), "The user's sister Ana lives in Porto.")
+    ]

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import closing
 from typing import Any
 
@@ -34,16 +33,6 @@ def server(tmp_path_factory: pytest.TempPathFactory, upstream: FakeOpenAIServer)
     server.start()
     yield server
     server.stop()
-
-
-def wait_for(condition: Callable[[], Any], seconds: float = 30) -> Any:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError("condition not met in time")
 
 
 def database_rows(server: LocalServer) -> dict[str, list[tuple[Any, ...]]]:

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import API_KEY, LocalServer
-from tests.e2e.dialects.conftest import CHAT_MODEL, database_rows, wait_for
+from tests.e2e.conftest import API_KEY, LocalServer, wait_for
+from tests.e2e.dialects.conftest import CHAT_MODEL, database_rows
 from tests.fakes.openai_server import FakeOpenAIServer, chat_completion
 
 pytestmark = pytest.mark.e2e

@@ -21,6 +21,13 @@ def not_reserved_thread(value: str | None) -> str | None:
     return value
 
 
+def no_nul(value: str) -> str:
+    """Dialogue text may hold anything but NUL (which no store keeps intact)."""
+    if "\x00" in value:
+        raise ValueError("must not contain NUL characters")
+    return value
+
+
 class Body(BaseModel):
     model_config = ConfigDict(extra="ignore", str_strip_whitespace=False)
 
@@ -32,12 +39,7 @@ class NewDialog(Body):
     timestamp: datetime | None = Field(None, description="ISO 8601 or unix seconds; default now")
     npc_id: str | None = Field(None, min_length=1, max_length=256)
 
-    @field_validator("query", "answer")
-    @classmethod
-    def _no_nul(cls, value: str) -> str:
-        if "\x00" in value:
-            raise ValueError("must not contain NUL characters")
-        return value
+    _no_nul = field_validator("query", "answer")(no_nul)
 
 
 class ConsolidateOptions(Body):

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 
 from pydantic import BaseModel, Field, field_validator
 
-from memory_engine.models.api import MAX_TURN_CHARS, Body, Identifier
+from memory_engine.models.api import MAX_TURN_CHARS, Body, Identifier, no_nul
 from memory_engine.models.bank import Sparse
 from memory_engine.models.domain import Turn, TurnType
 
@@ -71,18 +71,14 @@ class GameMemoryResponse(BaseModel):
 
 
 class RecordedChat(Body):
-    npc_id: str = Field(min_length=1, max_length=256)
+    # The npc that replied; optional, as on consolidate (such a turn counts only under "all").
+    npc_id: str | None = Field(None, min_length=1, max_length=256)
     message: str = Field(max_length=MAX_TURN_CHARS)
     reply: str = Field("", max_length=MAX_TURN_CHARS)
     # Additive: a dialog uuid of the caller's, which makes a retried call store the chat once.
     uuid: str | None = Field(None, min_length=1, max_length=256, pattern=r"^[^\x00-\x1f\x7f]+$")
 
-    @field_validator("message", "reply")
-    @classmethod
-    def _no_nul(cls, value: str) -> str:
-        if "\x00" in value:
-            raise ValueError("must not contain NUL characters")
-        return value
+    _no_nul = field_validator("message", "reply")(no_nul)
 
 
 class RecordMemoryRequest(Body):
