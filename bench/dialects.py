@@ -1,6 +1,6 @@
 """What the API dialects cost per call, in process over the real local adapters (medians, ms).
 
-    PYTHONPATH=layers/core:. .venv/bin/python -m bench.dialects [--facts 100 1000] [--runs 30]
+    PYTHONPATH=layers/core:. .venv/bin/python -m bench.dialects [--facts 100 1000] [--runs 50]
 
 The embedded default: SQLite store and queue on a temporary file, the in-memory index, the
 all-MiniLM-L6-v2 embedder, the built-in fact extractor. A query's embedding is part of every
@@ -138,7 +138,7 @@ def call_rows(engine: Engine, runs: int, turns: int) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--facts", type=int, nargs="+", default=[100, 1_000])
-    parser.add_argument("--runs", type=int, default=30)
+    parser.add_argument("--runs", type=int, default=50)
     parser.add_argument("--turns", type=int, default=1_000, help="turns of the game session read back")
     parser.add_argument("--torch-threads", type=int, default=1, help="as on a 1-2 vCPU Lambda")
     parser.add_argument("--out", type=Path, default=RESULTS)

@@ -226,3 +226,29 @@ def test_deleting_an_invalid_userid_is_refused_naming_the_field(engine: Engine) 
         forget_user.run(engine, TENANT, "not-a-uuid")
 
     assert raised.value.errors[0]["field"] == "userid"
+
+
+@pytest.mark.parametrize(
+    ("configured", "said", "language"),
+    [
+        (None, ["제 강아지 이름은 후추예요."], "ko"),
+        (None, ["My dog is Pepper."], "en"),
+        ("ja", ["My dog"], "ja"),
+    ],
+)
+def test_facts_are_extracted_in_the_configured_language_or_the_users_script(
+    configured: str | None, said: list[str], language: str
+) -> None:
+    from memory_engine.usecases.facts import fact_language
+
+    assert fact_language(configured, said) == language
+
+
+def test_a_user_with_no_memory_costs_no_query_embedding(engine: Engine) -> None:
+    from tests.fakes.ports import HashEmbedder
+
+    assert isinstance(engine.embedder, HashEmbedder)
+
+    ask(engine, "Hello there, first time here.")
+
+    assert engine.embedder.calls == 0

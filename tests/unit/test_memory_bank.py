@@ -254,3 +254,66 @@ def test_a_fact_created_under_a_thread_scope_is_found_by_the_engine_retrieve_of_
     assert [(hit.memory_id, hit.content) for hit in hits] == [
         (name.removeprefix("memories/"), "The user's sister Ana lives in Porto.")
     ]
+
+
+class ScriptedFacts:
+    """A FactExtractor answering with operations a test writes, like an LLM would."""
+
+    def __init__(self, make_ops: Any) -> None:
+        self.make_ops = make_ops
+        self.seen: list[list[tuple[str, str]]] = []
+
+    def extract_facts(self, messages: Any, existing: Any, language: str = "ko") -> list[Any]:
+        self.seen.append(list(existing))
+        return list(self.make_ops(dict(existing)))
+
+
+def test_merge_applies_update_delete_and_add_from_the_extractor(engine: Engine) -> None:
+    from memory_engine.extraction.facts import FactOperation
+
+    # Given two facts in the scope and an extractor that updates one, deletes the other, adds one
+    seoul = create(engine, "The user lives in Seoul.").removeprefix("memories/")
+    cat = create(engine, "The user has a cat.").removeprefix("memories/")
+    engine.facts = ScriptedFacts(
+        lambda existing: [
+            FactOperation(op="update", id=seoul, fact="The user lives in Busan."),
+            FactOperation(op="delete", id=cat, fact=existing[cat]),
+            FactOperation(op="add", fact="The user surfs."),
+        ]
+    )
+    # When the user's words are generated into the scope
+    changes = generate(engine, "I moved to Busan, gave my cat to my mother, and I surf now.")
+    # Then the extractor saw both facts, and the scope holds what it decided
+    assert sorted(engine.facts.seen[0]) == sorted(
+        [(seoul, "The user lives in Seoul."), (cat, "The user has a cat.")]
+    )
+    assert sorted(change.action for change in changes) == ["CREATED", "DELETED", "UPDATED"]
+    facts = {
+        hit.memory.name.removeprefix("memories/"): hit.memory.fact for hit in page(engine).retrieved_memories
+    }
+    assert facts.pop(seoul) == "The user lives in Busan."
+    assert cat not in facts and list(facts.values()) == ["The user surfs."]
+    assert [hit.memory.fact for hit in similar(engine, "Busan", top_k=1)] == ["The user lives in Busan."]
+
+
+def test_merge_never_offers_engine_memories_to_the_extractor(engine: Engine) -> None:
+    # Given a thread with an engine memory
+    consolidate.run(
+        engine,
+        TENANT,
+        ConsolidateRequest.model_validate(
+            {
+                "session_uuid": "s1",
+                "parent_session_uuid": "thread-1",
+                "new_dialog": {"uuid": "d1", "query": "my cat Mochi likes sardines"},
+                "options": {"force_summary": True},
+            }
+        ),
+    )
+    run_worker(engine)
+    scripted = ScriptedFacts(lambda existing: [])
+    engine.facts = scripted
+    # When facts are generated into the thread's scope
+    generate(engine, "My cat Mochi likes sardines a lot.", scope={"parent_session_uuid": "thread-1"})
+    # Then the extractor was shown no existing fact: engine memories are not facts to merge
+    assert scripted.seen == [[]]

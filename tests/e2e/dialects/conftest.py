@@ -27,7 +27,6 @@ def server(tmp_path_factory: pytest.TempPathFactory, upstream: FakeOpenAIServer)
         "OPENAI_BASE_URL": upstream.base_url,
         "OPENAI_API_KEY": "upstream-key",
         "MEMORY_ENGINE_CHAT_MODEL": CHAT_MODEL,
-        "MEMORY_ENGINE_FACT_LANGUAGE": "en",
     }
     server = LocalServer(tmp_path_factory.mktemp("dialects"), env=env)
     server.start()

@@ -16,14 +16,9 @@ def run(engine: Engine, tenant: str, request: GenerateMemoriesRequest) -> Genera
     """Facts from what the user said in the events, merged into the scope: a fact already there
     is not stored twice (it is kept, or updated when it changed). Synchronous: the answer lists
     what was created, updated and deleted."""
-    changes = facts.merge(
-        engine,
-        tenant,
-        request.scope,
-        request.direct_contents_source.user_texts(),
-        request.language or engine.settings.fact_language,
-        {"source": "generate"},
-    )
+    said = request.direct_contents_source.user_texts()
+    language = facts.fact_language(request.language or engine.settings.fact_language, said)
+    changes = facts.merge(engine, tenant, request.scope, said, language, {"source": "generate"})
     return GenerateMemoriesResponse(
         generated_memories=[
             GeneratedMemory(memory=BankMemory.of(change.memory), action=change.action) for change in changes

@@ -101,7 +101,7 @@ def record(engine: Engine, tenant: str, chat: ChatPlan, answer: str) -> None:
         dialog_uuid=f"chat-{uuid.uuid4().hex}",
         user_messages=newest_within(chat.said, MAX_JOB_TEXT_CHARS),
         answer=answer[:MAX_JOB_TEXT_CHARS],
-        language=engine.settings.fact_language,
+        language=facts.fact_language(engine.settings.fact_language, chat.said),
     )
     try:
         engine.queue.send(job)

@@ -8,6 +8,7 @@ A fact is a `Memory` in the engine's one store and index (see `Memory`): its thr
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -32,6 +33,17 @@ class FactChange:
     memory: Memory
 
 
+_HANGUL = re.compile("[\uac00-\ud7a3]")
+
+
+def fact_language(configured: str | None, texts: Sequence[str]) -> str:
+    """The language to extract facts in: the configured one, else Korean for words with Hangul
+    (the engine's default language), else English."""
+    if configured:
+        return configured
+    return "ko" if any(_HANGUL.search(text) for text in texts) else "en"
+
+
 def euclidean(left: Sequence[float], right: Sequence[float]) -> float:
     if len(left) != len(right):
         return math.inf  # embedded by another model: as far as can be
@@ -46,6 +58,8 @@ def nearest(
     if k <= 0:
         return []
     thread = scope_key(scope)
+    if not engine.store.list_thread_memories(tenant, thread, limit=1):
+        return []  # a new user or scope: no need to embed the query at all
     vector = engine.embedder.embed([query], mode="query")[0]
     # Dense candidates only (empty text): the order asked for is the embeddings' distance.
     hits = engine.index.search(tenant, [thread], "", vector, k * _OVERFETCH)
