@@ -23,11 +23,13 @@ class SystemClock:
 class NoChatUpstream:
     """Stands in where no chat upstream was wired (engines built by hand without one)."""
 
+    MESSAGE = "No chat model is configured: set OPENAI_BASE_URL (and OPENAI_API_KEY)."
+
     def complete(self, body: dict[str, Any]) -> dict[str, Any]:
-        raise Unavailable("No chat model is configured: set OPENAI_BASE_URL (and OPENAI_API_KEY).")
+        raise Unavailable(self.MESSAGE)
 
     def stream(self, body: dict[str, Any]) -> Iterator[str]:
-        return self.complete(body)  # type: ignore[return-value]  # raises
+        raise Unavailable(self.MESSAGE)
 
 
 class VectorCache:
