@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 from typing import Any
 
@@ -9,14 +10,13 @@ import pytest
 
 from functions.routes import ROUTES
 from memory_engine.engine import Engine
+from memory_engine.server.apigw import LocalContext
 from tests.fakes.engine import run_worker
 from tests.handlers.conftest import Invoke, load_event
 
 
 def turn(n: int, text: str | None = None) -> dict[str, Any]:
     body = load_event("consolidate")["body"]
-    import json
-
     payload = json.loads(body)
     payload["new_dialog"] = {"uuid": f"dialog-{n}", "query": text or f"turn {n}", "answer": "네"}
     return payload
@@ -130,3 +130,14 @@ def test_twenty_turns_through_the_handler_become_memories(invoke: Invoke, engine
     for n in range(1, 21):
         assert invoke("consolidate", turn(n))[0] == 200
     assert len(run_worker(engine)) == 2
+
+
+def test_a_body_sent_as_form_data_by_curl_is_read_as_json(invoke: Invoke) -> None:
+    # Given the sample event relabelled as curl -d labels it
+    event = load_event("consolidate")
+    event["headers"]["Content-Type"] = "application/x-www-form-urlencoded"
+    event["multiValueHeaders"]["Content-Type"] = ["application/x-www-form-urlencoded"]
+    # When it reaches the handler
+    result = importlib.import_module("functions.consolidate.handler").lambda_handler(event, LocalContext())
+    # Then the JSON body is accepted
+    assert (result["statusCode"], json.loads(result["body"])["status"]) == (200, "success")

@@ -174,6 +174,19 @@ def lambda_entry(app: APIGatewayRestResolver) -> LambdaHandler:
 
     @logger().inject_lambda_context(correlation_id_path="requestContext.requestId", clear_state=True)
     def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-        return app.resolve(event, context)
+        return app.resolve(json_content_type(event), context)
 
     return lambda_handler
+
+
+def json_content_type(event: dict[str, Any]) -> dict[str, Any]:
+    """Read every body as JSON, whatever Content-Type the client sent.
+
+    The API only speaks JSON, and `curl -d` labels bodies as form data by default: without this
+    such a request would fail validation with a misleading "field required".
+    """
+    headers = {k: v for k, v in (event.get("headers") or {}).items() if k.lower() != "content-type"}
+    multi = {k: v for k, v in (event.get("multiValueHeaders") or {}).items() if k.lower() != "content-type"}
+    headers["Content-Type"] = "application/json"
+    multi["Content-Type"] = ["application/json"]
+    return {**event, "headers": headers, "multiValueHeaders": multi}
