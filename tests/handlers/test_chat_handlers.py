@@ -86,6 +86,18 @@ def test_an_upstream_4xx_is_passed_through_with_its_body(engine: Engine, upstrea
     assert queued(engine) == []
 
 
+def test_a_streamed_request_the_upstream_refuses_is_an_http_error_not_a_stream(
+    engine: Engine, upstream: FakeOpenAIServer
+) -> None:
+    refusal = error_body("Rate limit reached", "rate_limit_error")
+    upstream.script((429, refusal))
+
+    answer = call("chat_completions", {**sample_body("chat_completions"), "stream": True})
+
+    assert (answer.status, answer.json) == (429, refusal)
+    assert queued(engine) == []
+
+
 def test_an_unreachable_upstream_is_a_502_in_openai_error_format(engine: Engine) -> None:
     engine.chat = HttpChatUpstream("http://127.0.0.1:9/v1", timeout_s=2)  # discard port: refused
 

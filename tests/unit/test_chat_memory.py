@@ -252,3 +252,22 @@ def test_a_user_with_no_memory_costs_no_query_embedding(engine: Engine) -> None:
     ask(engine, "Hello there, first time here.")
 
     assert engine.embedder.calls == 0
+
+
+def test_a_stream_that_breaks_midway_ends_with_an_error_event_and_records_nothing(engine: Engine) -> None:
+    from memory_engine.errors import UpstreamFailed
+
+    def breaking(body: dict[str, Any]) -> Any:
+        yield json.dumps({"choices": [{"delta": {"content": "Half an"}}]})
+        raise UpstreamFailed("The chat model stopped mid-stream (connection reset).")
+
+    engine.chat.stream = breaking  # type: ignore[method-assign]
+    request = ChatCompletionRequest.model_validate(
+        {"messages": [{"role": "user", "content": "I live in Lisbon."}], "userid": USER, "stream": True}
+    )
+
+    events = list(chat.stream(engine, TENANT, request))
+
+    assert len(events) == 2 and b"[DONE]" not in events[-1]
+    assert json.loads(events[-1][len(b"data: ") :])["error"]["type"] == "upstream_error"
+    assert queued(engine) == []

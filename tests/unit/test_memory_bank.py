@@ -50,6 +50,22 @@ def generate(engine: Engine, *texts: str, scope: dict[str, str] | None = None) -
     return bank_generate.run(engine, TENANT, request).generated_memories
 
 
+def thread_memory(engine: Engine, *queries: str) -> Any:
+    """Consolidate the queries into thread-1 and extract them into one engine memory."""
+    for n, query in enumerate(queries, start=1):
+        request = ConsolidateRequest.model_validate(
+            {
+                "session_uuid": "s1",
+                "parent_session_uuid": "thread-1",
+                "new_dialog": {"uuid": f"d{n}", "query": query},
+                "options": {"force_summary": n == len(queries)},
+            }
+        )
+        consolidate.run(engine, TENANT, request)
+    [memory] = run_worker(engine)
+    return memory
+
+
 def test_a_created_fact_reads_back_by_name_with_its_scope(engine: Engine) -> None:
     name = create(engine, "The user's dog is named Pepper.")
 
@@ -159,20 +175,7 @@ def test_an_empty_scope_retrieves_an_empty_list(engine: Engine) -> None:
 
 def test_engine_memories_are_visible_under_their_thread_scope(engine: Engine) -> None:
     # Given a thread whose turns were extracted into a memory
-    for n in range(1, 3):
-        consolidate.run(
-            engine,
-            TENANT,
-            ConsolidateRequest.model_validate(
-                {
-                    "session_uuid": "s1",
-                    "parent_session_uuid": "thread-1",
-                    "new_dialog": {"uuid": f"d{n}", "query": f"my cat Mochi likes sardines {n}"},
-                    "options": {"force_summary": n == 2},
-                }
-            ),
-        )
-    [memory] = run_worker(engine)
+    memory = thread_memory(engine, "my cat Mochi likes sardines", "she sleeps on the piano")
     # When the thread's scope is retrieved
     listed = page(engine, {"parent_session_uuid": "thread-1"}).retrieved_memories
     # Then the engine's memory is there, its summary as the fact
@@ -298,19 +301,7 @@ def test_merge_applies_update_delete_and_add_from_the_extractor(engine: Engine) 
 
 def test_merge_never_offers_engine_memories_to_the_extractor(engine: Engine) -> None:
     # Given a thread with an engine memory
-    consolidate.run(
-        engine,
-        TENANT,
-        ConsolidateRequest.model_validate(
-            {
-                "session_uuid": "s1",
-                "parent_session_uuid": "thread-1",
-                "new_dialog": {"uuid": "d1", "query": "my cat Mochi likes sardines"},
-                "options": {"force_summary": True},
-            }
-        ),
-    )
-    run_worker(engine)
+    thread_memory(engine, "my cat Mochi likes sardines")
     scripted = ScriptedFacts(lambda existing: [])
     engine.facts = scripted
     # When facts are generated into the thread's scope

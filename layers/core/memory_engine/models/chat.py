@@ -33,7 +33,7 @@ class ChatCompletionRequest(BaseModel):
 
     model: str | None = Field(None, min_length=1, max_length=256)
     messages: list[dict[str, Any]] = Field(min_length=1, max_length=MAX_MESSAGES)
-    stream: bool = False
+    stream: bool | None = False  # null is what some clients send for "not streamed"
     # Any JSON: only a UUID v4 string turns memory on; anything else is a plain pass-through.
     userid: Any = None
 

@@ -19,6 +19,7 @@ from memory_engine.errors import InvalidInput, MemoryEngineError, UpstreamFailed
 from memory_engine.models.chat import ChatCompletionRequest, memory_userid
 from memory_engine.models.messages import MAX_JOB_TEXT_CHARS, ChatMemoryJob
 from memory_engine.usecases import facts
+from memory_engine.usecases.chat_memory import user_scope
 from memory_engine.usecases.chat_prompt import latest_user_texts, memory_block, with_memory
 
 log = logging.getLogger("memory_engine.chat")
@@ -31,7 +32,6 @@ class ChatPlan:
     body: dict[str, Any]
     userid: str | None = None
     said: list[str] = field(default_factory=list)
-    memory_ids: list[str] = field(default_factory=list)
 
 
 def plan(engine: Engine, tenant: str, request: ChatCompletionRequest) -> ChatPlan:
@@ -48,11 +48,12 @@ def plan(engine: Engine, tenant: str, request: ChatCompletionRequest) -> ChatPla
         return ChatPlan(body)
     said = latest_user_texts(request.messages)
     limit = engine.settings.chat_memory_limit
-    found = facts.nearest(engine, tenant, {"userid": userid}, said[-1], limit) if said and limit else []
+    scope = user_scope(userid)
+    found = facts.nearest(engine, tenant, scope, said[-1], limit) if said and limit else []
     block = memory_block([memory.content for memory, _ in found], engine.settings.chat_memory_max_chars)
     if block:
         body["messages"] = with_memory(request.messages, block)
-    return ChatPlan(body, userid, said, [memory.memory_id for memory, _ in found])
+    return ChatPlan(body, userid, said)
 
 
 def complete(engine: Engine, tenant: str, request: ChatCompletionRequest) -> dict[str, Any]:
