@@ -110,7 +110,9 @@ class Queue(Protocol):
     """Hands extraction jobs to the worker (SQS FIFO on AWS, a table + thread locally)."""
 
     def send(self, job: ExtractionJob) -> None:
-        """Queue a job; a no-op when an identical job is still waiting (not in flight) in its group."""
+        """Queue a job. Never dropped when an identical job is in flight or was already done; one
+        identical to a job still waiting may be dropped (local) or delivered (SQS), since running a
+        job twice is harmless: extraction is idempotent."""
         ...
 
 
