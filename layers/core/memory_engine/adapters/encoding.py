@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import sys
 from array import array
 from collections.abc import Sequence
@@ -34,3 +35,9 @@ def unpack_vector(blob: bytes | None) -> list[float]:
     if sys.byteorder == "big":
         packed.byteswap()
     return packed.tolist()
+
+
+def unit_vector(vector: Sequence[float]) -> list[float]:
+    """The vector scaled to length 1 (a zero vector stays zero): dot products become cosines."""
+    norm = math.sqrt(sum(value * value for value in vector))
+    return [value / norm for value in vector] if norm > 0 else [float(value) for value in vector]

@@ -1,8 +1,10 @@
-"""Queue messages: what consolidate (and delete, fork) hand to the extraction worker."""
+"""Messages between components: extraction jobs on the queue, embedding calls to the model function."""
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class ExtractionJob(BaseModel):
@@ -17,3 +19,17 @@ class ExtractionJob(BaseModel):
     def group_id(self) -> str:
         """FIFO message group: one extraction at a time per session."""
         return f"{self.tenant}#{self.session_uuid}"
+
+
+class EmbeddingInvocation(BaseModel):
+    """What the remote embedder sends the embedding function (Lambda invoke or SageMaker body)."""
+
+    texts: list[str] = Field(min_length=1, max_length=256)
+    mode: Literal["query", "passage"] = "passage"
+
+
+class EmbeddingResult(BaseModel):
+    """The embedding function's answer: one vector per text, in order."""
+
+    embeddings: list[list[float]]
+    dimension: int
