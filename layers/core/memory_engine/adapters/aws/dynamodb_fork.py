@@ -30,7 +30,7 @@ from memory_engine.adapters.aws.dynamodb_table import (
     action_key,
     put,
 )
-from memory_engine.errors import Conflict, InvalidInput
+from memory_engine.errors import Conflict
 from memory_engine.ports import ForkPlan
 
 FORK_LEASE_SECONDS = 15 * 60
@@ -41,14 +41,8 @@ _NOT_THERE = "attribute_not_exists(pk)"
 
 def write_fork(table: DynamoTable, plan: ForkPlan, now: float | None = None) -> None:
     """Write the plan's target session, turns and memories; Conflict if the target exists."""
+    plan.check_one_session()
     target = plan.target
-    home = (target.tenant, target.session_uuid)
-    strangers = [t.dialog_uuid for t in plan.turns if (t.tenant, t.session_uuid) != home]
-    strangers += [m.memory_id for m in plan.memories if (m.tenant, m.session_uuid) != home]
-    if strangers:
-        raise InvalidInput(
-            f"The fork plan for {target.session_uuid} carries records of other sessions: {strangers}."
-        )
     pk = keys.session_pk(target.tenant, target.session_uuid)
     stamp = time.time() if now is None else now
     if table.get(pk, keys.SESSION_SK) is not None:
