@@ -46,3 +46,11 @@ ROUTES: tuple[Route, ...] = (
 def functions() -> list[str]:
     """Every function folder, once, in route order."""
     return list(dict.fromkeys(route.function for route in ROUTES))
+
+
+# Functions that are not HTTP routes, for the CDK app.
+# Triggered by the SQS FIFO extraction queue (event source mapping, partial batch responses).
+WORKERS: tuple[str, ...] = ("extraction_worker",)
+# Container-image functions (functions/<name>/Dockerfile, built with the repository root as context),
+# invoked by other functions: the embedding model behind MEMORY_ENGINE_EMBEDDER=lambda.
+IMAGE_FUNCTIONS: tuple[str, ...] = ("embedder_image",)

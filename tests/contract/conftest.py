@@ -20,6 +20,7 @@ import pytest
 from memory_engine.adapters.local.sqlite_queue import SqliteQueue
 from memory_engine.adapters.local.sqlite_store import SqliteStore
 from tests.contract.builders import MAX_RECEIVES
+from tests.fakes.aws import REGION, create_queue, create_table, moto_aws
 
 Handle = TypeVar("Handle")
 
@@ -45,11 +46,32 @@ def _sqlite_queue(tmp_path: Path, max_receives: int) -> Iterator[Backend[Any]]:
     yield Backend("sqlite", lambda: SqliteQueue(path, max_receives=max_receives), persistent=True)
 
 
+@contextmanager
+def _dynamodb_store(tmp_path: Path) -> Iterator[Backend[Any]]:
+    from memory_engine.adapters.aws.dynamodb_store import DynamoDbStore
+
+    # Persistent: a new handle is a new client on the same (mocked) table.
+    with moto_aws():
+        table = create_table()
+        yield Backend("dynamodb", lambda: DynamoDbStore(table, REGION), persistent=True)
+
+
+@contextmanager
+def _sqs_queue(tmp_path: Path, max_receives: int) -> Iterator[Backend[Any]]:
+    from memory_engine.adapters.aws.sqs_queue import SqsQueue
+
+    with moto_aws():
+        url = create_queue(max_receives=max_receives)
+        yield Backend("sqs", lambda: SqsQueue(url, REGION), persistent=True)
+
+
 STORE_BACKENDS: dict[str, Callable[[Path], AbstractContextManager[Backend[Any]]]] = {
     "sqlite": _sqlite_store,
+    "dynamodb": _dynamodb_store,
 }
 QUEUE_BACKENDS: dict[str, Callable[[Path, int], AbstractContextManager[Backend[Any]]]] = {
     "sqlite": _sqlite_queue,
+    "sqs": _sqs_queue,
 }
 
 

@@ -1,15 +1,18 @@
 """SearchIndex contract: the same assertions for every backend that can run here.
 
-Today that is the local in-process index. An OpenSearch backend joins by adding a factory to
-`_FACTORIES` when OPENSEARCH_URL is set; tenants are unique per test so a shared cluster is safe.
-Vectors are hand-made 8-dimensional directions, so no model is loaded.
+The local in-process index always; the OpenSearch adapter when OPENSEARCH_URL points at a cluster
+(a test index of its own per test, created and dropped; OPENSEARCH_SERVICE `es` or `aoss`, default
+`es`, and OPENSEARCH_ANALYZER, default `standard`, describe it). Tenants are unique per test so a
+shared cluster is safe. Vectors are hand-made 8-dimensional directions, so no model is loaded.
 """
 
 from __future__ import annotations
 
 import math
+import os
 import uuid
 from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from datetime import UTC, datetime
 
 import pytest
@@ -17,20 +20,46 @@ import pytest
 from memory_engine.ports import IndexDocument, IndexHit, SearchIndex
 
 
-def _local() -> SearchIndex:
+@contextmanager
+def _local() -> Iterator[SearchIndex]:
     from memory_engine.adapters.local.memory_index import LocalSearchIndex
 
-    return LocalSearchIndex()
+    yield LocalSearchIndex()
 
 
-_FACTORIES: dict[str, Callable[[], SearchIndex]] = {"local": _local}
+@contextmanager
+def _opensearch() -> Iterator[SearchIndex]:
+    url = os.environ.get("OPENSEARCH_URL")
+    if not url:
+        pytest.skip("OPENSEARCH_URL is not set: the OpenSearch index contract needs a cluster to run against")
+    from memory_engine.adapters.aws.opensearch_index import OpenSearchIndex
+
+    index = OpenSearchIndex(
+        url,
+        index=f"memory-engine-contract-{uuid.uuid4().hex[:12]}",
+        dimension=8,
+        service=os.environ.get("OPENSEARCH_SERVICE", "es"),
+        analyzer=os.environ.get("OPENSEARCH_ANALYZER", "standard"),  # type: ignore[arg-type]
+        refresh=True,
+    )
+    index.create_index()
+    try:
+        yield index
+    finally:
+        index.client.indices.delete(index=index.index)
+
+
+_FACTORIES: dict[str, Callable[[], AbstractContextManager[SearchIndex]]] = {
+    "local": _local,
+    "opensearch": _opensearch,
+}
 
 
 @pytest.fixture(params=sorted(_FACTORIES))
 def index(request: pytest.FixtureRequest) -> Iterator[SearchIndex]:
-    backend = _FACTORIES[request.param]()
-    yield backend
-    backend.clear()
+    with _FACTORIES[request.param]() as backend:
+        yield backend
+        backend.clear()
 
 
 @pytest.fixture

@@ -1,22 +1,37 @@
-"""An engine over fakes and the in-memory local adapters, plus a synchronous worker."""
+"""Engines over fakes plus each store/queue backend, and a worker that drains their queue.
+
+`ENGINE_BACKENDS` names every way the use cases can be wired for tests: `local` (SQLite store,
+a list as queue) and `aws` (DynamoDB store and SQS FIFO queue on moto, the worker Lambda handler
+draining the queue). Embedder, index and extractor are the same fakes for both.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from typing import Any
+
+from memory_engine import wiring
 from memory_engine.adapters.local.memory_index import LocalSearchIndex
 from memory_engine.adapters.local.sqlite_store import SqliteStore
 from memory_engine.engine import Engine
 from memory_engine.models.domain import Memory
 from memory_engine.models.messages import ExtractionJob
+from memory_engine.ports import Queue, Store
 from memory_engine.settings import Settings
 from memory_engine.usecases import extract, jobs
 from tests.fakes.ports import EchoExtractor, HashEmbedder, ListQueue, StepClock
 
 
 def fake_engine(**settings: object) -> Engine:
+    return _engine(SqliteStore(":memory:"), ListQueue(), settings)
+
+
+def _engine(store: Store, queue: Queue, settings: dict[str, object]) -> Engine:
     return Engine(
         settings=Settings(**settings),  # type: ignore[arg-type]
-        store=SqliteStore(":memory:"),
-        queue=ListQueue(),
+        store=store,
+        queue=queue,
         index=LocalSearchIndex(),
         embedder=HashEmbedder(),
         extractor=EchoExtractor(),
@@ -24,17 +39,70 @@ def fake_engine(**settings: object) -> Engine:
     )
 
 
-def run_worker(engine: Engine) -> list[Memory]:
-    """Play the worker: run every queued job to completion, like SQS → worker Lambda would.
+@contextmanager
+def local_engine(**settings: object) -> Iterator[Engine]:
+    yield fake_engine(**settings)
 
-    Returns the memories extraction jobs wrote (other kinds of job run too, through the same
-    dispatch the worker uses)."""
-    assert isinstance(engine.queue, ListQueue)
-    written: list[Memory] = []
-    while engine.queue.jobs:
-        for job in engine.queue.pop_all():
-            if isinstance(job, ExtractionJob):
-                written.extend(extract.run(engine, job))
-            else:
-                jobs.run(engine, job)
-    return written
+
+@contextmanager
+def aws_engine(**settings: object) -> Iterator[Engine]:
+    """The same engine with its store on DynamoDB and its queue on SQS FIFO, both on moto."""
+    from memory_engine.adapters.aws.dynamodb_store import DynamoDbStore
+    from memory_engine.adapters.aws.sqs_queue import SqsQueue
+    from tests.fakes.aws import REGION, create_queue, create_table, moto_aws
+
+    with moto_aws():
+        table, url = create_table(), create_queue()
+        yield _engine(DynamoDbStore(table, REGION), SqsQueue(url, REGION), settings)
+
+
+ENGINE_BACKENDS: dict[str, Callable[..., AbstractContextManager[Engine]]] = {
+    "local": local_engine,
+    "aws": aws_engine,
+}
+
+
+def queued_jobs(engine: Engine) -> int:
+    """Extraction jobs waiting (or in flight) in the engine's queue."""
+    if isinstance(engine.queue, ListQueue):
+        return len(engine.queue.jobs)
+    count: int = engine.queue.pending_count()  # type: ignore[attr-defined]
+    return count
+
+
+def run_worker(engine: Engine, deliveries: int = 1) -> list[Memory]:
+    """Play the worker until the queue is empty; returns the memories written, oldest batch first.
+
+    Jobs of every kind run, through the same dispatch the worker uses; only extraction writes
+    the memories returned.
+
+    `deliveries` > 1 hands every job to the worker that many times, as an at-least-once queue may.
+    On the list queue the use case runs directly; on SQS the worker Lambda's handler gets the
+    batches, as the event source mapping would deliver them.
+    """
+    if isinstance(engine.queue, ListQueue):
+        written: list[Memory] = []
+        while engine.queue.jobs:
+            for job in engine.queue.pop_all():
+                for _ in range(deliveries):
+                    if isinstance(job, ExtractionJob):
+                        written.extend(extract.run(engine, job))
+                    else:
+                        jobs.run(engine, job)
+        return written
+    return _run_lambda_worker(engine, deliveries)
+
+
+def _run_lambda_worker(engine: Engine, deliveries: int) -> list[Memory]:
+    from functions.extraction_worker.handler import lambda_handler
+    from tests.fakes.sqs_lambda import EventSourceMapping
+
+    before = {memory.memory_id for memory in engine.store.iter_memories()}
+    previous: Any = wiring._override  # restore whatever engine the calling test installed
+    wiring.use(engine)
+    try:
+        EventSourceMapping(engine.queue.queue_url, lambda_handler).drain(deliveries)  # type: ignore[attr-defined]
+    finally:
+        wiring.use(previous)
+    fresh = [memory for memory in engine.store.iter_memories() if memory.memory_id not in before]
+    return sorted(fresh, key=lambda memory: (memory.session_uuid, memory.first_seq))

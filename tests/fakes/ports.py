@@ -108,3 +108,16 @@ class RecordingChat:
             )
             for d in chunks
         )
+
+
+class FailingExtractor(EchoExtractor):
+    """Echoes, except for the turns of the given sessions: those raise, as a broken model would."""
+
+    def __init__(self, failing_sessions: set[str]) -> None:
+        super().__init__()
+        self.failing_sessions = failing_sessions
+
+    def extract(self, turns: Sequence[Turn], context: ExtractionContext) -> Extraction:
+        if any(turn.session_uuid in self.failing_sessions for turn in turns):
+            raise RuntimeError(f"extraction failed for {turns[0].session_uuid}")
+        return super().extract(turns, context)

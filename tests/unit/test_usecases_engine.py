@@ -1,6 +1,12 @@
-"""The native engine's verbs over fakes: buffering, batching, ids, cascade, fork, retrieval."""
+"""The native engine's verbs over fakes: buffering, batching, ids, cascade, fork, retrieval.
+
+The whole story runs once per store/queue backend (`ENGINE_BACKENDS`): locally, and with the
+DynamoDB store and the SQS FIFO queue on moto, the worker Lambda handler draining the queue.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Iterator
 
 import pytest
 
@@ -14,8 +20,7 @@ from memory_engine.models.api import (
 )
 from memory_engine.models.domain import TurnStatus, is_memory_id
 from memory_engine.usecases import consolidate, delete, fork, retrieve
-from tests.fakes.engine import fake_engine, run_worker
-from tests.fakes.ports import ListQueue
+from tests.fakes.engine import ENGINE_BACKENDS, queued_jobs, run_worker
 
 TENANT = "acme"
 
@@ -39,21 +44,21 @@ def ask(engine: Engine, query: str, **extra: object) -> list[str]:
     return [hit.memory_id for hit in retrieve.run(engine, TENANT, request).data]
 
 
-@pytest.fixture
-def engine() -> Engine:
-    return fake_engine()
+@pytest.fixture(params=sorted(ENGINE_BACKENDS))
+def engine(request: pytest.FixtureRequest) -> Iterator[Engine]:
+    with ENGINE_BACKENDS[request.param]() as engine:
+        yield engine
 
 
 def test_nineteen_turns_queue_nothing_and_the_twentieth_queues_one_job(engine: Engine) -> None:
     # Given 19 turns
     for n in range(1, 20):
         say(engine, n)
-    assert isinstance(engine.queue, ListQueue)
-    assert engine.queue.jobs == []
+    assert queued_jobs(engine) == 0
     # When the 20th arrives
     say(engine, 20)
     # Then exactly one extraction job is queued
-    assert len(engine.queue.jobs) == 1
+    assert queued_jobs(engine) == 1
 
 
 def test_twenty_buffered_turns_become_two_memories_and_four_stay_buffered(engine: Engine) -> None:
@@ -97,12 +102,10 @@ def test_reusing_a_dialog_uuid_with_other_content_is_a_conflict(engine: Engine) 
         say(engine, 1, "I live in Seoul")
 
 
-def test_a_duplicated_job_writes_no_second_memory(engine: Engine) -> None:
+def test_a_job_delivered_twice_writes_no_second_memory(engine: Engine) -> None:
     for n in range(1, 21):
         say(engine, n)
-    assert isinstance(engine.queue, ListQueue)
-    engine.queue.jobs.append(engine.queue.jobs[0])
-    memories = run_worker(engine)
+    memories = run_worker(engine, deliveries=2)
     assert len(memories) == 2
     assert len(engine.store.list_memories(TENANT, "s1")) == 2
 
@@ -151,8 +154,7 @@ def test_rebuffered_turns_that_fill_the_buffer_queue_extraction_again(engine: En
     for n in range(21, 33):  # 4 + 12 = 16 buffered
         say(engine, n)
     delete.run(engine, TENANT, DeleteRequest(session_uuid="s1", dialog_uuid="d3"))  # +7 → 23
-    assert isinstance(engine.queue, ListQueue)
-    assert len(engine.queue.jobs) == 1
+    assert queued_jobs(engine) == 1
 
 
 def test_deleting_a_memory_keeps_its_turns_as_forgotten_history(engine: Engine) -> None:

@@ -1,9 +1,14 @@
-"""`memory-engine` command line: serve locally, rebuild the search index."""
+"""`memory-engine` command line: serve locally, create and rebuild the search index."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+
+from pydantic import ValidationError
+
+from memory_engine.errors import MemoryEngineError
+from memory_engine.ports import SearchIndex
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -14,25 +19,79 @@ def main(argv: list[str] | None = None) -> int:
     serve_cmd.add_argument("--port", type=int, default=None)
     reindex_cmd = commands.add_parser("reindex", help="rebuild the search index from the store")
     reindex_cmd.add_argument("--tenant", default=None, help="only this tenant (default: all)")
+    create_cmd = commands.add_parser(
+        "create-index", help="create the OpenSearch index with its mapping (a deploy/bootstrap step)"
+    )
+    create_cmd.add_argument(
+        "--recreate", action="store_true", help="drop the index first if it exists (then run reindex)"
+    )
     args = parser.parse_args(argv)
 
-    if args.command == "serve":
-        from memory_engine.server.app import serve
+    try:
+        if args.command == "serve":
+            from memory_engine.server.app import serve
 
-        serve(args.host, args.port)
-        return 0
-    if args.command == "reindex":
-        from tqdm import tqdm
-
-        from memory_engine import wiring
-        from memory_engine.usecases.indexing import rebuild
-
-        engine = wiring.engine()
-        with tqdm(unit=" memories", desc="reindex") as bar:
-            count = rebuild(engine.store, engine.index, args.tenant, progress=lambda n: bar.update(n - bar.n))
-        print(f"indexed {count} memories", file=sys.stderr)
-        return 0
+            serve(args.host, args.port)
+            return 0
+        if args.command == "reindex":
+            return reindex(args.tenant)
+        if args.command == "create-index":
+            return create_index(args.recreate)
+    except ValidationError as error:  # the configuration: the message names the variables
+        print(error, file=sys.stderr)
+        return 2
+    except MemoryEngineError as error:
+        print(f"memory-engine {args.command}: {error.message}", file=sys.stderr)
+        return 1
     return 2
+
+
+def reindex(tenant: str | None) -> int:
+    """Rebuild the search index from the store (the system of record), with a progress bar."""
+    from tqdm import tqdm
+
+    from memory_engine import wiring
+    from memory_engine.settings import get_settings
+    from memory_engine.usecases.indexing import rebuild
+
+    settings = get_settings()
+    index: SearchIndex
+    if settings.backend == "aws":
+        if not settings.opensearch_url:
+            print(
+                "memory-engine reindex: with MEMORY_ENGINE_BACKEND=aws it rebuilds the OpenSearch index "
+                "from DynamoDB; set MEMORY_ENGINE_OPENSEARCH_URL.",
+                file=sys.stderr,
+            )
+            return 2
+        store, index = wiring.build_store(settings), wiring.build_opensearch_index(settings)
+    else:
+        engine = wiring.engine()
+        store, index = engine.store, engine.index
+    with tqdm(unit=" memories", desc="reindex") as bar:
+        count = rebuild(store, index, tenant, progress=lambda n: bar.update(n - bar.n))
+    print(f"indexed {count} memories", file=sys.stderr)
+    return 0
+
+
+def create_index(recreate: bool) -> int:
+    """Create the OpenSearch index; never done by a function at run time."""
+    from memory_engine import wiring
+    from memory_engine.settings import get_settings
+
+    settings = get_settings()
+    if not settings.opensearch_url:
+        print(
+            "memory-engine create-index: set MEMORY_ENGINE_OPENSEARCH_URL (the OpenSearch endpoint); "
+            "the local backend keeps its index in memory and needs no creation.",
+            file=sys.stderr,
+        )
+        return 2
+    index = wiring.build_opensearch_index(settings)
+    created = index.create_index(recreate=recreate)
+    state = "created" if created else "already exists (kept; --recreate drops it)"
+    print(f"OpenSearch index {index.index!r} at {index.url}: {state}", file=sys.stderr)
+    return 0
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from memory_engine.errors import InvalidInput
 from memory_engine.models.domain import Memory, MemoryFields, Session, Turn
 from memory_engine.models.messages import Job
 
@@ -34,6 +35,15 @@ class ForkPlan(BaseModel):
     target: Session
     turns: list[Turn]
     memories: list[Memory]
+
+    def check_one_session(self) -> None:
+        """Raise InvalidInput when a turn or memory of the plan belongs to another session."""
+        home = (self.target.tenant, self.target.session_uuid)
+        strangers = [t.dialog_uuid for t in self.turns if (t.tenant, t.session_uuid) != home]
+        strangers += [m.memory_id for m in self.memories if (m.tenant, m.session_uuid) != home]
+        if strangers:
+            target = self.target.session_uuid
+            raise InvalidInput(f"The fork plan for {target} carries records of other sessions: {strangers}.")
 
 
 class Store(Protocol):
@@ -139,7 +149,9 @@ class Queue(Protocol):
     """
 
     def send(self, job: Job) -> None:
-        """Queue a job; a no-op when an identical job is still waiting (not in flight) in its group."""
+        """Queue a job. Never dropped when an identical job is in flight or was already done; one
+        identical to a job still waiting may be dropped (local) or delivered (SQS), since running a
+        job twice is harmless: every job is idempotent."""
         ...
 
 

@@ -6,14 +6,15 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import AliasChoices, Field, SecretStr
+from pydantic import AliasChoices, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
 class Settings(BaseSettings):
     """Every knob of the engine. Environment variables are `MEMORY_ENGINE_<FIELD>` unless noted."""
 
-    model_config = SettingsConfigDict(env_prefix="MEMORY_ENGINE_", extra="ignore")
+    # hide_input_in_errors: a validation message must never echo the environment (keys, secrets).
+    model_config = SettingsConfigDict(env_prefix="MEMORY_ENGINE_", extra="ignore", hide_input_in_errors=True)
 
     backend: Literal["local", "aws"] = "local"
     data_dir: Path = Path(".memory-engine")
@@ -22,7 +23,7 @@ class Settings(BaseSettings):
     extraction_threshold: int = Field(20, ge=1, description="buffered turns that queue an extraction")
     batch_size: int = Field(8, ge=1, description="consecutive turns per memory")
 
-    embedder: Literal["minilm"] = "minilm"
+    embedder: Literal["minilm", "lambda", "sagemaker"] = "minilm"
     embedding_model_dir: Path | None = None
     embedding_batch_size: int = Field(64, ge=1)
 
@@ -57,6 +58,60 @@ class Settings(BaseSettings):
     worker_visibility_seconds: float = Field(30.0, gt=0)
 
     log_level: str = "INFO"
+
+    # -- AWS backend (backend == "aws"): see docs/dynamodb.md and the README's "Running on AWS" --
+    table_name: str | None = Field(None, description="the single DynamoDB table")
+    queue_url: str | None = Field(None, description="the SQS FIFO extraction queue")
+    opensearch_url: str | None = Field(None, description="OpenSearch endpoint (https://...)")
+    opensearch_service: Literal["aoss", "es"] = "aoss"
+    opensearch_index: str = Field("memories", min_length=1)
+    opensearch_engine: Literal["faiss", "lucene"] = "faiss"
+    opensearch_analyzer: Literal["nori", "cjk", "standard"] = "nori"
+    embedding_function_name: str | None = None
+    sagemaker_endpoint: str | None = None
+    embedding_dimension: int = Field(384, ge=1, le=16_000)
+    aws_region: str | None = Field(
+        None, validation_alias=AliasChoices("AWS_REGION", "AWS_DEFAULT_REGION", "MEMORY_ENGINE_AWS_REGION")
+    )
+    # Set by the Lambda runtime itself: inside a function, missing production settings are errors.
+    lambda_function_name: str | None = Field(None, validation_alias="AWS_LAMBDA_FUNCTION_NAME")
+
+    @model_validator(mode="after")
+    def _complete_for_the_chosen_adapters(self) -> Settings:
+        """Fail at the first read of the configuration, naming every variable that is missing."""
+        missing = [f"{variable} ({why})" for variable, why in _missing_variables(self)]
+        if missing:
+            raise ValueError("memory-engine configuration is incomplete: set " + "; ".join(missing))
+        return self
+
+    @property
+    def in_lambda(self) -> bool:
+        return self.lambda_function_name is not None
+
+
+def _missing_variables(settings: Settings) -> list[tuple[str, str]]:
+    missing: list[tuple[str, str]] = []
+    if settings.backend == "aws":
+        if not settings.table_name:
+            missing.append(
+                ("MEMORY_ENGINE_TABLE_NAME", "the DynamoDB table, needed by MEMORY_ENGINE_BACKEND=aws")
+            )
+        if not settings.queue_url:
+            missing.append(
+                ("MEMORY_ENGINE_QUEUE_URL", "the SQS FIFO queue URL, needed by MEMORY_ENGINE_BACKEND=aws")
+            )
+        if not settings.opensearch_url and settings.in_lambda:
+            missing.append(
+                (
+                    "MEMORY_ENGINE_OPENSEARCH_URL",
+                    "the OpenSearch endpoint; only tests and local runs may fall back to the in-memory index",
+                )
+            )
+    if settings.embedder == "lambda" and not settings.embedding_function_name:
+        missing.append(("MEMORY_ENGINE_EMBEDDING_FUNCTION_NAME", "needed by MEMORY_ENGINE_EMBEDDER=lambda"))
+    if settings.embedder == "sagemaker" and not settings.sagemaker_endpoint:
+        missing.append(("MEMORY_ENGINE_SAGEMAKER_ENDPOINT", "needed by MEMORY_ENGINE_EMBEDDER=sagemaker"))
+    return missing
 
 
 @lru_cache(maxsize=1)

@@ -16,6 +16,7 @@ from memory_engine.ports import ChatUpstream, Embedder, Extractor, JobSource, Qu
 from memory_engine.settings import Settings, get_settings
 
 if TYPE_CHECKING:
+    from memory_engine.adapters.aws.opensearch_index import OpenSearchIndex
     from memory_engine.adapters.openai import LlmExtractor
     from memory_engine.extraction.facts import FactExtractor
 
@@ -66,18 +67,30 @@ def database_path(settings: Settings) -> str:
 
 
 def build_store(settings: Settings) -> Store:
+    if settings.backend == "aws":
+        from memory_engine.adapters.aws.dynamodb_store import DynamoDbStore
+
+        return DynamoDbStore(settings.table_name or "", settings.aws_region)
     from memory_engine.adapters.local.sqlite_store import SqliteStore
 
     return SqliteStore(database_path(settings))
 
 
 def build_queue(settings: Settings) -> Queue:
+    if settings.backend == "aws":
+        from memory_engine.adapters.aws.sqs_queue import SqsQueue
+
+        return SqsQueue(settings.queue_url or "", settings.aws_region)
     from memory_engine.adapters.local.sqlite_queue import SqliteQueue
 
     return SqliteQueue(database_path(settings), max_receives=settings.worker_max_receives)
 
 
 def build_index(settings: Settings, store: Store) -> SearchIndex:
+    if settings.opensearch_url:
+        return build_opensearch_index(settings)
+    # Without OpenSearch (refused inside Lambda by the settings), tests and local runs rebuild an
+    # in-memory index from whichever store is configured.
     from memory_engine.adapters.local.memory_index import LocalSearchIndex
     from memory_engine.usecases.indexing import rebuild
 
@@ -87,7 +100,34 @@ def build_index(settings: Settings, store: Store) -> SearchIndex:
     return index
 
 
+def build_opensearch_index(settings: Settings) -> OpenSearchIndex:
+    """The OpenSearch adapter as configured; it sends nothing until first used."""
+    if not settings.opensearch_url:
+        raise Unavailable("MEMORY_ENGINE_OPENSEARCH_URL is not set: no OpenSearch index to work with.")
+    from memory_engine.adapters.aws.opensearch_index import OpenSearchIndex
+
+    return OpenSearchIndex(
+        settings.opensearch_url,
+        index=settings.opensearch_index,
+        dimension=settings.embedding_dimension,
+        service=settings.opensearch_service,
+        region=settings.aws_region,
+        engine=settings.opensearch_engine,
+        analyzer=settings.opensearch_analyzer,
+    )
+
+
 def build_embedder(settings: Settings) -> Embedder:
+    if settings.embedder in {"lambda", "sagemaker"}:
+        from memory_engine.adapters.aws.remote_embedder import RemoteEmbedder
+
+        return RemoteEmbedder(
+            dimension=settings.embedding_dimension,
+            function_name=settings.embedding_function_name if settings.embedder == "lambda" else None,
+            sagemaker_endpoint=settings.sagemaker_endpoint if settings.embedder == "sagemaker" else None,
+            batch_size=settings.embedding_batch_size,
+            region=settings.aws_region,
+        )
     from memory_engine.adapters.local.minilm_embedder import MiniLmEmbedder
 
     return MiniLmEmbedder(settings.embedding_model_dir, settings.embedding_batch_size)

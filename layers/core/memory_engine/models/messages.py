@@ -4,7 +4,8 @@ Three kinds share the one queue, told apart by `kind`: extraction of a session's
 (consolidate, delete, fork, recordmemory), recording a chat exchange to a user's memory (chat
 completions with a `userid`), and a follow-up purge after a user's memory was deleted. Every
 producer sends one of these models; every consumer parses a body with `parse_job` and routes it by
-kind in one place (`memory_engine.usecases.jobs`).
+kind in one place (`memory_engine.usecases.jobs`). The embedding function's request and answer are
+here too.
 """
 
 from __future__ import annotations
@@ -95,3 +96,17 @@ _JOB: TypeAdapter[Job] = TypeAdapter(Job)
 def parse_job(body: str | bytes) -> Job:
     """A queue message body (JSON) as the job it carries."""
     return _JOB.validate_json(body)
+
+
+class EmbeddingInvocation(BaseModel):
+    """What the remote embedder sends the embedding function (Lambda invoke or SageMaker body)."""
+
+    texts: list[str] = Field(min_length=1, max_length=256)
+    mode: Literal["query", "passage"] = "passage"
+
+
+class EmbeddingResult(BaseModel):
+    """The embedding function's answer: one vector per text, in order."""
+
+    embeddings: list[list[float]]
+    dimension: int

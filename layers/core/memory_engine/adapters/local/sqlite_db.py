@@ -8,15 +8,16 @@ second writer wait instead of failing.
 from __future__ import annotations
 
 import sqlite3
-import sys
 import threading
-from array import array
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from pathlib import Path
 
+# Re-exported: the row codecs import them from here.
+from memory_engine.adapters.encoding import pack_vector, to_text, unpack_vector
 from memory_engine.errors import Unavailable
+
+__all__ = ["SqliteDatabase", "pack_vector", "to_text", "unpack_vector"]
 
 IN_MEMORY = ":memory:"
 DEFAULT_BUSY_TIMEOUT_MS = 5_000
@@ -127,28 +128,3 @@ class SqliteDatabase:
                 f"The local database {self._path} is unavailable ({code}: {error}); "
                 "retry shortly, and check the file's disk space and permissions if it persists."
             ) from error
-
-
-def to_text(moment: datetime) -> str:
-    """ISO 8601 in UTC with fixed width, so stored times also sort as text. Naive means UTC."""
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC).isoformat(timespec="microseconds")
-
-
-def pack_vector(values: Sequence[float]) -> bytes:
-    """float32 little-endian, whatever the machine's byte order (the file may move machines)."""
-    packed = array("f", values)
-    if sys.byteorder == "big":
-        packed.byteswap()
-    return packed.tobytes()
-
-
-def unpack_vector(blob: bytes | None) -> list[float]:
-    if not blob:
-        return []
-    packed = array("f")
-    packed.frombytes(blob)
-    if sys.byteorder == "big":
-        packed.byteswap()
-    return packed.tolist()

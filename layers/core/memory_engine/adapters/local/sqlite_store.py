@@ -259,14 +259,8 @@ class SqliteStore:
     # -- fork --------------------------------------------------------------------------------
 
     def create_fork(self, plan: ForkPlan) -> None:
+        plan.check_one_session()
         target = plan.target
-        home = (target.tenant, target.session_uuid)
-        strangers = [t.dialog_uuid for t in plan.turns if (t.tenant, t.session_uuid) != home]
-        strangers += [m.memory_id for m in plan.memories if (m.tenant, m.session_uuid) != home]
-        if strangers:
-            raise InvalidInput(
-                f"The fork plan for {target.session_uuid} carries records of other sessions: {strangers}."
-            )
         with self._db.write() as conn:
             if _session_row(conn, target.tenant, target.session_uuid) is not None:
                 raise Conflict(

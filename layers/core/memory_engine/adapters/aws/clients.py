@@ -1,0 +1,95 @@
+"""boto3 clients, built on first use and shared by the process; AWS failures as domain errors."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from memory_engine.errors import Unavailable
+
+_lock = threading.Lock()
+_clients: dict[tuple[str, str | None], Any] = {}
+
+# Error codes that mean "AWS cannot serve this now": the request may be retried later.
+TRANSIENT_CODES = frozenset(
+    {
+        "ProvisionedThroughputExceededException",
+        "ThrottlingException",
+        "Throttling",
+        "RequestLimitExceeded",
+        "InternalServerError",
+        "InternalFailure",
+        "ServiceUnavailable",
+        "TooManyRequestsException",
+        "LimitExceededException",
+        "RequestThrottled",
+        "KMSThrottlingException",
+        "AWS.SimpleQueueService.RequestThrottled",
+    }
+)
+
+
+def client(service: str, region: str | None = None) -> Any:
+    """A shared client for `service` (boto3 clients are thread-safe; their creation is not)."""
+    key = (service, region)
+    found = _clients.get(key)
+    if found is not None:
+        return found
+    with _lock:
+        if key not in _clients:
+            import boto3
+            from botocore.config import Config
+
+            # Standard retries back off on throttling and 5xx; timeouts stay well inside Lambda's.
+            config = Config(
+                retries={"mode": "standard", "max_attempts": 5},
+                connect_timeout=3,
+                read_timeout=20,
+                tcp_keepalive=True,
+            )
+            _clients[key] = boto3.session.Session().client(service, region_name=region, config=config)
+        return _clients[key]
+
+
+def forget_clients() -> None:
+    """Drop the cached clients (tests that start a fresh moto mock)."""
+    with _lock:
+        _clients.clear()
+
+
+def error_code(error: BaseException) -> str:
+    response = getattr(error, "response", None) or {}
+    return str(response.get("Error", {}).get("Code", ""))
+
+
+@contextmanager
+def aws_errors(what: str, missing_hint: str = "") -> Iterator[None]:
+    """Turn throttling, 5xx, network failures and a missing resource into `Unavailable`.
+
+    Anything else (a validation error: a bug) propagates as it is.
+    """
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    try:
+        yield
+    except ClientError as error:
+        code = error_code(error)
+        if code in TRANSIENT_CODES:
+            raise Unavailable(f"{what} is busy or unavailable ({code}); retry shortly.") from error
+        if code in {
+            "ResourceNotFoundException",
+            "AWS.SimpleQueueService.NonExistentQueue",
+            "QueueDoesNotExist",
+        }:
+            raise Unavailable(f"{what} does not exist ({code}). {missing_hint}".strip()) from error
+        if code in {"AccessDeniedException", "AccessDenied", "UnrecognizedClientException"}:
+            raise Unavailable(
+                f"{what} refused this function's credentials ({code}); check its IAM role."
+            ) from error
+        raise
+    except BotoCoreError as error:  # connection refused, timeouts, no credentials
+        raise Unavailable(
+            f"{what} could not be reached ({type(error).__name__}: {error}); retry shortly."
+        ) from error

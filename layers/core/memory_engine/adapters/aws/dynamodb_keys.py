@@ -1,0 +1,124 @@
+"""The single-table design as data: key builders, index names and the table definition.
+
+docs/dynamodb.md explains every item type and access pattern. Every partition key of engine data
+starts with `T#<tenant>`; a `#` inside the tenant is doubled so no two tenants can ever produce the
+same key (tenants come from the key registry and normally have none). The id at the end of a key is
+taken as it is: nothing follows it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+PK, SK = "pk", "sk"
+TTL_ATTRIBUTE = "ttl"  # enabled on the table; reserved for expiring items (no engine item sets it yet)
+
+# Buffered turns of a thread, for retrieve (eventually consistent; sparse: buffered turns only).
+GSI1, GSI1_PK, GSI1_SK = "gsi1", "gsi1pk", "gsi1sk"
+# Every memory of a tenant, for reindex (keys only; sparse: memory items only).
+GSI2, GSI2_PK, GSI2_SK = "gsi2", "gsi2pk", "gsi2sk"
+# Buffered turns of a session in seq order, strongly consistent, for the extraction worker.
+LSI1, LSI1_SK = "lsi1", "lsi1sk"
+
+SESSION_SK = "SESSION"
+MEMORY_SK = "MEMORY"
+CHARACTERS_SK = "CHARACTERS"
+TURN_PREFIX = "TURN#"
+MEMREF_PREFIX = "MEMREF#"
+BUFFERED_PREFIX = "B#"
+SEQ_WIDTH = 10  # seqs as fixed-width text so they sort as numbers
+
+
+def _tenant(tenant: str) -> str:
+    return "T#" + tenant.replace("#", "##")
+
+
+def session_pk(tenant: str, session_uuid: str) -> str:
+    """Partition of a session: its SESSION item, turns, memory references and overflow parts."""
+    return f"{_tenant(tenant)}#S#{session_uuid}"
+
+
+def memory_pk(tenant: str, memory_id: str) -> str:
+    return f"{_tenant(tenant)}#M#{memory_id}"
+
+
+def thread_pk(tenant: str, thread: str) -> str:
+    """The thread's character registry, and the gsi1 partition of its buffered turns."""
+    return f"{_tenant(tenant)}#TH#{thread}"
+
+
+def tenant_memories(tenant: str) -> str:
+    """gsi2 partition listing a tenant's memories."""
+    return f"{_tenant(tenant)}#MEMORIES"
+
+
+def seq_text(seq: int) -> str:
+    return f"{seq:0{SEQ_WIDTH}d}"
+
+
+def turn_sk(dialog_uuid: str) -> str:
+    return TURN_PREFIX + dialog_uuid
+
+
+def memref_sk(first_seq: int, memory_id: str) -> str:
+    """A session's pointer to one of its memories, sorted as list_memories answers."""
+    return f"{MEMREF_PREFIX}{seq_text(first_seq)}#{memory_id}"
+
+
+def part_sk(owner_sk: str, number: int) -> str:
+    """Overflow part `number` (1-based) of the item `owner_sk` in the same partition."""
+    return f"PART#{number:03d}#{owner_sk}"
+
+
+def buffered_lsi_sk(seq: int) -> str:
+    return BUFFERED_PREFIX + seq_text(seq)
+
+
+def buffered_gsi_sk(session_uuid: str, seq: int) -> str:
+    return f"{session_uuid.replace('#', '##')}#{seq_text(seq)}"
+
+
+def key(pk: str, sk: str) -> dict[str, Any]:
+    return {PK: {"S": pk}, SK: {"S": sk}}
+
+
+def create_table_request(table_name: str) -> dict[str, Any]:
+    """`CreateTable` arguments for the engine's table (on-demand). The CDK app mirrors this.
+
+    Enable TTL on `ttl` separately (UpdateTimeToLive), and point-in-time recovery in production.
+    """
+    string_keys = [PK, SK, GSI1_PK, GSI1_SK, GSI2_PK, GSI2_SK, LSI1_SK]
+    return {
+        "TableName": table_name,
+        "BillingMode": "PAY_PER_REQUEST",
+        "AttributeDefinitions": [{"AttributeName": name, "AttributeType": "S"} for name in string_keys],
+        "KeySchema": [{"AttributeName": PK, "KeyType": "HASH"}, {"AttributeName": SK, "KeyType": "RANGE"}],
+        "GlobalSecondaryIndexes": [
+            {
+                "IndexName": GSI1,
+                "KeySchema": [
+                    {"AttributeName": GSI1_PK, "KeyType": "HASH"},
+                    {"AttributeName": GSI1_SK, "KeyType": "RANGE"},
+                ],
+                "Projection": {"ProjectionType": "ALL"},
+            },
+            {
+                "IndexName": GSI2,
+                "KeySchema": [
+                    {"AttributeName": GSI2_PK, "KeyType": "HASH"},
+                    {"AttributeName": GSI2_SK, "KeyType": "RANGE"},
+                ],
+                "Projection": {"ProjectionType": "KEYS_ONLY"},
+            },
+        ],
+        "LocalSecondaryIndexes": [
+            {
+                "IndexName": LSI1,
+                "KeySchema": [
+                    {"AttributeName": PK, "KeyType": "HASH"},
+                    {"AttributeName": LSI1_SK, "KeyType": "RANGE"},
+                ],
+                "Projection": {"ProjectionType": "ALL"},
+            }
+        ],
+    }

@@ -1,0 +1,174 @@
+"""Deleting a memory, or a dialog with its memory in cascade: each one TransactWriteItems call.
+
+The items are read first (strongly consistent), then written back under conditions that hold only
+if nothing changed since (the turn still points at the memory, the memory still exists); when
+another writer got there first the transaction is cancelled and the whole step is read and tried
+again. So a delete racing an extraction can neither orphan a turn nor resurrect a memory.
+"""
+
+from __future__ import annotations
+
+from memory_engine.adapters.aws import dynamodb_items as items
+from memory_engine.adapters.aws import dynamodb_keys as keys
+from memory_engine.adapters.aws import dynamodb_reads as reads
+from memory_engine.adapters.aws.dynamodb_table import (
+    Action,
+    DynamoTable,
+    Item,
+    TransactionCancelled,
+    backoff,
+    delete,
+    update,
+)
+from memory_engine.errors import NotFound, Unavailable
+from memory_engine.models.domain import Memory, Turn, TurnStatus
+from memory_engine.ports import RemovalOutcome
+
+MAX_ATTEMPTS = 8
+_STATUS = {"#status": "status"}
+
+
+def delete_memory(table: DynamoTable, tenant: str, memory_id: str) -> RemovalOutcome:
+    """Delete one memory; its turns stay as history, marked forgotten."""
+    for attempt in range(MAX_ATTEMPTS):
+        found = table.get(keys.memory_pk(tenant, memory_id), keys.MEMORY_SK)
+        if found is None:
+            raise NotFound(
+                f"No memory {memory_id} for this tenant; it may be deleted already. "
+                "List the session's memories to find a current id."
+            )
+        memory = reads.memories(table, [found])[0]
+        actions = _memory_removal(found, memory)
+        for turn in _owned_turns(table, memory):
+            actions.append(
+                update(
+                    _turn_key(turn),
+                    "SET #status = :forgotten REMOVE memory_id",
+                    {":forgotten": items.s(TurnStatus.FORGOTTEN.value), ":memory": items.s(memory_id)},
+                    condition="memory_id = :memory",
+                    names=_STATUS,
+                )
+            )
+        try:
+            table.transact(actions)
+        except TransactionCancelled:
+            backoff(attempt)
+            continue
+        count = reads.buffered_count(table, tenant, memory.session_uuid)
+        return RemovalOutcome(deleted_memories=[memory_id], buffered_count=count)
+    raise Unavailable(f"Memory {memory_id} kept changing while being deleted; retry shortly.")
+
+
+def delete_dialog(table: DynamoTable, tenant: str, session_uuid: str, dialog_uuid: str) -> RemovalOutcome:
+    """Delete a turn and, if it was extracted, its memory; the memory's other turns are buffered again."""
+    pk = keys.session_pk(tenant, session_uuid)
+    for attempt in range(MAX_ATTEMPTS):
+        if table.get(pk, keys.SESSION_SK) is None:
+            raise NotFound(
+                f"No session {session_uuid} for this tenant; check session_uuid "
+                "(a session exists once its first turn was consolidated)."
+            )
+        found = table.get(pk, keys.turn_sk(dialog_uuid))
+        if found is None:
+            raise NotFound(
+                f"Session {session_uuid} has no dialog {dialog_uuid}; it may be deleted already. "
+                "Send a dialog uuid of this session or a memory id."
+            )
+        turn = reads.turns(table, [found])[0]
+        outcome = RemovalOutcome(deleted_dialogs=[dialog_uuid])
+        actions = [_unchanged_turn_removal(found, turn), *(delete(part) for part in items.part_keys(found))]
+        delta = -1 if turn.status is TurnStatus.BUFFERED else 0
+        if turn.status is TurnStatus.EXTRACTED and turn.memory_id:
+            rebuffered = _cascade(table, turn, actions, outcome)
+            delta += len(rebuffered)
+        if delta:
+            actions.append(
+                update(
+                    keys.key(pk, keys.SESSION_SK),
+                    "ADD buffered :delta",
+                    {":delta": items.n(delta)},
+                    condition="attribute_exists(pk)",
+                )
+            )
+        try:
+            table.transact(actions)
+        except TransactionCancelled:
+            backoff(attempt)
+            continue
+        outcome.buffered_count = reads.buffered_count(table, tenant, session_uuid)
+        return outcome
+    raise Unavailable(f"Dialog {dialog_uuid} kept changing while being deleted; retry shortly.")
+
+
+def _cascade(table: DynamoTable, turn: Turn, actions: list[Action], outcome: RemovalOutcome) -> list[Turn]:
+    """Add the memory's deletion and its other turns' return to the buffer to `actions`."""
+    memory_id = turn.memory_id or ""
+    found = table.get(keys.memory_pk(turn.tenant, memory_id), keys.MEMORY_SK)
+    if found is not None:
+        memory = reads.memories(table, [found])[0]
+        actions.extend(_memory_removal(found, memory))
+        outcome.deleted_memories.append(memory_id)
+        siblings = [t for t in _owned_turns(table, memory) if t.dialog_uuid != turn.dialog_uuid]
+    else:  # the memory is gone already: find the turns that still point at it
+        siblings = [
+            t
+            for t in reads.turns(table, reads.session_turn_items(table, turn.tenant, turn.session_uuid))
+            if t.memory_id == memory_id and t.dialog_uuid != turn.dialog_uuid
+        ]
+    thread = _thread_of(table, turn)
+    for sibling in siblings:
+        indexed = items.buffered_keys(sibling.tenant, sibling.session_uuid, thread, sibling.seq)
+        actions.append(
+            update(
+                _turn_key(sibling),
+                "SET #status = :buffered, lsi1sk = :lsi, gsi1pk = :gpk, gsi1sk = :gsk REMOVE memory_id",
+                {
+                    ":buffered": items.s(TurnStatus.BUFFERED.value),
+                    ":memory": items.s(memory_id),
+                    ":lsi": indexed[keys.LSI1_SK],
+                    ":gpk": indexed[keys.GSI1_PK],
+                    ":gsk": indexed[keys.GSI1_SK],
+                },
+                condition="memory_id = :memory",
+                names=_STATUS,
+            )
+        )
+    outcome.rebuffered_dialogs.extend(sibling.dialog_uuid for sibling in siblings)
+    return siblings
+
+
+def _memory_removal(found: Item, memory: Memory) -> list[Action]:
+    ref = keys.key(
+        keys.session_pk(memory.tenant, memory.session_uuid),
+        keys.memref_sk(memory.first_seq, memory.memory_id),
+    )
+    removal = [delete(reads.keys_of([found])[0], condition="attribute_exists(pk)"), delete(ref)]
+    return removal + [delete(part) for part in items.part_keys(found)]
+
+
+def _unchanged_turn_removal(found: Item, turn: Turn) -> Action:
+    values = {":status": items.s(turn.status.value)}
+    condition = "#status = :status"
+    if turn.memory_id:
+        values[":memory"] = items.s(turn.memory_id)
+        condition += " AND memory_id = :memory"
+    action = delete(reads.keys_of([found])[0], condition=condition, values=values)
+    action["Delete"]["ExpressionAttributeNames"] = _STATUS
+    return action
+
+
+def _owned_turns(table: DynamoTable, memory: Memory) -> list[Turn]:
+    """The memory's source turns that still point at it, in seq order."""
+    found = reads.turns(
+        table, reads.turn_items(table, memory.tenant, memory.session_uuid, memory.source_dialog_uuids)
+    )
+    return sorted((t for t in found if t.memory_id == memory.memory_id), key=lambda t: t.seq)
+
+
+def _thread_of(table: DynamoTable, turn: Turn) -> str:
+    session = table.get(keys.session_pk(turn.tenant, turn.session_uuid), keys.SESSION_SK)
+    return "" if session is None else items.text(session, "parent_session_uuid") or ""
+
+
+def _turn_key(turn: Turn) -> Item:
+    return keys.key(keys.session_pk(turn.tenant, turn.session_uuid), keys.turn_sk(turn.dialog_uuid))

@@ -1,0 +1,296 @@
+"""`SearchIndex` on OpenSearch (Amazon OpenSearch Service `es`, or Serverless `aoss`): k-NN + BM25.
+
+- The index is created by `memory-engine create-index` at deploy/bootstrap time, never here: the
+  constructor stores settings, the client is built on first use.
+- SigV4 signing (requests-aws4auth, with the function's refreshable credentials) for AWS endpoints;
+  any other URL (a local test cluster) is used as it is.
+- Serverless vector collections accept neither custom document ids nor refresh: there a document
+  is stored under a generated id, an upsert deletes the older copies of the same (tenant, doc id),
+  deletes go by query-then-bulk, and searches collapse duplicate copies. Managed domains get the
+  tenant-unique `_id` and plain bulk upserts.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from memory_engine.adapters.aws import opensearch_bodies as bodies
+from memory_engine.adapters.aws.opensearch_bodies import Body
+from memory_engine.adapters.encoding import unit_vector
+from memory_engine.errors import InvalidInput, Unavailable
+from memory_engine.ports import IndexDocument, IndexHit
+
+_PAGE = 500
+
+
+class OpenSearchIndex:
+    def __init__(
+        self,
+        url: str,
+        index: str = "memories",
+        dimension: int = 384,
+        service: str = "aoss",
+        region: str | None = None,
+        engine: bodies.Engine = "faiss",
+        analyzer: bodies.Analyzer = "nori",
+        refresh: bool = False,
+        client: Any = None,
+    ) -> None:
+        self.url = url
+        self.index = index
+        self.dimension = dimension
+        self.service = service
+        self.region = region
+        self.engine: bodies.Engine = engine
+        self.analyzer: bodies.Analyzer = analyzer
+        # Make writes visible to the next search at once (tests); not available on Serverless.
+        self.refresh = refresh and service != "aoss"
+        self._client = client
+
+    @property
+    def client(self) -> Any:
+        if self._client is None:
+            self._client = _connect(self.url, self.service, self.region)
+        return self._client
+
+    @property
+    def custom_ids(self) -> bool:
+        return self.service != "aoss"
+
+    # -- bootstrap -------------------------------------------------------------------------------
+
+    def create_index(self, recreate: bool = False) -> bool:
+        """Create the index with its mapping; False when it already existed (and was kept)."""
+        with self._errors():
+            exists = bool(self.client.indices.exists(index=self.index))
+            if exists and not recreate:
+                return False
+            if exists:
+                self.client.indices.delete(index=self.index)
+            self.client.indices.create(
+                index=self.index, body=bodies.index_body(self.dimension, self.engine, self.analyzer)
+            )
+        return True
+
+    # -- writes ----------------------------------------------------------------------------------
+
+    def upsert(self, docs: Sequence[IndexDocument]) -> None:
+        if not docs:
+            return
+        wrong = [doc.doc_id for doc in docs if len(doc.vector) != self.dimension]
+        if wrong:
+            raise InvalidInput(
+                f"documents {wrong} do not have {self.dimension}-dimensional vectors, the dimension of "
+                f"index {self.index!r} (MEMORY_ENGINE_EMBEDDING_DIMENSION); re-embed them with the same model"
+            )
+        lines: list[Body] = []
+        if not self.custom_ids:
+            by_tenant: dict[str, list[str]] = {}
+            for doc in docs:
+                by_tenant.setdefault(doc.tenant, []).append(doc.doc_id)
+            for tenant, doc_ids in by_tenant.items():
+                lines += [
+                    {"delete": {"_id": copy}}
+                    for copy in self._copies(bodies.scope_filter(tenant, doc_ids=doc_ids))
+                ]
+        for doc in docs:
+            key = bodies.document_key(doc.tenant, doc.doc_id) if self.custom_ids else None
+            lines.append({"index": {"_id": key}} if key else {"index": {}})
+            lines.append(bodies.document(doc, unit_vector(doc.vector), copy_id=key))
+        self._bulk(lines)
+
+    def delete(self, tenant: str, doc_ids: Sequence[str]) -> None:
+        """Remove documents; unknown ids are ignored, so deletes can be replayed."""
+        if not doc_ids:
+            return
+        if self.custom_ids:
+            self._bulk([{"delete": {"_id": bodies.document_key(tenant, doc_id)}} for doc_id in doc_ids])
+        else:
+            self._delete_where(bodies.scope_filter(tenant, doc_ids=list(doc_ids)))
+
+    def delete_thread(self, tenant: str, thread: str) -> None:
+        """Remove every document of one memory thread."""
+        self._delete_where(bodies.scope_filter(tenant, threads=[thread]))
+
+    def clear(self, tenant: str | None = None) -> None:
+        self._delete_where(bodies.scope_filter(tenant) if tenant is not None else [{"match_all": {}}])
+
+    def _delete_where(self, filters: list[Body]) -> None:
+        copies = list(self._copies(filters))
+        for start in range(0, len(copies), _PAGE):
+            self._bulk([{"delete": {"_id": copy}} for copy in copies[start : start + _PAGE]])
+
+    def _copies(self, filters: list[Body]) -> Iterator[str]:
+        """The `_id` of every stored copy matching the filters (search_after over copy_id)."""
+        after: list[Any] | None = None
+        while True:
+            with self._errors():
+                response = self.client.search(
+                    index=self.index, body=bodies.copies_query(filters, _PAGE, after)
+                )
+            hits = response["hits"]["hits"]
+            yield from (hit["_id"] for hit in hits)
+            if len(hits) < _PAGE:
+                return
+            after = hits[-1]["sort"]
+
+    def _bulk(self, lines: list[Body]) -> None:
+        if not lines:
+            return
+        payload = "\n".join(json.dumps(line, ensure_ascii=False) for line in lines) + "\n"
+        params = {"refresh": "true"} if self.refresh else {}
+        with self._errors():
+            response = self.client.bulk(body=payload, index=self.index, params=params)
+        if response.get("errors"):
+            failures = [
+                item
+                for action in response["items"]
+                for item in action.values()
+                if item.get("status", 200) >= 300
+            ]
+            failures = [item for item in failures if item.get("status") != 404]  # deleting the absent is fine
+            if failures:
+                raise Unavailable(
+                    f"OpenSearch refused {len(failures)} bulk action(s): {failures[0].get('error')}"
+                )
+
+    # -- search ----------------------------------------------------------------------------------
+
+    def search(
+        self, tenant: str, threads: Sequence[str], text: str, vector: Sequence[float], k: int
+    ) -> list[IndexHit]:
+        """Up to k dense and up to k lexical candidates within `threads`, each with both scores."""
+        threads = list(dict.fromkeys(threads))
+        if k <= 0 or not threads:
+            return []
+        if len(vector) and len(vector) != self.dimension:
+            raise InvalidInput(
+                f"the query vector has {len(vector)} dimensions but index {self.index!r} holds "
+                f"{self.dimension}; embed the query with the model that embedded the memories"
+            )
+        query = unit_vector(vector)
+        searches: list[Body] = []
+        if len(vector):
+            searches.append(bodies.knn_query(tenant, threads, query, k))
+        if text.strip():
+            searches.append(bodies.lexical_query(tenant, threads, text, k))
+        if not searches:
+            return []
+        responses = self._msearch(searches)
+        dense = _dense_hits(responses[0]) if len(vector) else {}
+        lexical = _lexical_hits(responses[-1], query) if text.strip() else {}
+        missing_lexical = [doc_id for doc_id in dense if doc_id not in lexical]
+        words: dict[str, float] = {}
+        if text.strip() and missing_lexical:
+            rescore = bodies.lexical_query(
+                tenant, threads, text, len(missing_lexical), doc_ids=missing_lexical
+            )
+            words = {
+                doc_id: score
+                for doc_id, (score, _) in _lexical_hits(self._msearch([rescore])[0], query).items()
+            }
+        # Dense hits first, best first, then the lexical-only ones, as the local index answers.
+        hits = [
+            IndexHit(
+                doc_id=doc_id,
+                dense=cosine,
+                lexical=lexical[doc_id][0] if doc_id in lexical else words.get(doc_id, 0.0),
+            )
+            for doc_id, cosine in dense.items()
+        ]
+        hits += [
+            IndexHit(doc_id=doc_id, dense=cosine, lexical=score)
+            for doc_id, (score, cosine) in lexical.items()
+            if doc_id not in dense
+        ]
+        return hits
+
+    def _msearch(self, searches: list[Body]) -> list[Body]:
+        lines: list[Body] = []
+        for search in searches:
+            lines += [{"index": self.index}, search]
+        payload = "\n".join(json.dumps(line, ensure_ascii=False) for line in lines) + "\n"
+        with self._errors():
+            response = self.client.msearch(body=payload)
+        results: list[Body] = response["responses"]
+        failed = [result["error"] for result in results if "error" in result]
+        if failed:
+            raise Unavailable(f"OpenSearch search failed: {failed[0]}")
+        return results
+
+    @contextmanager
+    def _errors(self) -> Iterator[None]:
+        from opensearchpy.exceptions import ConnectionError as OpenSearchConnectionError
+        from opensearchpy.exceptions import NotFoundError, TransportError
+
+        try:
+            yield
+        except NotFoundError as error:
+            raise Unavailable(
+                f"OpenSearch index {self.index!r} does not exist at {self.url}; "
+                "create it with `memory-engine create-index`."
+            ) from error
+        except OpenSearchConnectionError as error:
+            raise Unavailable(
+                f"OpenSearch at {self.url} could not be reached ({error}); retry shortly."
+            ) from error
+        except TransportError as error:
+            status = error.status_code if isinstance(error.status_code, int) else 0
+            if status == 429 or status >= 500:
+                raise Unavailable(f"OpenSearch is busy or unavailable ({status}); retry shortly.") from error
+            raise
+
+
+def _dense_hits(response: Body) -> dict[str, float]:
+    found: dict[str, float] = {}
+    for hit in response["hits"]["hits"]:
+        doc_id = hit["_source"]["doc_id"]
+        if doc_id not in found:  # a Serverless upsert may briefly leave two copies: keep the best
+            found[doc_id] = bodies.cosine_from_score(float(hit["_score"]))
+    return found
+
+
+def _lexical_hits(response: Body, query: Sequence[float]) -> dict[str, tuple[float, float]]:
+    """doc id → (BM25 score, cosine to the query vector computed from the returned vector)."""
+    found: dict[str, tuple[float, float]] = {}
+    for hit in response["hits"]["hits"]:
+        source = hit["_source"]
+        if source["doc_id"] in found:
+            continue
+        stored = source.get("vector") or []
+        cosine = sum(a * b for a, b in zip(query, stored, strict=False)) if query and stored else 0.0
+        found[source["doc_id"]] = (float(hit["_score"]), cosine)
+    return found
+
+
+def _connect(url: str, service: str, region: str | None) -> Any:
+    from opensearchpy import OpenSearch, RequestsHttpConnection
+
+    auth = None
+    if ".amazonaws.com" in url:
+        import boto3
+        from requests_aws4auth import AWS4Auth
+
+        session = boto3.session.Session()
+        credentials = session.get_credentials()
+        if credentials is None:
+            raise Unavailable(
+                "No AWS credentials to sign OpenSearch requests with; check the function's role."
+            )
+        auth = AWS4Auth(
+            region=region or session.region_name, service=service, refreshable_credentials=credentials
+        )
+    return OpenSearch(
+        hosts=[url],
+        http_auth=auth,
+        use_ssl=url.startswith("https"),
+        verify_certs=url.startswith("https"),
+        connection_class=RequestsHttpConnection,
+        timeout=10,
+        max_retries=2,
+        retry_on_timeout=True,
+        http_compress=True,
+    )

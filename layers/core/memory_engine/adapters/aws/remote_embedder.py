@@ -1,0 +1,104 @@
+"""`Embedder` that calls a model served elsewhere: the embedding container Lambda, or SageMaker.
+
+The wire format is the embedding function's (functions/embedder_image): request
+`{"texts": [...], "mode": "query"|"passage"}`, answer `{"embeddings": [[...], ...], "dimension": N}`.
+A SageMaker endpoint gets the same request body as JSON and may answer that shape or a bare list
+of vectors. Texts go in batches (the payload limits of Lambda are 6 MB each way: 64 texts of
+4096 floats is about 3 MB of JSON). The dimension comes from configuration and every answer is
+checked against it, so a model swap without a reindex fails loudly instead of mixing spaces.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from memory_engine.adapters.aws.clients import aws_errors, client
+from memory_engine.adapters.encoding import unit_vector
+from memory_engine.errors import InvalidInput, Unavailable
+from memory_engine.ports import EmbedMode
+
+
+class RemoteEmbedder:
+    def __init__(
+        self,
+        dimension: int,
+        function_name: str | None = None,
+        sagemaker_endpoint: str | None = None,
+        batch_size: int = 64,
+        region: str | None = None,
+        aws_client: Any = None,
+    ) -> None:
+        if (function_name is None) == (sagemaker_endpoint is None):
+            raise ValueError("give exactly one of function_name and sagemaker_endpoint")
+        self._dimension = dimension
+        self._function_name = function_name
+        self._endpoint = sagemaker_endpoint
+        self._batch_size = max(1, batch_size)
+        self._region = region
+        self._client = aws_client
+
+    @property
+    def dimension(self) -> int:
+        return self._dimension
+
+    @property
+    def target(self) -> str:
+        return (
+            f"Lambda function {self._function_name}"
+            if self._function_name
+            else f"SageMaker endpoint {self._endpoint}"
+        )
+
+    @property
+    def client(self) -> Any:
+        if self._client is None:
+            self._client = client("lambda" if self._function_name else "sagemaker-runtime", self._region)
+        return self._client
+
+    def embed(self, texts: Sequence[str], mode: EmbedMode = "passage") -> list[list[float]]:
+        vectors: list[list[float]] = []
+        for start in range(0, len(texts), self._batch_size):
+            batch = list(texts[start : start + self._batch_size])
+            answer = self._call({"texts": batch, "mode": mode})
+            vectors.extend(self._checked(answer, len(batch)))
+        return vectors
+
+    def _call(self, request: dict[str, Any]) -> Any:
+        payload = json.dumps(request, ensure_ascii=False).encode()
+        with aws_errors(
+            f"The embedding model ({self.target})", "Check MEMORY_ENGINE_EMBEDDER and its target."
+        ):
+            if self._function_name:
+                response = self.client.invoke(FunctionName=self._function_name, Payload=payload)
+                body = response["Payload"].read()
+                if response.get("FunctionError"):
+                    raise Unavailable(f"{self.target} failed: {body.decode(errors='replace')[:500]}")
+            else:
+                response = self.client.invoke_endpoint(
+                    EndpointName=self._endpoint,
+                    ContentType="application/json",
+                    Accept="application/json",
+                    Body=payload,
+                )
+                body = response["Body"].read()
+        answer = json.loads(body)
+        if isinstance(answer, dict) and "error" in answer:
+            raise InvalidInput(f"{self.target} refused the texts: {answer['error']}")
+        return answer
+
+    def _checked(self, answer: Any, expected: int) -> list[list[float]]:
+        vectors = answer.get("embeddings") if isinstance(answer, dict) else answer
+        if not isinstance(vectors, list) or len(vectors) != expected:
+            raise Unavailable(
+                f"{self.target} answered {type(vectors).__name__} instead of {expected} embeddings."
+            )
+        wrong = {len(vector) for vector in vectors} - {self._dimension}
+        if wrong:
+            raise Unavailable(
+                f"{self.target} returns {sorted(wrong)[0]}-dimensional embeddings but the engine is "
+                f"configured for {self._dimension} (MEMORY_ENGINE_EMBEDDING_DIMENSION); align them, "
+                "then rebuild the index."
+            )
+        return [unit_vector(vector) for vector in vectors]

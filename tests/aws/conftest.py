@@ -1,0 +1,57 @@
+"""The AWS adapters on moto: an engine wired to them, and a record of the AWS calls it makes."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from memory_engine.adapters.aws import clients
+from memory_engine.engine import Engine
+from tests.fakes.aws import REGION
+from tests.fakes.engine import aws_engine
+
+DYNAMODB_WRITES = frozenset({"PutItem", "UpdateItem", "DeleteItem", "TransactWriteItems", "BatchWriteItem"})
+
+
+class AwsCalls:
+    """Counts API calls per service and operation, from botocore's own `before-call` events."""
+
+    def __init__(self) -> None:
+        self.counts: Counter[tuple[str, str]] = Counter()
+
+    def watch(self, service: str) -> None:
+        events = clients.client(service, REGION).meta.events
+        events.register(f"before-call.{service}.*", self._count)
+
+    def _count(self, model: Any, **_: Any) -> None:
+        self.counts[(model.service_model.service_name, model.name)] += 1
+
+    def reset(self) -> None:
+        self.counts.clear()
+
+    def dynamodb_writes(self) -> int:
+        return sum(
+            n
+            for (service, name), n in self.counts.items()
+            if service == "dynamodb" and name in DYNAMODB_WRITES
+        )
+
+    def of(self, service: str) -> dict[str, int]:
+        return {name: n for (svc, name), n in self.counts.items() if svc == service}
+
+
+@pytest.fixture
+def engine() -> Iterator[Engine]:
+    with aws_engine() as engine:
+        yield engine
+
+
+@pytest.fixture
+def aws_calls(engine: Engine) -> AwsCalls:
+    calls = AwsCalls()
+    calls.watch("dynamodb")
+    calls.watch("sqs")
+    return calls

@@ -1,0 +1,69 @@
+"""What a consolidate costs on AWS, counted with botocore's event hooks (moto answers the calls)."""
+
+from __future__ import annotations
+
+from memory_engine.engine import Engine
+from memory_engine.models.api import ConsolidateRequest
+from memory_engine.usecases import consolidate
+from tests.aws.conftest import AwsCalls
+
+
+def say(engine: Engine, n: int, **options: object) -> None:
+    request = ConsolidateRequest.model_validate(
+        {
+            "session_uuid": "s1",
+            "parent_session_uuid": "thread-1",
+            "new_dialog": {"uuid": f"d{n}", "query": f"turn number {n}", "answer": "ok"},
+            "options": options,
+        }
+    )
+    consolidate.run(engine, "acme", request)
+
+
+def test_a_turn_below_the_threshold_is_exactly_one_dynamodb_write_and_no_queue_call(
+    engine: Engine, aws_calls: AwsCalls
+) -> None:
+    # Given a session with some turns
+    for n in range(1, 6):
+        say(engine, n)
+    aws_calls.reset()
+
+    # When one more turn below the threshold is consolidated
+    say(engine, 6)
+
+    # Then it cost exactly one write (one conditional transaction) and nothing on SQS
+    assert aws_calls.dynamodb_writes() == 1
+    assert aws_calls.of("dynamodb").get("TransactWriteItems") == 1
+    assert aws_calls.of("sqs") == {}
+
+
+def test_the_first_turn_of_a_session_is_also_one_write(engine: Engine, aws_calls: AwsCalls) -> None:
+    say(engine, 1)
+
+    assert aws_calls.dynamodb_writes() == 1
+    assert aws_calls.of("sqs") == {}
+
+
+def test_the_turn_that_reaches_the_threshold_adds_exactly_one_queue_send(
+    engine: Engine, aws_calls: AwsCalls
+) -> None:
+    for n in range(1, 20):
+        say(engine, n)
+    aws_calls.reset()
+
+    say(engine, 20)
+
+    assert aws_calls.dynamodb_writes() == 1
+    assert aws_calls.of("sqs") == {"SendMessage": 1}
+
+
+def test_a_replayed_turn_writes_nothing_new_and_queues_nothing(engine: Engine, aws_calls: AwsCalls) -> None:
+    say(engine, 1)
+    aws_calls.reset()
+
+    say(engine, 1)
+
+    # The one conditional write is refused by DynamoDB: nothing changed, nothing was queued.
+    assert aws_calls.dynamodb_writes() == 1
+    assert aws_calls.of("sqs") == {}
+    assert len(engine.store.list_turns("acme", "s1")) == 1

@@ -1,0 +1,174 @@
+"""The backend switch: settings fail fast naming what is missing; wiring picks the AWS adapters;
+the CLI bootstraps and rebuilds the OpenSearch index from DynamoDB."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from pydantic import ValidationError
+
+from memory_engine import cli, wiring
+from memory_engine.adapters.aws.dynamodb_store import DynamoDbStore
+from memory_engine.adapters.aws.opensearch_index import OpenSearchIndex
+from memory_engine.adapters.aws.remote_embedder import RemoteEmbedder
+from memory_engine.adapters.aws.sqs_queue import SqsQueue
+from memory_engine.adapters.local.memory_index import LocalSearchIndex
+from memory_engine.engine import Engine
+from memory_engine.settings import Settings, reset_settings
+from tests.contract.builders import append_turns, make_memory, make_session
+from tests.fakes.aws import TABLE
+from tests.fakes.opensearch import StubCluster
+
+AWS = {
+    "MEMORY_ENGINE_BACKEND": "aws",
+    "MEMORY_ENGINE_TABLE_NAME": TABLE,
+    "MEMORY_ENGINE_QUEUE_URL": "https://sqs.us-east-1.amazonaws.com/123456789012/memory-engine-extraction.fifo",
+}
+
+
+@pytest.fixture
+def env(monkeypatch: pytest.MonkeyPatch) -> Iterator[pytest.MonkeyPatch]:
+    """Set variables for the test; settings and the built engine are forgotten before and after."""
+    reset_settings()
+    wiring.reset()
+    yield monkeypatch
+    monkeypatch.undo()
+    reset_settings()
+    wiring.reset()
+
+
+def configured(env: pytest.MonkeyPatch, **variables: str) -> Settings:
+    for name, value in variables.items():
+        env.setenv(name, value)
+    return Settings()
+
+
+def test_the_aws_backend_without_its_table_and_queue_fails_naming_both(env: pytest.MonkeyPatch) -> None:
+    with pytest.raises(ValidationError) as raised:
+        configured(env, MEMORY_ENGINE_BACKEND="aws")
+
+    assert "MEMORY_ENGINE_TABLE_NAME" in str(raised.value)
+    assert "MEMORY_ENGINE_QUEUE_URL" in str(raised.value)
+
+
+def test_inside_lambda_the_aws_backend_needs_opensearch(env: pytest.MonkeyPatch) -> None:
+    with pytest.raises(ValidationError, match="MEMORY_ENGINE_OPENSEARCH_URL"):
+        configured(env, **AWS, AWS_LAMBDA_FUNCTION_NAME="memory-engine-retrieve")
+
+
+def test_outside_lambda_the_aws_backend_may_run_without_opensearch(env: pytest.MonkeyPatch) -> None:
+    assert configured(env, **AWS).opensearch_url is None
+
+
+def test_a_remote_embedder_without_its_target_fails_naming_the_variable(env: pytest.MonkeyPatch) -> None:
+    with pytest.raises(ValidationError, match="MEMORY_ENGINE_SAGEMAKER_ENDPOINT"):
+        configured(env, MEMORY_ENGINE_EMBEDDER="sagemaker")
+
+
+def test_a_configuration_error_never_echoes_the_environment(env: pytest.MonkeyPatch) -> None:
+    with pytest.raises(ValidationError) as raised:
+        configured(env, MEMORY_ENGINE_BACKEND="aws", OPENAI_API_KEY="sk-secret-value")
+
+    assert "sk-secret-value" not in str(raised.value)
+
+
+def test_the_aws_backend_wires_the_aws_adapters_without_calling_aws(env: pytest.MonkeyPatch) -> None:
+    settings = configured(
+        env,
+        **AWS,
+        MEMORY_ENGINE_OPENSEARCH_URL="https://abc.us-east-1.aoss.amazonaws.com",
+        MEMORY_ENGINE_EMBEDDER="lambda",
+        MEMORY_ENGINE_EMBEDDING_FUNCTION_NAME="memory-engine-embedder",
+        MEMORY_ENGINE_EMBEDDING_DIMENSION="1024",
+    )
+
+    store = wiring.build_store(settings)
+    index = wiring.build_index(settings, store)
+    embedder = wiring.build_embedder(settings)
+
+    assert isinstance(store, DynamoDbStore) and store.table.name == TABLE
+    assert isinstance(wiring.build_queue(settings), SqsQueue)
+    assert isinstance(index, OpenSearchIndex) and (index.service, index.dimension) == ("aoss", 1024)
+    assert isinstance(embedder, RemoteEmbedder) and embedder.dimension == 1024
+
+
+def test_without_opensearch_the_aws_backend_searches_an_index_rebuilt_from_dynamodb(
+    env: pytest.MonkeyPatch, engine: Engine
+) -> None:
+    # Given a memory in DynamoDB (on moto)
+    append_turns(engine.store, make_session(), "d1")
+    memory = make_memory("d1", embedding=[1.0, 0.0, 0.0, 0.0])
+    engine.store.save_memory(memory)
+
+    # When the engine is wired from the environment without an OpenSearch URL
+    index = wiring.build_index(configured(env, **AWS), engine.store)
+
+    # Then the local index holds what the table holds
+    assert isinstance(index, LocalSearchIndex)
+    assert index.get(memory.tenant, memory.memory_id) is not None
+
+
+def test_reindex_rebuilds_opensearch_from_dynamodb(
+    env: pytest.MonkeyPatch, engine: Engine, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given two memories in DynamoDB and an OpenSearch endpoint (a stub transport)
+    append_turns(engine.store, make_session(), "d1", "d2")
+    for uuid, seq in [("d1", 0), ("d2", 1)]:
+        engine.store.save_memory(make_memory(uuid, first_seq=seq, embedding=[0.0] * 383 + [1.0]))
+    cluster = StubCluster()
+    configured(
+        env,
+        **AWS,
+        MEMORY_ENGINE_OPENSEARCH_URL="https://search.example.com",
+        MEMORY_ENGINE_OPENSEARCH_SERVICE="es",
+    )
+    env.setattr(
+        wiring,
+        "build_opensearch_index",
+        lambda s: OpenSearchIndex(s.opensearch_url, service="es", client=cluster.client()),
+    )
+
+    # When the reindex command runs
+    status = cli.main(["reindex"])
+
+    # Then the index was cleared and both memories bulk-indexed, with a count at the end
+    assert status == 0
+    indexed = [line for bulk in cluster.sent("_bulk") for line in bulk.bodies if "doc_id" in line]
+    assert sorted(line["doc_id"] for line in indexed) == sorted(
+        m.memory_id for m in engine.store.iter_memories()
+    )
+    assert "indexed 2 memories" in capsys.readouterr().err
+
+
+def test_create_index_is_a_command_that_names_the_missing_endpoint(
+    env: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    configured(env, **AWS)
+
+    assert cli.main(["create-index"]) == 2
+    assert "MEMORY_ENGINE_OPENSEARCH_URL" in capsys.readouterr().err
+
+
+def test_create_index_creates_the_mapping_once(
+    env: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cluster = StubCluster()
+    configured(env, **AWS, MEMORY_ENGINE_OPENSEARCH_URL="https://search.example.com")
+    env.setattr(
+        wiring, "build_opensearch_index", lambda s: OpenSearchIndex(s.opensearch_url, client=cluster.client())
+    )
+
+    assert cli.main(["create-index"]) == 0
+
+    assert [r.method for r in cluster.requests] == ["HEAD", "PUT"]
+    assert "created" in capsys.readouterr().err
+
+
+def test_a_bad_configuration_makes_the_cli_exit_with_the_message(
+    env: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    env.setenv("MEMORY_ENGINE_BACKEND", "aws")
+
+    assert cli.main(["reindex"]) == 2
+    assert "MEMORY_ENGINE_TABLE_NAME" in capsys.readouterr().err

@@ -1,0 +1,62 @@
+"""The embedding function's handler fed its sample invocation from events/."""
+
+from __future__ import annotations
+
+import pytest
+
+from functions.embedder_image import handler as embedding_function
+from memory_engine.server.apigw import LocalContext
+from tests.fakes.ports import HashEmbedder
+from tests.handlers.conftest import load_event
+
+
+@pytest.fixture(autouse=True)
+def model(monkeypatch: pytest.MonkeyPatch) -> HashEmbedder:
+    model = HashEmbedder(dimension=16)
+    monkeypatch.setattr(embedding_function, "embedder", lambda: model)
+    return model
+
+
+def test_the_sample_invocation_gets_one_embedding_per_text_and_the_dimension() -> None:
+    answer = embedding_function.lambda_handler(load_event("embedder_image"), LocalContext())
+
+    assert answer["dimension"] == 16
+    assert len(answer["embeddings"]) == 2
+    assert all(len(vector) == 16 for vector in answer["embeddings"])
+
+
+def test_an_invocation_without_texts_gets_an_error_naming_the_field() -> None:
+    answer = embedding_function.lambda_handler({"texts": [], "mode": "query"}, LocalContext())
+
+    assert set(answer) == {"error"}
+    assert "texts" in answer["error"]
+
+
+def test_the_function_refuses_to_be_pointed_at_another_remote_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    from memory_engine.settings import reset_settings
+
+    monkeypatch.undo()
+    monkeypatch.setenv("MEMORY_ENGINE_EMBEDDER", "lambda")
+    monkeypatch.setenv("MEMORY_ENGINE_EMBEDDING_FUNCTION_NAME", "itself")
+    reset_settings()
+    embedding_function.embedder.cache_clear()
+    try:
+        with pytest.raises(RuntimeError, match="MEMORY_ENGINE_EMBEDDER=minilm"):
+            embedding_function.embedder()
+    finally:
+        monkeypatch.undo()
+        reset_settings()
+
+
+def test_the_image_copies_only_files_that_exist_and_runs_this_handler() -> None:
+    # The image is not built here (no Docker engine): check what it names against the repository.
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    lines = (root / "functions" / "embedder_image" / "Dockerfile").read_text().splitlines()
+    sources = [part for line in lines if line.startswith("COPY ") for part in line.split()[1:-1]]
+    command = next(line for line in lines if line.startswith("CMD "))
+
+    assert sources and all((root / source).exists() for source in sources)
+    assert '"functions.embedder_image.handler.lambda_handler"' in command
+    assert callable(embedding_function.lambda_handler)

@@ -1,0 +1,246 @@
+"""The OpenSearch adapter's mapping and request bodies, through a stub transport (no cluster here;
+the index contract suite runs against a real one when OPENSEARCH_URL is set)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from memory_engine.adapters.aws.opensearch_index import OpenSearchIndex
+from memory_engine.errors import InvalidInput, Unavailable
+from memory_engine.ports import IndexDocument, IndexHit
+from tests.fakes.opensearch import StubCluster, hits
+
+TENANT = "tenant-a"
+
+
+def index_on(cluster: StubCluster, **options: Any) -> OpenSearchIndex:
+    settings: dict[str, Any] = {"url": "https://stub", "dimension": 4, "service": "aoss"} | options
+    return OpenSearchIndex(client=cluster.client(), **settings)
+
+
+def doc(doc_id: str, vector: list[float] | None = None, tenant: str = TENANT) -> IndexDocument:
+    return IndexDocument(
+        tenant=tenant,
+        doc_id=doc_id,
+        session_uuid="s1",
+        thread="thread-1",
+        text=f"words of {doc_id}",
+        vector=vector or [3.0, 0.0, 4.0, 0.0],
+        source_dialog_uuids=["d1"],
+        created_at=datetime(2026, 3, 18, tzinfo=UTC),
+    )
+
+
+def tenant_filtered(query: dict[str, Any], tenant: str = TENANT) -> bool:
+    """True when the query's filter clauses include the tenant term."""
+    if "knn" in query:
+        clauses = next(iter(query["knn"].values()))["filter"]["bool"]["filter"]
+    else:
+        clauses = query["bool"]["filter"]
+    return {"term": {"tenant": tenant}} in clauses
+
+
+# -- the mapping -------------------------------------------------------------------------------
+
+
+def test_create_index_sends_a_knn_mapping_with_the_configured_dimension_and_engine() -> None:
+    # Given no index yet
+    cluster = StubCluster(index_exists=False)
+
+    # When the bootstrap command creates it for 4096-dimensional lucene vectors
+    created = index_on(cluster, dimension=4096, engine="lucene", index="mem").create_index()
+
+    # Then one PUT carries an HNSW knn_vector of that dimension, and k-NN is on for the index
+    assert created is True
+    [put] = [r for r in cluster.requests if r.method == "PUT"]
+    assert put.path == "/mem"
+    vector = put.body["mappings"]["properties"]["vector"]
+    assert vector["type"] == "knn_vector"
+    assert vector["dimension"] == 4096
+    assert vector["method"]["name"] == "hnsw"
+    assert vector["method"]["engine"] == "lucene"
+    assert put.body["settings"]["index"]["knn"] is True
+
+
+def test_the_text_field_uses_nori_by_default_and_another_analyzer_when_configured() -> None:
+    nori, cjk = StubCluster(), StubCluster()
+
+    index_on(nori).create_index()
+    index_on(cjk, analyzer="cjk").create_index()
+
+    nori_body = next(r for r in nori.requests if r.method == "PUT").body
+    cjk_body = next(r for r in cjk.requests if r.method == "PUT").body
+    assert nori_body["mappings"]["properties"]["text"]["analyzer"] == "memory_text"
+    assert nori_body["settings"]["analysis"]["tokenizer"]["memory_nori"]["type"] == "nori_tokenizer"
+    assert cjk_body["settings"]["analysis"]["analyzer"]["memory_text"] == {"type": "cjk"}
+
+
+def test_an_existing_index_is_kept_unless_recreate_is_asked() -> None:
+    cluster = StubCluster(index_exists=True)
+
+    assert index_on(cluster).create_index() is False
+    assert [r.method for r in cluster.requests] == ["HEAD"]
+
+
+def test_nothing_is_sent_before_the_first_call() -> None:
+    cluster = StubCluster()
+
+    index_on(cluster)
+
+    assert cluster.requests == []
+
+
+# -- search bodies ----------------------------------------------------------------------------
+
+
+def test_search_filters_by_tenant_and_threads_inside_the_knn_clause_with_k_as_size() -> None:
+    # Given an index answering both searches with nothing
+    cluster = StubCluster(msearch_answers=[[hits([]), hits([])]])
+
+    # When searching two threads for 7 candidates
+    index_on(cluster).search(TENANT, ["thread-1", "thread-2"], "apples", [0.0, 2.0, 0.0, 0.0], k=7)
+
+    # Then the k-NN query carries the filter inside its knn clause, with size and k both 7
+    [msearch] = cluster.sent("_msearch")
+    knn, lexical = msearch.bodies[1], msearch.bodies[3]
+    clause = knn["query"]["knn"]["vector"]
+    assert (knn["size"], clause["k"]) == (7, 7)
+    assert clause["filter"]["bool"]["filter"] == [
+        {"term": {"tenant": TENANT}},
+        {"terms": {"thread": ["thread-1", "thread-2"]}},
+    ]
+    assert "post_filter" not in knn and set(knn["query"]) == {"knn"}
+    # And the query vector is sent unit length (innerproduct on unit vectors is the cosine)
+    assert clause["vector"] == [0.0, 1.0, 0.0, 0.0]
+    # And the BM25 query has the same size and the same tenant and thread filters
+    assert lexical["size"] == 7
+    assert tenant_filtered(lexical["query"])
+    assert lexical["query"]["bool"]["must"] == [{"match": {"text": {"query": "apples"}}}]
+
+
+def test_search_turns_scores_into_cosines_and_bm25_with_both_for_every_hit() -> None:
+    # Given a dense hit (innerproduct score 1.8 = cosine 0.8) and a lexical-only hit with its vector
+    cluster = StubCluster(
+        msearch_answers=[
+            [
+                hits([{"doc_id": "near", "score": 1.8}]),
+                hits([{"doc_id": "worded", "score": 3.5, "vector": [0.6, 0.8, 0.0, 0.0]}]),
+            ],
+            [hits([{"doc_id": "near", "score": 1.25}])],  # the BM25 score of the dense-only hit
+        ]
+    )
+
+    # When searching
+    found = index_on(cluster).search(TENANT, ["thread-1"], "apples", [1.0, 0.0, 0.0, 0.0], k=5)
+
+    # Then each hit carries both scores: the dense-only one got its BM25 score from a follow-up
+    # query limited to it (tenant filter included), the lexical-only one its cosine from its vector
+    assert [(hit.doc_id, round(hit.dense, 6), hit.lexical) for hit in found] == [
+        ("near", 0.8, 1.25),
+        ("worded", 0.6, 3.5),
+    ]
+    rescore = cluster.sent("_msearch")[1].bodies[1]
+    assert {"terms": {"doc_id": ["near"]}} in rescore["query"]["bool"]["filter"]
+    assert tenant_filtered(rescore["query"])
+
+
+def test_a_negative_inner_product_score_maps_back_to_a_negative_cosine() -> None:
+    cluster = StubCluster(msearch_answers=[[hits([{"doc_id": "away", "score": 0.5}])]])
+
+    found = index_on(cluster).search(TENANT, ["thread-1"], "", [1.0, 0.0, 0.0, 0.0], k=5)
+
+    assert found == [IndexHit(doc_id="away", dense=-1.0, lexical=0.0)]
+
+
+def test_duplicate_copies_of_a_document_come_back_as_one_hit() -> None:
+    cluster = StubCluster(
+        msearch_answers=[[hits([{"doc_id": "a", "score": 1.9}, {"doc_id": "a", "score": 1.7}])]]
+    )
+
+    found = index_on(cluster).search(TENANT, ["thread-1"], "", [1.0, 0.0, 0.0, 0.0], k=5)
+
+    assert [hit.doc_id for hit in found] == ["a"]
+
+
+def test_no_threads_or_no_k_sends_nothing() -> None:
+    cluster = StubCluster()
+    index = index_on(cluster)
+
+    assert index.search(TENANT, [], "apples", [1.0, 0.0, 0.0, 0.0], k=5) == []
+    assert index.search(TENANT, ["thread-1"], "apples", [1.0, 0.0, 0.0, 0.0], k=0) == []
+    assert cluster.requests == []
+
+
+def test_a_query_vector_of_another_dimension_is_invalid_input() -> None:
+    with pytest.raises(InvalidInput, match="4"):
+        index_on(StubCluster()).search(TENANT, ["thread-1"], "x", [1.0, 0.0], k=5)
+
+
+# -- writes -----------------------------------------------------------------------------------
+
+
+def test_on_a_managed_domain_upsert_indexes_under_a_tenant_unique_id_and_refreshes_when_asked() -> None:
+    cluster = StubCluster()
+
+    index_on(cluster, service="es", refresh=True).upsert([doc("m1"), doc("m1", tenant="tenant-b")])
+
+    [bulk] = cluster.sent("_bulk")
+    actions = bulk.bodies[0::2]
+    assert [a["index"]["_id"] for a in actions] == ["tenant-a#m1", "tenant-b#m1"]
+    assert bulk.bodies[1]["vector"] == [0.6, 0.0, 0.8, 0.0]  # normalised on the way in
+    assert bulk.params.get("refresh") == "true"
+
+
+def test_on_serverless_upsert_uses_generated_ids_and_replaces_older_copies_of_the_tenants_doc() -> None:
+    # Given an older copy of m1 stored under a generated id
+    cluster = StubCluster(search_answers=[hits([{"_id": "gen-1", "doc_id": "m1"}])])
+
+    # When m1 is upserted again
+    index_on(cluster, service="aoss", refresh=True).upsert([doc("m1")])
+
+    # Then the copies were looked up within the tenant, and one bulk deletes the old and indexes the new
+    [lookup] = cluster.sent("_search")
+    assert lookup.body["query"]["bool"]["filter"] == [
+        {"term": {"tenant": TENANT}},
+        {"terms": {"doc_id": ["m1"]}},
+    ]
+    [bulk] = cluster.sent("_bulk")
+    assert bulk.bodies[0] == {"delete": {"_id": "gen-1"}}
+    assert bulk.bodies[1] == {"index": {}}
+    assert "refresh" not in bulk.params  # Serverless has no refresh
+
+
+def test_deleting_by_memory_id_or_thread_and_clearing_a_tenant_always_filter_by_tenant() -> None:
+    cluster = StubCluster()
+    index = index_on(cluster)
+
+    index.delete(TENANT, ["m1", "m2"])
+    index.delete_thread(TENANT, "thread-9")
+    index.clear(TENANT)
+
+    lookups = [request.body["query"]["bool"]["filter"] for request in cluster.sent("_search")]
+    assert lookups == [
+        [{"term": {"tenant": TENANT}}, {"terms": {"doc_id": ["m1", "m2"]}}],
+        [{"term": {"tenant": TENANT}}, {"terms": {"thread": ["thread-9"]}}],
+        [{"term": {"tenant": TENANT}}],
+    ]
+
+
+def test_a_vector_of_the_wrong_dimension_is_refused_before_anything_is_sent() -> None:
+    cluster = StubCluster()
+
+    with pytest.raises(InvalidInput, match="m1"):
+        index_on(cluster).upsert([doc("m1", vector=[1.0, 0.0])])
+
+    assert cluster.requests == []
+
+
+def test_a_bulk_action_the_cluster_refuses_is_unavailable_not_silently_dropped() -> None:
+    refused = {"errors": True, "items": [{"index": {"status": 429, "error": {"type": "too_many_requests"}}}]}
+    cluster = StubCluster(bulk_answer=refused)
+
+    with pytest.raises(Unavailable, match="too_many_requests"):
+        index_on(cluster, service="es").upsert([doc("m1")])

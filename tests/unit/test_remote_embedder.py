@@ -1,0 +1,115 @@
+"""The remote embedder, wired to the embedding function's real handler through a fake Lambda client."""
+
+from __future__ import annotations
+
+import io
+import json
+from typing import Any
+
+import pytest
+from botocore.exceptions import ClientError
+
+from functions.embedder_image import handler as embedding_function
+from memory_engine.adapters.aws.remote_embedder import RemoteEmbedder
+from memory_engine.errors import InvalidInput, Unavailable
+from memory_engine.server.apigw import LocalContext
+from tests.fakes.ports import HashEmbedder
+
+
+class FakeLambda:
+    """Lambda Invoke, answered in process by a handler; records each payload."""
+
+    def __init__(self, handler: Any = None, function_error: str | None = None) -> None:
+        self.handler = handler or embedding_function.lambda_handler
+        self.function_error = function_error
+        self.payloads: list[dict[str, Any]] = []
+
+    def invoke(self, FunctionName: str, Payload: bytes) -> dict[str, Any]:
+        request = json.loads(Payload)
+        self.payloads.append(request)
+        answer = self.handler(request, LocalContext())
+        response: dict[str, Any] = {"StatusCode": 200, "Payload": io.BytesIO(json.dumps(answer).encode())}
+        if self.function_error:
+            response["FunctionError"] = self.function_error
+        return response
+
+
+@pytest.fixture
+def model(monkeypatch: pytest.MonkeyPatch) -> HashEmbedder:
+    """The model inside the embedding function (a hashed bag of words, 8 dimensions)."""
+    model = HashEmbedder(dimension=8)
+    monkeypatch.setattr(embedding_function, "embedder", lambda: model)
+    return model
+
+
+def test_texts_are_embedded_by_the_function_in_batches_and_in_order(model: HashEmbedder) -> None:
+    # Given a remote embedder sending 2 texts per call
+    fake = FakeLambda()
+    remote = RemoteEmbedder(dimension=8, function_name="embedder", batch_size=2, aws_client=fake)
+    texts = ["apples in the orchard", "a broken bicycle", "jazz downtown", "sailing lessons", "the cat"]
+
+    # When five passages are embedded
+    vectors = remote.embed(texts, mode="passage")
+
+    # Then the model's vectors come back in order, from three calls that carried the mode
+    assert [[round(x, 6) for x in v] for v in vectors] == [
+        [round(x, 6) for x in v] for v in model.embed(texts)
+    ]
+    assert [len(p["texts"]) for p in fake.payloads] == [2, 2, 1]
+    assert {p["mode"] for p in fake.payloads} == {"passage"}
+
+
+def test_an_answer_of_another_dimension_fails_loudly_naming_the_setting(model: HashEmbedder) -> None:
+    remote = RemoteEmbedder(dimension=384, function_name="embedder", aws_client=FakeLambda())
+
+    with pytest.raises(Unavailable, match="MEMORY_ENGINE_EMBEDDING_DIMENSION"):
+        remote.embed(["hello"])
+
+
+def test_a_function_error_is_unavailable(model: HashEmbedder) -> None:
+    remote = RemoteEmbedder(
+        dimension=8, function_name="embedder", aws_client=FakeLambda(function_error="Unhandled")
+    )
+
+    with pytest.raises(Unavailable, match="embedder failed"):
+        remote.embed(["hello"])
+
+
+def test_a_batch_the_function_refuses_is_invalid_input(model: HashEmbedder) -> None:
+    # Given a batch size above what the function takes (256 texts)
+    remote = RemoteEmbedder(dimension=8, function_name="embedder", batch_size=300, aws_client=FakeLambda())
+
+    # Then its refusal, which names the field, surfaces as invalid input
+    with pytest.raises(InvalidInput, match="texts"):
+        remote.embed(["hello"] * 300)
+
+
+def test_throttling_by_lambda_is_unavailable() -> None:
+    class Throttled:
+        def invoke(self, **_: Any) -> Any:
+            raise ClientError(
+                {"Error": {"Code": "TooManyRequestsException", "Message": "Rate exceeded"}}, "Invoke"
+            )
+
+    remote = RemoteEmbedder(dimension=8, function_name="embedder", aws_client=Throttled())
+
+    with pytest.raises(Unavailable, match="retry"):
+        remote.embed(["hello"])
+
+
+def test_a_sagemaker_endpoint_gets_the_same_request_and_may_answer_a_bare_list() -> None:
+    class FakeSageMaker:
+        def __init__(self) -> None:
+            self.bodies: list[dict[str, Any]] = []
+
+        def invoke_endpoint(self, EndpointName: str, Body: bytes, **_: Any) -> dict[str, Any]:
+            self.bodies.append(json.loads(Body))
+            return {"Body": io.BytesIO(json.dumps([[3.0, 4.0], [0.0, 2.0]]).encode())}
+
+    fake = FakeSageMaker()
+    remote = RemoteEmbedder(dimension=2, sagemaker_endpoint="minilm", aws_client=fake)
+
+    vectors = remote.embed(["one", "two"], mode="query")
+
+    assert vectors == [[0.6, 0.8], [0.0, 1.0]]  # unit length whatever the endpoint returns
+    assert fake.bodies == [{"texts": ["one", "two"], "mode": "query"}]
