@@ -10,11 +10,16 @@ import json
 from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
+from weakref import WeakKeyDictionary
 
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
-from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
+from aws_lambda_powertools.event_handler.openapi.exceptions import (
+    RequestUnsupportedContentType,
+    RequestValidationError,
+)
 
+from memory_engine.auth import TENANT_CONTEXT_KEY
 from memory_engine.errors import (
     Conflict,
     InvalidInput,
@@ -25,9 +30,9 @@ from memory_engine.errors import (
     Unauthorized,
     Unavailable,
 )
+from memory_engine.logsafe import RedactingFilter, error_details
 
 SERVICE = "memory-engine"
-TENANT_CONTEXT_KEY = "tenant"
 
 STATUS_BY_ERROR: dict[type[MemoryEngineError], int] = {
     InvalidInput: 422,
@@ -44,7 +49,29 @@ ErrorShaper = Callable[[int, str, list[dict[str, Any]]], dict[str, Any]]
 
 @lru_cache(maxsize=1)
 def logger() -> Logger:
-    return Logger(service=SERVICE)
+    log = Logger(service=SERVICE)
+    log.addFilter(RedactingFilter())
+    return log
+
+
+# Which error envelope each resolver answers with, so the OpenAPI spec can describe it.
+_ERROR_SHAPERS: WeakKeyDictionary[APIGatewayRestResolver, ErrorShaper] = WeakKeyDictionary()
+
+
+def error_shaper_of(app: APIGatewayRestResolver) -> ErrorShaper:
+    return _ERROR_SHAPERS.get(app, native_error_body)
+
+
+def parse_json_body(text: str) -> Any:
+    """`json.loads`, with absurd input (nesting past the recursion limit, integers of thousands of
+    digits) reported as malformed JSON (400) instead of escaping as a crash."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        raise
+    except (RecursionError, ValueError) as error:
+        reason = "nested too deeply" if isinstance(error, RecursionError) else "a number is too long"
+        raise json.JSONDecodeError(reason, text[:64], 0) from None
 
 
 def native_error_body(status: int, message: str, errors: list[dict[str, Any]]) -> dict[str, Any]:
@@ -89,7 +116,14 @@ def build_resolver(shape_error: ErrorShaper = native_error_body) -> APIGatewayRe
     `shape_error` lets an API dialect (game envelope, memory bank) keep its own error format
     while sharing the status mapping.
     """
-    app = APIGatewayRestResolver(enable_validation=True)
+    app = APIGatewayRestResolver(enable_validation=True, json_body_deserializer=parse_json_body)
+    _ERROR_SHAPERS[app] = shape_error
+
+    @app.exception_handler(RequestUnsupportedContentType)
+    def _unsupported_type(_: RequestUnsupportedContentType) -> Response:
+        message = "Unsupported Content-Type: send the body as JSON ('Content-Type: application/json')."
+        fields = [{"field": "Content-Type", "message": "not JSON"}]
+        return json_response(415, shape_error(415, message, fields))
 
     @app.exception_handler(RequestValidationError)
     def _invalid_request(error: RequestValidationError) -> Response:
@@ -107,7 +141,7 @@ def build_resolver(shape_error: ErrorShaper = native_error_body) -> APIGatewayRe
     @app.exception_handler(Exception)
     def _unexpected(error: Exception) -> Response:
         # Never a stack trace on the wire: the log keeps it, the caller gets a plain 500.
-        logger().exception("unhandled error")
+        logger().error("unhandled error", extra=error_details(error))
         return json_response(500, shape_error(500, "Internal error; the request may be retried.", []))
 
     @app.not_found
@@ -133,7 +167,11 @@ LambdaHandler = Callable[[dict[str, Any], Any], dict[str, Any]]
 def lambda_entry(app: APIGatewayRestResolver) -> LambdaHandler:
     """The Lambda entry point for a resolver: JSON logs with the request id as correlation id."""
 
-    @logger().inject_lambda_context(correlation_id_path="requestContext.requestId", clear_state=True)
+    # log_event stays off whatever POWERTOOLS_LOGGER_LOG_EVENT says: the event holds the API key
+    # and the user's words.
+    @logger().inject_lambda_context(
+        correlation_id_path="requestContext.requestId", clear_state=True, log_event=False
+    )
     def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         return app.resolve(event, context)
 

@@ -9,6 +9,7 @@ from typing import Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from memory_engine.models.domain import Memory, MemoryFields, Session, Turn
+from memory_engine.models.keys import ApiKey
 from memory_engine.models.messages import ExtractionJob
 
 EmbedMode = Literal["query", "passage"]
@@ -209,3 +210,26 @@ class Extractor(Protocol):
 
 class Clock(Protocol):
     def now(self) -> datetime: ...
+
+
+class KeyStore(Protocol):
+    """API keys by key id (DynamoDB: `pk = KEY#<key_id>`); only hashes are stored, never keys."""
+
+    def create_key(self, key: ApiKey) -> None:
+        """Store a new key. Raises Conflict when the key id is taken (the caller draws another)."""
+        ...
+
+    def get_key(self, key_id: str) -> ApiKey | None: ...
+
+    def list_keys(self, tenant: str | None = None) -> list[ApiKey]:
+        """Every key (of one tenant, or of all), oldest first, revoked ones included."""
+        ...
+
+    def revoke_key(self, key_id: str, at: datetime) -> ApiKey:
+        """Stop the key working from `at` (an earlier revocation stands). Raises NotFound."""
+        ...
+
+    def rotate_key(self, key_id: str, replacement: ApiKey, revoke_at: datetime) -> ApiKey:
+        """Atomically store `replacement` and revoke the old key from `revoke_at` (a grace period
+        when in the future). Raises NotFound for an unknown key, Conflict for a revoked one."""
+        ...

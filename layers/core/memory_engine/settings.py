@@ -49,6 +49,10 @@ class Settings(BaseSettings):
 
     log_level: str = "INFO"
 
+    # Per-key request rate of the local server; on AWS an API Gateway usage plan does this. 0 = off.
+    rate_limit_per_second: float = Field(100.0, ge=0, description="requests per second per key")
+    rate_limit_burst: int = Field(200, ge=1, description="requests a key may send at once")
+
 
 @lru_cache(maxsize=1)
 def get_settings() -> Settings:

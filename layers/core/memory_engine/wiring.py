@@ -10,9 +10,10 @@ from functools import lru_cache
 from threading import Lock
 from typing import TYPE_CHECKING
 
-from memory_engine.engine import Engine
+from memory_engine.auth import AnyKey, KeyResolver, SingleKey, StoreKeys, local_api_key
+from memory_engine.engine import Engine, SystemClock
 from memory_engine.errors import Unavailable
-from memory_engine.ports import Embedder, Extractor, JobSource, Queue, SearchIndex, Store
+from memory_engine.ports import Embedder, Extractor, JobSource, KeyStore, Queue, SearchIndex, Store
 from memory_engine.settings import Settings, get_settings
 
 if TYPE_CHECKING:
@@ -55,6 +56,8 @@ def _built_engine() -> Engine:
 def reset() -> None:
     """Forget the built engine (tests that change settings between cases)."""
     _built_engine.cache_clear()
+    key_store.cache_clear()
+    key_resolver.cache_clear()
     use(None)
 
 
@@ -132,3 +135,33 @@ def build_llm_extractor(settings: Settings) -> LlmExtractor:
         max_output_tokens=settings.llm_max_output_tokens,
         temperature=settings.llm_temperature,
     )
+
+
+# -- API keys (the local server and the Lambda authorizer) ----------------------------------------
+
+
+@lru_cache(maxsize=1)
+def key_store() -> KeyStore:
+    """Where API keys live: a table of the local database (DynamoDB with the AWS backend)."""
+    return build_key_store(get_settings())
+
+
+def build_key_store(settings: Settings) -> KeyStore:
+    from memory_engine.adapters.local.sqlite_keys import SqliteKeyStore
+
+    return SqliteKeyStore(database_path(settings))
+
+
+@lru_cache(maxsize=1)
+def key_resolver() -> KeyResolver:
+    """API key → tenant, for the local server and the Lambda REQUEST authorizer alike.
+
+    Keys from the key store always; with the local backend also the single local key
+    (MEMORY_ENGINE_API_KEY, or the one generated into the data dir), for tenant `local`.
+    Builds no engine: an authorizer loads no model and no index.
+    """
+    settings = get_settings()
+    resolvers: list[KeyResolver] = [StoreKeys(key_store(), SystemClock().now)]
+    if settings.backend == "local":
+        resolvers.insert(0, SingleKey(local_api_key(settings.api_key, settings.data_dir)[0]))
+    return AnyKey(resolvers)

@@ -9,19 +9,24 @@ from memory_engine.extraction.registry import update_registry
 from memory_engine.models.domain import Memory, Session, Turn, new_memory_id
 from memory_engine.models.messages import ExtractionJob
 from memory_engine.ports import ExtractionContext
-from memory_engine.usecases.batching import cut_batches
+from memory_engine.usecases.batching import cut_batches, extraction_point
 from memory_engine.usecases.indexing import embedding_text, extraction_text, index_document
 
 
-def run(engine: Engine, job: ExtractionJob) -> list[Memory]:
+def run(engine: Engine, job: ExtractionJob, redelivered: bool = False) -> list[Memory]:
     """Extract every batch the job allows; returns the memories this run wrote.
 
     Safe to run twice for the same job: the store writes a memory only while all its turns are
     still buffered, so a retry or a duplicate delivery finds them claimed and writes nothing.
+    A `redelivered` job (an earlier run failed, perhaps after its store write) first indexes the
+    session's memories again, so an index write that failed after the store write is healed.
     """
     session = engine.store.get_session(job.tenant, job.session_uuid)
     if session is None:
         return []
+    if redelivered:
+        memories = engine.store.list_memories(job.tenant, job.session_uuid)
+        engine.index.upsert([index_document(memory) for memory in memories])
     settings = engine.settings
     buffered = engine.store.buffered_turns(job.tenant, job.session_uuid)
     batches = cut_batches(buffered, settings.batch_size, settings.extraction_threshold, job.force)
@@ -30,13 +35,24 @@ def run(engine: Engine, job: ExtractionJob) -> list[Memory]:
         registry = engine.store.get_characters(job.tenant, session.parent_session_uuid)
         memory = _extract_one(engine, session, batch, registry)
         if engine.store.save_memory(memory):
-            engine.index.upsert([index_document(memory)])
             found = characters_found(memory)
             if found:
                 merged = update_registry(registry, found)
                 engine.store.save_characters(job.tenant, session.parent_session_uuid, merged)
+            engine.index.upsert([index_document(memory)])
             written.append(memory)
+    if batches:
+        _queue_what_arrived_meanwhile(engine, job)
     return written
+
+
+def _queue_what_arrived_meanwhile(engine: Engine, job: ExtractionJob) -> None:
+    """Turns consolidated while this run worked never crossed the threshold (the buffer was
+    above it all along), so no job was queued for them: queue one if a batch's worth is waiting."""
+    settings = engine.settings
+    waiting = len(engine.store.buffered_turns(job.tenant, job.session_uuid))
+    if waiting >= extraction_point(settings.extraction_threshold, settings.batch_size):
+        engine.queue.send(ExtractionJob(tenant=job.tenant, session_uuid=job.session_uuid))
 
 
 def characters_found(memory: Memory) -> dict[str, list[str]]:

@@ -8,6 +8,7 @@ from memory_engine.models.api import ForkRequest, ForkResponse, ForkResult
 from memory_engine.models.domain import Memory, Session, Turn, TurnStatus, new_memory_id
 from memory_engine.models.messages import ExtractionJob
 from memory_engine.ports import ForkPlan
+from memory_engine.usecases.batching import extraction_point
 from memory_engine.usecases.indexing import index_document
 
 
@@ -21,7 +22,7 @@ def run(engine: Engine, tenant: str, request: ForkRequest) -> ForkResponse:
     engine.store.create_fork(plan)
     engine.index.upsert([index_document(memory) for memory in plan.memories])
     buffered = [turn.dialog_uuid for turn in plan.turns if turn.status is TurnStatus.BUFFERED]
-    if len(buffered) >= engine.settings.extraction_threshold:
+    if len(buffered) >= extraction_point(engine.settings.extraction_threshold, engine.settings.batch_size):
         engine.queue.send(ExtractionJob(tenant=tenant, session_uuid=plan.target.session_uuid))
     result = ForkResult(
         target_session_uuid=plan.target.session_uuid,

@@ -7,6 +7,7 @@ second writer wait instead of failing.
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 import sys
 import threading
@@ -18,6 +19,7 @@ from pathlib import Path
 
 from memory_engine.errors import Unavailable
 
+log = logging.getLogger("memory_engine.sqlite")
 IN_MEMORY = ":memory:"
 DEFAULT_BUSY_TIMEOUT_MS = 5_000
 
@@ -113,9 +115,11 @@ class SqliteDatabase:
             code = getattr(error, "sqlite_errorname", "") or ""
             if not code.startswith(_UNAVAILABLE_CODES):
                 raise
+            # The caller learns what to do; the operator's log gets the file and the reason.
+            log.warning("local database unavailable", extra={"path": self._path, "code": code})
             raise Unavailable(
-                f"The local database {self._path} is unavailable ({code}: {error}); "
-                "retry shortly, and check the file's disk space and permissions if it persists."
+                "The database is unavailable (busy, full or unreadable); nothing was written. "
+                "Retry shortly; if it persists, the operator should check the server's disk."
             ) from error
 
 

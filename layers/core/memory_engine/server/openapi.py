@@ -1,0 +1,147 @@
+"""One OpenAPI 3.1 document for every route in `functions/routes.py`.
+
+Each handler's Powertools resolver describes its own operation (request body, success model);
+this module merges them under the paths API Gateway serves, adds the API-key security scheme and
+documents every error status the route can answer, with the envelope its resolver answers with.
+Served without auth at GET /v1/openapi.json by the local server, written by `memory-engine openapi`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from memory_engine.http import error_shaper_of, native_error_body
+
+OPENAPI_PATH = "/v1/openapi.json"
+TITLE = "memory-engine"
+VERSION = "1.0.0"
+
+# Answered by the gateway (the local server's dispatcher, API Gateway on AWS) before any handler.
+GATEWAY_STATUSES = {
+    401: "Missing, malformed, unknown or revoked API key",
+    413: "Body over the size limit (6 MB)",
+    429: "Too many requests for this key; `Retry-After` says when to come back",
+}
+# Answered by the handler through its resolver's error envelope.
+HANDLER_STATUSES = {
+    400: "Malformed JSON",
+    404: "Unknown session, memory or dialog (also for another tenant's ids)",
+    409: "Conflicts with what is stored",
+    415: "Body is not JSON",
+    422: "Invalid field (each bad field named in `errors`)",
+    503: "A dependency is down; nothing was written, retry",
+}
+_REF = re.compile(r'"#/components/schemas/([^"]+)"')
+
+
+def build_spec(routes: Iterable[Any] | None = None) -> dict[str, Any]:
+    """The merged document for `routes` (default: every route in functions/routes.py)."""
+    if routes is None:
+        from functions.routes import ROUTES
+
+        routes = ROUTES
+    spec: dict[str, Any] = {
+        "openapi": "3.1.0",
+        "info": {"title": TITLE, "version": VERSION, "description": "Long-term memory for dialogue."},
+        "servers": [{"url": "/"}],
+        "paths": {},
+        "components": {
+            "schemas": {},
+            "securitySchemes": {
+                "apiKey": {"type": "http", "scheme": "bearer", "description": "Bearer or Token <key>"}
+            },
+        },
+    }
+    schemas: dict[str, Any] = spec["components"]["schemas"]
+    gateway_error = _schema_of_sample(native_error_body(401, "message", [{"field": "f", "message": "m"}]))
+    for route in routes:
+        app = importlib.import_module(f"functions.{route.function}.handler").app
+        document = json.loads(app.get_openapi_json_schema())
+        operation = _operation(document, route.method, route.path)
+        _merge_schemas(schemas, document.get("components", {}).get("schemas", {}), route.function)
+        shaper = error_shaper_of(app)
+        handler_error = _schema_of_sample(shaper(404, "message", [{"field": "f", "message": "m"}]))
+        operation["responses"] = _responses(operation["responses"], route.auth, handler_error, gateway_error)
+        operation["security"] = [{"apiKey": []}] if route.auth else []
+        spec["paths"].setdefault(route.path, {})[route.method.lower()] = operation
+    _prune(spec)
+    return spec
+
+
+def _operation(document: dict[str, Any], method: str, path: str) -> dict[str, Any]:
+    """The operation for `method path` in one resolver's document (Powertools drops trailing slashes)."""
+    wanted = path.rstrip("/") or "/"
+    for found_path, operations in document.get("paths", {}).items():
+        if (found_path.rstrip("/") or "/") == wanted and method.lower() in operations:
+            operation: dict[str, Any] = operations[method.lower()]
+            return operation
+    raise LookupError(f"the handler for {method} {path} declares no such route")
+
+
+def _merge_schemas(into: dict[str, Any], new: dict[str, Any], origin: str) -> None:
+    for name, schema in new.items():
+        if name in into and into[name] != schema:
+            raise ValueError(f"two different models are both called {name} (one from {origin}): rename one")
+        into[name] = schema
+
+
+def _responses(
+    declared: dict[str, Any], auth: bool, handler_error: dict[str, Any], gateway_error: dict[str, Any]
+) -> dict[str, Any]:
+    # Powertools' own 422 describes its FastAPI-style body, which the error handler never sends.
+    responses = {code: value for code, value in declared.items() if code != "422"}
+    statuses = dict(HANDLER_STATUSES)
+    if auth:
+        statuses.update(GATEWAY_STATUSES)
+    for status, description in sorted(statuses.items()):
+        schema = handler_error
+        if status in GATEWAY_STATUSES and gateway_error != handler_error:
+            schema = {"anyOf": [gateway_error, handler_error]}
+        response: dict[str, Any] = {
+            "description": description,
+            "content": {"application/json": {"schema": schema}},
+        }
+        if status == 429:
+            response["headers"] = {"Retry-After": {"schema": {"type": "string", "pattern": "^[0-9]+$"}}}
+        responses[str(status)] = response
+    return responses
+
+
+def _schema_of_sample(sample: Any) -> dict[str, Any]:
+    """A JSON schema that an error envelope like `sample` matches (types, not values)."""
+    if isinstance(sample, dict):
+        return {
+            "type": "object",
+            "properties": {key: _schema_of_sample(value) for key, value in sample.items()},
+            "required": sorted(sample),
+        }
+    if isinstance(sample, list):
+        return {"type": "array", "items": _schema_of_sample(sample[0]) if sample else {}}
+    if isinstance(sample, bool):
+        return {"type": "boolean"}
+    if isinstance(sample, int):
+        return {"type": "integer"}
+    if isinstance(sample, float):
+        return {"type": "number"}
+    if sample is None:
+        return {}
+    return {"type": "string"}
+
+
+def _prune(spec: dict[str, Any]) -> None:
+    """Drop component schemas no operation refers to (Powertools' unused validation models)."""
+    schemas = spec["components"]["schemas"]
+    reachable: set[str] = set()
+    frontier = set(_REF.findall(json.dumps(spec["paths"])))
+    while frontier:
+        name = frontier.pop()
+        if name in reachable or name not in schemas:
+            continue
+        reachable.add(name)
+        frontier |= set(_REF.findall(json.dumps(schemas[name])))
+    for name in set(schemas) - reachable:
+        del schemas[name]

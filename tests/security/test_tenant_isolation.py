@@ -1,0 +1,120 @@
+"""Tenant B naming tenant A's session, thread, dialog or memory gets exactly the answer it would get
+for ids that exist nowhere, and A's data is unchanged: ids cannot be probed across tenants.
+
+Every authenticated route in functions/routes.py is covered through `PROBES` (or declared as
+taking no tenant ids); the keys are real store keys, resolved by the dispatcher as in production.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from functions.routes import ROUTES
+from tests.fakes.stack import LocalStack
+from tests.security.samples import B_DIALOG, B_SESSION, B_THREAD, PROBES, TAKES_NO_TENANT_IDS, Ids, Probe
+
+TENANT_A, TENANT_B = "tenant-a", "tenant-b"
+A = Ids(session="a-session", thread="a-thread", dialog="a-d0", memory="")  # memory id set once extracted
+MISSING = Ids(
+    session="nowhere-session", thread="nowhere-thread", dialog="nowhere-d0", memory="20260101_000000_abcdef"
+)
+CASES = [
+    pytest.param(route, probe, id=f"{route.function}: {probe}")
+    for route in ROUTES
+    if route.auth
+    for probe in PROBES.get(route.function, [])
+]
+
+
+def consolidate(stack: LocalStack, key: str, session: str, thread: str, dialog: str, text: str) -> None:
+    body = {
+        "session_uuid": session,
+        "parent_session_uuid": thread,
+        "new_dialog": {"uuid": dialog, "query": text, "answer": "noted"},
+        "user_name": "Ada",
+        "language": "en",
+    }
+    assert stack.call("POST", "/v1/engine/consolidate/", body, key=key)[0] == 200
+
+
+@pytest.fixture
+def seeded(stack: LocalStack) -> tuple[LocalStack, Ids]:
+    """A holds 20 turns (two extracted memories, four buffered turns); B holds one turn of its own."""
+    key_a = stack.key_for(TENANT_A)
+    for n in range(20):
+        consolidate(
+            stack, key_a, A.session, A.thread, f"a-d{n}", f"secret plans for the lighthouse, part {n}"
+        )
+    stack.drain()
+    memories = stack.engine.store.list_memories(TENANT_A, A.session)
+    assert len(memories) == 2
+    consolidate(stack, stack.key_for(TENANT_B), B_SESSION, B_THREAD, B_DIALOG, "B's own small talk")
+    return stack, Ids(A.session, A.thread, A.dialog, memories[0].memory_id)
+
+
+def snapshot(stack: LocalStack, ids: Ids) -> Any:
+    store = stack.engine.store
+    search = {
+        "parent_session_uuids": [ids.thread],
+        "user_input": {"query": "lighthouse"},
+        "options": {"limit": 50},
+    }
+    return (
+        store.get_session(TENANT_A, ids.session),
+        store.list_turns(TENANT_A, ids.session),
+        store.list_memories(TENANT_A, ids.session),
+        store.get_characters(TENANT_A, ids.thread),
+        stack.call("POST", "/v1/engine/retrieve/", search, key=stack.key_for(TENANT_A)),
+    )
+
+
+def send_as_b(stack: LocalStack, route: Any, probe: Probe, ids: Ids) -> tuple[int, str]:
+    path = probe.path(ids) if probe.path else route.path
+    status, _, body = stack.call(route.method, path, probe.body(ids), key=stack.key_for(TENANT_B))
+    text = json.dumps(body, sort_keys=True, ensure_ascii=False)
+    # Ids are echoed in messages ("No session 'x'"): compare the answers with ids as placeholders.
+    for name, value in sorted(
+        zip(("session", "thread", "dialog", "memory"), ids.values(), strict=True),
+        key=lambda pair: -len(pair[1]),
+    ):
+        text = text.replace(value, f"<{name}>")
+    return status, text
+
+
+def test_every_authenticated_route_is_probed_for_foreign_ids() -> None:
+    unprobed = [
+        r.function
+        for r in ROUTES
+        if r.auth and r.function not in PROBES and r.function not in TAKES_NO_TENANT_IDS
+    ]
+
+    assert unprobed == [], f"add probes for {unprobed} to tests/security/samples.py"
+
+
+@pytest.mark.parametrize(("route", "probe"), CASES)
+def test_a_foreign_id_answers_exactly_as_a_missing_one(
+    seeded: tuple[LocalStack, Ids], route: Any, probe: Probe
+) -> None:
+    stack, a_ids = seeded
+
+    foreign = send_as_b(stack, route, probe, a_ids)
+    missing = send_as_b(stack, route, probe, MISSING)
+
+    assert foreign == missing
+    assert "lighthouse" not in foreign[1]
+
+
+@pytest.mark.parametrize(("route", "probe"), CASES)
+def test_a_foreign_request_leaves_the_owners_data_unchanged(
+    seeded: tuple[LocalStack, Ids], route: Any, probe: Probe
+) -> None:
+    stack, a_ids = seeded
+    before = snapshot(stack, a_ids)
+
+    send_as_b(stack, route, probe, a_ids)
+    stack.drain()
+
+    assert snapshot(stack, a_ids) == before
