@@ -125,6 +125,11 @@ def build_resolver(shape_error: ErrorShaper = native_error_body) -> APIGatewayRe
         fields = [{"field": "Content-Type", "message": "not JSON"}]
         return json_response(415, shape_error(415, message, fields))
 
+    @app.exception_handler(UnicodeDecodeError)
+    def _not_utf8(_: UnicodeDecodeError) -> Response:
+        message = "The request body is not UTF-8 text: send JSON encoded as UTF-8."
+        return json_response(400, shape_error(400, message, [{"field": "body", "message": "not UTF-8"}]))
+
     @app.exception_handler(RequestValidationError)
     def _invalid_request(error: RequestValidationError) -> Response:
         status, message, fields = describe_validation_errors(list(error.errors()))
