@@ -19,7 +19,8 @@ def run(engine: Engine, job: ExtractionJob, redelivered: bool = False) -> list[M
     Safe to run twice for the same job: the store writes a memory only while all its turns are
     still buffered, so a retry or a duplicate delivery finds them claimed and writes nothing.
     A `redelivered` job (an earlier run failed, perhaps after its store write) first indexes the
-    session's memories again, so an index write that failed after the store write is healed.
+    session's memories again, so an index write that failed after the store write is healed, and
+    then takes every complete batch, as the interrupted run would have.
     """
     session = engine.store.get_session(job.tenant, job.session_uuid)
     if session is None:
@@ -29,7 +30,10 @@ def run(engine: Engine, job: ExtractionJob, redelivered: bool = False) -> list[M
         engine.index.upsert([index_document(memory) for memory in memories])
     settings = engine.settings
     buffered = engine.store.buffered_turns(job.tenant, job.session_uuid)
-    batches = cut_batches(buffered, settings.batch_size, settings.extraction_threshold, job.force)
+    # A retry finishes what the failed run started: the batches it did write took the buffer
+    # under the threshold, but the job was queued for every complete batch.
+    threshold = 0 if redelivered else settings.extraction_threshold
+    batches = cut_batches(buffered, settings.batch_size, threshold, job.force)
     written: list[Memory] = []
     for batch in batches:
         registry = engine.store.get_characters(job.tenant, session.parent_session_uuid)

@@ -73,7 +73,10 @@ class SqliteDatabase:
             try:
                 yield conn
             except BaseException:
-                conn.execute("ROLLBACK")
+                # SQLite may have rolled back already (SQLITE_FULL, SQLITE_IOERR do): a second
+                # ROLLBACK would fail and hide the real error.
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
                 raise
             conn.execute("COMMIT")
 
