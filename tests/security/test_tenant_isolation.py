@@ -8,6 +8,7 @@ taking no tenant ids); the keys are real store keys, resolved by the dispatcher 
 from __future__ import annotations
 
 import json
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -118,3 +119,28 @@ def test_a_foreign_request_leaves_the_owners_data_unchanged(
     stack.drain()
 
     assert snapshot(stack, a_ids) == before
+
+
+def test_concurrent_requests_of_two_tenants_never_cross(stack: LocalStack) -> None:
+    """The local server dispatches requests from many threads; each keeps its own body and tenant."""
+    keys = {tenant: stack.key_for(tenant) for tenant in (TENANT_A, TENANT_B)}
+
+    def write(tenant: str, writer: int) -> list[int]:
+        statuses = []
+        for n in range(40):
+            body = {
+                "session_uuid": "same-name",
+                "parent_session_uuid": "same-thread",
+                "new_dialog": {"uuid": f"{writer}-{n}", "query": f"written by {tenant}"},
+            }
+            statuses.append(stack.call("POST", "/v1/engine/consolidate/", body, key=keys[tenant])[0])
+        return statuses
+
+    with ThreadPoolExecutor(8) as pool:
+        runs = [pool.submit(write, tenant, writer) for writer in range(4) for tenant in (TENANT_A, TENANT_B)]
+        statuses = [status for run in runs for status in run.result()]
+
+    assert set(statuses) == {200}
+    for tenant in (TENANT_A, TENANT_B):
+        turns = stack.engine.store.list_turns(tenant, "same-name")
+        assert len(turns) == 160 and {turn.query for turn in turns} == {f"written by {tenant}"}

@@ -44,6 +44,10 @@ class Dispatcher:
         self._handlers: dict[str, Callable[[dict[str, Any], Any], dict[str, Any]]] = {}
         self._spec: bytes | None = None
         self._lock = threading.Lock()
+        # One handler invocation at a time, as in one Lambda execution environment: Powertools
+        # keeps the current event process-wide (on BaseRouter), so two at once would read each
+        # other's body and tenant. HTTP parsing and the worker still run in parallel.
+        self._invoke_lock = threading.Lock()
 
     def handler(self, function: str) -> Callable[[dict[str, Any], Any], dict[str, Any]]:
         with self._lock:
@@ -94,8 +98,10 @@ class Dispatcher:
             principal.tenant if principal else None,
             key_id=principal.key_id if principal else None,
         )
+        handler = self.handler(route.function)
         try:
-            result = self.handler(route.function)(event, LocalContext())
+            with self._invoke_lock:
+                result = handler(event, LocalContext())
         except Exception as error:  # the handler's own mapping failed: still no trace on the wire
             log.error("handler failed", extra={"function": route.function, **error_details(error)})
             return _error(500, "Internal error; the request may be retried.")

@@ -10,7 +10,7 @@ from memory_engine.models.domain import Memory, Session, Turn, new_memory_id
 from memory_engine.models.messages import ExtractionJob
 from memory_engine.ports import ExtractionContext
 from memory_engine.usecases.batching import cut_batches, extraction_point
-from memory_engine.usecases.indexing import embedding_text, extraction_text, index_document
+from memory_engine.usecases.indexing import embedding_text, extraction_text, index_stored
 
 
 def run(engine: Engine, job: ExtractionJob, redelivered: bool = False) -> list[Memory]:
@@ -26,8 +26,7 @@ def run(engine: Engine, job: ExtractionJob, redelivered: bool = False) -> list[M
     if session is None:
         return []
     if redelivered:
-        memories = engine.store.list_memories(job.tenant, job.session_uuid)
-        engine.index.upsert([index_document(memory) for memory in memories])
+        index_stored(engine.store, engine.index, engine.store.list_memories(job.tenant, job.session_uuid))
     settings = engine.settings
     buffered = engine.store.buffered_turns(job.tenant, job.session_uuid)
     # A retry finishes what the failed run started: the batches it did write took the buffer
@@ -43,7 +42,7 @@ def run(engine: Engine, job: ExtractionJob, redelivered: bool = False) -> list[M
             if found:
                 merged = update_registry(registry, found)
                 engine.store.save_characters(job.tenant, session.parent_session_uuid, merged)
-            engine.index.upsert([index_document(memory)])
+            index_stored(engine.store, engine.index, [memory])
             written.append(memory)
     if batches:
         _queue_what_arrived_meanwhile(engine, job)
