@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from memory_engine.http import error_shaper_of, native_error_body
+from memory_engine.http import ErrorShaper, error_shaper_of, native_error_body
 
 OPENAPI_PATH = "/v1/openapi.json"
 TITLE = "memory-engine"
@@ -57,19 +57,23 @@ def build_spec(routes: Iterable[Any] | None = None) -> dict[str, Any]:
         },
     }
     schemas: dict[str, Any] = spec["components"]["schemas"]
-    gateway_error = _schema_of_sample(native_error_body(401, "message", [{"field": "f", "message": "m"}]))
+    gateway_error = error_schema(native_error_body)
     for route in routes:
         app = importlib.import_module(f"functions.{route.function}.handler").app
         document = json.loads(app.get_openapi_json_schema())
         operation = _operation(document, route.method, route.path)
         _merge_schemas(schemas, document.get("components", {}).get("schemas", {}), route.function)
-        shaper = error_shaper_of(app)
-        handler_error = _schema_of_sample(shaper(404, "message", [{"field": "f", "message": "m"}]))
+        handler_error = error_schema(error_shaper_of(app))
         operation["responses"] = _responses(operation["responses"], route.auth, handler_error, gateway_error)
         operation["security"] = [{"apiKey": []}] if route.auth else []
         spec["paths"].setdefault(route.path, {})[route.method.lower()] = operation
     _prune(spec)
     return spec
+
+
+def error_schema(shaper: ErrorShaper) -> dict[str, Any]:
+    """The JSON schema of the error envelope a resolver answers with, read off a sample of it."""
+    return _schema_of_sample(shaper(404, "message", [{"field": "f", "message": "m"}]))
 
 
 def _operation(document: dict[str, Any], method: str, path: str) -> dict[str, Any]:
