@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import statistics
 import time
@@ -137,6 +138,7 @@ def main() -> None:
                 "k": args.k,
                 "queries": args.queries,
                 "machine": f"{platform.machine()} {platform.processor() or ''}".strip(),
+                "cpus": os.cpu_count(),
                 "python": platform.python_version(),
                 "numpy": np.__version__,
                 "rows": rows,

@@ -10,7 +10,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,6 +32,7 @@ class LocalServer:
     data_dir: Path
     port: int = field(default_factory=free_port)
     process: subprocess.Popen[str] | None = None
+    env: dict[str, str] = field(default_factory=dict)  # extra settings, e.g. the chat upstream
 
     @property
     def url(self) -> str:
@@ -45,6 +46,7 @@ class LocalServer:
             "MEMORY_ENGINE_API_KEY": API_KEY,
             # This checkout's code, even when another checkout is installed in the venv.
             "PYTHONPATH": os.pathsep.join([str(ROOT / "layers" / "core"), str(ROOT)]),
+            **self.env,
         }
         self.process = subprocess.Popen(
             [sys.executable, "-m", "memory_engine.server"],
@@ -89,6 +91,17 @@ class LocalServer:
                 return response.status, json.loads(response.read() or b"{}")
         except urllib.error.HTTPError as error:
             return error.code, json.loads(error.read() or b"{}")
+
+
+def wait_for(condition: Callable[[], Any], seconds: float = 30) -> Any:
+    """Poll until `condition()` is truthy (background extraction), failing after `seconds`."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise AssertionError("condition not met in time")
 
 
 @pytest.fixture(scope="module")

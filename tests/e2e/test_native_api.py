@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import LocalServer
+from tests.e2e.conftest import LocalServer, wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -60,16 +59,6 @@ def retrieve(
 
 def memories(server: LocalServer, threads: list[str] | None = None) -> list[dict[str, Any]]:
     return [hit for hit in retrieve(server, "day", threads, limit=50) if hit["kind"] == "memory"]
-
-
-def wait_for(condition: Any, seconds: float = 30) -> Any:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.2)
-    raise AssertionError("condition not met in time")
 
 
 @pytest.fixture(scope="module")

@@ -6,8 +6,9 @@ from memory_engine.adapters.local.memory_index import LocalSearchIndex
 from memory_engine.adapters.local.sqlite_store import SqliteStore
 from memory_engine.engine import Engine
 from memory_engine.models.domain import Memory
+from memory_engine.models.messages import ExtractionJob
 from memory_engine.settings import Settings
-from memory_engine.usecases import extract
+from memory_engine.usecases import extract, jobs
 from tests.fakes.ports import EchoExtractor, HashEmbedder, ListQueue, StepClock
 
 
@@ -24,10 +25,16 @@ def fake_engine(**settings: object) -> Engine:
 
 
 def run_worker(engine: Engine) -> list[Memory]:
-    """Play the worker: run every queued job to completion, like SQS → worker Lambda would."""
+    """Play the worker: run every queued job to completion, like SQS → worker Lambda would.
+
+    Returns the memories extraction jobs wrote (other kinds of job run too, through the same
+    dispatch the worker uses)."""
     assert isinstance(engine.queue, ListQueue)
     written: list[Memory] = []
     while engine.queue.jobs:
         for job in engine.queue.pop_all():
-            written.extend(extract.run(engine, job))
+            if isinstance(job, ExtractionJob):
+                written.extend(extract.run(engine, job))
+            else:
+                jobs.run(engine, job)
     return written

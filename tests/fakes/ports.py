@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from memory_engine.models.domain import MemoryFields, Turn
-from memory_engine.models.messages import ExtractionJob
+from memory_engine.models.messages import Job
 from memory_engine.ports import EmbedMode, Extraction, ExtractionContext
 
 
@@ -41,12 +43,12 @@ class ListQueue:
     """Records sent jobs; tests pop them to play the worker."""
 
     def __init__(self) -> None:
-        self.jobs: list[ExtractionJob] = []
+        self.jobs: list[Job] = []
 
-    def send(self, job: ExtractionJob) -> None:
+    def send(self, job: Job) -> None:
         self.jobs.append(job)
 
-    def pop_all(self) -> list[ExtractionJob]:
+    def pop_all(self) -> list[Job]:
         jobs, self.jobs = self.jobs, []
         return jobs
 
@@ -74,4 +76,35 @@ class EchoExtractor:
         return Extraction(
             fields=MemoryFields(summary=summary, characters=sorted({t.user_name for t in turns})),
             metadata={"extractor": "echo"},
+        )
+
+
+class RecordingChat:
+    """A ChatUpstream that answers every request with `reply` and records the bodies it got."""
+
+    def __init__(self, reply: str = "Noted!") -> None:
+        self.reply = reply
+        self.bodies: list[dict[str, Any]] = []
+
+    def complete(self, body: dict[str, Any]) -> dict[str, Any]:
+        self.bodies.append(body)
+        return {
+            "id": "chatcmpl-recording",
+            "object": "chat.completion",
+            "created": 0,
+            "model": body.get("model", ""),
+            "choices": [
+                {"index": 0, "message": {"role": "assistant", "content": self.reply}, "finish_reason": "stop"}
+            ],
+        }
+
+    def stream(self, body: dict[str, Any]) -> Iterator[str]:
+        self.bodies.append(body)
+        words = re.findall(r"\S+\s*", self.reply)
+        chunks = [{"role": "assistant", "content": ""}, *({"content": word} for word in words)]
+        return iter(
+            json.dumps(
+                {"id": "chatcmpl-recording", "object": "chat.completion.chunk", "choices": [{"delta": d}]}
+            )
+            for d in chunks
         )

@@ -28,8 +28,8 @@ from memory_engine.ports import Extractor
 from memory_engine.ratelimit import RateLimiter
 from memory_engine.server.app import Dispatcher, load_routes, make_http_handler
 from memory_engine.settings import Settings
-from memory_engine.usecases import extract, keys
-from tests.fakes.ports import EchoExtractor, HashEmbedder
+from memory_engine.usecases import jobs, keys
+from tests.fakes.ports import EchoExtractor, HashEmbedder, RecordingChat
 
 LOCAL_KEY = "me_local-test-key-0123456789"
 Answer = tuple[int, dict[str, str], Any]
@@ -70,7 +70,7 @@ class LocalStack:
 
     def worker(self) -> LocalWorker:
         return LocalWorker(
-            self.queue, lambda job, again: extract.run(self.engine, job, again), 0.01, visibility_seconds=30
+            self.queue, lambda job, again: jobs.run(self.engine, job, again), 0.01, visibility_seconds=30
         )
 
     def drain(self) -> int:
@@ -91,12 +91,13 @@ def local_stack(
     path = tmp_path / "memory-engine.sqlite3"
     queue = SqliteQueue(path, max_receives=5)
     engine = Engine(
-        settings=Settings(**settings),
+        settings=Settings(**{"chat_model": "test-model", **settings}),
         store=SqliteStore(path),
         queue=queue,
         index=LocalSearchIndex(),
         embedder=HashEmbedder(),
         extractor=extractor or EchoExtractor(),
+        chat=RecordingChat(),
     )
     key_store = SqliteKeyStore(path)
     resolver = AnyKey([SingleKey(LOCAL_KEY), StoreKeys(key_store, SystemClock().now)])

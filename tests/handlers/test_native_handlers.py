@@ -2,29 +2,31 @@
 
 from __future__ import annotations
 
+import importlib
+import json
 from typing import Any
 
 import pytest
 
 from functions.routes import ROUTES
 from memory_engine.engine import Engine
+from memory_engine.server.apigw import LocalContext
 from tests.fakes.engine import run_worker
 from tests.handlers.conftest import Invoke, load_event
 
 
 def turn(n: int, text: str | None = None) -> dict[str, Any]:
     body = load_event("consolidate")["body"]
-    import json
-
     payload = json.loads(body)
     payload["new_dialog"] = {"uuid": f"dialog-{n}", "query": text or f"turn {n}", "answer": "네"}
     return payload
 
 
-def test_every_route_has_a_sample_event() -> None:
-    for route in ROUTES:
-        event = load_event(route.function)
-        assert (event["httpMethod"], event["path"]) == (route.method, route.path)
+def test_every_function_has_a_sample_event_for_one_of_its_routes() -> None:
+    for function in {route.function for route in ROUTES}:
+        event = load_event(function)
+        served = {(route.method, route.path) for route in ROUTES if route.function == function}
+        assert (event["httpMethod"], event["resource"]) in served, function
 
 
 def test_health_answers_ok_without_a_key(invoke: Invoke) -> None:
@@ -71,11 +73,12 @@ def test_embedding_a_list_returns_one_vector_per_text(invoke: Invoke) -> None:
     assert len(body["embeddings"]) == 3
 
 
-@pytest.mark.parametrize("function", [r.function for r in ROUTES if r.auth])
+@pytest.mark.parametrize("function", sorted({r.function for r in ROUTES if r.auth}))
 def test_a_request_without_a_resolved_tenant_is_unauthorized(invoke: Invoke, function: str) -> None:
     status, body = invoke(function, tenant=None)
     assert status == 401
-    assert body["status"] == "error"
+    # Each dialect words it in its own envelope; every one names the missing key.
+    assert "API key" in json.dumps(body)
 
 
 def test_malformed_json_is_a_400_naming_the_body(invoke: Invoke) -> None:
@@ -127,3 +130,14 @@ def test_twenty_turns_through_the_handler_become_memories(invoke: Invoke, engine
     for n in range(1, 21):
         assert invoke("consolidate", turn(n))[0] == 200
     assert len(run_worker(engine)) == 2
+
+
+def test_a_body_sent_as_form_data_by_curl_is_read_as_json(invoke: Invoke) -> None:
+    # Given the sample event relabelled as curl -d labels it
+    event = load_event("consolidate")
+    event["headers"]["Content-Type"] = "application/x-www-form-urlencoded"
+    event["multiValueHeaders"]["Content-Type"] = ["application/x-www-form-urlencoded"]
+    # When it reaches the handler
+    result = importlib.import_module("functions.consolidate.handler").lambda_handler(event, LocalContext())
+    # Then the JSON body is accepted
+    assert (result["statusCode"], json.loads(result["body"])["status"]) == (200, "success")

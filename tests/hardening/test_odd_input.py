@@ -213,12 +213,58 @@ def test_malformed_or_absurd_json_is_a_4xx_never_a_crash(stack: LocalStack, raw:
     assert answer[0] == status and answer[2]["status"] == "error"
 
 
-def test_deep_nesting_in_an_ignored_field_does_not_disturb_the_turn(stack: LocalStack) -> None:
-    nested = json.loads("[" * 500 + "]" * 500)
+@pytest.mark.parametrize(("depth", "status"), [(60, 200), (65, 400)])
+def test_nesting_is_allowed_to_64_levels_even_in_an_ignored_field(
+    stack: LocalStack, depth: int, status: int
+) -> None:
+    nested = json.loads("[" * (depth - 1) + "]" * (depth - 1))  # the body object is one level more
 
-    status, _, _ = stack.call("POST", "/v1/engine/consolidate/", turn(extra_field=nested))
+    answer = stack.call("POST", "/v1/engine/consolidate/", turn(extra_field=nested))
 
-    assert status == 200 and stack.engine.store.get_turn("local", "s1", "d1") is not None
+    assert answer[0] == status
+    assert (stack.engine.store.get_turn("local", "s1", "d1") is not None) == (status == 200)
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "field"),
+    [
+        (
+            "/open/game/recordmemory",
+            {"session_id": "s1", "chats": [{"npc_id": "n\x00", "message": "m"}]},
+            "chats.0.npc_id",
+        ),
+        ("/open/game/memory", {"session_id": "s1", "npc_id": "x\x07"}, "npc_id"),
+        ("/v1/memories", {"fact": "f\x00", "scope": {"k": "v"}}, "fact"),
+        ("/v1/memories", {"fact": "f", "scope": {"k": "v\x00"}}, "scope"),
+    ],
+    ids=["game-npc-nul", "game-npc-bell", "bank-fact-nul", "bank-scope-nul"],
+)
+def test_control_characters_in_dialect_fields_are_a_422(
+    stack: LocalStack, path: str, body: Any, field: str
+) -> None:
+    stack.call("POST", "/v1/engine/consolidate/", turn())
+
+    status, _, answer = stack.call("POST", path, body)
+
+    assert status == 422
+    assert field in json.dumps(answer)
+
+
+def test_a_chat_body_nested_past_the_limit_is_a_400_not_a_crash(stack: LocalStack) -> None:
+    messages = [{"role": "user", "content": json.loads("[" * 300 + "]" * 300)}]
+
+    status, _, body = stack.call("POST", "/v1/chat/completions", {"model": "m", "messages": messages})
+
+    assert status == 400 and body["error"]["type"] == "invalid_request_error"
+
+
+def test_unicode_facts_and_scopes_are_stored_exactly(stack: LocalStack) -> None:
+    fact = {"fact": TEXTS["emoji"] + TEXTS["rtl"], "scope": {"사용자": "하나 🦊"}}
+
+    status, _, created = stack.call("POST", "/v1/memories", fact)
+    again = stack.call("GET", "/v1/memories/" + created["name"].removeprefix("memories/"))
+
+    assert status == 200 and again[2]["fact"] == fact["fact"] and again[2]["scope"] == fact["scope"]
 
 
 @pytest.mark.parametrize(
@@ -246,12 +292,12 @@ def test_timestamps_outside_utc_are_refused_and_others_stored_in_utc(
         assert stored.timestamp.utcoffset() == timedelta(0)
 
 
-def test_a_body_that_is_not_json_is_a_415(stack: LocalStack) -> None:
-    headers = {"Content-Type": "text/plain", "Authorization": f"Bearer {LOCAL_KEY}"}
+def test_a_body_that_is_not_json_is_a_400_whatever_its_content_type(stack: LocalStack) -> None:
+    headers = {"Content-Type": "application/x-www-form-urlencoded", "Authorization": f"Bearer {LOCAL_KEY}"}
 
-    status, _, body = stack.call("POST", "/v1/engine/consolidate/", turn(), headers=headers)
+    status, _, body = stack.call("POST", "/v1/engine/consolidate/", raw=b"a=1&b=2", headers=headers)
 
-    assert status == 415 and fields_named(body) == ["Content-Type"]
+    assert status == 400 and fields_named(body) == ["body"]
 
 
 # -- framing, over real HTTP --------------------------------------------------------------------

@@ -21,13 +21,18 @@ EVENTS = Path(__file__).resolve().parents[2] / "events"
 class Ids:
     """The ids a probe may name: tenant A's real ones, or fresh ones that exist nowhere."""
 
-    session: str
+    session: str  # an engine session (also a game session)
     thread: str
     dialog: str
-    memory: str
+    memory: str  # a memory extracted from the session
+    bank_memory: str  # a memory-bank fact in scope {"user_id": scope_value}
+    scope_value: str
+    userid: str  # a chat user (UUID v4) with remembered facts
 
-    def values(self) -> list[str]:
-        return [self.session, self.thread, self.dialog, self.memory]
+    def named(self) -> dict[str, str]:
+        """Field name → id, longest id first (so no id is replaced inside a longer one)."""
+        pairs = {name: value for name, value in vars(self).items() if value}
+        return dict(sorted(pairs.items(), key=lambda pair: -len(pair[1])))
 
 
 # Tenant B's own session, for probes that need B to hold something (fork B's session into A's name).
@@ -37,7 +42,7 @@ B_SESSION, B_THREAD, B_DIALOG = "b-session", "b-thread", "b-dialog"
 @dataclass(frozen=True)
 class Probe:
     name: str
-    body: Callable[[Ids], dict[str, Any]]
+    body: Callable[[Ids], dict[str, Any] | None]
     path: Callable[[Ids], str] | None = None  # routes with path parameters build their path
 
     def __str__(self) -> str:
@@ -107,5 +112,68 @@ PROBES: dict[str, list[Probe]] = {
             },
         ),
     ],
+}
+
+
+def _scope(ids: Ids) -> dict[str, str]:
+    return {"user_id": ids.scope_value}
+
+
+def _no_body(ids: Ids) -> None:
+    return None
+
+
+_EVENTS = {"events": [{"content": {"role": "user", "parts": [{"text": "I keep bees on the roof."}]}}]}
+
+PROBES |= {
+    "game_memory": [Probe("read A's session", lambda ids: {"session_id": ids.session})],
+    "game_record_memory": [
+        Probe(
+            "record into A's session",
+            lambda ids: {
+                "session_id": ids.session,
+                "chats": [{"npc_id": "npc", "message": "B", "reply": "ok"}],
+            },
+        )
+    ],
+    "memories_create": [Probe("create in A's scope", lambda ids: {"fact": "B's fact", "scope": _scope(ids)})],
+    "memories_get": [
+        Probe("get A's fact", _no_body, lambda ids: f"/v1/memories/{ids.bank_memory}"),
+        Probe("get A's extracted memory", _no_body, lambda ids: f"/v1/memories/{ids.memory}"),
+    ],
+    "memories_delete": [
+        Probe("delete A's fact", _no_body, lambda ids: f"/v1/memories/{ids.bank_memory}"),
+        Probe("delete A's extracted memory", _no_body, lambda ids: f"/v1/memories/{ids.memory}"),
+    ],
+    "memories_retrieve": [
+        Probe(
+            "search A's scope",
+            lambda ids: {"scope": _scope(ids), "similarity_search_params": {"search_query": "lighthouse"}},
+        ),
+        Probe("list A's scope", lambda ids: {"scope": _scope(ids), "simple_retrieval_params": {}}),
+        Probe(
+            "list A's thread",
+            lambda ids: {"scope": {"parent_session_uuid": ids.thread}, "simple_retrieval_params": {}},
+        ),
+        Probe(
+            "list A's chat user", lambda ids: {"scope": {"userid": ids.userid}, "simple_retrieval_params": {}}
+        ),
+    ],
+    "memories_generate": [
+        Probe(
+            "generate into A's scope", lambda ids: {"scope": _scope(ids), "direct_contents_source": _EVENTS}
+        )
+    ],
+    "chat_completions": [
+        Probe(
+            "chat as A's user",
+            lambda ids: {
+                "model": "test-model",
+                "userid": ids.userid,
+                "messages": [{"role": "user", "content": "What do I love about lighthouses?"}],
+            },
+        )
+    ],
+    "user_memory_delete": [Probe("forget A's user", _no_body, lambda ids: f"/v1/users/{ids.userid}/memory")],
 }
 TAKES_NO_TENANT_IDS = {"embed"}

@@ -3,17 +3,33 @@
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from threading import Lock
+from typing import Any
 
-from memory_engine.ports import Clock, Embedder, Extractor, Queue, SearchIndex, Store
+from memory_engine.errors import Unavailable
+from memory_engine.extraction.facts import BuiltinFactExtractor, FactExtractor
+from memory_engine.ports import ChatUpstream, Clock, Embedder, Extractor, Queue, SearchIndex, Store
 from memory_engine.settings import Settings
 
 
 class SystemClock:
     def now(self) -> datetime:
         return datetime.now(UTC)
+
+
+class NoChatUpstream:
+    """Stands in where no chat upstream was wired (engines built by hand without one)."""
+
+    MESSAGE = "No chat model is configured: set OPENAI_BASE_URL (and OPENAI_API_KEY)."
+
+    def complete(self, body: dict[str, Any]) -> dict[str, Any]:
+        raise Unavailable(self.MESSAGE)
+
+    def stream(self, body: dict[str, Any]) -> Iterator[str]:
+        raise Unavailable(self.MESSAGE)
 
 
 class VectorCache:
@@ -49,3 +65,6 @@ class Engine:
     extractor: Extractor
     clock: Clock = field(default_factory=SystemClock)
     turn_vectors: VectorCache = field(default_factory=VectorCache)
+    # The API dialects: short-fact extraction (memory bank, chat memory) and the chat model.
+    facts: FactExtractor = field(default_factory=BuiltinFactExtractor)
+    chat: ChatUpstream = field(default_factory=NoChatUpstream)

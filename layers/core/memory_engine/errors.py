@@ -44,3 +44,17 @@ class RateLimited(MemoryEngineError):
 
 class Unavailable(MemoryEngineError):
     """A dependency (store, queue, index, model) is down; the request wrote nothing and may be retried."""
+
+
+class UpstreamFailed(MemoryEngineError):
+    """The upstream model could not answer: unreachable, timed out, or failed (5xx)."""
+
+
+class UpstreamRejected(MemoryEngineError):
+    """The upstream model refused the request (4xx): its status and JSON body are passed on as
+    they are, so a client sees the model's own error."""
+
+    def __init__(self, message: str, status: int, body: Any) -> None:
+        super().__init__(message)
+        self.status = status
+        self.body = body

@@ -14,10 +14,7 @@ from weakref import WeakKeyDictionary
 
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
-from aws_lambda_powertools.event_handler.openapi.exceptions import (
-    RequestUnsupportedContentType,
-    RequestValidationError,
-)
+from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 
 from memory_engine.auth import TENANT_CONTEXT_KEY
 from memory_engine.errors import (
@@ -29,6 +26,8 @@ from memory_engine.errors import (
     RateLimited,
     Unauthorized,
     Unavailable,
+    UpstreamFailed,
+    UpstreamRejected,
 )
 from memory_engine.logsafe import RedactingFilter, error_details
 
@@ -42,6 +41,7 @@ STATUS_BY_ERROR: dict[type[MemoryEngineError], int] = {
     PayloadTooLarge: 413,
     RateLimited: 429,
     Unavailable: 503,
+    UpstreamFailed: 502,
 }
 
 ErrorShaper = Callable[[int, str, list[dict[str, Any]]], dict[str, Any]]
@@ -62,21 +62,72 @@ def error_shaper_of(app: APIGatewayRestResolver) -> ErrorShaper:
     return _ERROR_SHAPERS.get(app, native_error_body)
 
 
+MAX_JSON_DEPTH = 64
+
+
 def parse_json_body(text: str) -> Any:
-    """`json.loads`, with absurd input (nesting past the recursion limit, integers of thousands of
-    digits) reported as malformed JSON (400) instead of escaping as a crash."""
+    """`json.loads`, with absurd input (nested deeper than MAX_JSON_DEPTH, integers of thousands
+    of digits) reported as malformed JSON (400) instead of escaping as a crash further on: the
+    validators, serializers and the chat upstream all recurse."""
     try:
-        return json.loads(text)
+        value = json.loads(text)
     except json.JSONDecodeError:
         raise
     except (RecursionError, ValueError) as error:
         reason = "nested too deeply" if isinstance(error, RecursionError) else "a number is too long"
         raise json.JSONDecodeError(reason, text[:64], 0) from None
+    if _deeper_than(value, MAX_JSON_DEPTH):
+        raise json.JSONDecodeError(f"nested deeper than {MAX_JSON_DEPTH} levels", text[:64], 0)
+    return value
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    pending: list[tuple[Any, int]] = [(value, 1)]
+    while pending:
+        item, depth = pending.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        if children is None:
+            continue
+        if depth > limit:
+            return True
+        pending.extend((child, depth + 1) for child in children)
+    return False
 
 
 def native_error_body(status: int, message: str, errors: list[dict[str, Any]]) -> dict[str, Any]:
     """The native API's error envelope (API.md): status, message, errors."""
     return {"status": "error", "message": message, "errors": errors}
+
+
+def game_error_body(status: int, message: str, errors: list[dict[str, Any]]) -> dict[str, Any]:
+    """The game API's envelope (API.md §2): `code` is the HTTP status, never 0 on error."""
+    return {"code": status, "msg": message, "data": {"errors": errors} if errors else None}
+
+
+_OPENAI_ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    409: "conflict_error",
+    413: "invalid_request_error",
+    422: "invalid_request_error",
+    429: "rate_limit_error",
+}
+
+
+def openai_error_body(status: int, message: str, errors: list[dict[str, Any]]) -> dict[str, Any]:
+    """OpenAI's error object, which its clients parse (API.md §4)."""
+    kind = _OPENAI_ERROR_TYPES.get(status, "upstream_error" if status in (502, 504) else "api_error")
+    param = errors[0].get("field") if errors else None
+    return {"error": {"message": message, "type": kind, "param": param, "code": None}}
+
+
+def log_application_id(app: APIGatewayRestResolver) -> None:
+    """Record the game API's `Application-ID` header in the logs (the API key decides the tenant)."""
+    application = app.current_event.headers.get("Application-ID")  # case-insensitive
+    if application:
+        logger().append_keys(application_id=application[:256])
 
 
 def json_response(status: int, body: Any, headers: dict[str, str] | None = None) -> Response:
@@ -119,12 +170,6 @@ def build_resolver(shape_error: ErrorShaper = native_error_body) -> APIGatewayRe
     app = APIGatewayRestResolver(enable_validation=True, json_body_deserializer=parse_json_body)
     _ERROR_SHAPERS[app] = shape_error
 
-    @app.exception_handler(RequestUnsupportedContentType)
-    def _unsupported_type(_: RequestUnsupportedContentType) -> Response:
-        message = "Unsupported Content-Type: send the body as JSON ('Content-Type: application/json')."
-        fields = [{"field": "Content-Type", "message": "not JSON"}]
-        return json_response(415, shape_error(415, message, fields))
-
     @app.exception_handler(UnicodeDecodeError)
     def _not_utf8(_: UnicodeDecodeError) -> Response:
         message = "The request body is not UTF-8 text: send JSON encoded as UTF-8."
@@ -134,6 +179,11 @@ def build_resolver(shape_error: ErrorShaper = native_error_body) -> APIGatewayRe
     def _invalid_request(error: RequestValidationError) -> Response:
         status, message, fields = describe_validation_errors(list(error.errors()))
         return json_response(status, shape_error(status, message, fields))
+
+    @app.exception_handler(UpstreamRejected)
+    def _upstream_rejected(error: UpstreamRejected) -> Response:
+        # The model's own 4xx, status and body unchanged: the caller talks to it through us.
+        return json_response(error.status, error.body)
 
     @app.exception_handler(MemoryEngineError)
     def _domain_error(error: MemoryEngineError) -> Response:
@@ -178,6 +228,19 @@ def lambda_entry(app: APIGatewayRestResolver) -> LambdaHandler:
         correlation_id_path="requestContext.requestId", clear_state=True, log_event=False
     )
     def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-        return app.resolve(event, context)
+        return app.resolve(json_content_type(event), context)
 
     return lambda_handler
+
+
+def json_content_type(event: dict[str, Any]) -> dict[str, Any]:
+    """Read every body as JSON, whatever Content-Type the client sent.
+
+    The API only speaks JSON, and `curl -d` labels bodies as form data by default: without this
+    such a request would fail validation with a misleading "field required".
+    """
+    headers = {k: v for k, v in (event.get("headers") or {}).items() if k.lower() != "content-type"}
+    multi = {k: v for k, v in (event.get("multiValueHeaders") or {}).items() if k.lower() != "content-type"}
+    headers["Content-Type"] = "application/json"
+    multi["Content-Type"] = ["application/json"]
+    return {**event, "headers": headers, "multiValueHeaders": multi}

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from datetime import datetime
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from memory_engine.models.domain import Memory, MemoryFields, Session, Turn
 from memory_engine.models.keys import ApiKey
-from memory_engine.models.messages import ExtractionJob
+from memory_engine.models.messages import Job
 
 EmbedMode = Literal["query", "passage"]
 
@@ -106,11 +106,40 @@ class Store(Protocol):
         """
         ...
 
+    # -- added for the API dialects (memory bank, chat memory, game API) ------------------------
+    # Every store also keeps `Memory.scope` (a flat str→str dict, {} for engine memories) and gives
+    # it back whole. A scope's memories are those whose parent_session_uuid is `scope_key(scope)`.
+
+    def list_thread_memories(
+        self, tenant: str, thread: str, after: str | None = None, limit: int = 100
+    ) -> list[Memory]:
+        """Up to `limit` memories whose parent_session_uuid is `thread`, in memory id order,
+        starting after the memory id `after` (None: from the first). Keyset pages: walking them
+        visits every memory of the thread once, even while others are added or deleted."""
+        ...
+
+    def update_memory(self, memory: Memory) -> bool:
+        """Replace the stored memory of the same tenant and id with `memory` (fields, embedding,
+        source text, metadata, scope); its session, thread and source turns cannot change.
+        False (writing nothing) when no such memory is stored."""
+        ...
+
+    def delete_session(self, tenant: str, session_uuid: str) -> RemovalOutcome:
+        """Delete a session with all its turns and every memory extracted from it, at once.
+
+        `deleted_memories` / `deleted_dialogs` name what went (for the index); an unknown session
+        deletes nothing and is not an error."""
+        ...
+
 
 class Queue(Protocol):
-    """Hands extraction jobs to the worker (SQS FIFO on AWS, a table + thread locally)."""
+    """Hands jobs to the worker (SQS FIFO on AWS, a table + thread locally).
 
-    def send(self, job: ExtractionJob) -> None:
+    A job of any kind (`models.messages.Job`) goes in its `group_id()` message group; consumers
+    parse bodies with `models.messages.parse_job`.
+    """
+
+    def send(self, job: Job) -> None:
         """Queue a job; a no-op when an identical job is still waiting (not in flight) in its group."""
         ...
 
@@ -121,7 +150,7 @@ class ReceivedJob(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     receipt: str
-    job: ExtractionJob
+    job: Job
     receive_count: int
 
 
@@ -210,6 +239,23 @@ class Extractor(Protocol):
 
 class Clock(Protocol):
     def now(self) -> datetime: ...
+
+
+class ChatUpstream(Protocol):
+    """An OpenAI-compatible chat-completions endpoint, spoken to in its own JSON.
+
+    Errors: `UpstreamRejected` (the endpoint answered 4xx: its status and body, to pass through)
+    and `UpstreamFailed` (unreachable, timed out, or 5xx).
+    """
+
+    def complete(self, body: dict[str, Any]) -> dict[str, Any]:
+        """The chat completion for a request body (`stream` false)."""
+        ...
+
+    def stream(self, body: dict[str, Any]) -> Iterator[str]:
+        """The `data:` payloads of a streamed completion (`stream` true), in order, without the
+        final `[DONE]`. Connects before returning, so refusals raise here, not while iterating."""
+        ...
 
 
 class KeyStore(Protocol):

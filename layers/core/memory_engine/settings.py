@@ -40,6 +40,15 @@ class Settings(BaseSettings):
     llm_max_output_tokens: int | None = Field(2000, ge=256)
     llm_temperature: float | None = Field(0.0, ge=0, le=2)
 
+    # OpenAI-compatible chat (/v1/chat/completions): the upstream is OPENAI_BASE_URL / OPENAI_API_KEY.
+    chat_model: str | None = Field(None, description="model used when a request names none")
+    chat_timeout_seconds: float = Field(120.0, gt=0)
+    chat_memory_limit: int = Field(5, ge=0, description="facts put into the system prompt")
+    chat_memory_max_chars: int = Field(2000, ge=0, description="bound on the memory block")
+    # Language of the fact-extraction prompts (chat memory, /v1/memories:generate without one);
+    # unset: Korean when the user's words hold Hangul, else English.
+    fact_language: str | None = Field(None, min_length=2, max_length=16)
+
     retrieve_default_limit: int = Field(5, ge=1)
     retrieve_max_limit: int = Field(50, ge=1)
 

@@ -13,7 +13,16 @@ from typing import TYPE_CHECKING
 from memory_engine.auth import AnyKey, KeyResolver, SingleKey, StoreKeys, local_api_key
 from memory_engine.engine import Engine, SystemClock
 from memory_engine.errors import Unavailable
-from memory_engine.ports import Embedder, Extractor, JobSource, KeyStore, Queue, SearchIndex, Store
+from memory_engine.ports import (
+    ChatUpstream,
+    Embedder,
+    Extractor,
+    JobSource,
+    KeyStore,
+    Queue,
+    SearchIndex,
+    Store,
+)
 from memory_engine.settings import Settings, get_settings
 
 if TYPE_CHECKING:
@@ -50,6 +59,8 @@ def _built_engine() -> Engine:
             index=index,
             embedder=build_embedder(settings),
             extractor=build_extractor(settings),
+            facts=build_fact_extractor(settings),
+            chat=build_chat_upstream(settings),
         )
 
 
@@ -134,6 +145,17 @@ def build_llm_extractor(settings: Settings) -> LlmExtractor:
         timeout_s=settings.llm_timeout_seconds,
         max_output_tokens=settings.llm_max_output_tokens,
         temperature=settings.llm_temperature,
+    )
+
+
+def build_chat_upstream(settings: Settings) -> ChatUpstream:
+    """The chat model behind /v1/chat/completions: OPENAI_BASE_URL (default OpenAI's) and key."""
+    from memory_engine.adapters.openai.upstream import HttpChatUpstream  # stdlib HTTP, no openai
+
+    return HttpChatUpstream(
+        base_url=settings.openai_base_url or "https://api.openai.com/v1",
+        api_key=settings.openai_api_key.get_secret_value() if settings.openai_api_key else None,
+        timeout_s=settings.chat_timeout_seconds,
     )
 
 

@@ -7,12 +7,28 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, WithJsonSchema, field_validator
 
+from memory_engine.models.domain import is_reserved_thread
+
 # Ids name store keys and index documents: bounded and free of control characters.
 NO_CONTROL_CHARS = r"^[^\x00-\x1f\x7f]+$"
 Identifier = Field(min_length=1, max_length=256, pattern=NO_CONTROL_CHARS)
 IdentifierStr = Annotated[str, StringConstraints(min_length=1, max_length=256, pattern=NO_CONTROL_CHARS)]
 MAX_TURN_CHARS = 100_000
 _TIMESTAMP_SCHEMA = {"anyOf": [{"type": "string", "format": "date-time"}, {"type": "number"}]}
+
+
+def not_reserved_thread(value: str | None) -> str | None:
+    """Thread names shaped like the keys of memory-bank scopes would mix their memories in."""
+    if value is not None and is_reserved_thread(value):
+        raise ValueError("names of the form scope:<40 hex digits> are reserved for memory-bank scopes")
+    return value
+
+
+def no_nul(value: str) -> str:
+    """Dialogue text may hold anything but NUL (which no store keeps intact)."""
+    if "\x00" in value:
+        raise ValueError("must not contain NUL characters")
+    return value
 
 
 class Body(BaseModel):
@@ -28,12 +44,7 @@ class NewDialog(Body):
     )
     npc_id: IdentifierStr | None = None
 
-    @field_validator("query", "answer")
-    @classmethod
-    def _no_nul(cls, value: str) -> str:
-        if "\x00" in value:
-            raise ValueError("must not contain NUL characters")
-        return value
+    _no_nul = field_validator("query", "answer")(no_nul)
 
     @field_validator("timestamp")
     @classmethod
@@ -60,6 +71,8 @@ class ConsolidateRequest(Body):
     user_name: str = Field("당신", min_length=1, max_length=256, pattern=NO_CONTROL_CHARS)
     language: str = Field("ko", min_length=2, max_length=16, pattern=NO_CONTROL_CHARS)
     options: ConsolidateOptions = Field(default_factory=ConsolidateOptions)
+
+    _thread_not_reserved = field_validator("parent_session_uuid")(not_reserved_thread)
 
 
 class StatusResponse(BaseModel):
@@ -133,6 +146,11 @@ class ForkRequest(Body):
     target_session_uuid: str = Identifier
     cutoff_dialog_uuid: str = Identifier
     target_parent_session_uuid: IdentifierStr | None = None
+
+    # The target session is its own thread when no parent is named.
+    _thread_not_reserved = field_validator("target_session_uuid", "target_parent_session_uuid")(
+        not_reserved_thread
+    )
 
 
 class ForkResult(BaseModel):

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 import secrets
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from enum import IntEnum, StrEnum
 
@@ -91,7 +94,12 @@ class MemoryFields(BaseModel):
 
 
 class Memory(BaseModel):
-    """A memory extracted from consecutive turns of one session, searchable under its thread."""
+    """A memory extracted from consecutive turns of one session, searchable under its thread.
+
+    Facts (memory bank, chat memory) are memories too, in the same store and index: one short
+    sentence as `fields.summary`, no session (`session_uuid` ""), no source turns, `scope` the
+    caller's scope, `parent_session_uuid` its `scope_key`, and `metadata["kind"] == "fact"`.
+    """
 
     model_config = ConfigDict(frozen=True)
 
@@ -108,10 +116,48 @@ class Memory(BaseModel):
     source_text: str = ""
     created_at: datetime
     metadata: dict[str, str | int | float] = Field(default_factory=dict)
+    # The memory-bank scope it was created under; empty for memories extracted by the engine,
+    # whose scope is their thread (read `visible_scope`, which is right for both).
+    scope: dict[str, str] = Field(default_factory=dict)
 
     @property
     def content(self) -> str:
         return self.fields.summary
+
+    @property
+    def visible_scope(self) -> dict[str, str]:
+        """The scope the memory bank shows and matches: the stored one, else the thread's."""
+        return dict(self.scope) or {THREAD_SCOPE_KEY: self.parent_session_uuid}
+
+    @property
+    def is_fact(self) -> bool:
+        return self.metadata.get("kind") == FACT_KIND
+
+
+FACT_KIND = "fact"
+THREAD_SCOPE_KEY = "parent_session_uuid"
+SCOPE_THREAD_PREFIX = "scope:"
+SCOPE_THREAD_PATTERN = re.compile(r"^scope:[0-9a-f]{40}$")
+
+
+def scope_key(scope: Mapping[str, str]) -> str:
+    """The thread that holds a scope's memories: exact match on the whole scope, in any key order.
+
+    `{"parent_session_uuid": t}` is the engine thread `t` itself, so engine memories and facts of
+    that scope share one thread. Any other scope is `scope:` + 40 hex digits of the SHA-256 of its
+    canonical JSON (sorted keys): same keys and values (case-sensitive) give the same thread,
+    anything else another, and the key stays short enough for every backend's key limits.
+    """
+    thread = scope.get(THREAD_SCOPE_KEY)
+    if len(scope) == 1 and thread is not None and not SCOPE_THREAD_PATTERN.match(thread):
+        return thread
+    canonical = json.dumps(dict(sorted(scope.items())), ensure_ascii=False, separators=(",", ":"))
+    return SCOPE_THREAD_PREFIX + hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:40]
+
+
+def is_reserved_thread(thread: str) -> bool:
+    """Thread names of the form `scope:<40 hex>` are how scopes are keyed: callers cannot pick them."""
+    return bool(SCOPE_THREAD_PATTERN.match(thread))
 
 
 def utcnow() -> datetime:

@@ -1,8 +1,25 @@
-"""Queue messages: what consolidate (and delete, fork) hand to the extraction worker."""
+"""Queue messages: the jobs the request path hands to the worker.
+
+Three kinds share the one queue, told apart by `kind`: extraction of a session's buffered turns
+(consolidate, delete, fork, recordmemory), recording a chat exchange to a user's memory (chat
+completions with a `userid`), and a follow-up purge after a user's memory was deleted. Every
+producer sends one of these models; every consumer parses a body with `parse_job` and routes it by
+kind in one place (`memory_engine.usecases.jobs`).
+"""
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, TypeAdapter
+
+# Chat exchanges travel inside the message: bounded so a job always fits SQS's 256 KB limit.
+MAX_JOB_TEXT_CHARS = 32_000
+
+
+def chat_session_uuid(userid: str) -> str:
+    """The session that keeps a chat user's raw exchanges (one per user)."""
+    return f"chat:{userid}"
 
 
 class ExtractionJob(BaseModel):
@@ -10,10 +27,71 @@ class ExtractionJob(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
+    kind: Literal["extract"] = "extract"
     tenant: str
     session_uuid: str
     force: bool = False
 
     def group_id(self) -> str:
-        """FIFO message group: one extraction at a time per session."""
+        """FIFO message group: one job at a time per session."""
         return f"{self.tenant}#{self.session_uuid}"
+
+
+class ChatMemoryJob(BaseModel):
+    """Record one chat exchange to a user's memory: the raw turn, then facts from the user's words.
+
+    `dialog_uuid` makes a redelivered job write the same turn again (a no-op), never a second one.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: Literal["chat_memory"] = "chat_memory"
+    tenant: str
+    userid: str
+    dialog_uuid: str
+    user_messages: list[str] = Field(min_length=1)
+    answer: str = ""
+    language: str = "ko"
+
+    def group_id(self) -> str:
+        """The user's chat session: exchanges are recorded in the order they were answered."""
+        return f"{self.tenant}#{chat_session_uuid(self.userid)}"
+
+
+class ForgetUserJob(BaseModel):
+    """Delete a chat user's memory again, after any exchange still queued for them was recorded.
+
+    Sent by DELETE /v1/users/{userid}/memory in the user's message group, so it runs after every
+    ChatMemoryJob queued before the delete: nothing recorded late survives the delete.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: Literal["forget_user"] = "forget_user"
+    tenant: str
+    userid: str
+
+    def group_id(self) -> str:
+        return f"{self.tenant}#{chat_session_uuid(self.userid)}"
+
+
+def _kind(value: Any) -> str:
+    # Bodies queued before jobs had kinds are extraction jobs.
+    if isinstance(value, dict):
+        return str(value.get("kind", "extract"))
+    return str(getattr(value, "kind", "extract"))
+
+
+Job = Annotated[
+    Annotated[ExtractionJob, Tag("extract")]
+    | Annotated[ChatMemoryJob, Tag("chat_memory")]
+    | Annotated[ForgetUserJob, Tag("forget_user")],
+    Discriminator(_kind),
+]
+
+_JOB: TypeAdapter[Job] = TypeAdapter(Job)
+
+
+def parse_job(body: str | bytes) -> Job:
+    """A queue message body (JSON) as the job it carries."""
+    return _JOB.validate_json(body)

@@ -82,7 +82,8 @@ def _word_term(word: str) -> str | None:
 def _hangul_terms(word: str) -> tuple[str, ...]:
     # Unique per word: a 2-syllable word is its own bigram, and must not count twice.
     out = dict.fromkeys([word])
-    # Every reading, not just the longest: "고양이를" is "고양이" + 를, never "고양" + 이를.
+    # Every reading, not only the longest: "고양이를" must give "고양이" (+ 를) as well as the
+    # "고양" that "이를" would leave, since without a dictionary we cannot tell which is right.
     for josa in _JOSA:
         if len(word) > len(josa) and word.endswith(josa):
             out[word[: -len(josa)]] = None

@@ -8,7 +8,7 @@ import logging
 import os
 import signal
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import FrameType
 from typing import Any
@@ -20,9 +20,13 @@ from memory_engine.ratelimit import RateLimiter
 from memory_engine.server.apigw import LocalContext, RoutePattern, proxy_event, response_parts
 from memory_engine.server.openapi import OPENAPI_PATH, build_spec
 from memory_engine.settings import get_settings
+from memory_engine.streaming import stream_sink
 
 log = logging.getLogger("memory_engine.server")
 MAX_BODY_BYTES = 6 * 1024 * 1024  # Lambda's synchronous payload limit
+
+# A response body: bytes, or the live chunks of a streamed one (server-sent events).
+Body = bytes | Iterator[bytes]
 
 
 def load_routes() -> list[RoutePattern]:
@@ -64,7 +68,7 @@ class Dispatcher:
 
     def dispatch(
         self, method: str, path: str, query: str, headers: dict[str, str], body: bytes
-    ) -> tuple[int, list[tuple[str, str]], bytes]:
+    ) -> tuple[int, list[tuple[str, str]], Body]:
         if method == "GET" and path.rstrip("/") == OPENAPI_PATH:
             return 200, [("Content-Type", "application/json")], self.openapi()
         matches = [(route, route.match(path)) for route in self._routes]
@@ -100,12 +104,15 @@ class Dispatcher:
         )
         handler = self.handler(route.function)
         try:
-            with self._invoke_lock:
+            # The same lambda_handler; a handler that streams leaves its events in the sink (the
+            # stream is written after the lock is released: it holds plain values, not the event).
+            with self._invoke_lock, stream_sink() as sink:
                 result = handler(event, LocalContext())
         except Exception as error:  # the handler's own mapping failed: still no trace on the wire
             log.error("handler failed", extra={"function": route.function, **error_details(error)})
             return _error(500, "Internal error; the request may be retried.")
-        return response_parts(result)
+        status, response_headers, payload = response_parts(result)
+        return status, response_headers, sink.events if sink.events is not None else payload
 
 
 def _error(
@@ -157,14 +164,34 @@ def make_http_handler(dispatcher: Dispatcher) -> type[BaseHTTPRequestHandler]:
                 answer = _error(500, "Internal error; the request may be retried.")
             self._send(*answer)
 
-        def _send(self, status: int, headers: list[tuple[str, str]], body: bytes) -> None:
+        def _send(self, status: int, headers: list[tuple[str, str]], body: Body) -> None:
             self.send_response(status)
             for name, value in headers:
-                if name.lower() != "content-length":
+                if name.lower() not in {"content-length", "transfer-encoding"}:
                     self.send_header(name, value)
-            self.send_header("Content-Length", str(len(body)))
+            if isinstance(body, bytes):
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+                return
+            self.send_header("Transfer-Encoding", "chunked")
             self.end_headers()
-            self.wfile.write(body)
+            self._stream(body)
+
+        def _stream(self, chunks: Iterator[bytes]) -> None:
+            """HTTP/1.1 chunked transfer, one chunk per event, flushed as it comes."""
+            try:
+                for chunk in chunks:
+                    if chunk:
+                        self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+                        self.wfile.flush()
+                self.wfile.write(b"0\r\n\r\n")
+            except (BrokenPipeError, ConnectionResetError):
+                self.close_connection = True  # the client left; the generator is closed below
+            finally:
+                close = getattr(chunks, "close", None)
+                if callable(close):
+                    close()
 
         do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = _serve
 
@@ -177,7 +204,7 @@ def make_http_handler(dispatcher: Dispatcher) -> type[BaseHTTPRequestHandler]:
 def serve(host: str = "127.0.0.1", port: int | None = None) -> None:
     """Run until SIGINT/SIGTERM; then stop taking requests and let the worker finish its job."""
     from memory_engine.adapters.local.worker import LocalWorker
-    from memory_engine.usecases import extract
+    from memory_engine.usecases import jobs
 
     logging.basicConfig(level=get_settings().log_level, format="%(asctime)s %(name)s %(message)s")
     for root_handler in logging.getLogger().handlers:
@@ -188,7 +215,7 @@ def serve(host: str = "127.0.0.1", port: int | None = None) -> None:
     engine = wiring.engine()
     worker = LocalWorker(
         wiring.job_source(),
-        lambda job, redelivered: extract.run(wiring.engine(), job, redelivered),
+        lambda job, redelivered: jobs.run(wiring.engine(), job, redelivered),
         settings.worker_poll_seconds,
         settings.worker_visibility_seconds,
     )

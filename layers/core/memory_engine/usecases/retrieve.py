@@ -31,7 +31,8 @@ def run(engine: Engine, tenant: str, request: RetrieveRequest) -> RetrieveRespon
     k = max(CANDIDATES_PER_RETRIEVER, limit * 4)
     for hit in engine.index.search(tenant, threads, query, vector, k):
         memory = engine.store.get_memory(tenant, hit.doc_id)
-        if memory is None or set(memory.source_dialog_uuids) <= excluded:
+        # A memory built only from dialogs the caller has is left out; a fact has no dialogs.
+        if memory is None or (memory.source_dialog_uuids and set(memory.source_dialog_uuids) <= excluded):
             continue
         memories[memory.memory_id] = memory
         candidates.append(Candidate(memory.memory_id, hit.dense, hit.lexical))

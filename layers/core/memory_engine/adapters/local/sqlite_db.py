@@ -12,7 +12,7 @@ import sqlite3
 import sys
 import threading
 from array import array
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -39,9 +39,17 @@ _UNAVAILABLE_CODES = (
 class SqliteDatabase:
     """A connection opened (and its schema created) on first use, never in the constructor."""
 
-    def __init__(self, path: Path | str, schema: str, busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS) -> None:
+    def __init__(
+        self,
+        path: Path | str,
+        schema: str,
+        busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
+        migrate: Callable[[sqlite3.Connection], None] | None = None,
+    ) -> None:
         self._path = str(path)
         self._schema = schema
+        # Brings a file written by an older version up to `schema` (CREATE IF NOT EXISTS cannot).
+        self._migrate = migrate
         self._busy_timeout_ms = busy_timeout_ms
         # Re-entrant so a method holding the lock may call another that takes it too.
         self._lock = threading.RLock()
@@ -104,6 +112,8 @@ class SqliteDatabase:
                 conn.execute("PRAGMA journal_mode = WAL")
                 conn.execute("PRAGMA synchronous = NORMAL")
                 conn.executescript(self._schema)
+                if self._migrate is not None:
+                    self._migrate(conn)
             except BaseException:
                 conn.close()
                 raise

@@ -1,6 +1,6 @@
 """`Queue` on SQLite, with SQS FIFO semantics, for the in-process worker.
 
-- Per message group (`ExtractionJob.group_id()`, one per session): strict send order, and at most
+- Per message group (`group_id()` of the job, one per session): strict send order, and at most
   one message in flight; other groups are never blocked by it.
 - A received message is hidden for `visibility_seconds`; not acked by then, it is delivered again
   (also after a restart: the table is on disk and times are wall-clock).
@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from memory_engine.adapters.local.sqlite_db import SqliteDatabase
-from memory_engine.models.messages import ExtractionJob
+from memory_engine.models.messages import Job, parse_job
 from memory_engine.ports import ReceivedJob
 
 log = logging.getLogger("memory_engine.queue")
@@ -86,7 +86,7 @@ class SqliteQueue:
     def close(self) -> None:
         self._db.close()
 
-    def send(self, job: ExtractionJob) -> None:
+    def send(self, job: Job) -> None:
         body = job.model_dump_json()
         group_id = job.group_id()
         with self._db.write() as conn:
@@ -129,7 +129,7 @@ class SqliteQueue:
                     received.append(
                         ReceivedJob(
                             receipt=receipt,
-                            job=ExtractionJob.model_validate_json(head["body"]),
+                            job=parse_job(head["body"]),
                             receive_count=head["receive_count"] + 1,
                         )
                     )
@@ -149,11 +149,11 @@ class SqliteQueue:
             ).rowcount
             return updated > 0
 
-    def dead_jobs(self) -> list[ExtractionJob]:
+    def dead_jobs(self) -> list[Job]:
         """Jobs parked after too many receives, oldest first."""
         with self._db.read() as conn:
             rows = conn.execute("SELECT body FROM queue_dead ORDER BY id").fetchall()
-        return [ExtractionJob.model_validate_json(row["body"]) for row in rows]
+        return [parse_job(row["body"]) for row in rows]
 
     def pending_count(self) -> int:
         """Messages not yet acked: waiting or in flight (dead letters not included)."""

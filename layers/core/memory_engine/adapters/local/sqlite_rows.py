@@ -57,9 +57,12 @@ CREATE TABLE IF NOT EXISTS memories (
     source_text TEXT NOT NULL,
     created_at TEXT NOT NULL,
     metadata TEXT NOT NULL,
+    scope TEXT NOT NULL DEFAULT '{}',
     PRIMARY KEY (tenant, memory_id)
 );
 CREATE INDEX IF NOT EXISTS memories_by_session ON memories (tenant, session_uuid, first_seq);
+-- A scope's memories (memory bank, chat memory) are its thread's: listed in memory id order.
+CREATE INDEX IF NOT EXISTS memories_by_thread ON memories (tenant, parent_session_uuid, memory_id);
 
 CREATE TABLE IF NOT EXISTS characters (
     tenant TEXT NOT NULL,
@@ -68,6 +71,13 @@ CREATE TABLE IF NOT EXISTS characters (
     PRIMARY KEY (tenant, thread)
 );
 """
+
+
+def migrate_store(conn: sqlite3.Connection) -> None:
+    """Add what newer versions store to a file an older version wrote (idempotent)."""
+    columns = {row["name"] for row in conn.execute("PRAGMA table_info(memories)")}
+    if "scope" not in columns:
+        conn.execute("ALTER TABLE memories ADD COLUMN scope TEXT NOT NULL DEFAULT '{}'")
 
 
 def insert_session(conn: sqlite3.Connection, session: Session) -> None:
@@ -116,8 +126,8 @@ def insert_turns(conn: sqlite3.Connection, turns: Sequence[Turn]) -> None:
 def insert_memories(conn: sqlite3.Connection, memories: Sequence[Memory]) -> None:
     conn.executemany(
         "INSERT INTO memories (tenant, memory_id, session_uuid, parent_session_uuid, fields,"
-        " source_dialog_uuids, first_seq, last_seq, embedding, source_text, created_at, metadata)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        " source_dialog_uuids, first_seq, last_seq, embedding, source_text, created_at, metadata, scope)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [
             (
                 memory.tenant,
@@ -132,10 +142,29 @@ def insert_memories(conn: sqlite3.Connection, memories: Sequence[Memory]) -> Non
                 memory.source_text,
                 to_text(memory.created_at),
                 _json(memory.metadata),
+                _json(memory.scope),
             )
             for memory in memories
         ],
     )
+
+
+def update_memory_row(conn: sqlite3.Connection, memory: Memory) -> bool:
+    """Replace what may change in a stored memory; False when it is not stored."""
+    updated = conn.execute(
+        "UPDATE memories SET fields = ?, embedding = ?, source_text = ?, metadata = ?, scope = ?"
+        " WHERE tenant = ? AND memory_id = ?",
+        (
+            _json(memory.fields.model_dump(mode="json")),
+            pack_vector(memory.embedding),
+            memory.source_text,
+            _json(memory.metadata),
+            _json(memory.scope),
+            memory.tenant,
+            memory.memory_id,
+        ),
+    ).rowcount
+    return updated > 0
 
 
 def memory_from_row(row: sqlite3.Row) -> Memory:
@@ -152,6 +181,7 @@ def memory_from_row(row: sqlite3.Row) -> Memory:
         source_text=row["source_text"],
         created_at=row["created_at"],
         metadata=json.loads(row["metadata"]),
+        scope=json.loads(row["scope"]),
     )
 
 

@@ -15,6 +15,8 @@ from memory_engine.adapters.local.sqlite_rows import (
     insert_session,
     insert_turns,
     memory_from_row,
+    migrate_store,
+    update_memory_row,
 )
 from memory_engine.errors import Conflict, InvalidInput, NotFound
 from memory_engine.models.domain import Memory, Session, Turn, TurnStatus
@@ -34,7 +36,7 @@ class SqliteStore:
     """
 
     def __init__(self, path: Path | str) -> None:
-        self._db = SqliteDatabase(path, STORE_SCHEMA)
+        self._db = SqliteDatabase(path, STORE_SCHEMA, migrate=migrate_store)
 
     def close(self) -> None:
         self._db.close()
@@ -156,7 +158,43 @@ class SqliteStore:
                 return
             after = (rows[-1]["tenant"], rows[-1]["memory_id"])
 
+    def list_thread_memories(
+        self, tenant: str, thread: str, after: str | None = None, limit: int = 100
+    ) -> list[Memory]:
+        with self._db.read() as conn:
+            rows = conn.execute(
+                "SELECT * FROM memories WHERE tenant = ? AND parent_session_uuid = ? AND memory_id > ?"
+                " ORDER BY memory_id LIMIT ?",
+                (tenant, thread, after or "", max(limit, 0)),
+            ).fetchall()
+        return [memory_from_row(row) for row in rows]
+
+    def update_memory(self, memory: Memory) -> bool:
+        with self._db.write() as conn:
+            return update_memory_row(conn, memory)
+
     # -- removal -----------------------------------------------------------------------------
+
+    def delete_session(self, tenant: str, session_uuid: str) -> RemovalOutcome:
+        if not session_uuid:
+            return RemovalOutcome()  # "" is no session: it is what facts carry, and they stay
+        with self._db.write() as conn:
+            memories = conn.execute(
+                "SELECT memory_id FROM memories WHERE tenant = ? AND session_uuid = ? ORDER BY memory_id",
+                (tenant, session_uuid),
+            ).fetchall()
+            dialogs = conn.execute(
+                "SELECT dialog_uuid FROM turns WHERE tenant = ? AND session_uuid = ? ORDER BY seq",
+                (tenant, session_uuid),
+            ).fetchall()
+            for table in ("memories", "turns", "sessions"):
+                conn.execute(
+                    f"DELETE FROM {table} WHERE tenant = ? AND session_uuid = ?", (tenant, session_uuid)
+                )
+            return RemovalOutcome(
+                deleted_memories=[row["memory_id"] for row in memories],
+                deleted_dialogs=[row["dialog_uuid"] for row in dialogs],
+            )
 
     def delete_memory(self, tenant: str, memory_id: str) -> RemovalOutcome:
         with self._db.write() as conn:

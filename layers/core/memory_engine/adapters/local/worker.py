@@ -1,4 +1,7 @@
-"""The local stand-in for the SQS-triggered worker: a thread that drains the SQLite queue."""
+"""The local stand-in for the SQS-triggered worker: a thread that drains the SQLite queue.
+
+It runs jobs of every kind through one `process` callable (`memory_engine.usecases.jobs.run`).
+"""
 
 from __future__ import annotations
 
@@ -7,7 +10,7 @@ import threading
 from collections.abc import Callable
 
 from memory_engine.logsafe import error_details
-from memory_engine.models.messages import ExtractionJob
+from memory_engine.models.messages import Job
 from memory_engine.ports import JobSource
 
 log = logging.getLogger("memory_engine.worker")
@@ -21,7 +24,7 @@ class LocalWorker:
     def __init__(
         self,
         queue: JobSource,
-        process: Callable[[ExtractionJob, bool], object],
+        process: Callable[[Job, bool], object],
         poll_seconds: float = 0.05,
         visibility_seconds: float = 30.0,
     ) -> None:
@@ -58,7 +61,7 @@ class LocalWorker:
             self._process(message.job, message.receive_count > 1)
         except Exception as error:
             log.warning(
-                "extraction failed; the job will be retried",
+                "job failed; it will be retried",
                 extra={"receive": message.receive_count, **error_details(error)},
             )
             self._queue.release(message.receipt)

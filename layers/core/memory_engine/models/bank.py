@@ -1,0 +1,175 @@
+"""Bodies of the scoped memory-bank API (API.md §3). Field names are the contract."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from pydantic import (
+    BaseModel,
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationInfo,
+    field_validator,
+    model_serializer,
+)
+
+from memory_engine.models.api import Body, no_nul
+from memory_engine.models.domain import Memory
+
+MAX_SCOPE_KEYS = 32
+MAX_SCOPE_KEY_CHARS = 128
+MAX_SCOPE_VALUE_CHARS = 256
+MAX_FACT_CHARS = 4_000
+MAX_EVENTS = 1_000
+MAX_EVENT_TEXT_CHARS = 100_000
+
+
+def _has_control(text: str) -> bool:
+    return any(ord(char) < 0x20 or ord(char) == 0x7F for char in text)
+
+
+class Sparse(BaseModel):
+    """Leaves out fields that are None, so optional parts (distance, next_page_token) are absent
+    rather than null, as clients of this API expect."""
+
+    @model_serializer(mode="wrap")
+    def _without_none(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return {key: value for key, value in handler(self).items() if value is not None}
+
+
+class Scoped(Body):
+    scope: dict[str, str] = Field(description="flat dict of string keys and values, matched exactly")
+
+    @field_validator("scope")
+    @classmethod
+    def _flat_and_bounded(cls, scope: dict[str, str]) -> dict[str, str]:
+        if not scope:
+            raise ValueError('must name at least one key, e.g. {"user_id": "123"}')
+        if len(scope) > MAX_SCOPE_KEYS:
+            raise ValueError(f"at most {MAX_SCOPE_KEYS} keys")
+        for key, value in scope.items():
+            if not key or len(key) > MAX_SCOPE_KEY_CHARS or _has_control(key):
+                raise ValueError(f"keys are 1-{MAX_SCOPE_KEY_CHARS} characters without control characters")
+            if not value or len(value) > MAX_SCOPE_VALUE_CHARS or _has_control(value):
+                raise ValueError(
+                    f"values are 1-{MAX_SCOPE_VALUE_CHARS} characters without control characters"
+                )
+        return scope
+
+
+class CreateMemoryRequest(Scoped):
+    fact: str = Field(min_length=1, max_length=MAX_FACT_CHARS)
+
+    @field_validator("fact")
+    @classmethod
+    def _not_blank(cls, fact: str) -> str:
+        if not fact.strip():
+            raise ValueError("must not be blank")
+        return no_nul(fact)
+
+
+def rfc3339(moment: datetime) -> str:
+    return moment.astimezone(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+class BankMemory(BaseModel):
+    name: str
+    fact: str
+    scope: dict[str, str]
+    createTime: str
+    updateTime: str
+
+    @classmethod
+    def of(cls, memory: Memory) -> BankMemory:
+        """A stored memory as the bank shows it; an engine memory's fact is its summary."""
+        created = rfc3339(memory.created_at)
+        updated = memory.metadata.get("updated_at")
+        return cls(
+            name=f"memories/{memory.memory_id}",
+            fact=memory.content,
+            scope=memory.visible_scope,
+            createTime=created,
+            updateTime=updated if isinstance(updated, str) else created,
+        )
+
+
+class DeleteMemoryResponse(BaseModel):
+    name: str
+    deleted: bool = True
+
+
+class SimilaritySearchParams(Body):
+    search_query: str = Field(min_length=1, max_length=10_000)
+    top_k: int = Field(3, ge=1, le=100)
+
+
+class SimpleRetrievalParams(Body):
+    page_size: int = Field(100, ge=1, le=1_000)
+    page_token: str | None = Field(None, max_length=1_000)
+
+
+class RetrieveMemoriesRequest(Scoped):
+    similarity_search_params: SimilaritySearchParams | None = None
+    simple_retrieval_params: SimpleRetrievalParams | None = None
+
+    @field_validator("simple_retrieval_params")
+    @classmethod
+    def _one_mode(
+        cls, value: SimpleRetrievalParams | None, info: ValidationInfo
+    ) -> SimpleRetrievalParams | None:
+        if value is not None and info.data.get("similarity_search_params") is not None:
+            raise ValueError("send similarity_search_params or simple_retrieval_params, not both")
+        return value
+
+
+class RetrievedBankMemory(Sparse):
+    memory: BankMemory
+    distance: float | None = None  # similarity search only: Euclidean, smaller is closer
+
+
+class RetrieveMemoriesResponse(Sparse):
+    retrieved_memories: list[RetrievedBankMemory]
+    next_page_token: str | None = None
+
+
+class EventPart(Body):
+    text: str | None = Field(None, max_length=MAX_EVENT_TEXT_CHARS)
+
+
+class EventContent(Body):
+    role: str = "user"
+    parts: list[EventPart] = Field(default_factory=list, max_length=100)
+
+
+class Event(Body):
+    content: EventContent
+
+
+class DirectContentsSource(Body):
+    events: list[Event] = Field(min_length=1, max_length=MAX_EVENTS)
+
+    def user_texts(self) -> list[str]:
+        """What the user said, in order: facts are about the user, so other roles are context only."""
+        return [
+            part.text
+            for event in self.events
+            if event.content.role == "user"
+            for part in event.content.parts
+            if part.text and part.text.strip()
+        ]
+
+
+class GenerateMemoriesRequest(Scoped):
+    direct_contents_source: DirectContentsSource
+    # Additive: the language of the fact prompts (LLM extraction); default MEMORY_ENGINE_FACT_LANGUAGE.
+    language: str | None = Field(None, min_length=2, max_length=16)
+
+
+class GeneratedMemory(BaseModel):
+    memory: BankMemory
+    action: Literal["CREATED", "UPDATED", "DELETED"]
+
+
+class GenerateMemoriesResponse(BaseModel):
+    generated_memories: list[GeneratedMemory]

@@ -1,0 +1,60 @@
+"""How a user's memories reach the model: a bounded block in the system prompt. Pure functions."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from memory_engine.models.chat import message_text
+
+MEMORY_HEADER = (
+    "Long-term memory: facts the user told you in earlier conversations "
+    "(use them when relevant; they may be out of date):"
+)
+ELLIPSIS = "…"
+_SYSTEM_ROLES = ("system", "developer")
+
+
+def latest_user_texts(messages: Sequence[dict[str, Any]]) -> list[str]:
+    """What the user said since the model last spoke: the trailing run of user messages.
+
+    Earlier turns of the conversation were recorded when they were answered, so only these are new.
+    """
+    texts: list[str] = []
+    for message in reversed(messages):
+        if message.get("role") != "user":
+            break
+        texts.append(message_text(message))
+    return [text for text in reversed(texts) if text.strip()]
+
+
+def memory_block(facts: Sequence[str], max_chars: int) -> str:
+    """The header and one line per fact, closest first, in at most `max_chars` characters: facts
+    that do not fit are left out (the first one is cut rather than dropped). "" when none fit."""
+    lines: list[str] = []
+    used = len(MEMORY_HEADER)
+    for fact in facts:
+        line = "- " + " ".join(fact.split())
+        if used + 1 + len(line) > max_chars:
+            room = max_chars - used - 1
+            if not lines and room > len("- ") + len(ELLIPSIS):
+                lines.append(line[: room - len(ELLIPSIS)] + ELLIPSIS)
+            break
+        lines.append(line)
+        used += 1 + len(line)
+    return "\n".join([MEMORY_HEADER, *lines]) if lines else ""
+
+
+def with_memory(messages: Sequence[dict[str, Any]], block: str) -> list[dict[str, Any]]:
+    """The messages with the block at the end of the leading system (or developer) message, or in
+    a new system message first when there is none. The caller's messages are not modified."""
+    out = [dict(message) for message in messages]
+    if out and out[0].get("role") in _SYSTEM_ROLES:
+        content = out[0].get("content")
+        if isinstance(content, str):
+            out[0]["content"] = f"{content}\n\n{block}" if content else block
+            return out
+        if isinstance(content, list):
+            out[0]["content"] = [*content, {"type": "text", "text": block}]
+            return out
+    return [{"role": "system", "content": block}, *out]

@@ -1,0 +1,54 @@
+"""Delete everything remembered about a chat user: facts, raw exchanges, index entries."""
+
+from __future__ import annotations
+
+from memory_engine.engine import Engine
+from memory_engine.errors import InvalidInput, NotFound
+from memory_engine.models.chat import UserMemoryDeleted, memory_userid
+from memory_engine.models.domain import scope_key
+from memory_engine.models.messages import ForgetUserJob, chat_session_uuid
+from memory_engine.ports import RemovalOutcome
+from memory_engine.usecases.chat_memory import user_scope
+
+_PAGE = 500
+
+
+def run(engine: Engine, tenant: str, userid: str) -> UserMemoryDeleted:
+    """DELETE /v1/users/{userid}/memory: delete now, and queue the same delete behind any exchange
+    of this user still waiting in the queue, so nothing recorded late survives. Deleting a user
+    with nothing stored succeeds with zero counts."""
+    user = memory_userid(userid)
+    if user is None:
+        raise InvalidInput(
+            f"'{userid}' is not a UUID v4: send the userid the chat requests used.",
+            [{"field": "userid", "message": "must be a UUID v4"}],
+        )
+    outcome = forget(engine, tenant, user)
+    engine.queue.send(ForgetUserJob(tenant=tenant, userid=user))
+    return UserMemoryDeleted(
+        userid=user,
+        deleted_memories=len(outcome.deleted_memories),
+        deleted_dialogs=len(outcome.deleted_dialogs),
+    )
+
+
+def forget(engine: Engine, tenant: str, userid: str) -> RemovalOutcome:
+    """Every memory of the user's scope (`{"userid": ...}`, exact), then their chat session with
+    its turns and any memory extracted from it; the index entries go with them."""
+    thread = scope_key(user_scope(userid))
+    deleted: list[str] = []
+    after: str | None = None
+    while page := engine.store.list_thread_memories(tenant, thread, after, _PAGE):
+        for memory in page:
+            try:
+                engine.store.delete_memory(tenant, memory.memory_id)
+                deleted.append(memory.memory_id)
+            except NotFound:
+                continue  # deleted meanwhile
+        engine.index.delete(tenant, [memory.memory_id for memory in page])
+        after = page[-1].memory_id
+    removal = engine.store.delete_session(tenant, chat_session_uuid(userid))
+    engine.index.delete(tenant, removal.deleted_memories)
+    return RemovalOutcome(
+        deleted_memories=deleted + removal.deleted_memories, deleted_dialogs=removal.deleted_dialogs
+    )

@@ -1,0 +1,65 @@
+"""The game API's write: recorded NPC chats join a session as Type 1 turns."""
+
+from __future__ import annotations
+
+import uuid
+
+from memory_engine.engine import Engine
+from memory_engine.errors import Conflict, NotFound, Unavailable
+from memory_engine.models.domain import Turn, TurnType
+from memory_engine.models.game import RecordMemoryRequest, RecordMemoryResponse
+from memory_engine.models.messages import ExtractionJob
+from memory_engine.usecases.batching import crossed_threshold
+
+
+def run(engine: Engine, tenant: str, request: RecordMemoryRequest) -> RecordMemoryResponse:
+    """Append the chats in call order to the session's buffer, where they feed extraction like any
+    other turn (a job is queued when the buffer crosses the threshold). The session must exist.
+
+    A chat with a `uuid` is idempotent on it, as consolidate is; one without gets a fresh uuid.
+    """
+    session = engine.store.get_session(tenant, request.session_id)
+    if session is None:
+        raise NotFound(
+            f"No session '{request.session_id}': record chats into a session that exists "
+            "(created by its first consolidated turn).",
+            [{"field": "session_id", "message": "unknown session"}],
+        )
+    now = engine.clock.now()
+    saved = 0
+    queued = False
+    for position, chat in enumerate(request.chats):
+        turn = Turn(
+            tenant=tenant,
+            session_uuid=session.session_uuid,
+            dialog_uuid=chat.uuid or f"rec-{uuid.uuid4().hex}",
+            seq=0,
+            query=chat.message,
+            answer=chat.reply,
+            user_name=session.user_name,
+            npc_id=chat.npc_id,
+            type=TurnType.RECORDED,
+            timestamp=now,
+            created_at=now,
+        )
+        try:
+            outcome = engine.store.append_turn(session, turn)
+        except Conflict as error:
+            raise Conflict(
+                f"chats[{position}].uuid {chat.uuid} was already used in this session for other content "
+                f"(the {saved} chat(s) before it were saved): give every chat its own uuid.",
+                [{"field": f"chats.{position}.uuid", "message": "already used for other content"}],
+            ) from error
+        except Unavailable as error:
+            raise Unavailable(
+                f"Saved {saved} of {len(request.chats)} chats, then the store failed ({error.message}). "
+                f"Send chats {position + 1}-{len(request.chats)} again."
+            ) from error
+        if not outcome.created:
+            continue
+        saved += 1
+        before, after = outcome.buffered_count - 1, outcome.buffered_count
+        if not queued and crossed_threshold(before, after, engine.settings.extraction_threshold):
+            engine.queue.send(ExtractionJob(tenant=tenant, session_uuid=session.session_uuid))
+            queued = True
+    return RecordMemoryResponse(msg=f"successfully saved {saved} memories")

@@ -1,0 +1,157 @@
+"""The official `openai` client against the local server, whose upstream is a local stub."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import uuid
+from typing import Any
+
+import pytest
+
+from tests.e2e.conftest import API_KEY, LocalServer, wait_for
+from tests.e2e.dialects.conftest import CHAT_MODEL, database_rows
+from tests.fakes.openai_server import FakeOpenAIServer, chat_completion
+
+pytestmark = pytest.mark.e2e
+openai = pytest.importorskip("openai")
+
+
+def client(server: LocalServer) -> Any:
+    return openai.OpenAI(base_url=f"{server.url}/v1", api_key=API_KEY, max_retries=0, timeout=30)
+
+
+def user_facts(server: LocalServer, userid: str) -> list[str]:
+    status, body = server.call("POST", "/v1/memories:retrieve", {"scope": {"userid": userid}})
+    assert status == 200, body
+    return [hit["memory"]["fact"] for hit in body["retrieved_memories"]]
+
+
+def system_prompt(request: dict[str, Any]) -> str:
+    first = request["messages"][0]
+    return str(first["content"]) if first["role"] == "system" else ""
+
+
+def test_a_completion_comes_back_through_the_openai_client(
+    server: LocalServer, upstream: FakeOpenAIServer
+) -> None:
+    userid = str(uuid.uuid4())
+    upstream.script((200, chat_completion("Hello there!", model=CHAT_MODEL)))
+
+    completion = client(server).chat.completions.create(
+        model=CHAT_MODEL, messages=[{"role": "user", "content": "Hi!"}], extra_body={"userid": userid}
+    )
+
+    assert completion.choices[0].message.content == "Hello there!"
+    assert completion.model == CHAT_MODEL
+    assert "userid" not in upstream.requests[-1]
+
+
+def test_a_streamed_completion_arrives_chunk_by_chunk(
+    server: LocalServer, upstream: FakeOpenAIServer
+) -> None:
+    userid = str(uuid.uuid4())
+    upstream.script((200, chat_completion("Streams are neat indeed.")))
+
+    chunks = list(
+        client(server).chat.completions.create(
+            model=CHAT_MODEL,
+            messages=[{"role": "user", "content": "Tell me about streams."}],
+            stream=True,
+            extra_body={"userid": userid},
+        )
+    )
+
+    assert len(chunks) > 3
+    assert "".join(chunk.choices[0].delta.content or "" for chunk in chunks if chunk.choices) == (
+        "Streams are neat indeed."
+    )
+
+
+def test_the_local_server_streams_with_chunked_transfer(
+    server: LocalServer, upstream: FakeOpenAIServer
+) -> None:
+    upstream.script((200, chat_completion("one two")))
+    connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+    body = {"messages": [{"role": "user", "content": "count"}], "stream": True}
+
+    connection.request(
+        "POST", "/v1/chat/completions", json.dumps(body), {"Authorization": f"Bearer {API_KEY}"}
+    )
+    response = connection.getresponse()
+
+    assert response.status == 200
+    assert response.getheader("Content-Type") == "text/event-stream"
+    assert response.getheader("Transfer-Encoding") == "chunked"
+    assert response.read().decode().endswith("data: [DONE]\n\n")
+    connection.close()
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_fact_told_in_one_conversation_is_in_a_later_system_prompt(
+    server: LocalServer, upstream: FakeOpenAIServer, stream: bool
+) -> None:
+    # Given a user who told a fact in one conversation, recorded by the worker
+    userid = str(uuid.uuid4())
+    fact = "My sister Ana lives in Porto and teaches chemistry."
+    upstream.script((200, chat_completion("How interesting!")), (200, chat_completion("She lives in Porto.")))
+    api = client(server)
+    first = api.chat.completions.create(
+        model=CHAT_MODEL,
+        messages=[{"role": "user", "content": fact}],
+        stream=stream,
+        extra_body={"userid": userid},
+    )
+    if stream:
+        list(first)  # a stream is recorded once it was read to the end
+    wait_for(lambda: user_facts(server, userid))
+    # When a new conversation asks about it
+    api.chat.completions.create(
+        model=CHAT_MODEL,
+        messages=[
+            {"role": "system", "content": "Be brief."},
+            {"role": "user", "content": "Where does Ana live?"},
+        ],
+        extra_body={"userid": userid},
+    )
+    # Then the upstream got the fact in its system prompt, after the caller's own instructions
+    prompt = system_prompt(upstream.requests[-1])
+    assert prompt.startswith("Be brief.") and fact in prompt
+
+
+@pytest.mark.parametrize("userid", ["not-a-uuid", "6ba7b810-9dad-11d1-80b4-00c04fd430c8", ""])
+def test_an_invalid_userid_leaves_no_trace_in_the_store(
+    server: LocalServer, upstream: FakeOpenAIServer, userid: str
+) -> None:
+    # Given a server with nothing left to do
+    wait_for(lambda: not database_rows(server).get("queue_messages"))
+    before = database_rows(server)
+    upstream.script((200, chat_completion("Noted.")))
+    # When a chat comes with an invalid userid
+    client(server).chat.completions.create(
+        model=CHAT_MODEL,
+        messages=[{"role": "user", "content": "My secret code is 4711."}],
+        extra_body={"userid": userid},
+    )
+    # Then the answer came, the upstream saw the request as sent, and nothing was written or queued
+    assert upstream.requests[-1]["messages"] == [{"role": "user", "content": "My secret code is 4711."}]
+    assert database_rows(server) == before
+
+
+def test_deleting_a_user_forgets_everything_about_them(
+    server: LocalServer, upstream: FakeOpenAIServer
+) -> None:
+    userid = str(uuid.uuid4())
+    upstream.script((200, chat_completion("Got it.")))
+    client(server).chat.completions.create(
+        model=CHAT_MODEL,
+        messages=[{"role": "user", "content": "I am allergic to peanuts and shellfish."}],
+        extra_body={"userid": userid},
+    )
+    wait_for(lambda: user_facts(server, userid))
+
+    status, body = server.call("DELETE", f"/v1/users/{userid}/memory")
+
+    assert status == 200 and body["deleted_memories"] >= 1 and body["deleted_dialogs"] == 1
+    assert user_facts(server, userid) == []
+    assert server.call("POST", "/open/game/memory", {"session_id": f"chat:{userid}"})[0] == 404

@@ -1,0 +1,149 @@
+"""The chat dialect through its lambda_handlers, with a local OpenAI-compatible stub upstream."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import pytest
+
+from memory_engine.adapters.openai.upstream import HttpChatUpstream
+from memory_engine.engine import Engine
+from memory_engine.models.messages import ChatMemoryJob, ForgetUserJob
+from memory_engine.server.apigw import LocalContext
+from memory_engine.streaming import stream_sink
+from tests.fakes.openai_server import FakeOpenAIServer, chat_completion, error_body
+from tests.fakes.ports import ListQueue
+from tests.handlers.dialects import call, sample_body
+
+USER = "7f3c2a9e-4b1d-4c8e-9a6f-2d5e8b1c0f47"
+
+
+@pytest.fixture
+def upstream(engine: Engine) -> Iterator[FakeOpenAIServer]:
+    with FakeOpenAIServer() as fake:
+        engine.chat = HttpChatUpstream(fake.base_url, api_key="upstream-key", timeout_s=5)
+        yield fake
+
+
+def queued(engine: Engine) -> list[object]:
+    assert isinstance(engine.queue, ListQueue)
+    return list(engine.queue.jobs)
+
+
+def test_the_sample_event_gets_the_upstream_answer_unchanged(
+    engine: Engine, upstream: FakeOpenAIServer
+) -> None:
+    completion = chat_completion("Pepper is a great name!")
+    upstream.script((200, completion))
+
+    answer = call("chat_completions")
+
+    assert (answer.status, answer.json) == (200, completion)
+    assert "userid" not in upstream.requests[0]
+    assert upstream.recorded[0].headers["Authorization"] == "Bearer upstream-key"
+    [job] = queued(engine)
+    assert isinstance(job, ChatMemoryJob) and job.answer == "Pepper is a great name!"
+
+
+def test_a_streamed_request_answers_sse_chunks_ending_in_done(
+    engine: Engine, upstream: FakeOpenAIServer
+) -> None:
+    upstream.script((200, chat_completion("Pepper is a great name!")))
+
+    answer = call("chat_completions", {**sample_body("chat_completions"), "stream": True})
+
+    assert answer.status == 200 and answer.headers["Content-Type"] == "text/event-stream"
+    events = [line.removeprefix("data: ") for line in answer.text.split("\n\n") if line]
+    assert events[-1] == "[DONE]"
+    deltas = [json.loads(event)["choices"][0]["delta"].get("content", "") for event in events[:-1]]
+    assert "".join(deltas) == "Pepper is a great name!"
+    assert len(queued(engine)) == 1
+
+
+def test_under_a_streaming_runtime_the_handler_hands_over_live_events(upstream: FakeOpenAIServer) -> None:
+    upstream.script((200, chat_completion("one two three")))
+    from functions.chat_completions.handler import lambda_handler
+    from tests.handlers.conftest import load_event
+
+    event = load_event("chat_completions")
+    event["body"] = json.dumps({**sample_body("chat_completions"), "stream": True})
+    with stream_sink() as sink:
+        result = lambda_handler(event, LocalContext())
+
+    assert (result["statusCode"], result["body"]) == (200, "")
+    assert sink.events is not None
+    assert list(sink.events)[-1] == b"data: [DONE]\n\n"
+
+
+def test_an_upstream_4xx_is_passed_through_with_its_body(engine: Engine, upstream: FakeOpenAIServer) -> None:
+    refusal = error_body("The model `nope` does not exist", code="model_not_found")
+    upstream.script((404, refusal))
+
+    answer = call("chat_completions", {**sample_body("chat_completions"), "model": "nope"})
+
+    assert (answer.status, answer.json) == (404, refusal)
+    assert queued(engine) == []
+
+
+def test_a_streamed_request_the_upstream_refuses_is_an_http_error_not_a_stream(
+    engine: Engine, upstream: FakeOpenAIServer
+) -> None:
+    refusal = error_body("Rate limit reached", "rate_limit_error")
+    upstream.script((429, refusal))
+
+    answer = call("chat_completions", {**sample_body("chat_completions"), "stream": True})
+
+    assert (answer.status, answer.json) == (429, refusal)
+    assert queued(engine) == []
+
+
+def test_an_unreachable_upstream_is_a_502_in_openai_error_format(engine: Engine) -> None:
+    engine.chat = HttpChatUpstream("http://127.0.0.1:9/v1", timeout_s=2)  # discard port: refused
+
+    answer = call("chat_completions")
+
+    assert answer.status == 502
+    assert answer.json["error"]["type"] == "upstream_error"
+    assert "unreachable" in answer.json["error"]["message"]
+    assert queued(engine) == []
+
+
+def test_an_upstream_5xx_is_a_502(upstream: FakeOpenAIServer) -> None:
+    upstream.script((500, error_body("boom", "server_error")))
+
+    answer = call("chat_completions")
+
+    assert answer.status == 502 and "boom" in answer.json["error"]["message"]
+
+
+def test_a_request_without_messages_is_a_422_in_openai_error_format(upstream: FakeOpenAIServer) -> None:
+    answer = call("chat_completions", {"model": "m", "userid": USER})
+
+    assert answer.status == 422
+    assert (answer.json["error"]["type"], answer.json["error"]["param"]) == (
+        "invalid_request_error",
+        "messages",
+    )
+    assert upstream.requests == []
+
+
+def test_the_sample_user_delete_event_deletes_and_queues_the_purge(engine: Engine) -> None:
+    answer = call("user_memory_delete")
+
+    assert answer.status == 200
+    assert answer.json == {
+        "object": "user.memory.deleted",
+        "userid": USER,
+        "deleted": True,
+        "deleted_memories": 0,
+        "deleted_dialogs": 0,
+    }
+    assert queued(engine) == [ForgetUserJob(tenant="tenant-a", userid=USER)]
+
+
+def test_deleting_a_user_with_an_invalid_id_is_a_422(engine: Engine) -> None:
+    answer = call("user_memory_delete", path="/v1/users/bob/memory", path_parameters={"userid": "bob"})
+
+    assert answer.status == 422 and answer.json["error"]["param"] == "userid"
+    assert queued(engine) == []
