@@ -55,9 +55,21 @@ def _sqlite_key_store(tmp_path: Path) -> Iterator[Backend[Any]]:
 STORE_BACKENDS: dict[str, Callable[[Path], AbstractContextManager[Backend[Any]]]] = {
     "sqlite": _sqlite_store,
 }
+
+
 # API keys (`KeyStore`): the same one-entry rule; DynamoDB keeps them under `pk = KEY#<key_id>`.
+@contextmanager
+def _dynamodb_key_store(tmp_path: Path) -> Iterator[Backend[Any]]:
+    from memory_engine.adapters.aws.dynamodb_api_keys import DynamoDbKeyStore
+    from tests.contract.moto_keys import mocked_key_table
+
+    with mocked_key_table() as (table, client):
+        yield Backend("dynamodb", lambda: DynamoDbKeyStore(table, dynamodb=client), persistent=True)
+
+
 KEY_STORE_BACKENDS: dict[str, Callable[[Path], AbstractContextManager[Backend[Any]]]] = {
     "sqlite": _sqlite_key_store,
+    "dynamodb": _dynamodb_key_store,
 }
 QUEUE_BACKENDS: dict[str, Callable[[Path, int], AbstractContextManager[Backend[Any]]]] = {
     "sqlite": _sqlite_queue,
