@@ -25,6 +25,10 @@ ROUTES: tuple[Route, ...] = (
     Route("POST", "/v1/engine/embed/", "embed"),
 )
 
+# Functions fed by a queue, not by a route: folder under functions/ holding handler.py. The CDK app
+# gives each its FIFO queue, dead-letter queue and event source mapping.
+WORKERS: tuple[str, ...] = ("extraction_worker",)
+
 
 def functions() -> list[str]:
     """Every function folder, once, in route order."""

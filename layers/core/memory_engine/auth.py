@@ -5,7 +5,7 @@ from __future__ import annotations
 import hmac
 import secrets
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 LOCAL_TENANT = "local"
 
@@ -23,6 +23,15 @@ def parse_authorization(header: str | None) -> str | None:
 
 class KeyResolver(Protocol):
     def tenant_for(self, key: str) -> str | None: ...
+
+
+@runtime_checkable
+class KeyIssuer(Protocol):
+    """A key store that can mint keys (the AWS table); the local server has one fixed key."""
+
+    def create_key(self, tenant: str) -> str:
+        """A new key for the tenant, returned once; only its hash is kept."""
+        ...
 
 
 class SingleKey:

@@ -49,6 +49,9 @@ class Settings(BaseSettings):
 
     log_level: str = "INFO"
 
+    # AWS backend (backend == "aws"): the DynamoDB single table, also home of the hashed API keys.
+    table_name: str | None = None
+
 
 @lru_cache(maxsize=1)
 def get_settings() -> Settings:

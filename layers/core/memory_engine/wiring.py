@@ -10,9 +10,10 @@ from functools import lru_cache
 from threading import Lock
 from typing import TYPE_CHECKING
 
+from memory_engine.auth import KeyResolver, SingleKey, local_api_key
 from memory_engine.engine import Engine
 from memory_engine.errors import Unavailable
-from memory_engine.ports import Embedder, Extractor, JobSource, Queue, SearchIndex, Store
+from memory_engine.ports import Embedder, Extractor, IndexBootstrap, JobSource, Queue, SearchIndex, Store
 from memory_engine.settings import Settings, get_settings
 
 if TYPE_CHECKING:
@@ -55,6 +56,7 @@ def _built_engine() -> Engine:
 def reset() -> None:
     """Forget the built engine (tests that change settings between cases)."""
     _built_engine.cache_clear()
+    key_resolver.cache_clear()
     use(None)
 
 
@@ -132,3 +134,28 @@ def build_llm_extractor(settings: Settings) -> LlmExtractor:
         max_output_tokens=settings.llm_max_output_tokens,
         temperature=settings.llm_temperature,
     )
+
+
+@lru_cache(maxsize=1)
+def key_resolver() -> KeyResolver:
+    """API key → tenant: hashed keys in the table on AWS (the authorizer), the one local key otherwise."""
+    settings = get_settings()
+    if settings.backend == "aws":
+        if not settings.table_name:
+            raise Unavailable("MEMORY_ENGINE_BACKEND=aws needs MEMORY_ENGINE_TABLE_NAME (the table name).")
+        from memory_engine.adapters.dynamodb_keys import DynamoDbKeyResolver
+
+        return DynamoDbKeyResolver(settings.table_name)
+    key, _ = local_api_key(settings.api_key, settings.data_dir)
+    return SingleKey(key)
+
+
+def bootstrap_index() -> None:
+    """Create the configured search index if it needs creating (the deploy-time custom resource)."""
+    index = engine().index
+    if not isinstance(index, IndexBootstrap):
+        raise Unavailable(
+            f"The configured search index ({type(index).__name__}) has no ensure_index(): "
+            "nothing can create it at deploy time."
+        )
+    index.ensure_index()
