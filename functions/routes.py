@@ -42,14 +42,14 @@ ROUTES: tuple[Route, ...] = (
     Route("DELETE", "/v1/users/{userid}/memory", "user_memory_delete"),
 )
 
-
 def functions() -> list[str]:
     """Every function folder, once, in route order."""
     return list(dict.fromkeys(route.function for route in ROUTES))
 
 
 # Functions that are not HTTP routes, for the CDK app.
-# Triggered by the SQS FIFO extraction queue (event source mapping, partial batch responses).
+# Fed by a queue, not a route: the CDK app gives each its FIFO queue, dead-letter queue and event
+# source mapping (partial batch responses).
 WORKERS: tuple[str, ...] = ("extraction_worker",)
 # Container-image functions (functions/<name>/Dockerfile, built with the repository root as context),
 # invoked by other functions: the embedding model behind MEMORY_ENGINE_EMBEDDER=lambda.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from datetime import datetime
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -216,6 +216,15 @@ class SearchIndex(Protocol):
         ...
 
     def clear(self, tenant: str | None = None) -> None: ...
+
+
+@runtime_checkable
+class IndexBootstrap(Protocol):
+    """An index that must be created before use (OpenSearch): run once at deploy time."""
+
+    def ensure_index(self) -> None:
+        """Create the index with its mapping if it does not exist; a no-op when it does."""
+        ...
 
 
 class Embedder(Protocol):

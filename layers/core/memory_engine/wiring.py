@@ -17,6 +17,7 @@ from memory_engine.ports import (
     ChatUpstream,
     Embedder,
     Extractor,
+    IndexBootstrap,
     JobSource,
     KeyStore,
     Queue,
@@ -231,3 +232,14 @@ def key_resolver() -> KeyResolver:
     if settings.backend == "local":
         resolvers.insert(0, SingleKey(local_api_key(settings.api_key, settings.data_dir)[0]))
     return AnyKey(resolvers)
+
+
+def bootstrap_index() -> None:
+    """Create the configured search index if it needs creating (the deploy-time custom resource)."""
+    index = engine().index
+    if not isinstance(index, IndexBootstrap):
+        raise Unavailable(
+            f"The configured search index ({type(index).__name__}) has no ensure_index(): "
+            "nothing can create it at deploy time."
+        )
+    index.ensure_index()
