@@ -42,6 +42,10 @@ ROUTES: tuple[Route, ...] = (
     Route("DELETE", "/v1/users/{userid}/memory", "user_memory_delete"),
 )
 
+# What API Gateway REST serves: every route but the spellings it cannot hold.
+REST_ROUTES: tuple[Route, ...] = tuple(route for route in ROUTES if route.rest_api)
+
+
 def functions() -> list[str]:
     """Every function folder, once, in route order."""
     return list(dict.fromkeys(route.function for route in ROUTES))

@@ -41,9 +41,35 @@ FUNCTION_NEEDS: dict[str, frozenset[Need]] = {
     "delete": frozenset({Need.TABLE_READ, Need.TABLE_WRITE, Need.QUEUE_SEND, Need.INDEX_WRITE}),
     "fork_delete": frozenset({Need.TABLE_READ, Need.TABLE_WRITE, Need.QUEUE_SEND, Need.INDEX_WRITE}),
     "embed": frozenset({Need.EMBED}),
-    # Receiving from its queue is granted by the event source mapping, not listed here.
+    # Game-NPC dialect.
+    "game_memory": frozenset({Need.TABLE_READ}),
+    "game_record_memory": frozenset({Need.TABLE_READ, Need.TABLE_WRITE, Need.QUEUE_SEND}),
+    # Scoped memory bank: facts are embedded and indexed as they are written.
+    "memories_create": frozenset({Need.TABLE_READ, Need.TABLE_WRITE, Need.INDEX_WRITE, Need.EMBED}),
+    "memories_get": frozenset({Need.TABLE_READ}),
+    "memories_delete": frozenset({Need.TABLE_READ, Need.TABLE_WRITE, Need.INDEX_WRITE}),
+    "memories_retrieve": frozenset({Need.TABLE_READ, Need.INDEX_READ, Need.EMBED}),
+    "memories_generate": frozenset(
+        {Need.TABLE_READ, Need.TABLE_WRITE, Need.INDEX_READ, Need.INDEX_WRITE, Need.EMBED, Need.EXTRACT}
+    ),
+    # Chat: reads the user's memories, calls the upstream model (its key is the extractor's
+    # configuration), queues the exchange for the worker.
+    "chat_completions": frozenset(
+        {Need.TABLE_READ, Need.INDEX_READ, Need.EMBED, Need.QUEUE_SEND, Need.EXTRACT}
+    ),
+    "user_memory_delete": frozenset({Need.TABLE_READ, Need.TABLE_WRITE, Need.INDEX_WRITE, Need.QUEUE_SEND}),
+    # Receiving from its queue is granted by the event source mapping, not listed here. It sends
+    # a follow-up job when a busy session still holds a batch's worth of turns.
     "extraction_worker": frozenset(
-        {Need.TABLE_READ, Need.TABLE_WRITE, Need.INDEX_WRITE, Need.EMBED, Need.EXTRACT}
+        {
+            Need.TABLE_READ,
+            Need.TABLE_WRITE,
+            Need.QUEUE_SEND,
+            Need.INDEX_READ,
+            Need.INDEX_WRITE,
+            Need.EMBED,
+            Need.EXTRACT,
+        }
     ),
     "authorizer": frozenset({Need.KEYS_READ}),
     "index_bootstrap": frozenset({Need.INDEX_ADMIN}),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from typing import Any
 
 from aws_cdk import RemovalPolicy
 from aws_cdk import aws_dynamodb as dynamodb
@@ -12,7 +12,12 @@ from constructs import Construct
 PARTITION_KEY = "pk"
 SORT_KEY = "sk"
 TTL_ATTRIBUTE = "ttl"
-KEY_PREFIX = "KEY#"  # partition of API-key items (memory_engine.adapters.dynamodb_keys)
+KEY_PREFIX = "KEY#"  # partition of API-key items (memory_engine.adapters.aws.dynamodb_api_keys)
+STRING = dynamodb.AttributeType.STRING
+PROJECTIONS = {
+    "ALL": dynamodb.ProjectionType.ALL,
+    "KEYS_ONLY": dynamodb.ProjectionType.KEYS_ONLY,
+}
 
 READ_ACTIONS = ("dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query")
 WRITE_ACTIONS = (
@@ -25,23 +30,22 @@ WRITE_ACTIONS = (
 
 
 class Data(Construct):
-    """On-demand table with PITR and TTL; `global_indexes` names GSIs keyed `<name>pk`/`<name>sk`."""
+    """On-demand table with PITR and TTL, and exactly the indexes the engine's store queries.
 
-    def __init__(
-        self,
-        scope: Construct,
-        construct_id: str,
-        *,
-        protect: bool,
-        global_indexes: Sequence[str] = ("gsi1",),
-    ) -> None:
+    The indexes come from `create_table_request()` of the DynamoDB adapter, the one definition the
+    store's tests create on moto: the deployed table cannot drift from what the code expects.
+    """
+
+    def __init__(self, scope: Construct, construct_id: str, *, protect: bool) -> None:
         super().__init__(scope, construct_id)
-        string = dynamodb.AttributeType.STRING
+        from memory_engine.adapters.aws.dynamodb_keys import create_table_request
+
+        definition = create_table_request("memory-engine")
         self.table = dynamodb.Table(
             self,
             "Table",
-            partition_key=dynamodb.Attribute(name=PARTITION_KEY, type=string),
-            sort_key=dynamodb.Attribute(name=SORT_KEY, type=string),
+            partition_key=dynamodb.Attribute(name=PARTITION_KEY, type=STRING),
+            sort_key=dynamodb.Attribute(name=SORT_KEY, type=STRING),
             billing_mode=dynamodb.BillingMode.PAY_PER_REQUEST,
             point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
                 point_in_time_recovery_enabled=True
@@ -51,14 +55,26 @@ class Data(Construct):
             deletion_protection=protect,
             removal_policy=RemovalPolicy.RETAIN if protect else RemovalPolicy.DESTROY,
         )
-        self.index_names = tuple(global_indexes)
-        for name in self.index_names:
-            self.table.add_global_secondary_index(
-                index_name=name,
-                partition_key=dynamodb.Attribute(name=f"{name}pk", type=string),
-                sort_key=dynamodb.Attribute(name=f"{name}sk", type=string),
-                projection_type=dynamodb.ProjectionType.ALL,
+        for index in definition.get("LocalSecondaryIndexes", []):
+            _, sort_key = _keys(index)
+            self.table.add_local_secondary_index(
+                index_name=index["IndexName"],
+                sort_key=dynamodb.Attribute(name=sort_key, type=STRING),
+                projection_type=PROJECTIONS[index["Projection"]["ProjectionType"]],
             )
+        for index in definition.get("GlobalSecondaryIndexes", []):
+            partition_key, sort_key = _keys(index)
+            self.table.add_global_secondary_index(
+                index_name=index["IndexName"],
+                partition_key=dynamodb.Attribute(name=partition_key, type=STRING),
+                sort_key=dynamodb.Attribute(name=sort_key, type=STRING),
+                projection_type=PROJECTIONS[index["Projection"]["ProjectionType"]],
+            )
+        self.index_names = tuple(
+            index["IndexName"]
+            for kind in ("LocalSecondaryIndexes", "GlobalSecondaryIndexes")
+            for index in definition.get(kind, [])
+        )
 
     def _arns(self) -> list[str]:
         # The indexes one by one: no `index/*` wildcard in anyone's policy.
@@ -84,3 +100,8 @@ class Data(Construct):
                 conditions={"ForAllValues:StringLike": {"dynamodb:LeadingKeys": [f"{KEY_PREFIX}*"]}},
             )
         )
+
+
+def _keys(index: dict[str, Any]) -> tuple[str, str]:
+    by_type = {part["KeyType"]: part["AttributeName"] for part in index["KeySchema"]}
+    return by_type["HASH"], by_type["RANGE"]

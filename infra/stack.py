@@ -13,7 +13,7 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
-from functions.routes import ROUTES, WORKERS, Route
+from functions.routes import REST_ROUTES, WORKERS, Route
 from infra.access import Need, needs_of, uses_engine
 from infra.api import Api
 from infra.config import StackConfig
@@ -34,7 +34,7 @@ class MemoryEngineStack(Stack):
         construct_id: str,
         *,
         config: StackConfig,
-        routes: Sequence[Route] = ROUTES,
+        routes: Sequence[Route] = REST_ROUTES,
         workers: Sequence[str] = WORKERS,
         **kwargs: object,
     ) -> None:

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from aws_cdk.assertions import Template
 
-from functions.routes import ROUTES, Route
+from functions.routes import REST_ROUTES, Route
 from infra.app import add_stack, check, new_app
 from infra.config import StackConfig
 from infra.stack import MemoryEngineStack
@@ -29,8 +29,8 @@ DEV_DOMAIN = "MemoryEngine-dev-domain"
 # routes.py with two more routes, as a later change would add them: nothing else edited.
 MORE_ROUTES = "MemoryEngine-dev-more-routes"
 NEW_ROUTES = (
-    Route("POST", "/v1/memories:retrieve", "memories_retrieve"),
-    Route("GET", "/v1/memories/{id}", "memories_get"),
+    Route("POST", "/v1/engine/summaries/", "engine_summaries"),
+    Route("GET", "/v1/engine/summaries/{id}", "engine_summary_get"),
 )
 
 
@@ -76,7 +76,9 @@ def synthesized(tmp_path_factory: pytest.TempPathFactory) -> Synthesized:
     add_stack(app, StackConfig(layer_dir=layer), DEV)
     add_stack(app, prod_config(layer), PROD)
     add_stack(app, StackConfig(search="es", layer_dir=layer), DEV_DOMAIN)
-    MemoryEngineStack(app, MORE_ROUTES, config=StackConfig(layer_dir=layer), routes=(*ROUTES, *NEW_ROUTES))
+    MemoryEngineStack(
+        app, MORE_ROUTES, config=StackConfig(layer_dir=layer), routes=(*REST_ROUTES, *NEW_ROUTES)
+    )
     check(app)
     assembly = app.synth()  # raises when cdk-nag reports a finding nobody acknowledged
     names = (DEV, PROD, DEV_DOMAIN, MORE_ROUTES)

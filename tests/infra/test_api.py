@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from functions.routes import ROUTES
+from functions.routes import REST_ROUTES
 from tests.infra import cfn
 
 
@@ -23,7 +23,7 @@ def test_the_authorizer_guards_every_route_but_health(dev: dict[str, Any]) -> No
     # Given the API's methods / When their authorization is read
     methods = cfn.method_paths(dev)
     (authorizer_id,) = cfn.resources(dev, "AWS::ApiGateway::Authorizer")
-    for route in ROUTES:
+    for route in REST_ROUTES:
         method = methods[(route.method, "/" + route.path.strip("/"))]
         # Then authenticated routes use the one REQUEST authorizer, health none
         if route.auth:

@@ -4,10 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_cdk import Stack
-from aws_cdk.assertions import Match, Template
-
-from infra.data import Data
+from memory_engine.adapters.aws.dynamodb_keys import create_table_request
 from tests.infra import cfn
 
 
@@ -28,14 +25,18 @@ def test_the_table_is_keyed_pk_sk_on_demand_with_pitr_and_ttl(dev: dict[str, Any
     assert properties["SSESpecification"]["SSEEnabled"] is True
 
 
-def test_the_table_has_the_gsi1_index_keyed_gsi1pk_gsi1sk(dev: dict[str, Any]) -> None:
-    (index,) = table(dev)["Properties"]["GlobalSecondaryIndexes"]
-    assert index["IndexName"] == "gsi1"
-    assert index["KeySchema"] == [
-        {"AttributeName": "gsi1pk", "KeyType": "HASH"},
-        {"AttributeName": "gsi1sk", "KeyType": "RANGE"},
-    ]
-    assert index["Projection"] == {"ProjectionType": "ALL"}
+def test_the_table_has_exactly_the_indexes_the_store_is_tested_with(dev: dict[str, Any]) -> None:
+    # Given the table definition the DynamoDB store's tests create on moto
+    expected = create_table_request("any")
+    properties = table(dev)["Properties"]
+    # Then the deployed table has the same indexes, keys and projections
+    for kind in ("GlobalSecondaryIndexes", "LocalSecondaryIndexes"):
+        deployed = {index["IndexName"]: index for index in properties.get(kind, [])}
+        wanted = {index["IndexName"]: index for index in expected.get(kind, [])}
+        assert deployed.keys() == wanted.keys()
+        for name, index in wanted.items():
+            assert deployed[name]["KeySchema"] == index["KeySchema"]
+            assert deployed[name]["Projection"]["ProjectionType"] == index["Projection"]["ProjectionType"]
 
 
 def test_dev_tables_can_be_deleted_and_prod_tables_cannot(dev: dict[str, Any], prod: dict[str, Any]) -> None:
@@ -43,27 +44,3 @@ def test_dev_tables_can_be_deleted_and_prod_tables_cannot(dev: dict[str, Any], p
     assert table(dev)["DeletionPolicy"] == "Delete"
     assert table(prod)["Properties"]["DeletionProtectionEnabled"] is True
     assert table(prod)["DeletionPolicy"] == "Retain"
-
-
-def test_more_global_indexes_are_a_constructor_option() -> None:
-    # Given a Data construct asked for two indexes
-    stack = Stack()
-    Data(stack, "Data", protect=False, global_indexes=("gsi1", "gsi2"))
-    # When synthesized / Then both exist with their own key attributes
-    Template.from_stack(stack).has_resource_properties(
-        "AWS::DynamoDB::Table",
-        {
-            "GlobalSecondaryIndexes": [
-                Match.object_like({"IndexName": "gsi1"}),
-                Match.object_like(
-                    {
-                        "IndexName": "gsi2",
-                        "KeySchema": [
-                            {"AttributeName": "gsi2pk", "KeyType": "HASH"},
-                            {"AttributeName": "gsi2sk", "KeyType": "RANGE"},
-                        ],
-                    }
-                ),
-            ]
-        },
-    )

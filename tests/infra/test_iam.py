@@ -7,10 +7,17 @@ from typing import Any
 import pytest
 
 from infra.data import READ_ACTIONS, WRITE_ACTIONS
+from memory_engine.adapters.aws.dynamodb_keys import create_table_request
 from tests.infra import cfn
 
 XRAY = {"xray:PutTraceSegments", "xray:PutTelemetryRecords"}
 LOGS = {"logs:CreateLogStream", "logs:PutLogEvents"}
+
+TABLE_INDEXES = [
+    index["IndexName"]
+    for kind in ("GlobalSecondaryIndexes", "LocalSecondaryIndexes")
+    for index in create_table_request("any").get(kind, [])
+]
 
 
 def actions_of(template: dict[str, Any], folder: str) -> set[str]:
@@ -69,7 +76,7 @@ def test_table_statements_name_the_table_and_its_indexes_never_a_wildcard(dev: d
             if any(action.startswith("dynamodb:") for action in cfn.actions(statement)):
                 assert set(cfn.listed(statement["Resource"])) <= {
                     f"<{table_id}.Arn>",
-                    f"<{table_id}.Arn>/index/gsi1",
+                    *(f"<{table_id}.Arn>/index/{name}" for name in TABLE_INDEXES),
                 }
 
 

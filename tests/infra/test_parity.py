@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from functions.routes import ROUTES, WORKERS
+from functions.routes import REST_ROUTES, ROUTES, WORKERS
 from infra.access import FUNCTION_NEEDS
 from tests.infra import cfn
 from tests.infra.conftest import NEW_ROUTES
@@ -23,7 +23,7 @@ def route_key(method: str, path: str) -> tuple[str, str]:
 
 def test_every_route_has_a_handler_folder() -> None:
     # Given the route table / When each route's folder is looked up / Then it holds a handler.py
-    missing = [r.function for r in ROUTES if not (FUNCTIONS / r.function / "handler.py").is_file()]
+    missing = [r.function for r in REST_ROUTES if not (FUNCTIONS / r.function / "handler.py").is_file()]
     assert missing == []
 
 
@@ -31,7 +31,7 @@ def test_every_route_is_a_method_of_the_api_and_nothing_else_is(dev: dict[str, A
     # Given the synthesized API / When its methods are listed with their paths
     methods = set(cfn.method_paths(dev))
     # Then they are exactly the routes of routes.py
-    assert methods == {route_key(r.method, r.path) for r in ROUTES}
+    assert methods == {route_key(r.method, r.path) for r in REST_ROUTES}
 
 
 def test_every_method_calls_the_function_of_its_route_folder(dev: dict[str, Any]) -> None:
@@ -39,7 +39,7 @@ def test_every_method_calls_the_function_of_its_route_folder(dev: dict[str, Any]
     methods = cfn.method_paths(dev)
     by_folder = cfn.functions_by_folder(dev)
     # When each route's method integration is followed / Then it reaches that route's handler
-    for route in ROUTES:
+    for route in REST_ROUTES:
         method = methods[route_key(route.method, route.path)]
         assert cfn.integrated_function(method) == by_folder[route.function], route
 
@@ -51,13 +51,13 @@ def test_each_route_function_is_deployed_once_even_when_several_routes_share_it(
         if "Handler" in body["Properties"]
     ]
     assert len(handlers) == len(set(handlers))
-    assert {r.function for r in ROUTES} <= set(cfn.functions_by_folder(dev))
+    assert {r.function for r in REST_ROUTES} <= set(cfn.functions_by_folder(dev))
 
 
 def test_every_handler_folder_is_a_route_a_worker_or_an_infrastructure_function() -> None:
     # Given the folders under functions/ / Then none is an orphan the CDK app would not deploy
     folders = {p.name for p in FUNCTIONS.iterdir() if p.is_dir() and not p.name.startswith("__")}
-    known = {r.function for r in ROUTES} | set(WORKERS) | INFRA_FUNCTIONS
+    known = {r.function for r in REST_ROUTES} | set(WORKERS) | INFRA_FUNCTIONS
     assert folders - known == set()
 
 
@@ -82,7 +82,7 @@ def test_every_worker_has_a_handler_folder(worker: str) -> None:
 
 def test_every_function_with_narrowed_permissions_exists() -> None:
     # A stale entry in infra/access.py would silently stop narrowing anything.
-    known = {r.function for r in ROUTES} | set(WORKERS) | INFRA_FUNCTIONS
+    known = {r.function for r in REST_ROUTES} | set(WORKERS) | INFRA_FUNCTIONS
     assert set(FUNCTION_NEEDS) - known == set()
 
 
@@ -99,3 +99,11 @@ def test_a_route_added_to_routes_py_gets_its_method_function_and_guard_with_no_o
         assert cfn.integrated_function(method) == by_folder[route.function]
         # with the whole engine configuration until infra/access.py narrows it
         assert cfn.environment(more_routes, by_folder[route.function])["MEMORY_ENGINE_BACKEND"] == "aws"
+
+
+def test_a_route_api_gateway_cannot_hold_has_a_served_spelling_of_the_same_function() -> None:
+    # Given the routes only the local server serves (a ':' in the path)
+    local_only = [route for route in ROUTES if not route.rest_api]
+    # Then API Gateway serves the same function under another path
+    served = {(route.method, route.function) for route in REST_ROUTES}
+    assert local_only and all((route.method, route.function) in served for route in local_only)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from infra.access import FUNCTION_NEEDS, Need
 from tests.infra import cfn
 
 
@@ -24,6 +25,10 @@ def data_rules(template: dict[str, Any]) -> dict[str, dict[str, Any]]:
         rule["Description"]: {"principals": rule["Principal"], "permissions": rule["Rules"][0]["Permission"]}
         for rule in rules
     }
+
+
+def deployed(template: dict[str, Any]) -> set[str]:
+    return set(cfn.functions_by_folder(template))
 
 
 def role_arn(template: dict[str, Any], folder: str) -> str:
@@ -52,9 +57,13 @@ def test_each_role_gets_only_its_part_of_the_index(dev: dict[str, Any]) -> None:
     # Given the data-access policy / When its rules are read
     rules = data_rules(dev)
     # Then retrieve reads, the writers write, the bootstrap creates, and nobody else appears
-    assert rules["read the memories index"]["principals"] == [role_arn(dev, "retrieve")]
+    readers = [f for f, needs in FUNCTION_NEEDS.items() if Need.INDEX_READ in needs and f in deployed(dev)]
+    writers = [f for f, needs in FUNCTION_NEEDS.items() if Need.INDEX_WRITE in needs and f in deployed(dev)]
+    assert {"retrieve", "memories_retrieve"} <= set(readers)
+    assert {"extraction_worker", "delete", "fork_delete"} <= set(writers)
+    assert sorted(rules["read the memories index"]["principals"]) == sorted(role_arn(dev, f) for f in readers)
     assert sorted(rules["write the memories index"]["principals"]) == sorted(
-        role_arn(dev, folder) for folder in ("extraction_worker", "delete", "fork_delete")
+        role_arn(dev, f) for f in writers
     )
     assert rules["admin the memories index"]["principals"] == [role_arn(dev, "index_bootstrap")]
     assert "aoss:WriteDocument" not in rules["read the memories index"]["permissions"]
@@ -106,4 +115,4 @@ def test_only_index_writers_may_send_bulk_requests_to_the_domain(prod: dict[str,
         for folder, function in cfn.functions_by_folder(prod).items()
         if any(bulk in cfn.listed(s["Resource"]) for s in cfn.statements(prod, cfn.role_of(prod, function)))
     }
-    assert writers == {"extraction_worker", "delete", "fork_delete"}
+    assert writers == {f for f, needs in FUNCTION_NEEDS.items() if Need.INDEX_WRITE in needs}
