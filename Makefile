@@ -6,7 +6,7 @@ EXTRAS ?= local,aws,llm,cdk,dev,bench
 STAMP := $(VENV)/.installed
 PORT ?= 8080
 
-.PHONY: install run test lint typecheck unit e2e bench bench-mem0-env clean
+.PHONY: install run test lint typecheck unit e2e bench bench-mem0-env clean layer synth
 
 install: $(STAMP)
 
@@ -61,3 +61,15 @@ $(BENCH_VENV)/.installed: | install
 
 clean:
 	rm -rf $(VENV) $(BENCH_VENV) .pytest_cache .mypy_cache .ruff_cache
+
+# --- Deployment (infra/): offline, no AWS account, no Docker engine ---
+LAYER_DIR ?= build/layer
+CONTEXT ?=
+
+# The Lambda layer: memory_engine + runtime deps as Lambda's Linux wheels (pip --platform, no Docker).
+layer: install
+	$(PY) -m infra.layer $(LAYER_DIR)
+
+# The CloudFormation template(s) in cdk.out/, cdk-nag on. CONTEXT="stage=prod search=es" to vary.
+synth: layer
+	JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION=1 CDK_OUTDIR=cdk.out $(PY) -m infra.app layerDir=$(LAYER_DIR) $(CONTEXT)

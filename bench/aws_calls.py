@@ -32,10 +32,11 @@ from memory_engine.adapters.local.memory_index import LocalSearchIndex
 from memory_engine.engine import Engine
 from memory_engine.extraction.builtin import BuiltinExtractor
 from memory_engine.models.api import ConsolidateRequest, DeleteRequest, ForkRequest, RetrieveRequest
+from memory_engine.models.domain import MemoryFields, scope_key
 from memory_engine.models.messages import ExtractionJob
 from memory_engine.ports import EmbedMode
 from memory_engine.settings import Settings
-from memory_engine.usecases import consolidate, delete, extract, fork, retrieve
+from memory_engine.usecases import consolidate, delete, extract, facts, fork, retrieve
 from memory_engine.usecases.indexing import rebuild
 
 RESULTS = Path(__file__).resolve().parent / "results" / "aws_calls.json"
@@ -154,6 +155,25 @@ def scenario(engine: Engine, recorder: Recorder) -> list[dict[str, Any]]:
         "400 turns + 50 memories in chunks of 100 actions",
     )
     row("reindex of every memory of the tenant", lambda: rebuild(engine.store, LocalSearchIndex(), TENANT))
+    scope = {"user_id": "alex"}
+    row(
+        "memory bank: create 120 facts of one scope",
+        lambda: facts.create(engine, TENANT, scope, [f"Fact {n} about Alex." for n in range(120)]),
+    )
+    thread = scope_key(scope)
+    row(
+        "a scope's page of 100 facts",
+        lambda: engine.store.list_thread_memories(TENANT, thread, limit=100),
+        "gsi3 keys + one BatchGetItem",
+    )
+    [fact] = engine.store.list_thread_memories(TENANT, thread, limit=1)
+    changed = fact.model_copy(update={"fields": MemoryFields(summary="Alex moved to Busan.")})
+    row("update one fact", lambda: engine.store.update_memory(changed))
+    row(
+        "delete a session of 400 turns + 50 memories",
+        lambda: engine.store.delete_session(TENANT, "long"),
+        "transactions of 100 actions, the session item last",
+    )
     return rows
 
 

@@ -42,6 +42,9 @@ ROUTES: tuple[Route, ...] = (
     Route("DELETE", "/v1/users/{userid}/memory", "user_memory_delete"),
 )
 
+# What API Gateway REST serves: every route but the spellings it cannot hold.
+REST_ROUTES: tuple[Route, ...] = tuple(route for route in ROUTES if route.rest_api)
+
 
 def functions() -> list[str]:
     """Every function folder, once, in route order."""
@@ -49,7 +52,8 @@ def functions() -> list[str]:
 
 
 # Functions that are not HTTP routes, for the CDK app.
-# Triggered by the SQS FIFO extraction queue (event source mapping, partial batch responses).
+# Fed by a queue, not a route: the CDK app gives each its FIFO queue, dead-letter queue and event
+# source mapping (partial batch responses).
 WORKERS: tuple[str, ...] = ("extraction_worker",)
 # Container-image functions (functions/<name>/Dockerfile, built with the repository root as context),
 # invoked by other functions: the embedding model behind MEMORY_ENGINE_EMBEDDER=lambda.

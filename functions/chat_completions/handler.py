@@ -4,6 +4,8 @@
 one buffered body behind API Gateway REST (see memory_engine.streaming).
 """
 
+from typing import Any
+
 from aws_lambda_powertools.event_handler import Response
 
 from memory_engine import wiring
@@ -15,7 +17,19 @@ from memory_engine.usecases import chat
 app = build_resolver(shape_error=openai_error_body)
 
 
-@app.post("/v1/chat/completions")
+# Documented by hand: the body is OpenAI's completion object, or its event stream.
+COMPLETION_RESPONSES: dict[int, Any] = {
+    200: {
+        "description": "The upstream's chat completion; server-sent chunks with `stream: true`",
+        "content": {
+            "application/json": {"schema": {"type": "object"}},
+            "text/event-stream": {"schema": {"type": "string"}},
+        },
+    }
+}
+
+
+@app.post("/v1/chat/completions", responses=COMPLETION_RESPONSES)
 def chat_completions(body: ChatCompletionRequest) -> Response[str]:
     engine, tenant = wiring.engine(), tenant_of(app)
     if body.stream:

@@ -29,7 +29,9 @@ processor.raise_on_entire_batch_failure = False
 
 def record_handler(record: SQSRecord) -> None:
     job = parse_job(record.body)  # a poison body fails here, then the DLQ
-    jobs.run(wiring.engine(), job)
+    # A redelivery may follow a run that wrote memories but failed to index them: heal that too.
+    redelivered = int(record.attributes.approximate_receive_count) > 1
+    jobs.run(wiring.engine(), job, redelivered=redelivered)
     logger().info("job done", extra={"kind": job.kind, "group": job.group_id()})
 
 

@@ -17,6 +17,7 @@ from typing import Any, Generic, TypeVar
 
 import pytest
 
+from memory_engine.adapters.local.sqlite_keys import SqliteKeyStore
 from memory_engine.adapters.local.sqlite_queue import SqliteQueue
 from memory_engine.adapters.local.sqlite_store import SqliteStore
 from tests.contract.builders import MAX_RECEIVES
@@ -65,9 +66,31 @@ def _sqs_queue(tmp_path: Path, max_receives: int) -> Iterator[Backend[Any]]:
         yield Backend("sqs", lambda: SqsQueue(url, REGION), persistent=True)
 
 
+@contextmanager
+def _sqlite_key_store(tmp_path: Path) -> Iterator[Backend[Any]]:
+    path = tmp_path / "memory-engine.sqlite3"
+    yield Backend("sqlite", lambda: SqliteKeyStore(path), persistent=True)
+
+
 STORE_BACKENDS: dict[str, Callable[[Path], AbstractContextManager[Backend[Any]]]] = {
     "sqlite": _sqlite_store,
     "dynamodb": _dynamodb_store,
+}
+
+
+# API keys (`KeyStore`): the same one-entry rule; DynamoDB keeps them under `pk = KEY#<key_id>`.
+@contextmanager
+def _dynamodb_key_store(tmp_path: Path) -> Iterator[Backend[Any]]:
+    from memory_engine.adapters.aws.dynamodb_api_keys import DynamoDbKeyStore
+    from tests.contract.moto_keys import mocked_key_table
+
+    with mocked_key_table() as (table, client):
+        yield Backend("dynamodb", lambda: DynamoDbKeyStore(table, dynamodb=client), persistent=True)
+
+
+KEY_STORE_BACKENDS: dict[str, Callable[[Path], AbstractContextManager[Backend[Any]]]] = {
+    "sqlite": _sqlite_key_store,
+    "dynamodb": _dynamodb_key_store,
 }
 QUEUE_BACKENDS: dict[str, Callable[[Path, int], AbstractContextManager[Backend[Any]]]] = {
     "sqlite": _sqlite_queue,
@@ -148,3 +171,22 @@ def queue(queue_handles: _Handles) -> Any:
 def reopen_queue(queue_handles: _Handles, queue: Any) -> Callable[[], Any]:
     """Call to close `queue` and get a new handle on its messages (skips for non-persistent backends)."""
     return queue_handles.reopener(queue)
+
+
+@pytest.fixture(params=sorted(KEY_STORE_BACKENDS))
+def key_store_handles(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[_Handles]:
+    with KEY_STORE_BACKENDS[request.param](tmp_path) as backend:
+        handles = _Handles(backend)
+        yield handles
+        handles.close_all()
+
+
+@pytest.fixture
+def key_store(key_store_handles: _Handles) -> Any:
+    return key_store_handles.open()
+
+
+@pytest.fixture
+def reopen_key_store(key_store_handles: _Handles, key_store: Any) -> Callable[[], Any]:
+    """Call to close `key_store` and get a new handle on its keys (skips for non-persistent backends)."""
+    return key_store_handles.reopener(key_store)

@@ -103,3 +103,59 @@ def test_a_fork_longer_than_one_transaction_writes_every_turn_and_memory(store: 
     session = store.get_session(TENANT, "long-fork")
     assert session is not None and session.next_seq == 240
     assert store.append_turn(target, make_turn("d240", session_uuid="long-fork")).buffered_count == 41
+
+
+def test_a_memory_updated_past_the_size_limit_and_back_reads_back_whole_each_time(store: Store) -> None:
+    # Given a small memory-bank fact
+    fact = make_memory(session_uuid="", parent="scope:big", source_text="", scope={"user_id": "1"})
+    store.save_memory(fact)
+    # And versions of it past the size limit (long text, a long scope, a large embedding) and back
+    big = fact.model_copy(
+        update={
+            "fields": MemoryFields(summary=incompressible(50_000, 5)),
+            "source_text": incompressible(150_000, 6),
+            "scope": {"user_id": "1", "note": incompressible(20_000, 7)},
+            "embedding": [(i % 512 - 256) / 1024 for i in range(4096)],
+        }
+    )
+    small = fact.model_copy(update={"fields": MemoryFields(summary="short again")})
+
+    # When it is updated to the big version, then to the small one, each reads back exactly
+    assert store.update_memory(big) is True
+    assert store.get_memory(TENANT, fact.memory_id) == big
+    assert store.update_memory(small) is True
+    assert store.get_memory(TENANT, fact.memory_id) == small
+    assert store.list_thread_memories(TENANT, "scope:big") == [small]
+
+
+def test_a_session_longer_than_one_transaction_is_deleted_whole(store: Store) -> None:
+    # Given a session of 120 turns (one past the size limit) and 10 memories, written as a fork
+    session = make_session()
+    memories = [
+        make_memory(*(f"d{i}" for i in range(start, start + 8)), first_seq=start, source_text=f"{start}")
+        for start in range(0, 80, 8)
+    ]
+    owner = {uuid: memory.memory_id for memory in memories for uuid in memory.source_dialog_uuids}
+    big = incompressible(MAX_TURN_CHARS, 8)
+    turns = [
+        make_turn(
+            f"d{i}",
+            seq=i,
+            query=big if i == 3 else f"turn {i}",
+            status=TurnStatus.EXTRACTED if f"d{i}" in owner else TurnStatus.BUFFERED,
+            memory_id=owner.get(f"d{i}"),
+        )
+        for i in range(120)
+    ]
+    store.create_fork(ForkPlan(target=session, turns=turns, memories=memories))
+
+    # When the session is deleted
+    outcome = store.delete_session(TENANT, SESSION)
+
+    # Then every turn and memory went, and the session starts again from its first turn
+    assert outcome.deleted_dialogs == [f"d{i}" for i in range(120)]
+    assert outcome.deleted_memories == sorted(memory.memory_id for memory in memories)
+    assert store.get_session(TENANT, SESSION) is None
+    assert store.list_turns(TENANT, SESSION) == store.list_memories(TENANT, SESSION) == []
+    assert list(store.iter_memories(TENANT)) == []
+    assert store.append_turn(session, make_turn("d0")).buffered_count == 1

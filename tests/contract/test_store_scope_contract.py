@@ -14,6 +14,7 @@ from tests.contract.builders import (
     TENANT,
     THREAD,
     append_turns,
+    make_fork_plan,
     make_memory,
     make_session,
 )
@@ -157,3 +158,36 @@ def test_a_deleted_session_can_start_again_from_its_first_turn(store: Store) -> 
 
     assert (outcome.created, outcome.buffered_count) == (True, 1)
     assert [turn.seq for turn in store.list_turns(TENANT, SESSION)] == [0]
+
+
+def test_an_update_cannot_move_a_memory_to_another_session_thread_or_turns(store: Store) -> None:
+    append_turns(store, make_session(), "d1")
+    memory = make_memory("d1")
+    store.save_memory(memory)
+    moved = memory.model_copy(
+        update={
+            "session_uuid": "s-other",
+            "parent_session_uuid": "thread-2",
+            "source_dialog_uuids": ["d9"],
+            "fields": MemoryFields(summary="new words"),
+        }
+    )
+
+    assert store.update_memory(moved) is True
+
+    kept = memory.model_copy(update={"fields": MemoryFields(summary="new words")})
+    assert store.get_memory(TENANT, memory.memory_id) == kept
+    assert store.list_thread_memories(TENANT, THREAD) == [kept]
+    assert store.list_thread_memories(TENANT, "thread-2") == []
+
+
+def test_a_forks_copied_memories_are_listed_under_the_targets_thread(store: Store) -> None:
+    append_turns(store, make_session(), "d1")
+    memory = make_memory("d1")
+    store.save_memory(memory)
+    plan = make_fork_plan()
+
+    store.create_fork(plan)
+
+    assert store.list_thread_memories(TENANT, plan.target.parent_session_uuid) == plan.memories
+    assert ids(store.list_thread_memories(TENANT, THREAD)) == [memory.memory_id]

@@ -16,7 +16,7 @@ from memory_engine.adapters.local.memory_index import LocalSearchIndex
 from memory_engine.adapters.local.sqlite_store import SqliteStore
 from memory_engine.engine import Engine
 from memory_engine.models.domain import Memory
-from memory_engine.models.messages import ExtractionJob
+from memory_engine.models.messages import ExtractionJob, Job, parse_job
 from memory_engine.ports import Queue, Store
 from memory_engine.settings import Settings
 from memory_engine.usecases import extract, jobs
@@ -68,6 +68,26 @@ def queued_jobs(engine: Engine) -> int:
         return len(engine.queue.jobs)
     count: int = engine.queue.pending_count()  # type: ignore[attr-defined]
     return count
+
+
+def peek_jobs(engine: Engine) -> list[Job]:
+    """The jobs waiting in the engine's queue, oldest first, left there.
+
+    On SQS they are received in batches (a FIFO receive hands several of one group, in order),
+    then made visible again: each counts one receive towards the dead-letter queue."""
+    if isinstance(engine.queue, ListQueue):
+        return list(engine.queue.jobs)
+    sqs, url = engine.queue.client, engine.queue.queue_url  # type: ignore[attr-defined]
+    seen: list[dict[str, Any]] = []
+    while messages := sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10, VisibilityTimeout=30).get(
+        "Messages", []
+    ):
+        seen.extend(messages)
+    for message in seen:
+        sqs.change_message_visibility(
+            QueueUrl=url, ReceiptHandle=message["ReceiptHandle"], VisibilityTimeout=0
+        )
+    return [parse_job(message["Body"]) for message in seen]
 
 
 def run_worker(engine: Engine, deliveries: int = 1) -> list[Memory]:

@@ -2,17 +2,28 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
+from memory_engine import wiring
 from memory_engine.engine import Engine
-from tests.fakes.engine import run_worker
+from tests.fakes.engine import ENGINE_BACKENDS, run_worker
 from tests.handlers.conftest import Invoke
 from tests.handlers.dialects import call, sample_body
 
 # Every handler call goes to the fake engine, even in tests that do not touch it themselves.
 pytestmark = pytest.mark.usefixtures("engine")
+
+
+@pytest.fixture(params=sorted(ENGINE_BACKENDS))
+def engine(request: pytest.FixtureRequest) -> Iterator[Engine]:
+    """The handlers' engine once per store/queue backend: locally and on DynamoDB/SQS (moto)."""
+    with ENGINE_BACKENDS[request.param]() as engine:
+        wiring.use(engine)
+        yield engine
+        wiring.use(None)
 
 
 def consolidate(invoke: Invoke, uuid: str, npc: str | None, query: str, answer: str) -> None:

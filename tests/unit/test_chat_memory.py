@@ -1,8 +1,12 @@
-"""Chat with memory over fakes: the memory block, pass-through, recording through the queue, forget."""
+"""Chat with memory over fakes: the memory block, pass-through, recording through the queue, forget.
+
+Every test with an engine runs once per store/queue backend (`ENGINE_BACKENDS`): locally and on
+DynamoDB/SQS (moto), the worker Lambda handler draining the queue."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -14,8 +18,8 @@ from memory_engine.models.domain import scope_key
 from memory_engine.models.messages import ChatMemoryJob, ForgetUserJob, chat_session_uuid
 from memory_engine.usecases import chat, forget_user
 from memory_engine.usecases.chat_prompt import MEMORY_HEADER, latest_user_texts, memory_block, with_memory
-from tests.fakes.engine import fake_engine, run_worker
-from tests.fakes.ports import ListQueue, RecordingChat
+from tests.fakes.engine import ENGINE_BACKENDS, fake_engine, peek_jobs, run_worker
+from tests.fakes.ports import RecordingChat
 
 TENANT = "acme"
 USER = "7f3c2a9e-4b1d-4c8e-9a6f-2d5e8b1c0f47"
@@ -26,11 +30,11 @@ def upstream() -> RecordingChat:
     return RecordingChat()
 
 
-@pytest.fixture
-def engine(upstream: RecordingChat) -> Engine:
-    engine = fake_engine(chat_model="default-model")
-    engine.chat = upstream
-    return engine
+@pytest.fixture(params=sorted(ENGINE_BACKENDS))
+def engine(request: pytest.FixtureRequest, upstream: RecordingChat) -> Iterator[Engine]:
+    with ENGINE_BACKENDS[request.param](chat_model="default-model") as engine:
+        engine.chat = upstream
+        yield engine
 
 
 def ask(engine: Engine, text: str, userid: Any = USER, **extra: Any) -> dict[str, Any]:
@@ -41,11 +45,6 @@ def ask(engine: Engine, text: str, userid: Any = USER, **extra: Any) -> dict[str
 def system_prompt(body: dict[str, Any]) -> str:
     first = body["messages"][0]
     return str(first["content"]) if first["role"] == "system" else ""
-
-
-def queued(engine: Engine) -> list[Any]:
-    assert isinstance(engine.queue, ListQueue)
-    return list(engine.queue.jobs)
 
 
 # -- the prompt --------------------------------------------------------------------------------
@@ -123,7 +122,7 @@ def test_a_request_without_a_valid_userid_is_passed_through_untouched(
     # Then the upstream got exactly the request, minus userid, and nothing was queued
     assert upstream.bodies == [body]
     assert answer["choices"][0]["message"]["content"] == "Noted!"
-    assert queued(engine) == []
+    assert peek_jobs(engine) == []
 
 
 def test_uuid_v4_userids_are_recognised_in_any_letter_case() -> None:
@@ -153,7 +152,7 @@ def test_no_model_anywhere_is_a_clear_error_naming_the_field(upstream: Recording
 def test_an_answered_exchange_is_queued_for_the_users_memory(engine: Engine) -> None:
     ask(engine, "My dog is named Pepper.")
 
-    [job] = queued(engine)
+    [job] = peek_jobs(engine)
 
     assert isinstance(job, ChatMemoryJob)
     assert (job.userid, job.user_messages, job.answer) == (USER, ["My dog is named Pepper."], "Noted!")
@@ -193,7 +192,7 @@ def test_a_streamed_answer_is_relayed_as_sse_and_recorded_after_done(engine: Eng
     assert events[-1] == b"data: [DONE]\n\n"
     pieces = [json.loads(event[len(b"data: ") :])["choices"][0]["delta"] for event in events[:-1]]
     assert "".join(piece.get("content", "") for piece in pieces) == "Noted!"
-    [job] = queued(engine)
+    [job] = peek_jobs(engine)
     assert isinstance(job, ChatMemoryJob) and job.answer == "Noted!"
 
 
@@ -208,7 +207,7 @@ def test_deleting_a_user_forgets_facts_and_exchanges_and_queues_a_late_purge(eng
     assert engine.store.list_thread_memories(TENANT, scope_key({"userid": USER})) == []
     assert engine.store.get_session(TENANT, chat_session_uuid(USER)) is None
     assert engine.index.search(TENANT, [scope_key({"userid": USER})], "dog Pepper", [], 10) == []
-    assert queued(engine) == [ForgetUserJob(tenant=TENANT, userid=USER)]
+    assert peek_jobs(engine) == [ForgetUserJob(tenant=TENANT, userid=USER)]
 
 
 def test_an_exchange_queued_before_the_delete_is_purged_by_the_follow_up(engine: Engine) -> None:
@@ -270,4 +269,4 @@ def test_a_stream_that_breaks_midway_ends_with_an_error_event_and_records_nothin
 
     assert len(events) == 2 and b"[DONE]" not in events[-1]
     assert json.loads(events[-1][len(b"data: ") :])["error"]["type"] == "upstream_error"
-    assert queued(engine) == []
+    assert peek_jobs(engine) == []

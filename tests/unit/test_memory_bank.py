@@ -1,7 +1,10 @@
-"""The memory bank's verbs over fakes: exact scopes, distance order, pages, generate's merging."""
+"""The memory bank's verbs over fakes: exact scopes, distance order, pages, generate's merging.
+
+Every test runs once per store/queue backend (`ENGINE_BACKENDS`): locally and on DynamoDB/SQS (moto)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -12,15 +15,16 @@ from memory_engine.models.api import ConsolidateRequest
 from memory_engine.models.bank import CreateMemoryRequest, GenerateMemoriesRequest, RetrieveMemoriesRequest
 from memory_engine.usecases import bank, bank_generate, bank_retrieve, consolidate
 from memory_engine.usecases.facts import euclidean
-from tests.fakes.engine import fake_engine, run_worker
+from tests.fakes.engine import ENGINE_BACKENDS, run_worker
 
 TENANT = "acme"
 SCOPE = {"user_id": "123", "app": "rpg"}
 
 
-@pytest.fixture
-def engine() -> Engine:
-    return fake_engine()
+@pytest.fixture(params=sorted(ENGINE_BACKENDS))
+def engine(request: pytest.FixtureRequest) -> Iterator[Engine]:
+    with ENGINE_BACKENDS[request.param]() as engine:
+        yield engine
 
 
 def create(engine: Engine, fact: str, scope: dict[str, str] | None = None) -> str:

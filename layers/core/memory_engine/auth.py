@@ -1,13 +1,47 @@
-"""API keys → tenants. The same logic serves the local server and the Lambda authorizer."""
+"""API keys → tenants. The same logic serves the local server and the Lambda authorizer.
+
+Keys look like `me_<key_id>_<secret>`: the 12-hex-digit key id finds the stored record, the
+secret (256 random bits) proves possession. Only `sha256:<hex>` of the whole key is stored. A
+fast hash is enough because the secret is random, not a password: 2^256 guesses stay out of
+reach however fast each one is, so a salt or a slow KDF would add cost and no safety. The
+scheme prefix lets a later version (a peppered HMAC, say) live beside old hashes.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import hmac
+import re
 import secrets
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Protocol
 
+from memory_engine.ports import KeyStore
+
 LOCAL_TENANT = "local"
+LOCAL_KEY_ID = "local"
+KEY_PREFIX = "me_"
+HASH_SCHEME = "sha256"
+# The authorizer context (API Gateway `requestContext.authorizer`) carries these two names.
+TENANT_CONTEXT_KEY = "tenant"
+KEY_ID_CONTEXT_KEY = "key_id"
+
+_KEY_FORMAT = re.compile(r"^me_(?P<key_id>[0-9a-f]{12})_(?P<secret>[A-Za-z0-9_-]{32,128})$")
+
+
+@dataclass(frozen=True)
+class Principal:
+    """Who a request is: the tenant every read and write is confined to, and the key used."""
+
+    tenant: str
+    key_id: str
+
+    def context(self) -> dict[str, str]:
+        """The authorizer context handed to handlers (`http.tenant_of` reads the tenant)."""
+        return {TENANT_CONTEXT_KEY: self.tenant, KEY_ID_CONTEXT_KEY: self.key_id, "principalId": self.tenant}
 
 
 def parse_authorization(header: str | None) -> str | None:
@@ -21,19 +55,90 @@ def parse_authorization(header: str | None) -> str | None:
     return key or None
 
 
+def new_key_id() -> str:
+    return secrets.token_hex(6)
+
+
+def format_key(key_id: str, secret: str | None = None) -> str:
+    """`me_<key_id>_<secret>`, with a fresh 256-bit secret unless one is given."""
+    return f"{KEY_PREFIX}{key_id}_{secret or secrets.token_urlsafe(32)}"
+
+
+def key_id_of(key: str) -> str | None:
+    """The key id of a well-formed store key; None for anything else (never an error)."""
+    found = _KEY_FORMAT.match(key)
+    return found["key_id"] if found else None
+
+
+def hash_key(key: str) -> str:
+    return f"{HASH_SCHEME}:{hashlib.sha256(key.encode('utf-8', 'surrogatepass')).hexdigest()}"
+
+
+def key_matches(key: str, stored_hash: str) -> bool:
+    """Constant-time comparison of a presented key with a stored hash."""
+    scheme, _, _ = stored_hash.partition(":")
+    if scheme != HASH_SCHEME:
+        return False
+    return hmac.compare_digest(hash_key(key).encode(), stored_hash.encode())
+
+
 class KeyResolver(Protocol):
+    def principal_for(self, key: str) -> Principal | None: ...
+
     def tenant_for(self, key: str) -> str | None: ...
 
 
-class SingleKey:
-    """One key for one tenant: the local server's default."""
-
-    def __init__(self, key: str, tenant: str = LOCAL_TENANT) -> None:
-        self._key = key
-        self._tenant = tenant
+class _Resolver:
+    def principal_for(self, key: str) -> Principal | None:
+        raise NotImplementedError
 
     def tenant_for(self, key: str) -> str | None:
-        return self._tenant if hmac.compare_digest(key.encode(), self._key.encode()) else None
+        principal = self.principal_for(key)
+        return principal.tenant if principal else None
+
+
+class SingleKey(_Resolver):
+    """One key for one tenant: the local server's own key (MEMORY_ENGINE_API_KEY or generated)."""
+
+    def __init__(self, key: str, tenant: str = LOCAL_TENANT, key_id: str = LOCAL_KEY_ID) -> None:
+        self._key = key.encode("utf-8", "surrogatepass")
+        self._principal = Principal(tenant, key_id)
+
+    def principal_for(self, key: str) -> Principal | None:
+        presented = key.encode("utf-8", "surrogatepass")
+        return self._principal if hmac.compare_digest(presented, self._key) else None
+
+
+class StoreKeys(_Resolver):
+    """Keys from a `KeyStore`: well-formed, known, not revoked (or in a rotation's grace period),
+    and matching the stored hash."""
+
+    def __init__(self, store: KeyStore, now: Callable[[], datetime]) -> None:
+        self._store = store
+        self._now = now
+
+    def principal_for(self, key: str) -> Principal | None:
+        key_id = key_id_of(key)
+        if key_id is None:
+            return None
+        record = self._store.get_key(key_id)
+        if record is None or not record.active(self._now()) or not key_matches(key, record.key_hash):
+            return None
+        return Principal(record.tenant, record.key_id)
+
+
+class AnyKey(_Resolver):
+    """The first resolver that knows the key wins (the local key, then the key store)."""
+
+    def __init__(self, resolvers: Sequence[KeyResolver]) -> None:
+        self._resolvers = list(resolvers)
+
+    def principal_for(self, key: str) -> Principal | None:
+        for resolver in self._resolvers:
+            principal = resolver.principal_for(key)
+            if principal is not None:
+                return principal
+        return None
 
 
 def local_api_key(configured: str | None, data_dir: Path) -> tuple[str, bool]:
@@ -53,7 +158,13 @@ def local_api_key(configured: str | None, data_dir: Path) -> tuple[str, bool]:
     return key, True
 
 
+def authenticate(header: str | None, keys: KeyResolver) -> Principal | None:
+    """The principal for an Authorization header, or None (→ 401)."""
+    key = parse_authorization(header)
+    return keys.principal_for(key) if key else None
+
+
 def authorize(header: str | None, keys: KeyResolver) -> str | None:
     """The tenant for an Authorization header, or None (→ 401)."""
-    key = parse_authorization(header)
-    return keys.tenant_for(key) if key else None
+    principal = authenticate(header, keys)
+    return principal.tenant if principal else None

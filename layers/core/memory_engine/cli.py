@@ -7,6 +7,7 @@ import sys
 
 from pydantic import ValidationError
 
+from memory_engine.cli_admin import ADMIN_COMMANDS, add_admin_commands, run_admin
 from memory_engine.errors import MemoryEngineError
 from memory_engine.ports import SearchIndex
 
@@ -25,8 +26,11 @@ def main(argv: list[str] | None = None) -> int:
     create_cmd.add_argument(
         "--recreate", action="store_true", help="drop the index first if it exists (then run reindex)"
     )
+    add_admin_commands(commands)
     args = parser.parse_args(argv)
 
+    if args.command in ADMIN_COMMANDS:
+        return run_admin(args)
     try:
         if args.command == "serve":
             from memory_engine.server.app import serve

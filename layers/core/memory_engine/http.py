@@ -10,11 +10,13 @@ import json
 from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
+from weakref import WeakKeyDictionary
 
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 
+from memory_engine.auth import TENANT_CONTEXT_KEY
 from memory_engine.errors import (
     Conflict,
     InvalidInput,
@@ -27,9 +29,9 @@ from memory_engine.errors import (
     UpstreamFailed,
     UpstreamRejected,
 )
+from memory_engine.logsafe import RedactingFilter, error_details
 
 SERVICE = "memory-engine"
-TENANT_CONTEXT_KEY = "tenant"
 
 STATUS_BY_ERROR: dict[type[MemoryEngineError], int] = {
     InvalidInput: 422,
@@ -47,7 +49,49 @@ ErrorShaper = Callable[[int, str, list[dict[str, Any]]], dict[str, Any]]
 
 @lru_cache(maxsize=1)
 def logger() -> Logger:
-    return Logger(service=SERVICE)
+    log = Logger(service=SERVICE)
+    log.addFilter(RedactingFilter())
+    return log
+
+
+# Which error envelope each resolver answers with, so the OpenAPI spec can describe it.
+_ERROR_SHAPERS: WeakKeyDictionary[APIGatewayRestResolver, ErrorShaper] = WeakKeyDictionary()
+
+
+def error_shaper_of(app: APIGatewayRestResolver) -> ErrorShaper:
+    return _ERROR_SHAPERS.get(app, native_error_body)
+
+
+MAX_JSON_DEPTH = 64
+
+
+def parse_json_body(text: str) -> Any:
+    """`json.loads`, with absurd input (nested deeper than MAX_JSON_DEPTH, integers of thousands
+    of digits) reported as malformed JSON (400) instead of escaping as a crash further on: the
+    validators, serializers and the chat upstream all recurse."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        raise
+    except (RecursionError, ValueError) as error:
+        reason = "nested too deeply" if isinstance(error, RecursionError) else "a number is too long"
+        raise json.JSONDecodeError(reason, text[:64], 0) from None
+    if _deeper_than(value, MAX_JSON_DEPTH):
+        raise json.JSONDecodeError(f"nested deeper than {MAX_JSON_DEPTH} levels", text[:64], 0)
+    return value
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    pending: list[tuple[Any, int]] = [(value, 1)]
+    while pending:
+        item, depth = pending.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        if children is None:
+            continue
+        if depth > limit:
+            return True
+        pending.extend((child, depth + 1) for child in children)
+    return False
 
 
 def native_error_body(status: int, message: str, errors: list[dict[str, Any]]) -> dict[str, Any]:
@@ -123,7 +167,13 @@ def build_resolver(shape_error: ErrorShaper = native_error_body) -> APIGatewayRe
     `shape_error` lets an API dialect (game envelope, memory bank) keep its own error format
     while sharing the status mapping.
     """
-    app = APIGatewayRestResolver(enable_validation=True)
+    app = APIGatewayRestResolver(enable_validation=True, json_body_deserializer=parse_json_body)
+    _ERROR_SHAPERS[app] = shape_error
+
+    @app.exception_handler(UnicodeDecodeError)
+    def _not_utf8(_: UnicodeDecodeError) -> Response:
+        message = "The request body is not UTF-8 text: send JSON encoded as UTF-8."
+        return json_response(400, shape_error(400, message, [{"field": "body", "message": "not UTF-8"}]))
 
     @app.exception_handler(RequestValidationError)
     def _invalid_request(error: RequestValidationError) -> Response:
@@ -146,7 +196,7 @@ def build_resolver(shape_error: ErrorShaper = native_error_body) -> APIGatewayRe
     @app.exception_handler(Exception)
     def _unexpected(error: Exception) -> Response:
         # Never a stack trace on the wire: the log keeps it, the caller gets a plain 500.
-        logger().exception("unhandled error")
+        logger().error("unhandled error", extra=error_details(error))
         return json_response(500, shape_error(500, "Internal error; the request may be retried.", []))
 
     @app.not_found
@@ -172,7 +222,11 @@ LambdaHandler = Callable[[dict[str, Any], Any], dict[str, Any]]
 def lambda_entry(app: APIGatewayRestResolver) -> LambdaHandler:
     """The Lambda entry point for a resolver: JSON logs with the request id as correlation id."""
 
-    @logger().inject_lambda_context(correlation_id_path="requestContext.requestId", clear_state=True)
+    # log_event stays off whatever POWERTOOLS_LOGGER_LOG_EVENT says: the event holds the API key
+    # and the user's words.
+    @logger().inject_lambda_context(
+        correlation_id_path="requestContext.requestId", clear_state=True, log_event=False
+    )
     def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         return app.resolve(json_content_type(event), context)
 

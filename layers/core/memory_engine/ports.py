@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from datetime import datetime
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from memory_engine.errors import InvalidInput
 from memory_engine.models.domain import Memory, MemoryFields, Session, Turn
+from memory_engine.models.keys import ApiKey
 from memory_engine.models.messages import Job
 
 EmbedMode = Literal["query", "passage"]
@@ -217,6 +218,15 @@ class SearchIndex(Protocol):
     def clear(self, tenant: str | None = None) -> None: ...
 
 
+@runtime_checkable
+class IndexBootstrap(Protocol):
+    """An index that must be created before use (OpenSearch): run once at deploy time."""
+
+    def ensure_index(self) -> None:
+        """Create the index with its mapping if it does not exist; a no-op when it does."""
+        ...
+
+
 class Embedder(Protocol):
     @property
     def dimension(self) -> int: ...
@@ -266,4 +276,27 @@ class ChatUpstream(Protocol):
     def stream(self, body: dict[str, Any]) -> Iterator[str]:
         """The `data:` payloads of a streamed completion (`stream` true), in order, without the
         final `[DONE]`. Connects before returning, so refusals raise here, not while iterating."""
+        ...
+
+
+class KeyStore(Protocol):
+    """API keys by key id (DynamoDB: `pk = KEY#<key_id>`); only hashes are stored, never keys."""
+
+    def create_key(self, key: ApiKey) -> None:
+        """Store a new key. Raises Conflict when the key id is taken (the caller draws another)."""
+        ...
+
+    def get_key(self, key_id: str) -> ApiKey | None: ...
+
+    def list_keys(self, tenant: str | None = None) -> list[ApiKey]:
+        """Every key (of one tenant, or of all), oldest first, revoked ones included."""
+        ...
+
+    def revoke_key(self, key_id: str, at: datetime) -> ApiKey:
+        """Stop the key working from `at` (an earlier revocation stands). Raises NotFound."""
+        ...
+
+    def rotate_key(self, key_id: str, replacement: ApiKey, revoke_at: datetime) -> ApiKey:
+        """Atomically store `replacement` and revoke the old key from `revoke_at` (a grace period
+        when in the future). Raises NotFound for an unknown key, Conflict for a revoked one."""
         ...

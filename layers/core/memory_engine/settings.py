@@ -63,6 +63,10 @@ class Settings(BaseSettings):
 
     log_level: str = "INFO"
 
+    # Per-key request rate of the local server; on AWS an API Gateway usage plan does this. 0 = off.
+    rate_limit_per_second: float = Field(100.0, ge=0, description="requests per second per key")
+    rate_limit_burst: int = Field(200, ge=1, description="requests a key may send at once")
+
     # -- AWS backend (backend == "aws"): see docs/dynamodb.md and the README's "Running on AWS" --
     table_name: str | None = Field(None, description="the single DynamoDB table")
     queue_url: str | None = Field(None, description="the SQS FIFO extraction queue")

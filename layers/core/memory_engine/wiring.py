@@ -10,9 +10,20 @@ from functools import lru_cache
 from threading import Lock
 from typing import TYPE_CHECKING
 
-from memory_engine.engine import Engine
+from memory_engine.auth import AnyKey, KeyResolver, SingleKey, StoreKeys, local_api_key
+from memory_engine.engine import Engine, SystemClock
 from memory_engine.errors import Unavailable
-from memory_engine.ports import ChatUpstream, Embedder, Extractor, JobSource, Queue, SearchIndex, Store
+from memory_engine.ports import (
+    ChatUpstream,
+    Embedder,
+    Extractor,
+    IndexBootstrap,
+    JobSource,
+    KeyStore,
+    Queue,
+    SearchIndex,
+    Store,
+)
 from memory_engine.settings import Settings, get_settings
 
 if TYPE_CHECKING:
@@ -58,6 +69,8 @@ def _built_engine() -> Engine:
 def reset() -> None:
     """Forget the built engine (tests that change settings between cases)."""
     _built_engine.cache_clear()
+    key_store.cache_clear()
+    key_resolver.cache_clear()
     use(None)
 
 
@@ -194,3 +207,48 @@ def build_chat_upstream(settings: Settings) -> ChatUpstream:
         api_key=settings.openai_api_key.get_secret_value() if settings.openai_api_key else None,
         timeout_s=settings.chat_timeout_seconds,
     )
+
+
+# -- API keys (the local server and the Lambda authorizer) ----------------------------------------
+
+
+@lru_cache(maxsize=1)
+def key_store() -> KeyStore:
+    """Where API keys live: a table of the local database (DynamoDB with the AWS backend)."""
+    return build_key_store(get_settings())
+
+
+def build_key_store(settings: Settings) -> KeyStore:
+    if settings.backend == "aws":
+        from memory_engine.adapters.aws.dynamodb_api_keys import DynamoDbKeyStore
+
+        return DynamoDbKeyStore(settings.table_name or "", settings.aws_region)
+    from memory_engine.adapters.local.sqlite_keys import SqliteKeyStore
+
+    return SqliteKeyStore(database_path(settings))
+
+
+@lru_cache(maxsize=1)
+def key_resolver() -> KeyResolver:
+    """API key → tenant, for the local server and the Lambda REQUEST authorizer alike.
+
+    Keys from the key store always; with the local backend also the single local key
+    (MEMORY_ENGINE_API_KEY, or the one generated into the data dir), for tenant `local`.
+    Builds no engine: an authorizer loads no model and no index.
+    """
+    settings = get_settings()
+    resolvers: list[KeyResolver] = [StoreKeys(key_store(), SystemClock().now)]
+    if settings.backend == "local":
+        resolvers.insert(0, SingleKey(local_api_key(settings.api_key, settings.data_dir)[0]))
+    return AnyKey(resolvers)
+
+
+def bootstrap_index() -> None:
+    """Create the configured search index if it needs creating (the deploy-time custom resource)."""
+    index = engine().index
+    if not isinstance(index, IndexBootstrap):
+        raise Unavailable(
+            f"The configured search index ({type(index).__name__}) has no ensure_index(): "
+            "nothing can create it at deploy time."
+        )
+    index.ensure_index()

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import Any, Literal
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, WithJsonSchema, field_validator
 
 from memory_engine.models.domain import is_reserved_thread
 
 # Ids name store keys and index documents: bounded and free of control characters.
-Identifier = Field(min_length=1, max_length=256, pattern=r"^[^\x00-\x1f\x7f]+$")
+NO_CONTROL_CHARS = r"^[^\x00-\x1f\x7f]+$"
+Identifier = Field(min_length=1, max_length=256, pattern=NO_CONTROL_CHARS)
+IdentifierStr = Annotated[str, StringConstraints(min_length=1, max_length=256, pattern=NO_CONTROL_CHARS)]
 MAX_TURN_CHARS = 100_000
+_TIMESTAMP_SCHEMA = {"anyOf": [{"type": "string", "format": "date-time"}, {"type": "number"}]}
 
 
 def not_reserved_thread(value: str | None) -> str | None:
@@ -36,10 +39,24 @@ class NewDialog(Body):
     uuid: str = Identifier
     query: str = Field(max_length=MAX_TURN_CHARS)
     answer: str = Field("", max_length=MAX_TURN_CHARS)
-    timestamp: datetime | None = Field(None, description="ISO 8601 or unix seconds; default now")
-    npc_id: str | None = Field(None, min_length=1, max_length=256)
+    timestamp: Annotated[datetime, WithJsonSchema(_TIMESTAMP_SCHEMA)] | None = Field(
+        None, description="ISO 8601 or unix seconds; default now"
+    )
+    npc_id: IdentifierStr | None = None
 
     _no_nul = field_validator("query", "answer")(no_nul)
+
+    @field_validator("timestamp")
+    @classmethod
+    def _in_utc_range(cls, value: datetime | None) -> datetime | None:
+        # Stored in UTC: an instant that UTC cannot hold (year 1 at +01:00) is refused here, not
+        # found out by the store.
+        if value is None:
+            return None
+        try:
+            return (value if value.tzinfo else value.replace(tzinfo=UTC)).astimezone(UTC)
+        except OverflowError:
+            raise ValueError("must be between years 1 and 9999 in UTC") from None
 
 
 class ConsolidateOptions(Body):
@@ -51,8 +68,8 @@ class ConsolidateRequest(Body):
     session_uuid: str = Identifier
     parent_session_uuid: str = Identifier
     new_dialog: NewDialog
-    user_name: str = Field("당신", min_length=1, max_length=256)
-    language: str = Field("ko", min_length=2, max_length=16)
+    user_name: str = Field("당신", min_length=1, max_length=256, pattern=NO_CONTROL_CHARS)
+    language: str = Field("ko", min_length=2, max_length=16, pattern=NO_CONTROL_CHARS)
     options: ConsolidateOptions = Field(default_factory=ConsolidateOptions)
 
     _thread_not_reserved = field_validator("parent_session_uuid")(not_reserved_thread)
@@ -65,8 +82,8 @@ class StatusResponse(BaseModel):
 
 class RecentDialog(Body):
     uuid: str = Identifier
-    query: str | None = None
-    answer: str | None = None
+    query: str | None = Field(None, max_length=MAX_TURN_CHARS)
+    answer: str | None = Field(None, max_length=MAX_TURN_CHARS)
 
 
 class UserInput(Body):
@@ -78,9 +95,9 @@ class RetrieveOptions(Body):
 
 
 class RetrieveRequest(Body):
-    parent_session_uuids: list[str] = Field(min_length=1, max_length=100)
-    last_dialog_uuid: str | None = None
-    recent_dialogs: list[str | RecentDialog] = Field(default_factory=list, max_length=1000)
+    parent_session_uuids: list[IdentifierStr] = Field(min_length=1, max_length=100)
+    last_dialog_uuid: IdentifierStr | None = None
+    recent_dialogs: list[IdentifierStr | RecentDialog] = Field(default_factory=list, max_length=1000)
     user_input: UserInput
     options: RetrieveOptions = Field(default_factory=RetrieveOptions)
 
@@ -128,7 +145,7 @@ class ForkRequest(Body):
     source_session_uuid: str = Identifier
     target_session_uuid: str = Identifier
     cutoff_dialog_uuid: str = Identifier
-    target_parent_session_uuid: str | None = Field(None, min_length=1, max_length=256)
+    target_parent_session_uuid: IdentifierStr | None = None
 
     # The target session is its own thread when no parent is named.
     _thread_not_reserved = field_validator("target_session_uuid", "target_parent_session_uuid")(

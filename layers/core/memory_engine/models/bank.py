@@ -14,7 +14,7 @@ from pydantic import (
     model_serializer,
 )
 
-from memory_engine.models.api import Body
+from memory_engine.models.api import Body, no_nul
 from memory_engine.models.domain import Memory
 
 MAX_SCOPE_KEYS = 32
@@ -66,7 +66,7 @@ class CreateMemoryRequest(Scoped):
     def _not_blank(cls, fact: str) -> str:
         if not fact.strip():
             raise ValueError("must not be blank")
-        return fact
+        return no_nul(fact)
 
 
 def rfc3339(moment: datetime) -> str:

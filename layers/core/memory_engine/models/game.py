@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 
 from pydantic import BaseModel, Field, field_validator
 
-from memory_engine.models.api import MAX_TURN_CHARS, Body, Identifier, no_nul
+from memory_engine.models.api import MAX_TURN_CHARS, Body, Identifier, IdentifierStr, no_nul
 from memory_engine.models.bank import Sparse
 from memory_engine.models.domain import Turn, TurnType
 
@@ -22,7 +22,7 @@ ALL_NPCS = "all"
 class GameMemoryRequest(Body):
     session_id: str = Identifier
     # Additive: only this npc's turns (counters still cover the whole session).
-    npc_id: str | None = Field(None, min_length=1, max_length=256)
+    npc_id: IdentifierStr | None = None
     # Additive: pages of a long history; without page_size the whole history comes back.
     page_size: int | None = Field(None, ge=1, le=MAX_GAME_PAGE_SIZE)
     page_token: str | None = Field(None, max_length=200)
@@ -72,7 +72,7 @@ class GameMemoryResponse(BaseModel):
 
 class RecordedChat(Body):
     # The npc that replied; optional, as on consolidate (such a turn counts only under "all").
-    npc_id: str | None = Field(None, min_length=1, max_length=256)
+    npc_id: IdentifierStr | None = None
     message: str = Field(max_length=MAX_TURN_CHARS)
     reply: str = Field("", max_length=MAX_TURN_CHARS)
     # Additive: a dialog uuid of the caller's, which makes a retried call store the chat once.

@@ -10,6 +10,8 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import parse_qs
 
+from memory_engine.auth import Principal
+
 
 class LocalContext:
     """The parts of a Lambda context that handlers and Powertools read."""
@@ -54,6 +56,7 @@ def proxy_event(
     route: RoutePattern,
     path_parameters: dict[str, str],
     tenant: str | None,
+    key_id: str | None = None,
 ) -> dict[str, Any]:
     """A REST API (v1) proxy event as API Gateway would send it, authorizer context included."""
     try:
@@ -62,7 +65,7 @@ def proxy_event(
         text, is_base64 = base64.b64encode(body).decode(), True
     parsed = parse_qs(query, keep_blank_values=True)
     now = datetime.now(UTC)
-    authorizer = {"tenant": tenant, "principalId": tenant} if tenant else None
+    authorizer = Principal(tenant, key_id or tenant).context() if tenant else None
     return {
         "resource": route.resource,
         "path": path,

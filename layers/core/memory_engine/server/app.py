@@ -14,8 +14,11 @@ from types import FrameType
 from typing import Any
 
 from memory_engine import wiring
-from memory_engine.auth import KeyResolver, SingleKey, authorize, local_api_key
+from memory_engine.auth import KeyResolver, authenticate, local_api_key
+from memory_engine.logsafe import RedactingFilter, error_details
+from memory_engine.ratelimit import RateLimiter
 from memory_engine.server.apigw import LocalContext, RoutePattern, proxy_event, response_parts
+from memory_engine.server.openapi import OPENAPI_PATH, build_spec
 from memory_engine.settings import get_settings
 from memory_engine.streaming import stream_sink
 
@@ -33,13 +36,22 @@ def load_routes() -> list[RoutePattern]:
 
 
 class Dispatcher:
-    """Finds the route, checks the key as the API Gateway authorizer would, calls the handler."""
+    """Finds the route, checks the key as the API Gateway authorizer would, applies the key's rate
+    limit as a usage plan would, calls the handler. Serves the OpenAPI document without auth."""
 
-    def __init__(self, routes: Sequence[RoutePattern], keys: KeyResolver) -> None:
+    def __init__(
+        self, routes: Sequence[RoutePattern], keys: KeyResolver, limiter: RateLimiter | None = None
+    ) -> None:
         self._routes = list(routes)
         self._keys = keys
+        self._limiter = limiter
         self._handlers: dict[str, Callable[[dict[str, Any], Any], dict[str, Any]]] = {}
+        self._spec: bytes | None = None
         self._lock = threading.Lock()
+        # One handler invocation at a time, as in one Lambda execution environment: Powertools
+        # keeps the current event process-wide (on BaseRouter), so two at once would read each
+        # other's body and tenant. HTTP parsing and the worker still run in parallel.
+        self._invoke_lock = threading.Lock()
 
     def handler(self, function: str) -> Callable[[dict[str, Any], Any], dict[str, Any]]:
         with self._lock:
@@ -48,50 +60,109 @@ class Dispatcher:
                 self._handlers[function] = module.lambda_handler
             return self._handlers[function]
 
+    def openapi(self) -> bytes:
+        with self._lock:
+            if self._spec is None:
+                self._spec = json.dumps(build_spec(), ensure_ascii=False).encode()
+            return self._spec
+
     def dispatch(
         self, method: str, path: str, query: str, headers: dict[str, str], body: bytes
     ) -> tuple[int, list[tuple[str, str]], Body]:
+        if method == "GET" and path.rstrip("/") == OPENAPI_PATH:
+            return 200, [("Content-Type", "application/json")], self.openapi()
         matches = [(route, route.match(path)) for route in self._routes]
         on_path = [(route, params) for route, params in matches if params is not None]
         chosen = next(((r, p) for r, p in on_path if r.method == method), None)
         if chosen is None:
-            status = 405 if on_path else 404
-            return _error(status, f"No route {method} {path}.")
+            if on_path:
+                allow = ", ".join(sorted({route.method for route, _ in on_path}))
+                return _error(405, f"{method} is not allowed on {path}: use {allow}.", [("Allow", allow)])
+            return _error(404, f"No route {method} {path}.")
         route, params = chosen
-        tenant = None
+        principal = None
         if route.auth:
             authorization = next((v for k, v in headers.items() if k.lower() == "authorization"), None)
-            tenant = authorize(authorization, self._keys)
-            if tenant is None:
-                return _error(401, "Missing or invalid API key: send 'Authorization: Bearer <key>'.")
-        event = proxy_event(method, path, query, headers, body, route, params or {}, tenant)
-        # The same lambda_handler; a handler that streams leaves its events in the sink.
-        with stream_sink() as sink:
-            result = self.handler(route.function)(event, LocalContext())
+            principal = authenticate(authorization, self._keys)
+            if principal is None:
+                message = "Missing or invalid API key: send 'Authorization: Bearer <key>'."
+                return _error(401, message, [("WWW-Authenticate", 'Bearer realm="memory-engine"')])
+            wait = self._limiter.acquire(principal.key_id) if self._limiter else 0
+            if wait:
+                message = f"Too many requests for this API key: retry after {wait} s."
+                return _error(429, message, [("Retry-After", str(wait))])
+        event = proxy_event(
+            method,
+            path,
+            query,
+            headers,
+            body,
+            route,
+            params or {},
+            principal.tenant if principal else None,
+            key_id=principal.key_id if principal else None,
+        )
+        handler = self.handler(route.function)
+        try:
+            # The same lambda_handler; a handler that streams leaves its events in the sink (the
+            # stream is written after the lock is released: it holds plain values, not the event).
+            with self._invoke_lock, stream_sink() as sink:
+                result = handler(event, LocalContext())
+        except Exception as error:  # the handler's own mapping failed: still no trace on the wire
+            log.error("handler failed", extra={"function": route.function, **error_details(error)})
+            return _error(500, "Internal error; the request may be retried.")
         status, response_headers, payload = response_parts(result)
         return status, response_headers, sink.events if sink.events is not None else payload
 
 
-def _error(status: int, message: str) -> tuple[int, list[tuple[str, str]], bytes]:
-    body = json.dumps({"status": "error", "message": message, "errors": []}).encode()
-    return status, [("Content-Type", "application/json")], body
+def _error(
+    status: int, message: str, headers: list[tuple[str, str]] | None = None
+) -> tuple[int, list[tuple[str, str]], bytes]:
+    body = json.dumps({"status": "error", "message": message, "errors": []}, ensure_ascii=False).encode()
+    return status, [("Content-Type", "application/json"), *(headers or [])], body
+
+
+def _refuse_framing(
+    content_length: str | None, transfer_encoding: str | None
+) -> tuple[int, list[tuple[str, str]], bytes] | None:
+    """The answer for a body this server will not read (too big, unframed, chunked); else None."""
+    if transfer_encoding:
+        return _error(411, "Chunked bodies are not accepted: send a Content-Length.")
+    if content_length is None or content_length.strip() == "":
+        return None
+    if not content_length.strip().isdigit():
+        return _error(400, "Content-Length must be a non-negative whole number of bytes.")
+    if int(content_length) > MAX_BODY_BYTES:
+        return _error(413, f"Body over {MAX_BODY_BYTES} bytes: send less per request.")
+    return None
 
 
 def make_http_handler(dispatcher: Dispatcher) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
         server_version = "memory-engine"
+        # Headers and body go out in separate writes: without TCP_NODELAY, Nagle's algorithm and the
+        # client's delayed ACK add ~40 ms to every keep-alive response.
+        disable_nagle_algorithm = True
 
         def _serve(self) -> None:
             path, _, query = self.path.partition("?")
-            length = int(self.headers.get("Content-Length") or 0)
-            if length > MAX_BODY_BYTES:
-                self._send(*_error(413, f"Body over {MAX_BODY_BYTES} bytes: send less per request."))
+            framing = (self.headers.get("Content-Length"), self.headers.get("Transfer-Encoding"))
+            refused = _refuse_framing(*framing)
+            if refused is not None:
+                # The body was not read: the connection cannot carry another request.
+                self._send(*refused)
                 self.close_connection = True
                 return
+            length = int(self.headers.get("Content-Length") or 0)
             body = self.rfile.read(length) if length else b""
             headers = {name: value for name, value in self.headers.items()}
-            self._send(*dispatcher.dispatch(self.command, path, query, headers, body))
+            try:
+                answer = dispatcher.dispatch(self.command, path, query, headers, body)
+            except Exception as error:
+                log.error("request failed", extra=error_details(error))
+                answer = _error(500, "Internal error; the request may be retried.")
+            self._send(*answer)
 
         def _send(self, status: int, headers: list[tuple[str, str]], body: Body) -> None:
             self.send_response(status)
@@ -136,17 +207,23 @@ def serve(host: str = "127.0.0.1", port: int | None = None) -> None:
     from memory_engine.usecases import jobs
 
     logging.basicConfig(level=get_settings().log_level, format="%(asctime)s %(name)s %(message)s")
+    for root_handler in logging.getLogger().handlers:
+        root_handler.addFilter(RedactingFilter())
     os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
     settings = get_settings()
     key, created = local_api_key(settings.api_key, settings.data_dir)
     engine = wiring.engine()
     worker = LocalWorker(
         wiring.job_source(),
-        lambda job: jobs.run(wiring.engine(), job),
+        lambda job, redelivered: jobs.run(wiring.engine(), job, redelivered),
         settings.worker_poll_seconds,
         settings.worker_visibility_seconds,
     )
-    dispatcher = Dispatcher(load_routes(), SingleKey(key))
+    dispatcher = Dispatcher(
+        load_routes(),
+        wiring.key_resolver(),
+        RateLimiter(settings.rate_limit_per_second, settings.rate_limit_burst),
+    )
     server = ThreadingHTTPServer(
         (host, port or int(os.environ.get("PORT", "8080"))), make_http_handler(dispatcher)
     )

@@ -7,6 +7,12 @@ from collections.abc import Sequence
 from memory_engine.models.domain import Turn
 
 
+def extraction_point(threshold: int, batch_size: int) -> int:
+    """Buffered turns at which extraction has work: the threshold, and never less than one whole
+    batch (with a threshold below the batch size, nothing could be cut until a batch is full)."""
+    return max(threshold, batch_size)
+
+
 def crossed_threshold(before: int, after: int, threshold: int) -> bool:
     """True when the buffer grew from below the threshold to at or above it."""
     return before < threshold <= after

@@ -7,7 +7,7 @@ from memory_engine.errors import Conflict
 from memory_engine.models.api import ConsolidateRequest, StatusResponse
 from memory_engine.models.domain import Session, Turn
 from memory_engine.models.messages import ExtractionJob
-from memory_engine.usecases.batching import crossed_threshold
+from memory_engine.usecases.batching import crossed_threshold, extraction_point
 
 
 def run(engine: Engine, tenant: str, request: ConsolidateRequest) -> StatusResponse:
@@ -52,6 +52,8 @@ def run(engine: Engine, tenant: str, request: ConsolidateRequest) -> StatusRespo
     before = after - 1 if outcome.created else after
     if request.options.force_summary and after > 0:
         engine.queue.send(ExtractionJob(tenant=tenant, session_uuid=request.session_uuid, force=True))
-    elif outcome.created and crossed_threshold(before, after, settings.extraction_threshold):
+    elif outcome.created and crossed_threshold(
+        before, after, extraction_point(settings.extraction_threshold, settings.batch_size)
+    ):
         engine.queue.send(ExtractionJob(tenant=tenant, session_uuid=request.session_uuid))
     return StatusResponse(message=None if outcome.created else "duplicate dialog ignored")

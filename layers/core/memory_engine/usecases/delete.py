@@ -8,7 +8,7 @@ from memory_engine.models.api import DeleteRequest, DeleteResponse, DeleteResult
 from memory_engine.models.domain import is_memory_id
 from memory_engine.models.messages import ExtractionJob
 from memory_engine.ports import RemovalOutcome
-from memory_engine.usecases.batching import crossed_threshold
+from memory_engine.usecases.batching import crossed_threshold, extraction_point
 
 
 def run(engine: Engine, tenant: str, request: DeleteRequest) -> DeleteResponse:
@@ -19,7 +19,8 @@ def run(engine: Engine, tenant: str, request: DeleteRequest) -> DeleteResponse:
     else:
         outcome = engine.store.delete_dialog(tenant, request.session_uuid, request.dialog_uuid)
         before = outcome.buffered_count - len(outcome.rebuffered_dialogs)
-        if crossed_threshold(before, outcome.buffered_count, engine.settings.extraction_threshold):
+        point = extraction_point(engine.settings.extraction_threshold, engine.settings.batch_size)
+        if crossed_threshold(before, outcome.buffered_count, point):
             engine.queue.send(ExtractionJob(tenant=tenant, session_uuid=request.session_uuid))
     if outcome.deleted_memories:
         engine.index.delete(tenant, outcome.deleted_memories)

@@ -9,34 +9,53 @@ from memory_engine.extraction.registry import update_registry
 from memory_engine.models.domain import Memory, Session, Turn, new_memory_id
 from memory_engine.models.messages import ExtractionJob
 from memory_engine.ports import ExtractionContext
-from memory_engine.usecases.batching import cut_batches
-from memory_engine.usecases.indexing import embedding_text, extraction_text, index_document
+from memory_engine.usecases.batching import cut_batches, extraction_point
+from memory_engine.usecases.indexing import embedding_text, extraction_text, index_stored
 
 
-def run(engine: Engine, job: ExtractionJob) -> list[Memory]:
+def run(engine: Engine, job: ExtractionJob, redelivered: bool = False) -> list[Memory]:
     """Extract every batch the job allows; returns the memories this run wrote.
 
     Safe to run twice for the same job: the store writes a memory only while all its turns are
     still buffered, so a retry or a duplicate delivery finds them claimed and writes nothing.
+    A `redelivered` job (an earlier run failed, perhaps after its store write) first indexes the
+    session's memories again, so an index write that failed after the store write is healed, and
+    then takes every complete batch, as the interrupted run would have.
     """
     session = engine.store.get_session(job.tenant, job.session_uuid)
     if session is None:
         return []
+    if redelivered:
+        index_stored(engine.store, engine.index, engine.store.list_memories(job.tenant, job.session_uuid))
     settings = engine.settings
     buffered = engine.store.buffered_turns(job.tenant, job.session_uuid)
-    batches = cut_batches(buffered, settings.batch_size, settings.extraction_threshold, job.force)
+    # A retry finishes what the failed run started: the batches it did write took the buffer
+    # under the threshold, but the job was queued for every complete batch.
+    threshold = 0 if redelivered else settings.extraction_threshold
+    batches = cut_batches(buffered, settings.batch_size, threshold, job.force)
     written: list[Memory] = []
     for batch in batches:
         registry = engine.store.get_characters(job.tenant, session.parent_session_uuid)
         memory = _extract_one(engine, session, batch, registry)
         if engine.store.save_memory(memory):
-            engine.index.upsert([index_document(memory)])
             found = characters_found(memory)
             if found:
                 merged = update_registry(registry, found)
                 engine.store.save_characters(job.tenant, session.parent_session_uuid, merged)
+            index_stored(engine.store, engine.index, [memory])
             written.append(memory)
+    if batches:
+        _queue_what_arrived_meanwhile(engine, job)
     return written
+
+
+def _queue_what_arrived_meanwhile(engine: Engine, job: ExtractionJob) -> None:
+    """Turns consolidated while this run worked never crossed the threshold (the buffer was
+    above it all along), so no job was queued for them: queue one if a batch's worth is waiting."""
+    settings = engine.settings
+    waiting = len(engine.store.buffered_turns(job.tenant, job.session_uuid))
+    if waiting >= extraction_point(settings.extraction_threshold, settings.batch_size):
+        engine.queue.send(ExtractionJob(tenant=job.tenant, session_uuid=job.session_uuid))
 
 
 def characters_found(memory: Memory) -> dict[str, list[str]]:

@@ -8,7 +8,8 @@ from memory_engine.models.api import ForkRequest, ForkResponse, ForkResult
 from memory_engine.models.domain import Memory, Session, Turn, TurnStatus, new_memory_id
 from memory_engine.models.messages import ExtractionJob
 from memory_engine.ports import ForkPlan
-from memory_engine.usecases.indexing import index_document
+from memory_engine.usecases.batching import extraction_point
+from memory_engine.usecases.indexing import index_stored
 
 
 def run(engine: Engine, tenant: str, request: ForkRequest) -> ForkResponse:
@@ -19,9 +20,9 @@ def run(engine: Engine, tenant: str, request: ForkRequest) -> ForkResponse:
     """
     plan = plan_fork(engine, tenant, request)
     engine.store.create_fork(plan)
-    engine.index.upsert([index_document(memory) for memory in plan.memories])
+    index_stored(engine.store, engine.index, plan.memories)
     buffered = [turn.dialog_uuid for turn in plan.turns if turn.status is TurnStatus.BUFFERED]
-    if len(buffered) >= engine.settings.extraction_threshold:
+    if len(buffered) >= extraction_point(engine.settings.extraction_threshold, engine.settings.batch_size):
         engine.queue.send(ExtractionJob(tenant=tenant, session_uuid=plan.target.session_uuid))
     result = ForkResult(
         target_session_uuid=plan.target.session_uuid,
@@ -64,11 +65,10 @@ def plan_fork(engine: Engine, tenant: str, request: ForkRequest) -> ForkPlan:
         created_at=now,
         next_seq=cutoff.seq + 1,
     )
-    kept_turns = [turn for turn in turns if turn.seq <= cutoff.seq]
-    seq_of = {turn.dialog_uuid: turn.seq for turn in turns}
+    kept = {turn.dialog_uuid: turn for turn in turns if turn.seq <= cutoff.seq}
     copies: dict[str, Memory] = {}
     for memory in store.list_memories(tenant, source.session_uuid):
-        if all(seq_of.get(uuid, cutoff.seq + 1) <= cutoff.seq for uuid in memory.source_dialog_uuids):
+        if _wholly_kept(memory, kept):
             copies[memory.memory_id] = memory.model_copy(
                 update={
                     "memory_id": new_memory_id(now),
@@ -80,8 +80,23 @@ def plan_fork(engine: Engine, tenant: str, request: ForkRequest) -> ForkPlan:
             )
     return ForkPlan(
         target=target,
-        turns=[_copy_turn(turn, target, copies) for turn in kept_turns],
+        turns=[_copy_turn(turn, target, copies) for turn in kept.values()],
         memories=list(copies.values()),
+    )
+
+
+def _wholly_kept(memory: Memory, kept: dict[str, Turn]) -> bool:
+    """True when every source turn of the memory is kept and, as read, points back at it.
+
+    Turns and memories are two reads: an extraction or delete in between may have changed one but
+    not the other. Only a memory both reads agree on is copied; its turns otherwise go to the
+    target's buffer, so the fork never holds a memory over turns that do not name it.
+    """
+    return all(
+        (turn := kept.get(uuid)) is not None
+        and turn.status is TurnStatus.EXTRACTED
+        and turn.memory_id == memory.memory_id
+        for uuid in memory.source_dialog_uuids
     )
 
 

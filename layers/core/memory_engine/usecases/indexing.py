@@ -46,6 +46,17 @@ def index_document(memory: Memory) -> IndexDocument:
     )
 
 
+def index_stored(store: Store, index: SearchIndex, memories: Sequence[Memory]) -> None:
+    """Index memories just written to the store, then drop any that a concurrent delete removed
+    from the store meanwhile: the delete's own index delete may have run before this upsert."""
+    if not memories:
+        return
+    index.upsert([index_document(memory) for memory in memories])
+    gone = [m.memory_id for m in memories if store.get_memory(m.tenant, m.memory_id) is None]
+    if gone:
+        index.delete(memories[0].tenant, gone)
+
+
 def rebuild(
     store: Store,
     index: SearchIndex,

@@ -9,10 +9,13 @@ from memory_engine.models.messages import ChatMemoryJob, ExtractionJob, ForgetUs
 from memory_engine.usecases import chat_memory, extract, forget_user
 
 
-def run(engine: Engine, job: Job) -> object:
-    """Run one job to completion; raising makes the queue deliver it again (then dead-letter it)."""
+def run(engine: Engine, job: Job, redelivered: bool = False) -> object:
+    """Run one job to completion; raising makes the queue deliver it again (then dead-letter it).
+
+    `redelivered` (the second delivery on; SQS: ApproximateReceiveCount > 1) lets an extraction
+    finish what a failed run left, index included."""
     if isinstance(job, ExtractionJob):
-        return extract.run(engine, job)
+        return extract.run(engine, job, redelivered)
     if isinstance(job, ChatMemoryJob):
         return chat_memory.run(engine, job)
     if isinstance(job, ForgetUserJob):

@@ -204,7 +204,8 @@ def turn_from(item: Mapping[str, Any], parts: Sequence[Mapping[str, Any]] = ()) 
 
 # -- memories ----------------------------------------------------------------------------------
 
-MEMORY_PAYLOAD = ("fields", "source_text", "metadata")
+# `scope` is a payload field too: a caller's scope can be long, so it overflows like the rest.
+MEMORY_PAYLOAD = ("fields", "source_text", "metadata", "scope")
 
 
 def memory_item(memory: Memory) -> tuple[Item, list[bytes]]:
@@ -221,6 +222,8 @@ def memory_item(memory: Memory) -> tuple[Item, list[bytes]]:
         "created_at": s(to_text(memory.created_at)),
         keys.GSI2_PK: s(keys.tenant_memories(memory.tenant)),
         keys.GSI2_SK: s(memory.memory_id),
+        keys.GSI3_PK: s(keys.thread_pk(memory.tenant, memory.parent_session_uuid)),
+        keys.GSI3_SK: s(memory.memory_id),
     }
     if memory.embedding:
         base["embedding"] = b(pack_vector(memory.embedding))
@@ -228,6 +231,7 @@ def memory_item(memory: Memory) -> tuple[Item, list[bytes]]:
         "fields": memory.fields.model_dump_json(),
         "source_text": memory.source_text,
         "metadata": json.dumps(memory.metadata, ensure_ascii=False),
+        "scope": json.dumps(memory.scope, ensure_ascii=False),
     }
     return pack(base, payload)
 
@@ -248,6 +252,8 @@ def memory_from(item: Mapping[str, Any], parts: Sequence[Mapping[str, Any]] = ()
         source_text=payload["source_text"],
         created_at=required(item, "created_at"),  # pydantic parses the ISO text
         metadata=json.loads(payload["metadata"] or "{}"),
+        # Items written before scopes existed have none: an engine memory's stored scope is {}.
+        scope=json.loads(payload.get("scope") or "{}"),
     )
 
 

@@ -17,6 +17,8 @@ TTL_ATTRIBUTE = "ttl"  # enabled on the table; reserved for expiring items (no e
 GSI1, GSI1_PK, GSI1_SK = "gsi1", "gsi1pk", "gsi1sk"
 # Every memory of a tenant, for reindex (keys only; sparse: memory items only).
 GSI2, GSI2_PK, GSI2_SK = "gsi2", "gsi2pk", "gsi2sk"
+# A thread's memories in memory-id order, for keyset pages (keys only; sparse: memory items only).
+GSI3, GSI3_PK, GSI3_SK = "gsi3", "gsi3pk", "gsi3sk"
 # Buffered turns of a session in seq order, strongly consistent, for the extraction worker.
 LSI1, LSI1_SK = "lsi1", "lsi1sk"
 
@@ -43,7 +45,8 @@ def memory_pk(tenant: str, memory_id: str) -> str:
 
 
 def thread_pk(tenant: str, thread: str) -> str:
-    """The thread's character registry, and the gsi1 partition of its buffered turns."""
+    """The thread's character registry; also the gsi1 partition of the thread's buffered turns and
+    the gsi3 partition of its memories."""
     return f"{_tenant(tenant)}#TH#{thread}"
 
 
@@ -87,7 +90,7 @@ def create_table_request(table_name: str) -> dict[str, Any]:
 
     Enable TTL on `ttl` separately (UpdateTimeToLive), and point-in-time recovery in production.
     """
-    string_keys = [PK, SK, GSI1_PK, GSI1_SK, GSI2_PK, GSI2_SK, LSI1_SK]
+    string_keys = [PK, SK, GSI1_PK, GSI1_SK, GSI2_PK, GSI2_SK, LSI1_SK, GSI3_PK, GSI3_SK]
     return {
         "TableName": table_name,
         "BillingMode": "PAY_PER_REQUEST",
@@ -107,6 +110,14 @@ def create_table_request(table_name: str) -> dict[str, Any]:
                 "KeySchema": [
                     {"AttributeName": GSI2_PK, "KeyType": "HASH"},
                     {"AttributeName": GSI2_SK, "KeyType": "RANGE"},
+                ],
+                "Projection": {"ProjectionType": "KEYS_ONLY"},
+            },
+            {
+                "IndexName": GSI3,
+                "KeySchema": [
+                    {"AttributeName": GSI3_PK, "KeyType": "HASH"},
+                    {"AttributeName": GSI3_SK, "KeyType": "RANGE"},
                 ],
                 "Projection": {"ProjectionType": "KEYS_ONLY"},
             },

@@ -1,4 +1,5 @@
 """Deleting a memory, or a dialog with its memory in cascade: each one TransactWriteItems call.
+Deleting a whole session: transactions of at most 100 actions, the session item last.
 
 The items are read first (strongly consistent), then written back under conditions that hold only
 if nothing changed since (the turn still points at the memory, the memory still exists); when
@@ -12,6 +13,7 @@ from memory_engine.adapters.aws import dynamodb_items as items
 from memory_engine.adapters.aws import dynamodb_keys as keys
 from memory_engine.adapters.aws import dynamodb_reads as reads
 from memory_engine.adapters.aws.dynamodb_table import (
+    TRANSACTION_LIMIT,
     Action,
     DynamoTable,
     Item,
@@ -138,11 +140,10 @@ def _cascade(table: DynamoTable, turn: Turn, actions: list[Action], outcome: Rem
 
 
 def _memory_removal(found: Item, memory: Memory) -> list[Action]:
-    ref = keys.key(
-        keys.session_pk(memory.tenant, memory.session_uuid),
-        keys.memref_sk(memory.first_seq, memory.memory_id),
-    )
-    removal = [delete(reads.keys_of([found])[0], condition="attribute_exists(pk)"), delete(ref)]
+    removal = [delete(reads.keys_of([found])[0], condition="attribute_exists(pk)")]
+    if memory.session_uuid:  # a memory-bank fact belongs to no session: it has no reference
+        ref = keys.memref_sk(memory.first_seq, memory.memory_id)
+        removal.append(delete(keys.key(keys.session_pk(memory.tenant, memory.session_uuid), ref)))
     return removal + [delete(part) for part in items.part_keys(found)]
 
 
@@ -172,3 +173,95 @@ def _thread_of(table: DynamoTable, turn: Turn) -> str:
 
 def _turn_key(turn: Turn) -> Item:
     return keys.key(keys.session_pk(turn.tenant, turn.session_uuid), keys.turn_sk(turn.dialog_uuid))
+
+
+# -- a whole session ---------------------------------------------------------------------------
+
+# What delete_session needs of a session partition's items: never the turns' text or parts' bodies.
+_OUTLINE = (keys.PK, keys.SK, "kind", "dialog_uuid", "seq", "memory_id", "next_seq", "buffered")
+
+
+def delete_session(table: DynamoTable, tenant: str, session_uuid: str) -> RemovalOutcome:
+    """Delete the session item, its turns, references and overflow parts, and its memories (with
+    their parts), in transactions of at most 100 actions. See `_session_chunks` for the order."""
+    if not session_uuid:
+        return RemovalOutcome()  # "" is no session: it is what memory-bank facts carry, and they stay
+    pk = keys.session_pk(tenant, session_uuid)
+    dialogs: dict[str, int] = {}
+    memory_ids: set[str] = set()
+    for attempt in range(MAX_ATTEMPTS):
+        found = _outline(table, pk)
+        session = next((item for item in found if item[keys.SK]["S"] == keys.SESSION_SK), None)
+        if session is None:  # unknown, or deleted by a concurrent call: nothing (more) to delete
+            break
+        turns = [item for item in found if items.text(item, "kind") == "turn"]
+        dialogs |= {items.required(item, "dialog_uuid"): items.number(item, "seq") for item in turns}
+        refs = [item for item in found if item[keys.SK]["S"].startswith(keys.MEMREF_PREFIX)]
+        memory_ids |= {items.required(ref, "memory_id") for ref in refs}
+        chunks = _session_chunks(table, tenant, session, [item for item in found if item is not session])
+        try:
+            for chunk in chunks:
+                table.transact(chunk)
+        except TransactionCancelled:
+            # A turn, memory or claim landed meanwhile (the session's counters moved) or another
+            # writer held an item: read what is left and go on.
+            backoff(attempt)
+            continue
+        break
+    else:
+        raise Unavailable(f"Session {session_uuid} kept changing while being deleted; retry shortly.")
+    return RemovalOutcome(
+        deleted_memories=sorted(memory_ids), deleted_dialogs=sorted(dialogs, key=lambda uuid: dialogs[uuid])
+    )
+
+
+def _outline(table: DynamoTable, pk: str) -> list[Item]:
+    """Every item of the partition, strongly consistent, with only the attributes in `_OUTLINE`."""
+    names = {f"#a{number}": name for number, name in enumerate(_OUTLINE)}
+    return list(
+        table.query(
+            KeyConditionExpression="#a0 = :pk",
+            ExpressionAttributeValues={":pk": items.s(pk)},
+            ExpressionAttributeNames=names,
+            ProjectionExpression=", ".join(names),
+            ConsistentRead=True,
+        )
+    )
+
+
+def _session_chunks(table: DynamoTable, tenant: str, session: Item, rest: list[Item]) -> list[list[Action]]:
+    """The deletions in order, grouped into transactions: memories first (each with its parts, so
+    no part outlives its owner), then every other item of the session's partition, and the
+    SESSION item last, only if its counters are still those read.
+
+    The session item is the commit marker, as for a long fork: while it exists, everything of
+    the session is still listed under it (a memory goes before its reference, a turn's parts stay
+    in the partition), so an interrupted delete leaves a live, smaller session that the next call
+    finishes, never an orphan nothing points at. A turn consolidated or a memory extracted
+    meanwhile moves `next_seq` or `buffered`, the last transaction is refused, and the next round
+    deletes that too; once the session item is gone, a first turn starts the session afresh.
+    """
+    refs = [item for item in rest if item[keys.SK]["S"].startswith(keys.MEMREF_PREFIX)]
+    memory_ids = [items.required(ref, "memory_id") for ref in refs]
+    groups: list[list[Action]] = []
+    memory_keys = [keys.key(keys.memory_pk(tenant, memory_id), keys.MEMORY_SK) for memory_id in memory_ids]
+    for memory in table.batch_get(memory_keys, [keys.PK, keys.SK, "parts"]) if memory_keys else []:
+        groups.append(
+            [delete(part) for part in items.part_keys(memory)] + [delete(reads.keys_of([memory])[0])]
+        )
+    groups += [[delete(item_key)] for item_key in reads.keys_of(rest)]
+    groups.append(
+        [
+            delete(
+                reads.keys_of([session])[0],
+                condition="next_seq = :seq AND buffered = :buffered",
+                values={":seq": session["next_seq"], ":buffered": session["buffered"]},
+            )
+        ]
+    )
+    chunks: list[list[Action]] = [[]]
+    for group in groups:
+        if chunks[-1] and len(chunks[-1]) + len(group) > TRANSACTION_LIMIT:
+            chunks.append([])
+        chunks[-1].extend(group)
+    return chunks

@@ -6,24 +6,29 @@ Every write that the engine's guarantees rest on is one conditional TransactWrit
   are consecutive and the buffer count exact: one write per turn;
 - save_memory: the memory is put only if its id is new and every source turn is claimed only
   while still buffered, so two workers or a retry can never write a second memory for a turn;
-- deletes and forks: see `dynamodb_removal` and `dynamodb_fork`.
+- update_memory: the memory is put only over the item just read (still there, same overflow
+  parts), keeping its session, thread, source turns and creation time;
+- deletes (of a memory, a dialog, a whole session) and forks: see `dynamodb_removal` and
+  `dynamodb_fork`.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Sequence
+from itertools import islice
 
 from memory_engine.adapters.aws import dynamodb_items as items
 from memory_engine.adapters.aws import dynamodb_keys as keys
 from memory_engine.adapters.aws import dynamodb_reads as reads
 from memory_engine.adapters.aws.dynamodb_fork import write_fork
-from memory_engine.adapters.aws.dynamodb_removal import delete_dialog, delete_memory
+from memory_engine.adapters.aws.dynamodb_removal import delete_dialog, delete_memory, delete_session
 from memory_engine.adapters.aws.dynamodb_table import (
     TRANSACTION_LIMIT,
     DynamoTable,
     TransactionCancelled,
     backoff,
+    delete,
     put,
     update,
 )
@@ -34,6 +39,15 @@ from memory_engine.ports import ConsolidateOutcome, ForkPlan, RemovalOutcome
 MAX_ATTEMPTS = 12  # optimistic retries of one write under contention before answering 503
 _NOT_THERE = "attribute_not_exists(pk)"
 _PAGE = 100
+# What update_memory keeps of the stored memory whatever it is given (besides tenant and id).
+_IDENTITY = (
+    "session_uuid",
+    "parent_session_uuid",
+    "source_dialog_uuids",
+    "first_seq",
+    "last_seq",
+    "created_at",
+)
 
 
 class DynamoDbStore:
@@ -152,7 +166,10 @@ class DynamoDbStore:
         sources = sorted(set(memory.source_dialog_uuids))
         item, chunks = items.memory_item(memory)
         actions = [put(item, _NOT_THERE), *(put(part) for part in items.part_items(item, chunks))]
-        actions.append(put(items.memref_item(memory)))
+        if memory.session_uuid:
+            # A memory-bank fact has no session: no reference, so a tenant's facts never pile up
+            # in one partition (the session "" one) that every fact write would have to hit.
+            actions.append(put(items.memref_item(memory)))
         pk = keys.session_pk(memory.tenant, memory.session_uuid)
         for uuid in sources:
             actions.append(
@@ -230,7 +247,56 @@ class DynamoDbStore:
         if page:
             yield from reads.memories(self.table, self.table.batch_get(reads.keys_of(page)))
 
+    def list_thread_memories(
+        self, tenant: str, thread: str, after: str | None = None, limit: int = 100
+    ) -> list[Memory]:
+        if limit <= 0:
+            return []
+        # gsi3 lists a thread's memory keys in id order; the items are then read consistently, so
+        # a memory deleted since the index saw it is skipped and the page filled from further on.
+        condition, values = "gsi3pk = :thread", {":thread": items.s(keys.thread_pk(tenant, thread))}
+        if after:
+            condition, values[":after"] = condition + " AND gsi3sk > :after", items.s(after)
+        listed = self.table.query(
+            IndexName=keys.GSI3,
+            KeyConditionExpression=condition,
+            ExpressionAttributeValues=values,
+            Limit=limit,
+        )
+        page: list[Memory] = []
+        while len(page) < limit and (wanted := list(islice(listed, limit - len(page)))):
+            found = reads.memories(self.table, self.table.batch_get(reads.keys_of(wanted)))
+            page += sorted(found, key=lambda memory: memory.memory_id)
+        return page
+
+    def update_memory(self, memory: Memory) -> bool:
+        pk = keys.memory_pk(memory.tenant, memory.memory_id)
+        for attempt in range(MAX_ATTEMPTS):
+            found = self.table.get(pk, keys.MEMORY_SK)
+            if found is None:
+                return False
+            stored = reads.memories(self.table, [found])[0]
+            kept = memory.model_copy(update={name: getattr(stored, name) for name in _IDENTITY})
+            item, chunks = items.memory_item(kept)
+            # Put only over the item just read: same part count, so the parts left over are known.
+            old_parts = items.part_count(found)
+            condition = "attribute_exists(pk) AND " + (
+                "parts = :parts" if old_parts else "attribute_not_exists(parts)"
+            )
+            actions = [put(item, condition, {":parts": items.n(old_parts)} if old_parts else None)]
+            actions += [put(part) for part in items.part_items(item, chunks)]
+            actions += [delete(part) for part in items.part_keys(found)[len(chunks) :]]
+            try:
+                self.table.transact(actions)
+                return True
+            except TransactionCancelled:
+                backoff(attempt)  # deleted or rewritten meanwhile: read it again
+        raise Unavailable(f"Memory {memory.memory_id} kept changing while being updated; retry shortly.")
+
     # -- removal and fork --------------------------------------------------------------------
+
+    def delete_session(self, tenant: str, session_uuid: str) -> RemovalOutcome:
+        return delete_session(self.table, tenant, session_uuid)
 
     def delete_memory(self, tenant: str, memory_id: str) -> RemovalOutcome:
         return delete_memory(self.table, tenant, memory_id)

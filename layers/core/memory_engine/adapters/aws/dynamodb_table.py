@@ -144,14 +144,19 @@ class DynamoTable:
                 return
             request["ExclusiveStartKey"] = last
 
-    def batch_get(self, item_keys: Sequence[Item]) -> list[Item]:
-        """The items that exist among `item_keys` (strongly consistent), in no particular order."""
+    def batch_get(self, item_keys: Sequence[Item], attributes: Sequence[str] = ()) -> list[Item]:
+        """The items that exist among `item_keys` (strongly consistent), in no particular order;
+        only the named `attributes` of each when some are named."""
         unique = list({(k[PK]["S"], k[SK]["S"]): k for k in item_keys}.values())
+        projection: Item = {}
+        if attributes:
+            names = {f"#a{number}": name for number, name in enumerate(attributes)}
+            projection = {"ProjectionExpression": ", ".join(names), "ExpressionAttributeNames": names}
         found: list[Item] = []
         for start in range(0, len(unique), _BATCH_GET):
             pending: list[Item] = unique[start : start + _BATCH_GET]
             for attempt in range(_BATCH_ROUNDS):
-                request = {self.name: {"Keys": pending, "ConsistentRead": True}}
+                request = {self.name: {"Keys": pending, "ConsistentRead": True, **projection}}
                 with self._errors():
                     response = self.client.batch_get_item(RequestItems=request)
                 found.extend(response.get("Responses", {}).get(self.name, []))

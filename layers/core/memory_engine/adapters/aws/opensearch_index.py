@@ -75,6 +75,10 @@ class OpenSearchIndex:
             )
         return True
 
+    def ensure_index(self) -> None:
+        """Create the index if it does not exist (the deploy-time custom resource calls this)."""
+        self.create_index(recreate=False)
+
     # -- writes ----------------------------------------------------------------------------------
 
     def upsert(self, docs: Sequence[IndexDocument]) -> None:

@@ -7,6 +7,7 @@ second writer wait instead of failing.
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator
@@ -19,6 +20,7 @@ from memory_engine.errors import Unavailable
 
 __all__ = ["SqliteDatabase", "pack_vector", "to_text", "unpack_vector"]
 
+log = logging.getLogger("memory_engine.sqlite")
 IN_MEMORY = ":memory:"
 DEFAULT_BUSY_TIMEOUT_MS = 5_000
 
@@ -80,7 +82,10 @@ class SqliteDatabase:
             try:
                 yield conn
             except BaseException:
-                conn.execute("ROLLBACK")
+                # SQLite may have rolled back already (SQLITE_FULL, SQLITE_IOERR do): a second
+                # ROLLBACK would fail and hide the real error.
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
                 raise
             conn.execute("COMMIT")
 
@@ -124,7 +129,9 @@ class SqliteDatabase:
             code = getattr(error, "sqlite_errorname", "") or ""
             if not code.startswith(_UNAVAILABLE_CODES):
                 raise
+            # The caller learns what to do; the operator's log gets the file and the reason.
+            log.warning("local database unavailable", extra={"path": self._path, "code": code})
             raise Unavailable(
-                f"The local database {self._path} is unavailable ({code}: {error}); "
-                "retry shortly, and check the file's disk space and permissions if it persists."
+                "The database is unavailable (busy, full or unreadable); nothing was written. "
+                "Retry shortly; if it persists, the operator should check the server's disk."
             ) from error

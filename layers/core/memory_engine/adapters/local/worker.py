@@ -9,6 +9,7 @@ import logging
 import threading
 from collections.abc import Callable
 
+from memory_engine.logsafe import error_details
 from memory_engine.models.messages import Job
 from memory_engine.ports import JobSource
 
@@ -16,13 +17,14 @@ log = logging.getLogger("memory_engine.worker")
 
 
 class LocalWorker:
-    """Receives one job at a time and runs `process` on it; a failure makes the job visible again
-    (the queue parks it as dead after its max receives), so an accepted turn is never dropped."""
+    """Receives one job at a time and runs `process(job, redelivered)` on it; a failure makes the
+    job visible again (the queue parks it as dead after its max receives), so an accepted turn is
+    never dropped. `redelivered` is True from the second delivery on (SQS: ApproximateReceiveCount)."""
 
     def __init__(
         self,
         queue: JobSource,
-        process: Callable[[Job], object],
+        process: Callable[[Job, bool], object],
         poll_seconds: float = 0.05,
         visibility_seconds: float = 30.0,
     ) -> None:
@@ -56,9 +58,12 @@ class LocalWorker:
             return False
         message = received[0]
         try:
-            self._process(message.job)
-        except Exception:
-            log.exception("job failed; it will be retried", extra={"receive": message.receive_count})
+            self._process(message.job, message.receive_count > 1)
+        except Exception as error:
+            log.warning(
+                "job failed; it will be retried",
+                extra={"receive": message.receive_count, **error_details(error)},
+            )
             self._queue.release(message.receipt)
         else:
             self._queue.ack(message.receipt)
@@ -68,8 +73,8 @@ class LocalWorker:
         while not self._stop.is_set():
             try:
                 busy = self.run_once()
-            except Exception:  # the queue itself failed: back off, never die
-                log.exception("worker loop error")
+            except Exception as error:  # the queue itself failed: back off, never die
+                log.warning("worker loop error", extra=error_details(error))
                 busy = False
             if not busy:
                 self._stop.wait(self._poll_seconds)

@@ -1,0 +1,48 @@
+"""API Gateway REQUEST authorizer: `Authorization: Token|Bearer <key>` → an IAM policy + {"tenant"}.
+
+Handlers read the tenant from `requestContext.authorizer.tenant` (memory_engine.http.tenant_of).
+API Gateway caches the answer per Authorization header for the stage's TTL, and the cached policy
+is reused for every method: so an allowed key gets every route of the stage, never one method.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_lambda_powertools.utilities.data_classes.api_gateway_authorizer_event import (
+    APIGatewayAuthorizerRequestEvent,
+    APIGatewayAuthorizerResponse,
+)
+
+from memory_engine import wiring
+from memory_engine.auth import authorize
+from memory_engine.http import TENANT_CONTEXT_KEY, logger
+
+# API Gateway answers 401 only for a failed invocation whose error message is exactly this.
+UNAUTHORIZED = "Unauthorized"
+
+
+class Unauthorized(Exception):
+    def __init__(self) -> None:
+        super().__init__(UNAUTHORIZED)
+
+
+@logger().inject_lambda_context(clear_state=True)
+def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    request = APIGatewayAuthorizerRequestEvent(event)
+    tenant = authorize(request.headers.get("Authorization"), wiring.key_resolver())  # any case
+    if tenant is None:
+        logger().info("rejected API key")  # never the key itself
+        raise Unauthorized()
+    arn = request.parsed_arn
+    policy = APIGatewayAuthorizerResponse(
+        principal_id=tenant,
+        region=arn.region,
+        aws_account_id=arn.aws_account_id,
+        api_id=arn.api_id,
+        stage=arn.stage,
+        context={TENANT_CONTEXT_KEY: tenant},
+        partition=arn.partition,
+    )
+    policy.allow_all_routes()
+    return policy.asdict()

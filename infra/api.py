@@ -1,0 +1,177 @@
+"""API Gateway REST API: one method per route of `functions/routes.py`, one Lambda per function.
+
+A route added to routes.py appears here with no other edit. Every route but health goes through
+the REQUEST authorizer (cached per Authorization header). API Gateway's own refusals (401,
+throttling, bad body, too large) answer in the native error envelope, like the handlers do.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+
+from aws_cdk import Duration, RemovalPolicy
+from aws_cdk import aws_apigateway as apigw
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
+from aws_cdk import aws_wafv2 as wafv2
+from constructs import Construct
+
+from functions.routes import Route
+from infra.config import StackConfig
+from infra.nag import acknowledge
+from infra.runtime import RETENTION
+
+MethodHandler = Callable[[Construct, str], lambda_.IFunction]
+
+BODY_METHODS = {"POST", "PUT", "PATCH"}
+
+ACCESS_LOG = {
+    "requestId": "$context.requestId",
+    "tenant": "$context.authorizer.principalId",
+    "ip": "$context.identity.sourceIp",
+    "method": "$context.httpMethod",
+    "resource": "$context.resourcePath",
+    "status": "$context.status",
+    "latencyMs": "$context.responseLatency",
+    "integrationLatencyMs": "$context.integration.latency",
+    "responseLength": "$context.responseLength",
+    "error": "$context.error.message",
+    "authorizerError": "$context.authorizer.error",
+    "requestTime": "$context.requestTime",
+}
+
+# API Gateway's own answers, in the native error envelope (API.md).
+GATEWAY_RESPONSES: dict[str, tuple[str, str]] = {
+    "UNAUTHORIZED": ("401", "Missing or invalid API key: send 'Authorization: Bearer <key>'."),
+    "ACCESS_DENIED": ("401", "Missing or invalid API key: send 'Authorization: Bearer <key>'."),
+    "MISSING_AUTHENTICATION_TOKEN": ("404", "No such route: see the README for the API's paths."),
+    "BAD_REQUEST_BODY": ("400", "The request body is not valid JSON: send a JSON object."),
+    "REQUEST_TOO_LARGE": ("413", "Request body too large: send less per request."),
+    "THROTTLED": ("429", "Too many requests: slow down and retry."),
+    "QUOTA_EXCEEDED": ("429", "Request quota exceeded: retry later."),
+    "AUTHORIZER_FAILURE": ("503", "The API key store is unavailable; retry shortly."),
+    "AUTHORIZER_CONFIGURATION_ERROR": ("503", "The API key store is unavailable; retry shortly."),
+    "DEFAULT_5XX": ("503", "The service is unavailable; the request may be retried."),
+}
+
+
+def error_template(message: str) -> str:
+    return json.dumps({"status": "error", "message": message, "errors": []})
+
+
+class Api(Construct):
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        config: StackConfig,
+        routes: Sequence[Route],
+        authorizer_function: lambda_.IFunction,
+        handler_for: MethodHandler,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        access_logs = logs.LogGroup(
+            self,
+            "AccessLogs",
+            retention=RETENTION[config.retention_days],
+            removal_policy=RemovalPolicy.RETAIN if config.protect_data else RemovalPolicy.DESTROY,
+        )
+        self.rest_api = apigw.RestApi(
+            self,
+            "RestApi",
+            rest_api_name=config.stack_name,
+            description="memory-engine: long-term memory for dialogue",
+            endpoint_types=[apigw.EndpointType.REGIONAL],
+            cloud_watch_role=True,  # execution logs need the account's API Gateway logging role
+            deploy_options=apigw.StageOptions(
+                stage_name=config.stage,
+                throttling_rate_limit=config.throttle_rate,
+                throttling_burst_limit=config.throttle_burst,
+                logging_level=apigw.MethodLoggingLevel.ERROR,
+                data_trace_enabled=False,  # never log request bodies: they are users' conversations
+                metrics_enabled=True,
+                tracing_enabled=True,
+                access_log_destination=apigw.LogGroupLogDestination(access_logs),
+                access_log_format=apigw.AccessLogFormat.custom(json.dumps(ACCESS_LOG)),
+            ),
+        )
+        acknowledge(
+            self.rest_api,
+            "AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]",
+            "The account-wide role API Gateway writes execution logs with; AWS's managed policy is "
+            "the documented one for it and grants logs actions only.",
+        )
+        self.authorizer = apigw.RequestAuthorizer(
+            self,
+            "ApiKeyAuthorizer",
+            handler=authorizer_function,
+            identity_sources=[apigw.IdentitySource.header("Authorization")],
+            results_cache_ttl=Duration.seconds(config.authorizer_cache_seconds),
+        )
+        self._json_object = self.rest_api.add_model(
+            "JsonObject",
+            content_type="application/json",
+            schema=apigw.JsonSchema(
+                schema=apigw.JsonSchemaVersion.DRAFT4, title="JsonObject", type=apigw.JsonSchemaType.OBJECT
+            ),
+        )
+        self._body_validator = self.rest_api.add_request_validator(
+            "BodyIsJsonObject", validate_request_body=True, validate_request_parameters=True
+        )
+        for response_type, (status, message) in GATEWAY_RESPONSES.items():
+            self.rest_api.add_gateway_response(
+                response_type.title().replace("_", ""),
+                type=apigw.ResponseType.of(response_type),
+                status_code=status,
+                templates={"application/json": error_template(message)},
+            )
+        for route in routes:
+            self._add_route(route, handler_for(self, route.function))
+        self._protect(config)
+
+    def _add_route(self, route: Route, function: lambda_.IFunction) -> None:
+        resource = self.rest_api.root.resource_for_path(route.path.strip("/"))
+        body = route.method in BODY_METHODS
+        method = resource.add_method(
+            route.method,
+            apigw.LambdaIntegration(function, allow_test_invoke=False),
+            authorizer=self.authorizer if route.auth else None,
+            authorization_type=apigw.AuthorizationType.CUSTOM if route.auth else apigw.AuthorizationType.NONE,
+            # Methods without a JSON body have their path and query validated by the handler
+            # (pydantic), which names every bad field in its 4xx.
+            request_validator=self._body_validator if body else None,
+            request_models={"application/json": self._json_object} if body else None,
+        )
+        if not route.auth:
+            reason = f"{route.method} {route.path} is public on purpose (liveness, no data behind it)."
+            acknowledge(method, "AwsSolutions-APIG4", reason)
+            acknowledge(method, "AwsSolutions-COG4", reason)
+        else:
+            acknowledge(
+                method,
+                "AwsSolutions-COG4",
+                "Callers are services holding API keys (Authorization: Token|Bearer), checked by the "
+                "Lambda REQUEST authorizer against hashed keys; there are no Cognito users.",
+            )
+
+    def _protect(self, config: StackConfig) -> None:
+        if config.waf_acl_arn:
+            wafv2.CfnWebACLAssociation(
+                self,
+                "WebAcl",
+                resource_arn=self.rest_api.deployment_stage.stage_arn,
+                web_acl_arn=config.waf_acl_arn,
+            )
+            return
+        acknowledge(
+            self.rest_api.deployment_stage,
+            "AwsSolutions-APIG3",
+            "No WAF unless -c wafAclArn=<arn> names one: every route but health needs an API key, and "
+            "stage throttling caps the rate; a web ACL costs a fixed monthly fee per stage.",
+        )
+
+    @property
+    def url(self) -> str:
+        return self.rest_api.url

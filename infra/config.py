@@ -1,0 +1,105 @@
+"""What one deployment is made of, read from CDK context (`cdk.json`, `-c key=value`).
+
+Every knob has a default that deploys; a stage (`dev`, `prod`) only changes the defaults that
+protect data and cost money, and any of them can still be set explicitly.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic.alias_generators import to_camel
+
+ROOT = Path(__file__).resolve().parents[1]
+SERVICE = "memory-engine"
+METRICS_NAMESPACE = "MemoryEngine"
+PYTHON_VERSION = "3.11"  # the version the project is tested with; the layer is built for it
+LOG_RETENTION_DAYS = (7, 14, 30, 60, 90, 180, 365)  # the values CloudWatch Logs accepts, in short
+
+
+class StackConfig(BaseModel):
+    """One stage of the service. Context keys are the camelCase field names (`maxReceiveCount`)."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, frozen=True, extra="forbid")
+
+    stage: Literal["dev", "prod"] = "dev"
+
+    # Search: OpenSearch Serverless vector collection ("aoss") or a managed OpenSearch domain ("es").
+    search: Literal["aoss", "es"] = "aoss"
+    index_name: str = Field("memories", pattern=r"^[a-z][a-z0-9_-]{0,200}$")
+
+    # Embedding: the container-image Lambda ("lambda") or an existing SageMaker endpoint.
+    embedder: Literal["lambda", "sagemaker"] = "lambda"
+    sagemaker_endpoint: str | None = None
+    embedding_dimension: int = Field(384, ge=1, le=16_000)
+
+    # Extraction in the worker: the built-in extractor, or any OpenAI-compatible LLM.
+    extractor: Literal["builtin", "llm"] = "builtin"
+    llm_model: str | None = None
+    openai_base_url: str | None = None
+    openai_api_key_secret: str | None = None  # Secrets Manager secret name holding OPENAI_API_KEY
+
+    # Worker and queue.
+    max_receive_count: int = Field(5, ge=1, le=1000)
+    worker_concurrency: int = Field(10, ge=2, le=1000)  # SQS event source minimum is 2
+    worker_timeout_seconds: int = Field(600, ge=30, le=900)
+
+    # API.
+    authorizer_cache_seconds: int = Field(300, ge=0, le=3600)
+    throttle_rate: float = Field(50, gt=0)
+    throttle_burst: int = Field(100, ge=1)
+    waf_acl_arn: str | None = None
+
+    # Operations.
+    alarm_email: str | None = None
+    log_retention_days: int | None = None  # stage default when unset
+    deletion_protection: bool | None = None  # stage default when unset
+
+    # Where `make layer` put the runtime dependencies (holds `python/`).
+    layer_dir: Path = ROOT / "build" / "layer"
+
+    @model_validator(mode="after")
+    def _coherent(self) -> StackConfig:
+        if self.embedder == "sagemaker" and not self.sagemaker_endpoint:
+            raise ValueError("embedder=sagemaker needs sagemakerEndpoint (the endpoint name)")
+        if self.extractor == "llm" and not self.llm_model:
+            raise ValueError("extractor=llm needs llmModel (the model name)")
+        if self.log_retention_days is not None and self.log_retention_days not in LOG_RETENTION_DAYS:
+            raise ValueError(f"logRetentionDays must be one of {LOG_RETENTION_DAYS}")
+        return self
+
+    @property
+    def is_prod(self) -> bool:
+        return self.stage == "prod"
+
+    @property
+    def protect_data(self) -> bool:
+        """Deletion protection and retained data: on in prod, off in dev unless set."""
+        return self.is_prod if self.deletion_protection is None else self.deletion_protection
+
+    @property
+    def retention_days(self) -> int:
+        if self.log_retention_days is not None:
+            return self.log_retention_days
+        return 90 if self.is_prod else 14
+
+    @property
+    def stack_name(self) -> str:
+        return f"MemoryEngine-{self.stage}"
+
+    @property
+    def resource_prefix(self) -> str:
+        """Lowercase, short: OpenSearch collection and policy names allow 32 characters."""
+        return f"{SERVICE}-{self.stage}"
+
+
+def from_context(read: Any) -> StackConfig:
+    """A config from a context reader (`app.node.try_get_context`); unset keys keep defaults."""
+    values: dict[str, Any] = {}
+    for name, field in StackConfig.model_fields.items():
+        value = read(field.alias or name)
+        if value is not None and value != "":
+            values[name] = value
+    return StackConfig(**values)

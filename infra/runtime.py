@@ -1,0 +1,163 @@
+"""What every function shares: the core layer, and the role / log group / tracing boilerplate.
+
+Each Python function ships only its own folder (`functions/<name>/`, imported as
+`functions.<name>.handler`, as the local server does); the `memory_engine` package and its
+runtime dependencies come from the layer `make layer` builds. No torch, no numpy in either.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from aws_cdk import Duration, IgnoreMode, RemovalPolicy
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
+from constructs import Construct
+
+from infra.config import METRICS_NAMESPACE, ROOT, SERVICE, StackConfig
+from infra.nag import acknowledge
+
+RUNTIME = lambda_.Runtime.PYTHON_3_11
+ARCHITECTURE = lambda_.Architecture.X86_64  # the layer is built for manylinux2014_x86_64
+
+RETENTION = {
+    7: logs.RetentionDays.ONE_WEEK,
+    14: logs.RetentionDays.TWO_WEEKS,
+    30: logs.RetentionDays.ONE_MONTH,
+    60: logs.RetentionDays.TWO_MONTHS,
+    90: logs.RetentionDays.THREE_MONTHS,
+    180: logs.RetentionDays.SIX_MONTHS,
+    365: logs.RetentionDays.ONE_YEAR,
+}
+
+# Never staged into a function's code, even when a folder of that name sits in the repository.
+_HEAVY = [".venv", ".git", "node_modules", "cdk.out", "build", ".memory-engine", "**/__pycache__"]
+
+
+class LayerMissing(RuntimeError):
+    pass
+
+
+def base_environment() -> dict[str, str]:
+    return {
+        "POWERTOOLS_SERVICE_NAME": SERVICE,
+        "POWERTOOLS_METRICS_NAMESPACE": METRICS_NAMESPACE,
+        "POWERTOOLS_LOG_LEVEL": "INFO",
+    }
+
+
+def function_code(folder: str) -> lambda_.Code:
+    """`functions/__init__.py` and `functions/<folder>/`, from the repository root, nothing else."""
+    return lambda_.Code.from_asset(
+        str(ROOT),
+        exclude=["*", "!functions/__init__.py", f"!functions/{folder}", *_HEAVY],
+        ignore_mode=IgnoreMode.DOCKER,
+    )
+
+
+class Runtime(Construct):
+    """The core layer plus a factory of functions that each get their own role and log group."""
+
+    def __init__(self, scope: Construct, construct_id: str, *, config: StackConfig) -> None:
+        super().__init__(scope, construct_id)
+        self._config = config
+        python_dir = config.layer_dir / "python"
+        if not python_dir.is_dir():
+            raise LayerMissing(
+                f"No Lambda layer at {python_dir}: run `make layer` first "
+                "(or pass -c layerDir=<a folder holding python/>)."
+            )
+        self.layer = lambda_.LayerVersion(
+            self,
+            "CoreLayer",
+            code=lambda_.Code.from_asset(str(config.layer_dir)),
+            compatible_runtimes=[RUNTIME],
+            compatible_architectures=[ARCHITECTURE],
+            description="memory_engine and its runtime dependencies (no torch, no numpy)",
+        )
+
+    def python_function(
+        self,
+        scope: Construct,
+        construct_id: str,
+        folder: str,
+        *,
+        environment: Mapping[str, str],
+        description: str,
+        memory_size: int = 1024,
+        timeout: Duration | None = None,
+    ) -> lambda_.Function:
+        role, log_group = self._role_and_logs(scope, construct_id)
+        function = lambda_.Function(
+            scope,
+            construct_id,
+            runtime=RUNTIME,
+            architecture=ARCHITECTURE,
+            handler=f"functions.{folder}.handler.lambda_handler",
+            code=function_code(folder),
+            layers=[self.layer],
+            role=role,
+            log_group=log_group,
+            environment={**base_environment(), **environment},
+            memory_size=memory_size,
+            timeout=timeout or Duration.seconds(28),
+            tracing=lambda_.Tracing.ACTIVE,
+            description=description,
+        )
+        acknowledge(
+            function,
+            "AwsSolutions-L1",
+            f"Python {RUNTIME.name} on purpose: the version the project and its layer are tested "
+            "and built for; it moves with the test matrix, not ahead of it.",
+        )
+        return function
+
+    def image_function(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        code: lambda_.DockerImageCode,
+        environment: Mapping[str, str],
+        description: str,
+        memory_size: int,
+        timeout: Duration,
+    ) -> lambda_.DockerImageFunction:
+        role, log_group = self._role_and_logs(scope, construct_id)
+        return lambda_.DockerImageFunction(
+            scope,
+            construct_id,
+            code=code,
+            architecture=ARCHITECTURE,
+            role=role,
+            log_group=log_group,
+            environment={**base_environment(), **environment},
+            memory_size=memory_size,
+            timeout=timeout,
+            tracing=lambda_.Tracing.ACTIVE,
+            description=description,
+        )
+
+    def _role_and_logs(self, scope: Construct, construct_id: str) -> tuple[iam.Role, logs.LogGroup]:
+        # An own role with only its own log group, instead of the managed basic-execution policy
+        # (which may write to any log group of the account).
+        log_group = logs.LogGroup(
+            scope,
+            f"{construct_id}Logs",
+            retention=RETENTION[self._config.retention_days],
+            removal_policy=RemovalPolicy.RETAIN if self._config.protect_data else RemovalPolicy.DESTROY,
+        )
+        role = iam.Role(
+            scope,
+            f"{construct_id}Role",
+            assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
+        )
+        log_group.grant_write(role)
+        acknowledge(
+            role,
+            "AwsSolutions-IAM5[Resource::*]",
+            "X-Ray PutTraceSegments/PutTelemetryRecords (active tracing) support no resource-level "
+            "permissions; every other statement of this role names its resources.",
+        )
+        return role, log_group

@@ -1,0 +1,177 @@
+"""The whole service in one stack: data, workers, search, embedding, API, monitoring.
+
+Functions are made in one place (`_function`), so that each one's environment and permissions
+follow from its needs (`infra/access.py`) and nothing else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from aws_cdk import CfnOutput, CustomResource, Duration, SecretValue, Stack
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
+from constructs import Construct
+
+from functions.routes import REST_ROUTES, WORKERS, Route
+from infra.access import Need, needs_of, uses_engine
+from infra.api import Api
+from infra.config import StackConfig
+from infra.data import Data
+from infra.embedding import Embedding
+from infra.monitoring import Monitoring
+from infra.runtime import Runtime
+from infra.search import Search
+from infra.worker import Worker
+
+EXTRACTION_WORKER = "extraction_worker"
+
+
+class MemoryEngineStack(Stack):
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        config: StackConfig,
+        routes: Sequence[Route] = REST_ROUTES,
+        workers: Sequence[str] = WORKERS,
+        **kwargs: object,
+    ) -> None:
+        super().__init__(scope, construct_id, **kwargs)
+        self.config = config
+        self.data = Data(self, "Data", protect=config.protect_data)
+        self.runtime = Runtime(self, "Runtime", config=config)
+        self.queues = {name: Worker(self, f"Queue-{name}", config=config) for name in workers}
+        self.search = Search(self, "Search", config=config)
+        self.embedding = Embedding(self, "Embedding", config=config, runtime=self.runtime)
+        self.functions: dict[str, lambda_.Function] = {}
+
+        worker_functions = {}
+        for name, worker in self.queues.items():
+            function = self._function(self, name, timeout=Duration.seconds(config.worker_timeout_seconds))
+            worker.consume(function)
+            worker_functions[name] = (worker, function)
+
+        self.api = Api(
+            self,
+            "Api",
+            config=config,
+            routes=routes,
+            authorizer_function=self._function(self, "authorizer", memory_size=512),
+            handler_for=lambda scope, folder: self.functions.get(folder) or self._function(scope, folder),
+        )
+        self._index_bootstrap()
+        self.search.seal()  # every function that reaches the index exists by now
+        self.monitoring = Monitoring(
+            self,
+            "Monitoring",
+            config=config,
+            api=self.api.rest_api,
+            workers=worker_functions,
+            functions=self.functions,
+        )
+        self._outputs()
+
+    # Functions --------------------------------------------------------------------------------
+
+    def _function(
+        self, scope: Construct, folder: str, *, memory_size: int = 1024, timeout: Duration | None = None
+    ) -> lambda_.Function:
+        needs = needs_of(folder)
+        function = self.runtime.python_function(
+            scope,
+            _construct_id(folder),
+            folder,
+            environment=self.function_environment(needs, folder),
+            description=f"memory-engine {folder}",
+            memory_size=memory_size,
+            timeout=timeout,
+        )
+        self._grant(function, needs)
+        self.functions[folder] = function
+        return function
+
+    def function_environment(self, needs: frozenset[Need], folder: str) -> dict[str, str]:
+        """What `memory_engine.settings` reads, for a function with these needs."""
+        if not needs:
+            return {}
+        env = {"MEMORY_ENGINE_BACKEND": "aws", "MEMORY_ENGINE_TABLE_NAME": self.data.table.table_name}
+        if not uses_engine(needs):
+            return env
+        config = self.config
+        env |= {
+            "MEMORY_ENGINE_QUEUE_URL": self.queues[EXTRACTION_WORKER].queue.queue_url,
+            "MEMORY_ENGINE_OPENSEARCH_URL": self.search.endpoint,
+            "MEMORY_ENGINE_OPENSEARCH_SERVICE": self.search.service,
+            "MEMORY_ENGINE_OPENSEARCH_INDEX": self.search.index_name,
+            "MEMORY_ENGINE_EMBEDDING_DIMENSION": str(config.embedding_dimension),
+            **self.embedding.environment(),
+        }
+        if folder in self.queues:
+            env["MEMORY_ENGINE_WORKER_MAX_RECEIVES"] = str(config.max_receive_count)
+        if Need.EXTRACT in needs:
+            env["MEMORY_ENGINE_EXTRACTOR"] = config.extractor
+            if config.llm_model:
+                env["MEMORY_ENGINE_LLM_MODEL"] = config.llm_model
+            if config.openai_base_url:
+                env["OPENAI_BASE_URL"] = config.openai_base_url
+            if config.openai_api_key_secret:
+                # A CloudFormation dynamic reference: resolved at deploy, never in the template.
+                env["OPENAI_API_KEY"] = SecretValue.secrets_manager(
+                    config.openai_api_key_secret
+                ).unsafe_unwrap()
+        return env
+
+    def _grant(self, function: lambda_.Function, needs: frozenset[Need]) -> None:
+        role = function.role
+        assert role is not None  # every function is made with its own role
+        grants: dict[Need, Callable[[iam.IRole], object]] = {
+            Need.TABLE_READ: self.data.grant_read,
+            Need.TABLE_WRITE: self.data.grant_write,
+            Need.KEYS_READ: self.data.grant_key_lookup,
+            Need.QUEUE_SEND: self.queues[EXTRACTION_WORKER].queue.grant_send_messages,
+            Need.INDEX_READ: self.search.grant_read,
+            Need.INDEX_WRITE: self.search.grant_write,
+            Need.INDEX_ADMIN: self.search.grant_admin,
+            Need.EMBED: self.embedding.grant_invoke,
+        }  # Need.EXTRACT is configuration only: no AWS permission
+        for need in sorted(needs):  # sorted: the same template on every synth
+            grant = grants.get(need)
+            if grant is not None:
+                grant(role)
+
+    # Deploy-time index creation ----------------------------------------------------------------
+
+    def _index_bootstrap(self) -> None:
+        function = self._function(self, "index_bootstrap", timeout=Duration.minutes(10))
+        resource = CustomResource(
+            self,
+            "SearchIndex",
+            service_token=function.function_arn,
+            # Any change here (index name, dimension) re-runs the bootstrap on deploy.
+            properties={
+                "Index": self.search.index_name,
+                "Dimension": str(self.config.embedding_dimension),
+                "Service": self.search.service,
+            },
+        )
+        resource.node.add_dependency(self.search)  # after the collection and its access policy
+
+    # Outputs ----------------------------------------------------------------------------------
+
+    def _outputs(self) -> None:
+        CfnOutput(self, "ApiUrl", value=self.api.url, description="base URL of the API (stage included)")
+        CfnOutput(self, "TableName", value=self.data.table.table_name)
+        extraction = self.queues[EXTRACTION_WORKER]
+        CfnOutput(self, "QueueUrl", value=extraction.queue.queue_url)
+        CfnOutput(self, "DeadLetterQueueUrl", value=extraction.dead_letters.queue_url)
+        CfnOutput(self, "SearchEndpoint", value=self.search.endpoint)
+        CfnOutput(self, "DashboardName", value=self.config.stack_name)
+        if self.embedding.function is not None:
+            CfnOutput(self, "EmbeddingFunctionName", value=self.embedding.function.function_name)
+
+
+def _construct_id(folder: str) -> str:
+    """`fork_delete` → `ForkDelete`: readable logical ids (and `sam local invoke` names)."""
+    return "".join(part.capitalize() for part in folder.split("_"))

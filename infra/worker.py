@@ -1,0 +1,63 @@
+"""A worker's SQS FIFO queue, its FIFO dead-letter queue, and the event source that feeds it.
+
+Order and one-at-a-time per session come from the queue, not from the function: every job of a
+session shares one message group (`ExtractionJob.group_id`), and Lambda hands a FIFO group's next
+message over only once the previous one is done. Concurrency across sessions is capped so the
+table, the index and the LLM endpoint see a bounded load.
+"""
+
+from __future__ import annotations
+
+from aws_cdk import Duration, RemovalPolicy
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_lambda_event_sources as sources
+from aws_cdk import aws_sqs as sqs
+from constructs import Construct
+
+from infra.config import StackConfig
+
+BATCH_SIZE = 1  # one job per invocation: a failure retries that job alone, and timeouts stay bounded
+VISIBILITY_MARGIN_SECONDS = 30
+
+
+class Worker(Construct):
+    def __init__(self, scope: Construct, construct_id: str, *, config: StackConfig) -> None:
+        super().__init__(scope, construct_id)
+        self._config = config
+        removal = RemovalPolicy.RETAIN if config.protect_data else RemovalPolicy.DESTROY
+        self.dead_letters = sqs.Queue(
+            self,
+            "DeadLetters",
+            fifo=True,
+            retention_period=Duration.days(14),  # the most SQS keeps: time to look and redrive
+            encryption=sqs.QueueEncryption.SQS_MANAGED,
+            enforce_ssl=True,
+            removal_policy=removal,
+        )
+        self.queue = sqs.Queue(
+            self,
+            "Queue",
+            fifo=True,
+            # The sender may set its own deduplication id; content-based is the fallback.
+            content_based_deduplication=True,
+            # Lambda refuses a queue whose visibility is shorter than the function's timeout.
+            visibility_timeout=Duration.seconds(config.worker_timeout_seconds + VISIBILITY_MARGIN_SECONDS),
+            retention_period=Duration.days(4),
+            dead_letter_queue=sqs.DeadLetterQueue(
+                queue=self.dead_letters, max_receive_count=config.max_receive_count
+            ),
+            encryption=sqs.QueueEncryption.SQS_MANAGED,
+            enforce_ssl=True,
+            removal_policy=removal,
+        )
+
+    def consume(self, function: lambda_.Function) -> None:
+        """Feed the queue to the function, reporting failures per message (the rest are deleted)."""
+        function.add_event_source(
+            sources.SqsEventSource(
+                self.queue,
+                batch_size=BATCH_SIZE,
+                report_batch_item_failures=True,
+                max_concurrency=self._config.worker_concurrency,
+            )
+        )

@@ -1,0 +1,90 @@
+"""Admin commands of `memory-engine`: API keys (`keys create|list|revoke|rotate`) against the
+configured key store (SQLite locally, DynamoDB with the AWS backend), and `openapi`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from datetime import timedelta
+from typing import Any
+
+from memory_engine.errors import MemoryEngineError
+
+ADMIN_COMMANDS = ("keys", "openapi")
+
+
+def add_admin_commands(commands: Any) -> None:
+    """Add the admin subcommands to the CLI's subparsers."""
+    openapi_cmd = commands.add_parser("openapi", help="write the OpenAPI document of every route")
+    openapi_cmd.add_argument("--out", default=None, help="file to write (default: stdout)")
+    keys_cmd = commands.add_parser("keys", help="create, list, revoke and rotate API keys")
+    actions = keys_cmd.add_subparsers(dest="action", required=True)
+    create = actions.add_parser("create", help="a new key for a tenant; the key is printed once")
+    create.add_argument("--tenant", required=True)
+    create.add_argument("--label", default="", help="a note for `keys list` (who or what uses it)")
+    listing = actions.add_parser("list", help="key ids, tenants and states (never the keys)")
+    listing.add_argument("--tenant", default=None)
+    listing.add_argument("--json", action="store_true", help="one JSON object per line")
+    revoke = actions.add_parser("revoke", help="stop a key working now")
+    revoke.add_argument("key_id")
+    rotate = actions.add_parser("rotate", help="a new key for the same tenant; the old one is revoked")
+    rotate.add_argument("key_id")
+    rotate.add_argument("--grace-seconds", type=int, default=0, help="keep the old key working this long")
+
+
+def run_admin(args: argparse.Namespace) -> int:
+    """Run an admin command; a refusal (unknown key, bad tenant name) is exit code 1 with a message."""
+    try:
+        return write_openapi(args.out) if args.command == "openapi" else _keys(args)
+    except MemoryEngineError as error:
+        print(f"memory-engine {args.command}: {error.message}", file=sys.stderr)
+        return 1
+
+
+def write_openapi(out: str | None) -> int:
+    """The OpenAPI document of every route, to a file or stdout."""
+    import json
+    from pathlib import Path
+
+    from memory_engine.server.openapi import build_spec
+
+    text = json.dumps(build_spec(), indent=2, ensure_ascii=False) + "\n"
+    if out is None:
+        sys.stdout.write(text)
+    else:
+        Path(out).write_text(text)
+    return 0
+
+
+def _keys(args: argparse.Namespace) -> int:
+    from memory_engine import wiring
+    from memory_engine.engine import SystemClock
+    from memory_engine.usecases import keys
+
+    store, now = wiring.key_store(), SystemClock().now()
+    if args.action == "create":
+        issued = keys.create(store, now, args.tenant, args.label)
+        print(issued.key)
+        print(
+            f"key {issued.record.key_id} for tenant {issued.record.tenant}: keep it, it is not shown again",
+            file=sys.stderr,
+        )
+    elif args.action == "rotate":
+        issued = keys.rotate(store, now, args.key_id, timedelta(seconds=args.grace_seconds))
+        print(issued.key)
+        print(
+            f"key {issued.record.key_id} replaces {args.key_id} (tenant {issued.record.tenant})",
+            file=sys.stderr,
+        )
+    elif args.action == "revoke":
+        revoked = keys.revoke(store, now, args.key_id)
+        print(f"key {revoked.key_id} of tenant {revoked.tenant} revoked", file=sys.stderr)
+    else:
+        for key in keys.list_keys(store, args.tenant):
+            state = "active" if key.revoked_at is None else ("revoked" if not key.active(now) else "expiring")
+            if args.json:
+                print(key.model_dump_json(exclude={"key_hash"}))
+            else:
+                until = f" until {key.revoked_at:%Y-%m-%dT%H:%M:%SZ}" if state == "expiring" else ""
+                print(f"{key.key_id}  {key.tenant}  {state}{until}  {key.created_at:%Y-%m-%d}  {key.label}")
+    return 0

@@ -1,0 +1,62 @@
+"""What may reach a log: never an API key, and no dialogue text unless debug logging is on.
+
+Exception messages can carry user text (a validation error quoting its input, a model's answer),
+so outside debug an error is logged as its type and stack only: enough to find the code, nothing
+of what the user said.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import traceback
+from typing import Any
+
+from memory_engine.settings import get_settings
+
+# Store keys (me_<id>_<secret>), the local key (me_<secret>) and whatever follows an auth scheme.
+_KEY_PATTERNS = (
+    re.compile(r"\bme_[A-Za-z0-9_-]{16,}"),
+    re.compile(r"(?i)\b(bearer|token)\s+[^\s\"',}]+"),
+)
+REDACTED = "[redacted]"
+
+
+def redact(text: str) -> str:
+    """`text` with anything that looks like an API key replaced."""
+    text = _KEY_PATTERNS[0].sub(REDACTED, text)
+    return _KEY_PATTERNS[1].sub(lambda found: f"{found.group(1)} {REDACTED}", text)
+
+
+def debug_enabled() -> bool:
+    return get_settings().log_level.upper() == "DEBUG"
+
+
+def error_details(error: BaseException) -> dict[str, Any]:
+    """Log fields for an unexpected error: its type and stack; its message only in debug."""
+    details: dict[str, Any] = {
+        "error_type": type(error).__name__,
+        "stack": "".join(traceback.extract_tb(error.__traceback__).format()),
+    }
+    if debug_enabled():
+        details["error"] = redact(str(error))
+    return details
+
+
+class RedactingFilter(logging.Filter):
+    """Rewrites a record's message with API keys redacted (defence in depth: nothing should log
+    one, and if something does, the key still never reaches the output)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        cleaned = redact(message)
+        if cleaned != message:
+            record.msg, record.args = cleaned, None
+        for name, value in list(vars(record).items()):
+            if name not in _RECORD_FIELDS and isinstance(value, str):
+                setattr(record, name, redact(value))
+        return True
+
+
+# Attributes every LogRecord has; anything else came in through `extra=`.
+_RECORD_FIELDS = frozenset(vars(logging.LogRecord("", 0, "", 0, "", None, None)))

@@ -1,0 +1,72 @@
+"""The REQUEST authorizer: a valid key → an Allow policy for the stage and the tenant in context."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from functions.authorizer.handler import UNAUTHORIZED, lambda_handler
+from memory_engine import wiring
+from memory_engine.adapters.dynamodb_keys import DynamoDbKeyResolver
+from memory_engine.server.apigw import LocalContext
+from memory_engine.settings import reset_settings
+from tests.fakes.dynamodb import TABLE, dynamodb
+from tests.handlers.conftest import load_event
+
+__all__ = ["dynamodb"]  # the fixture
+
+
+@pytest.fixture
+def key(dynamodb: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """The authorizer configured for the AWS backend, and a key of tenant acme in its table."""
+    monkeypatch.setenv("MEMORY_ENGINE_BACKEND", "aws")
+    monkeypatch.setenv("MEMORY_ENGINE_TABLE_NAME", TABLE)
+    reset_settings()
+    wiring.reset()
+    yield DynamoDbKeyResolver(TABLE, dynamodb).create_key("acme")
+    reset_settings()
+    wiring.reset()
+
+
+def event_with(authorization: str | None) -> dict[str, Any]:
+    event = copy.deepcopy(load_event("authorizer"))
+    event["headers"].pop("Authorization")
+    if authorization is not None:
+        event["headers"]["authorization"] = authorization  # any case, as HTTP allows
+    return event
+
+
+def test_a_bearer_key_gets_an_allow_policy_with_its_tenant(key: str) -> None:
+    # Given a valid key / When the authorizer runs
+    answer = lambda_handler(event_with(f"Bearer {key}"), LocalContext())
+    # Then the tenant is the principal and in the context the handlers read
+    assert answer["principalId"] == "acme"
+    assert answer["context"] == {"tenant": "acme"}
+    (statement,) = answer["policyDocument"]["Statement"]
+    assert statement["Effect"] == "Allow"
+    assert statement["Action"] == "execute-api:Invoke"
+
+
+def test_the_allow_policy_covers_every_route_of_the_stage_so_caching_is_safe(key: str) -> None:
+    answer = lambda_handler(event_with(f"Token {key}"), LocalContext())
+    (statement,) = answer["policyDocument"]["Statement"]
+    assert statement["Resource"] == ["arn:aws:execute-api:us-east-1:123456789012:abc123/dev/*/*"]
+
+
+@pytest.mark.parametrize(
+    "authorization",
+    [None, "", "Bearer", "Basic dXNlcjpwYXNz", "Bearer me_ffffffffffffffff_unknown", "Bearer garbage"],
+)
+def test_a_missing_malformed_or_unknown_key_is_refused_with_401(key: str, authorization: str | None) -> None:
+    # API Gateway turns exactly this error message into a 401.
+    with pytest.raises(Exception, match=f"^{UNAUTHORIZED}$"):
+        lambda_handler(event_with(authorization), LocalContext())
+
+
+def test_a_forged_secret_for_a_real_key_id_is_refused(key: str) -> None:
+    forged = key.rsplit("_", 1)[0] + "_forged"
+    with pytest.raises(Exception, match=f"^{UNAUTHORIZED}$"):
+        lambda_handler(event_with(f"Bearer {forged}"), LocalContext())

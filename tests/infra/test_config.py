@@ -1,0 +1,66 @@
+"""Stack configuration from CDK context: strings coerced, contradictions refused, stage defaults."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from infra.app import cli_context
+from infra.config import StackConfig, from_context
+
+
+def test_context_strings_from_the_command_line_become_typed_values() -> None:
+    # Given context as `-c key=value` delivers it (strings)
+    context = {"stage": "prod", "maxReceiveCount": "3", "deletionProtection": "false"}
+    # When read
+    config = from_context(context.get)
+    # Then numbers and booleans are typed, and the explicit choice beats the stage default
+    assert (config.stage, config.max_receive_count, config.protect_data) == ("prod", 3, False)
+
+
+def test_unset_context_keeps_the_defaults_that_deploy() -> None:
+    config = from_context({}.get)
+    assert (config.stage, config.search, config.embedder, config.max_receive_count) == (
+        "dev",
+        "aoss",
+        "lambda",
+        5,
+    )
+    assert config.protect_data is False
+
+
+def test_prod_protects_data_and_keeps_logs_longer_by_default() -> None:
+    config = StackConfig(stage="prod")
+    assert config.protect_data is True
+    assert config.retention_days == 90
+
+
+def test_sagemaker_without_an_endpoint_name_is_refused() -> None:
+    with pytest.raises(ValidationError, match="sagemakerEndpoint"):
+        from_context({"embedder": "sagemaker"}.get)
+
+
+def test_llm_extraction_without_a_model_is_refused() -> None:
+    with pytest.raises(ValidationError, match="llmModel"):
+        StackConfig(extractor="llm")
+
+
+def test_an_unknown_stage_is_refused() -> None:
+    with pytest.raises(ValidationError, match="stage"):
+        from_context({"stage": "staging"}.get)
+
+
+def test_key_value_arguments_override_the_context_of_cdk_json(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Given a run without the CDK CLI (no CDK_CONTEXT_JSON)
+    monkeypatch.delenv("CDK_CONTEXT_JSON", raising=False)
+    # When arguments are given
+    context = cli_context(["stage=prod", "search=es"])
+    # Then cdk.json's context is read and overridden
+    assert context["stage"] == "prod"
+    assert context["search"] == "es"
+    assert context["maxReceiveCount"] == 5  # from cdk.json
+
+
+def test_an_argument_without_equals_sign_is_refused() -> None:
+    with pytest.raises(SystemExit, match="key=value"):
+        cli_context(["prod"])

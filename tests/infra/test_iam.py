@@ -1,0 +1,90 @@
+"""Least privilege: each function's role names its resources and holds only what it uses."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from infra.data import READ_ACTIONS, WRITE_ACTIONS
+from memory_engine.adapters.aws.dynamodb_keys import create_table_request
+from tests.infra import cfn
+
+XRAY = {"xray:PutTraceSegments", "xray:PutTelemetryRecords"}
+LOGS = {"logs:CreateLogStream", "logs:PutLogEvents"}
+
+TABLE_INDEXES = [
+    index["IndexName"]
+    for kind in ("GlobalSecondaryIndexes", "LocalSecondaryIndexes")
+    for index in create_table_request("any").get(kind, [])
+]
+
+
+def actions_of(template: dict[str, Any], folder: str) -> set[str]:
+    return cfn.allowed_actions(template, cfn.functions_by_folder(template)[folder])
+
+
+@pytest.mark.parametrize("stack", ["dev", "prod", "dev_domain"])
+def test_no_statement_of_any_role_allows_every_resource_except_xray(
+    stack: str, request: pytest.FixtureRequest
+) -> None:
+    template = request.getfixturevalue(stack)
+    for name, body in cfn.resources(template, "AWS::IAM::Policy").items():
+        for statement in cfn.render(body["Properties"]["PolicyDocument"]["Statement"]):
+            if "*" in cfn.listed(statement["Resource"]):
+                assert set(cfn.actions(statement)) <= XRAY | {
+                    "logs:PutResourcePolicy",
+                    "logs:DeleteResourcePolicy",
+                }, name
+
+
+def test_health_may_only_write_its_logs_and_traces(dev: dict[str, Any]) -> None:
+    assert actions_of(dev, "health") == LOGS | XRAY
+
+
+def test_retrieve_reads_the_table_and_cannot_write_it_or_queue_jobs(dev: dict[str, Any]) -> None:
+    allowed = actions_of(dev, "retrieve")
+    assert set(READ_ACTIONS) <= allowed
+    assert not allowed & set(WRITE_ACTIONS)
+    assert not any(action.startswith("sqs:") for action in allowed)
+
+
+def test_consolidate_writes_the_table_and_queues_but_never_touches_the_index(dev: dict[str, Any]) -> None:
+    allowed = actions_of(dev, "consolidate")
+    assert set(WRITE_ACTIONS) <= allowed
+    assert "sqs:SendMessage" in allowed
+    assert not any(action.startswith(("aoss:", "es:", "lambda:")) for action in allowed)
+
+
+def test_embed_only_invokes_the_embedder(dev: dict[str, Any]) -> None:
+    assert actions_of(dev, "embed") - LOGS - XRAY == {"lambda:InvokeFunction"}
+
+
+def test_the_authorizer_may_read_api_key_items_and_nothing_else(dev: dict[str, Any]) -> None:
+    role = cfn.role_of(dev, cfn.functions_by_folder(dev)["authorizer"])
+    (lookup,) = [
+        s for s in cfn.statements(dev, role) if any(a.startswith("dynamodb:") for a in cfn.actions(s))
+    ]
+    assert cfn.actions(lookup) == ["dynamodb:GetItem"]
+    assert lookup["Condition"] == {"ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["KEY#*"]}}
+
+
+def test_table_statements_name_the_table_and_its_indexes_never_a_wildcard(dev: dict[str, Any]) -> None:
+    (table_id,) = cfn.resources(dev, "AWS::DynamoDB::Table")
+    for body in cfn.resources(dev, "AWS::IAM::Policy").values():
+        for statement in cfn.render(body["Properties"]["PolicyDocument"]["Statement"]):
+            if any(action.startswith("dynamodb:") for action in cfn.actions(statement)):
+                assert set(cfn.listed(statement["Resource"])) <= {
+                    f"<{table_id}.Arn>",
+                    *(f"<{table_id}.Arn>/index/{name}" for name in TABLE_INDEXES),
+                }
+
+
+def test_every_function_has_its_own_role(dev: dict[str, Any]) -> None:
+    functions = cfn.resources(dev, "AWS::Lambda::Function")
+    roles = [cfn.role_of(dev, name) for name in functions]
+    assert len(roles) == len(set(roles))
+    managed = [
+        body["Properties"].get("ManagedPolicyArns") for body in cfn.resources(dev, "AWS::IAM::Role").values()
+    ]
+    assert sum(1 for arns in managed if arns) == 1  # API Gateway's account logging role only

