@@ -2,7 +2,7 @@
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
-EXTRAS ?= local,aws,llm,cdk,dev
+EXTRAS ?= local,aws,llm,cdk,dev,bench
 STAMP := $(VENV)/.installed
 PORT ?= 8080
 
@@ -38,3 +38,8 @@ e2e: install
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+
+# LoCoMo retrieval benchmark (reads ../shared/data; writes bench/results/locomo_retrieval.{json,png}).
+.PHONY: locomo
+locomo: install
+	$(PY) -m bench.locomo_retrieval

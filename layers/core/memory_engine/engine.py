@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from threading import Lock
 
 from memory_engine.ports import Clock, Embedder, Extractor, Queue, SearchIndex, Store
+from memory_engine.retrieval.config import RetrievalConfig
 from memory_engine.settings import Settings
 
 
@@ -49,3 +50,4 @@ class Engine:
     extractor: Extractor
     clock: Clock = field(default_factory=SystemClock)
     turn_vectors: VectorCache = field(default_factory=VectorCache)
+    retrieval: RetrievalConfig = field(default_factory=RetrievalConfig)

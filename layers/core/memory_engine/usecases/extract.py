@@ -10,7 +10,12 @@ from memory_engine.models.domain import Memory, Session, Turn, new_memory_id
 from memory_engine.models.messages import ExtractionJob
 from memory_engine.ports import ExtractionContext
 from memory_engine.usecases.batching import cut_batches
-from memory_engine.usecases.indexing import embedding_text, extraction_text, index_document
+from memory_engine.usecases.indexing import (
+    embedding_text,
+    extraction_text,
+    index_documents,
+    turn_embedding_text,
+)
 
 
 def run(engine: Engine, job: ExtractionJob) -> list[Memory]:
@@ -30,7 +35,7 @@ def run(engine: Engine, job: ExtractionJob) -> list[Memory]:
         registry = engine.store.get_characters(job.tenant, session.parent_session_uuid)
         memory = _extract_one(engine, session, batch, registry)
         if engine.store.save_memory(memory):
-            engine.index.upsert([index_document(memory)])
+            engine.index.upsert(index_documents(memory, batch, engine.retrieval))
             found = characters_found(memory)
             if found:
                 merged = update_registry(registry, found)
@@ -74,5 +79,9 @@ def _extract_one(
         created_at=created_at,
         metadata=extraction.metadata,
     )
-    vector = engine.embedder.embed([embedding_text(draft)], mode="passage")[0]
-    return draft.model_copy(update={"embedding": vector})
+    # One model call for the memory's vector and its turns' vectors (searched as turn documents).
+    texts = [embedding_text(draft)]
+    if engine.retrieval.turn_documents:
+        texts.extend(turn_embedding_text(turn) for turn in batch)
+    vectors = engine.embedder.embed(texts, mode="passage")
+    return draft.model_copy(update={"embedding": vectors[0], "turn_embeddings": vectors[1:]})

@@ -8,7 +8,7 @@ from memory_engine.models.api import ForkRequest, ForkResponse, ForkResult
 from memory_engine.models.domain import Memory, Session, Turn, TurnStatus, new_memory_id
 from memory_engine.models.messages import ExtractionJob
 from memory_engine.ports import ForkPlan
-from memory_engine.usecases.indexing import index_document
+from memory_engine.usecases.indexing import index_documents
 
 
 def run(engine: Engine, tenant: str, request: ForkRequest) -> ForkResponse:
@@ -19,7 +19,9 @@ def run(engine: Engine, tenant: str, request: ForkRequest) -> ForkResponse:
     """
     plan = plan_fork(engine, tenant, request)
     engine.store.create_fork(plan)
-    engine.index.upsert([index_document(memory) for memory in plan.memories])
+    engine.index.upsert(
+        [doc for memory in plan.memories for doc in index_documents(memory, plan.turns, engine.retrieval)]
+    )
     buffered = [turn.dialog_uuid for turn in plan.turns if turn.status is TurnStatus.BUFFERED]
     if len(buffered) >= engine.settings.extraction_threshold:
         engine.queue.send(ExtractionJob(tenant=tenant, session_uuid=plan.target.session_uuid))

@@ -11,7 +11,7 @@ import sqlite3
 import sys
 import threading
 from array import array
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -37,9 +37,16 @@ _UNAVAILABLE_CODES = (
 class SqliteDatabase:
     """A connection opened (and its schema created) on first use, never in the constructor."""
 
-    def __init__(self, path: Path | str, schema: str, busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS) -> None:
+    def __init__(
+        self,
+        path: Path | str,
+        schema: str,
+        busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
+        migrate: Callable[[sqlite3.Connection], None] | None = None,
+    ) -> None:
         self._path = str(path)
         self._schema = schema
+        self._migrate = migrate
         self._busy_timeout_ms = busy_timeout_ms
         # Re-entrant so a method holding the lock may call another that takes it too.
         self._lock = threading.RLock()
@@ -99,6 +106,8 @@ class SqliteDatabase:
                 conn.execute("PRAGMA journal_mode = WAL")
                 conn.execute("PRAGMA synchronous = NORMAL")
                 conn.executescript(self._schema)
+                if self._migrate is not None:  # a file written by an older version: add what is new
+                    self._migrate(conn)
             except BaseException:
                 conn.close()
                 raise

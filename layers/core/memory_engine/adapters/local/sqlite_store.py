@@ -15,6 +15,7 @@ from memory_engine.adapters.local.sqlite_rows import (
     insert_session,
     insert_turns,
     memory_from_row,
+    migrate_store,
 )
 from memory_engine.errors import Conflict, InvalidInput, NotFound
 from memory_engine.models.domain import Memory, Session, Turn, TurnStatus
@@ -34,7 +35,7 @@ class SqliteStore:
     """
 
     def __init__(self, path: Path | str) -> None:
-        self._db = SqliteDatabase(path, STORE_SCHEMA)
+        self._db = SqliteDatabase(path, STORE_SCHEMA, migrate=migrate_store)
 
     def close(self) -> None:
         self._db.close()
