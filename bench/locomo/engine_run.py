@@ -5,6 +5,11 @@ session date as timestamp; one engine session per LoCoMo session, the conversati
 thread), the worker drains the queue after each turn as a prompt worker would, and every question
 goes through the retrieve use case with limit 50. A hit stands for its source turns in order.
 
+By default the last turn of each session carries `force_summary`, as a client closing a chat
+sitting would send it, so extraction finishes and every turn ends up in a memory. Without it
+(`extract_all=False`) the API's batching leaves each session's last 4–19 turns buffered for
+good: LoCoMo sessions are short (14–47 turns), so that is over half of all turns.
+
 Store and queue are the local SQLite adapters on a temporary file, the index is the local one,
 the extractor is the built-in one (no LLM) and the embedder is the packaged MiniLM behind a cache,
 so the baselines and every variant of a run share one embedding of each text.
@@ -71,7 +76,7 @@ class Variant:
 
     name: str
     config: RetrievalConfig
-    extract_all: bool = False
+    extract_all: bool = True
 
 
 def build_engine(

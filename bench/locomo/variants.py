@@ -17,18 +17,24 @@ _W = DEFAULT.weights
 
 DEFAULT_NAME = "engine (default)"
 
+BUFFERED_NAME = "engine, sessions' leftover turns left buffered"
+
 VARIANTS: tuple[Variant, ...] = (
     Variant(DEFAULT_NAME, DEFAULT),
-    Variant("engine, every turn extracted (force at session end)", DEFAULT, extract_all=True),
+    Variant(BUFFERED_NAME, DEFAULT, extract_all=False),
     Variant(
-        "− turn documents (memory documents: dense 0.6, BM25 0.4)",
-        replace(DEFAULT, turn_documents=False, weights=replace(_W, memory_dense=0.6)),
+        "− turn documents (memory documents only)",
+        replace(DEFAULT, turn_documents=False, weights=replace(_W, memory_dense=_W.turn_dense)),
     ),
     Variant("− dates in the indexed text", replace(DEFAULT, dates_in_text=False)),
     Variant("− memory-document BM25", replace(DEFAULT, weights=replace(_W, memory_lexical=0.0))),
-    Variant("− memory handicap", replace(DEFAULT, weights=replace(_W, memory_handicap=0.0))),
     Variant("turns scored by BM25 only", replace(DEFAULT, weights=replace(_W, turn_dense=0.0))),
     Variant("turns scored by MiniLM only", replace(DEFAULT, weights=replace(_W, turn_dense=1.0))),
+    Variant(
+        "leftovers buffered, − memory handicap",
+        replace(DEFAULT, weights=replace(_W, memory_handicap=0.0)),
+        extract_all=False,
+    ),
     Variant(
         "previous default (memory documents only, 0.5/0.5)",
         RetrievalConfig(

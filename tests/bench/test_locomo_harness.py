@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from bench.locomo.variants import DEFAULT_NAME, VARIANTS
+from bench.locomo.variants import BUFFERED_NAME, DEFAULT_NAME, VARIANTS
 from bench.locomo_retrieval import BM25_NAME, DENSE_NAME, main
 from tests.fakes.ports import HashEmbedder
 
@@ -76,11 +76,19 @@ def test_the_engine_finds_a_stated_fact_within_the_first_ten_turns(run: dict[str
     assert "D1:5" in ranked[:10]
 
 
-def test_a_fact_still_buffered_ranks_as_a_single_turn(run: dict[str, Any]) -> None:
-    # Given session 3 (10 turns) never reached the extraction threshold
+def test_by_default_every_turn_ends_up_in_a_memory(run: dict[str, Any]) -> None:
+    # Given session 3 (10 turns) never reached the extraction threshold, but was closed by force
     ranked = run["runs"][DEFAULT_NAME][("synthetic-1", 4)]
 
-    # Then its turn about the puppy comes back on its own, first
+    # Then its puppy turn comes back with the rest of its batch, in order (D3:1-D3:8)
+    assert ranked[:8] == [f"D3:{n}" for n in range(1, 9)]
+
+
+def test_without_the_closing_force_a_leftover_turn_ranks_on_its_own(run: dict[str, Any]) -> None:
+    # Given the variant that leaves each session's leftover turns buffered
+    ranked = run["runs"][BUFFERED_NAME][("synthetic-1", 4)]
+
+    # Then the puppy turn, still buffered, comes back alone and first
     assert ranked[0] == "D3:7"
 
 

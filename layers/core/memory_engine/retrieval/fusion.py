@@ -25,12 +25,13 @@ class FusionWeights:
     """How much each signal counts. Measured choices live in bench/ and the README."""
 
     # A turn's score is turn_dense · cosine + (1 - turn_dense) · normalised BM25.
-    turn_dense: float = 0.6
+    turn_dense: float = 0.8
     # Added to a memory's best turn: its own document's normalised BM25 and cosine.
-    memory_lexical: float = 0.4
+    memory_lexical: float = 1.0
     memory_dense: float = 0.0
-    # Subtracted from a memory's score: it fills as many places as it has turns.
-    memory_handicap: float = 0.1
+    # Subtracted from a memory's score: it fills as many places as it has turns, so a raw buffered
+    # turn as good as a memory's best turn comes first unless the memory's document also matches.
+    memory_handicap: float = 1.1
 
 
 @dataclass(frozen=True)
