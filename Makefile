@@ -2,7 +2,7 @@
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
-EXTRAS ?= local,aws,llm,cdk,dev
+EXTRAS ?= local,aws,llm,cdk,dev,bench
 STAMP := $(VENV)/.installed
 PORT ?= 8080
 
@@ -50,3 +50,8 @@ layer: install
 # The CloudFormation template(s) in cdk.out/, cdk-nag on. CONTEXT="stage=prod search=es" to vary.
 synth: layer
 	JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION=1 CDK_OUTDIR=cdk.out $(PY) -m infra.app layerDir=$(LAYER_DIR) $(CONTEXT)
+
+# LoCoMo retrieval benchmark (reads ../shared/data; writes bench/results/locomo_retrieval.{json,png}).
+.PHONY: locomo
+locomo: install
+	$(PY) -m bench.locomo_retrieval
