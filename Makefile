@@ -6,7 +6,7 @@ EXTRAS ?= local,aws,llm,cdk,dev,bench
 STAMP := $(VENV)/.installed
 PORT ?= 8080
 
-.PHONY: install run test lint typecheck unit e2e bench clean layer synth
+.PHONY: install run test lint typecheck unit e2e bench bench-mem0-env clean layer synth
 
 install: $(STAMP)
 
@@ -36,8 +36,31 @@ unit: install
 e2e: install
 	$(PY) -m pytest tests/e2e
 
+# Speed benchmarks (bench/): each prints a table and saves bench/results/<name>.json.
+BENCH_VENV ?= .bench-venv
+MEM0_VERSION ?= 2.2.1
+
+bench: install bench-mem0-env
+	$(PY) -m bench.embedding
+	$(PY) -m bench.retrieve_latency
+	$(PY) -m bench.ingest
+	$(PY) -m bench.cold_start
+	$(PY) -m bench.aws_calls
+	$(PY) -m bench.peer_mem0
+
+# mem0 for the side-by-side, in its own venv, never the project's. Its HuggingFace embedder needs
+# sentence-transformers and torch: a .pth line reads them from the project's venv (same Python).
+bench-mem0-env: $(BENCH_VENV)/.installed
+
+$(BENCH_VENV)/.installed: | install
+	"$$($(PY) -c 'import sys; print(sys._base_executable)')" -m venv $(BENCH_VENV)
+	$(BENCH_VENV)/bin/python -m pip install -q 'mem0ai==$(MEM0_VERSION)' 'faiss-cpu>=1.8'
+	$(PY) -c "import site; print(site.getsitepackages()[0])" > \
+		"$$($(BENCH_VENV)/bin/python -c 'import site; print(site.getsitepackages()[0])')/memory-engine-venv.pth"
+	touch $@
+
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(BENCH_VENV) .pytest_cache .mypy_cache .ruff_cache
 
 # --- Deployment (infra/): offline, no AWS account, no Docker engine ---
 LAYER_DIR ?= build/layer

@@ -23,9 +23,13 @@ class Settings(BaseSettings):
     extraction_threshold: int = Field(20, ge=1, description="buffered turns that queue an extraction")
     batch_size: int = Field(8, ge=1, description="consecutive turns per memory")
 
-    embedder: Literal["minilm", "lambda", "sagemaker"] = "minilm"
+    embedder: Literal["onnx", "minilm", "lambda", "sagemaker"] = "onnx"
     embedding_model_dir: Path | None = None
     embedding_batch_size: int = Field(64, ge=1)
+    # ONNX embedder: the exported folder (default: a per-model cache, exported on first use) and
+    # ONNX Runtime's threads per call (0: one per core).
+    embedding_onnx_dir: Path | None = None
+    embedding_threads: int = Field(0, ge=0)
 
     extractor: Literal["builtin", "llm"] = "builtin"
     # LLM extraction (extractor == "llm"). The endpoint variables are the OpenAI client's own names.

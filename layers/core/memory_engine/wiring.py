@@ -131,6 +131,15 @@ def build_opensearch_index(settings: Settings) -> OpenSearchIndex:
 
 
 def build_embedder(settings: Settings) -> Embedder:
+    if settings.embedder == "onnx":
+        from memory_engine.adapters.local.onnx_embedder import OnnxMiniLmEmbedder
+
+        return OnnxMiniLmEmbedder(
+            settings.embedding_onnx_dir,
+            settings.embedding_model_dir,
+            settings.embedding_batch_size,
+            settings.embedding_threads,
+        )
     if settings.embedder in {"lambda", "sagemaker"}:
         from memory_engine.adapters.aws.remote_embedder import RemoteEmbedder
 

@@ -1,0 +1,181 @@
+"""Cold start: import time of every API handler module in a fresh process, and package sizes.
+
+    python -m bench.cold_start [--runs 5]
+
+For each function in functions/routes.py (plus the extraction worker and the embedding image),
+`python -X importtime -c "import functions.<f>.handler"` runs in a fresh process; the figure is the
+cumulative import time of the handler module (median of runs) and the wall time of the process.
+After the import the process lists which heavy modules got loaded: only the embedding functions
+may load numpy / onnxruntime / torch. The deployment size per function is estimated from what it
+needs: its handler folder, the memory_engine layer, and the installed size of its runtime
+dependencies (site-packages folders of each distribution and of their own requirements).
+Writes bench/results/cold_start.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from bench.common import ROOT, median, print_table, save
+
+TARGET_MS = 300
+HEAVY = ("torch", "numpy", "onnxruntime", "sentence_transformers", "transformers", "tokenizers", "boto3")
+MODEL_ONLY = ("torch", "numpy", "onnxruntime", "sentence_transformers", "transformers", "tokenizers")
+# Functions allowed to load the model stack: they are the model.
+EMBEDDING_FUNCTIONS = {"embed", "embedder_image"}
+# Runtime dependencies per function beyond the layer's own (pydantic, pydantic-settings, Powertools).
+LAYER_DEPS = ["pydantic", "pydantic-settings", "aws-lambda-powertools"]
+AWS_DEPS = ["boto3", "opensearch-py", "requests-aws4auth"]
+EXTRA_DEPS = {
+    "embedder_image": ["onnxruntime", "tokenizers", "numpy"],
+    "chat_completions": ["openai"],
+    "memories_generate": ["openai"],
+    "extraction_worker": ["openai"],
+}
+PROBE = """
+import sys, time
+started = time.perf_counter()
+import functions.{name}.handler
+elapsed = time.perf_counter() - started
+heavy = sorted(m for m in {heavy!r} if m in sys.modules)
+print("RESULT", elapsed, ",".join(heavy))
+"""
+
+
+def functions() -> list[str]:
+    from functions.routes import functions as routed
+
+    names = routed()
+    for extra in ("extraction_worker", "embedder_image"):
+        if (ROOT / "functions" / extra / "handler.py").is_file() and extra not in names:
+            names.append(extra)
+    return names
+
+
+def probe(name: str, env: dict[str, str]) -> dict[str, Any]:
+    code = PROBE.format(name=name, heavy=HEAVY)
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", code], env=env, cwd=ROOT, capture_output=True, text=True
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"importing functions.{name}.handler failed:\n{done.stderr[-2000:]}")
+    line = next(line for line in done.stdout.splitlines() if line.startswith("RESULT"))
+    _, seconds, heavy = line.split(" ", 2) if line.count(" ") >= 2 else (*line.split(" "), "")
+    # -X importtime: "import time: self [us] | cumulative | imported package"; top-level rows
+    # (no leading spaces in the name) sum to the whole import.
+    cumulative = 0
+    for row in done.stderr.splitlines():
+        match = re.match(r"import time:\s+\d+ \|\s+(\d+) \| (\S.*)$", row)
+        if match and not match.group(2).startswith(" "):
+            cumulative += int(match.group(1))
+    return {
+        "import_s": float(seconds),
+        "importtime_ms": cumulative / 1000,
+        "heavy": [h for h in heavy.split(",") if h],
+    }
+
+
+def distribution_size(name: str, seen: set[str]) -> int:
+    """Installed bytes of a distribution and (once each) of everything it requires."""
+    key = re.sub(r"[-_.]+", "-", name).lower()
+    if key in seen:
+        return 0
+    seen.add(key)
+    try:
+        dist = metadata.distribution(name)
+    except metadata.PackageNotFoundError:
+        return 0
+    total = 0
+    for file in dist.files or []:
+        path = Path(str(dist.locate_file(file)))
+        if path.is_file():
+            total += path.stat().st_size
+    for requirement in dist.requires or []:
+        if "extra ==" in requirement:
+            continue
+        match = re.match(r"[A-Za-z0-9_.\-]+", requirement)
+        if match:
+            total += distribution_size(match.group(0), seen)
+    return total
+
+
+def folder_size(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+
+
+def package_mb(name: str, backend: str) -> dict[str, float]:
+    seen: set[str] = set()
+    deps = LAYER_DEPS + (AWS_DEPS if backend == "aws" else []) + EXTRA_DEPS.get(name, [])
+    runtime = sum(distribution_size(dep, seen) for dep in deps)
+    layer = folder_size(ROOT / "layers" / "core" / "memory_engine")
+    handler = folder_size(ROOT / "functions" / name)
+    extra = 0
+    if name == "embedder_image":
+        extra = onnx_folder_size()
+    return {
+        "handler_kb": handler / 1024,
+        "layer_mb": layer / 2**20,
+        "dependencies_mb": runtime / 2**20,
+        "model_mb": extra / 2**20,
+        "total_mb": (handler + layer + runtime + extra) / 2**20,
+    }
+
+
+def onnx_folder_size() -> int:
+    from memory_engine.adapters.local.minilm_embedder import packaged_model_dir
+    from memory_engine.adapters.local.onnx_embedder import default_onnx_dir
+
+    folder = default_onnx_dir(packaged_model_dir())
+    return folder_size(folder) if folder.is_dir() else 0
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5)
+    args = parser.parse_args()
+
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT / "layers" / "core"), str(ROOT)]),
+        "PYTHONDONTWRITEBYTECODE": "0",
+    }
+    rows = []
+    for name in functions():
+        probe(name, env)  # compile .pyc once, as a deployment package ships them
+        samples = [probe(name, env) for _ in range(args.runs)]
+        heavy = sorted({h for s in samples for h in s["heavy"]})
+        model_stack = [h for h in heavy if h in MODEL_ONLY]
+        row: dict[str, Any] = {
+            "function": name,
+            "import_ms": median([s["import_s"] * 1000 for s in samples]),
+            "importtime_ms": median([s["importtime_ms"] for s in samples]),
+            "heavy_modules": heavy,
+            "model_stack_ok": name in EMBEDDING_FUNCTIONS or not model_stack,
+            "package_local": package_mb(name, "local"),
+            "package_aws": package_mb(name, "aws"),
+        }
+        row["met"] = row["import_ms"] <= TARGET_MS and row["model_stack_ok"]
+        rows.append(row)
+        print(f"  {name}: {row['import_ms']:.0f} ms {heavy}", flush=True)
+    print_table(
+        ["function", "import ms", "-X importtime ms", "heavy modules loaded", "package MB (aws)", "target"],
+        [
+            [
+                r["function"], r["import_ms"], r["importtime_ms"], " ".join(r["heavy_modules"]) or "-",
+                r["package_aws"]["total_mb"], "ok" if r["met"] else "MISSED",
+            ]
+            for r in rows
+        ],
+    )  # fmt: skip
+    save("cold_start", {"runs": args.runs, "target_ms": TARGET_MS, "rows": rows})
+
+
+if __name__ == "__main__":
+    main()

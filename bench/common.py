@@ -1,0 +1,111 @@
+"""What every speed benchmark shares: the machine note, percentiles, the table and the JSON file.
+
+Speed figures are medians over several runs; the machine they ran on is saved beside them because
+the project's machine has 2 cores shared with other work, so absolute numbers move from run to
+run while ratios measured in the same run (baseline and engine interleaved) move much less.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import statistics
+import sys
+from collections.abc import Iterator, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "bench" / "results"
+SHARED_NOTE = "2 CPU cores shared with other work while measuring: absolute figures are noisy"
+
+
+def machine() -> dict[str, Any]:
+    """The machine and load the figures were measured on."""
+    load = os.getloadavg() if hasattr(os, "getloadavg") else (0.0, 0.0, 0.0)
+    return {
+        "cpu": _cpu_model(),
+        "cores": os.cpu_count(),
+        "load_average_1m": round(load[0], 2),
+        "python": platform.python_version(),
+        "platform": platform.platform(terse=True),
+        "note": SHARED_NOTE,
+        "measured_at": datetime.now(UTC).isoformat(timespec="seconds"),
+    }
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def percentile(samples: Sequence[float], share: float) -> float:
+    """Nearest-rank percentile (share in 0..1) of a non-empty sample."""
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, max(0, round(share * len(ordered)) - 1))]
+
+
+def median(samples: Sequence[float]) -> float:
+    return float(statistics.median(samples))
+
+
+def print_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+    """A plain-text table, numbers right-aligned."""
+    cells = [[_fmt(value) for value in row] for row in rows]
+    widths = [
+        max(len(h), *(len(row[i]) for row in cells)) if cells else len(h) for i, h in enumerate(headers)
+    ]
+    print("  ".join(h.rjust(w) for h, w in zip(headers, widths, strict=True)))
+    for row in cells:
+        print("  ".join(value.rjust(w) for value, w in zip(row, widths, strict=True)))
+    sys.stdout.flush()
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:,.3f}" if abs(value) < 10 else f"{value:,.1f}"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return str(value)
+
+
+def save(name: str, payload: dict[str, Any], out: Path | None = None) -> Path:
+    """Write bench/results/<name>.json (or `out`) with the machine note added."""
+    path = out or RESULTS / f"{name}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    body = {"benchmark": name, "machine": machine(), **payload}
+    path.write_text(json.dumps(body, indent=2, ensure_ascii=False) + "\n")
+    print(f"saved {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}")
+    return path
+
+
+def locomo_path() -> Path | None:
+    """../shared/data/locomo-dev.json beside the checkout (or MEMORY_ENGINE_BENCH_DATA), if present."""
+    configured = os.environ.get("MEMORY_ENGINE_BENCH_DATA")
+    candidates = [Path(configured)] if configured else []
+    candidates += [parent / "shared" / "data" / "locomo-dev.json" for parent in ROOT.parents]
+    return next((path for path in candidates if path.is_file()), None)
+
+
+def locomo_turns() -> Iterator[tuple[str, str, str]]:
+    """(conversation id, dia_id, "speaker: text") for every LoCoMo dev turn, in order."""
+    path = locomo_path()
+    if path is None:
+        return
+    for sample in json.loads(path.read_text()):
+        conversation = sample["conversation"]
+        numbers = sorted(
+            int(key.split("_")[1])
+            for key in conversation
+            if key.startswith("session_") and not key.endswith("date_time")
+        )
+        for number in numbers:
+            for turn in conversation[f"session_{number}"]:
+                yield sample["sample_id"], turn["dia_id"], f"{turn['speaker']}: {turn['text']}"

@@ -1,0 +1,1 @@
+"""Build-time tools (model export). Never imported by a handler."""
