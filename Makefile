@@ -73,3 +73,8 @@ layer: install
 # The CloudFormation template(s) in cdk.out/, cdk-nag on. CONTEXT="stage=prod search=es" to vary.
 synth: layer
 	JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION=1 CDK_OUTDIR=cdk.out $(PY) -m infra.app layerDir=$(LAYER_DIR) $(CONTEXT)
+
+# LoCoMo retrieval benchmark (reads ../shared/data; writes bench/results/locomo_retrieval.{json,png}).
+.PHONY: locomo
+locomo: install
+	$(PY) -m bench.locomo_retrieval

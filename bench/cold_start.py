@@ -155,7 +155,7 @@ def main() -> None:
         samples = [probe(name, env) for _ in range(args.runs)]
         heavy = sorted({h for s in samples for h in s["heavy"]})
         model_stack = [h for h in heavy if h in MODEL_ONLY]
-        row = {
+        row: dict[str, Any] = {
             "function": name,
             "import_ms": median([s["import_s"] * 1000 for s in samples]),
             "importtime_ms": median([s["importtime_ms"] for s in samples]),

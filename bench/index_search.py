@@ -92,7 +92,7 @@ def main() -> None:
         started = time.perf_counter()
         index = _build(args, size, rng)
         build_s = time.perf_counter() - started
-        bm25 = index._tenants["bench"].bm25  # private, read only to report the workload
+        bm25 = index._tenants["bench"].bm25["memory"]  # private, read only to report the workload
         queries = [
             (
                 " ".join(_words(rng, args.query_words, args.zipf, args.stop)),
@@ -113,7 +113,7 @@ def main() -> None:
                 sink.append((time.perf_counter() - started) * 1000)
         row = {
             "docs": size,
-            "docs_in_thread": len(index._tenants["bench"].blocks["thread-0"]),
+            "docs_in_thread": len(index._tenants["bench"].blocks["memory", "thread-0"]),
             "build_s": round(build_s, 2),
             "postings_per_doc": round(touched / size, 2),
             "p50_ms": round(statistics.median(total), 2),

@@ -124,7 +124,7 @@ def engine_side(samples: list[dict[str, Any]], gold: list[dict[str, Any]]) -> di
         rankings: dict[str, list[str]] = {}
         latencies = []
         for line in gold:
-            request = RetrieveRequest.model_validate(
+            question = RetrieveRequest.model_validate(
                 {
                     "parent_session_uuids": [line["sample_id"]],
                     "last_dialog_uuid": "bench-none",
@@ -133,7 +133,7 @@ def engine_side(samples: list[dict[str, Any]], gold: list[dict[str, Any]]) -> di
                 }
             )
             started = time.perf_counter()
-            answer = retrieve.run(engine, tenant, request)
+            answer = retrieve.run(engine, tenant, question)
             latencies.append(time.perf_counter() - started)
             rankings[f"{line['sample_id']}#{line['qa_index']}"] = [
                 dialog for hit in answer.data for dialog in hit.source_dialog_uuids
@@ -162,7 +162,7 @@ def mem0_side(conversations: int) -> dict[str, Any]:
     )  # fmt: skip
     if done.returncode != 0:
         raise SystemExit(f"mem0 side failed:\n{done.stderr[-3000:]}")
-    return json.loads(done.stdout)  # type: ignore[no-any-return]
+    return json.loads(done.stdout)
 
 
 def mem0_version() -> str:
@@ -193,7 +193,7 @@ def main() -> None:
 
     engine, peer = summary(mine), summary(theirs)
     engine["request_path_turns_per_s"] = mine["turns"] / mine["consolidate_s"]
-    rows = [
+    rows: list[list[Any]] = [
         ["ingest turns/s (until searchable)", engine["ingest_turns_per_s"], peer["ingest_turns_per_s"]],
         ["ingest turns/s (request path)", engine["request_path_turns_per_s"], peer["ingest_turns_per_s"]],
         ["search p50 ms", engine["search_p50_ms"], peer["search_p50_ms"]],

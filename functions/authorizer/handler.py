@@ -15,8 +15,8 @@ from aws_lambda_powertools.utilities.data_classes.api_gateway_authorizer_event i
 )
 
 from memory_engine import wiring
-from memory_engine.auth import authorize
-from memory_engine.http import TENANT_CONTEXT_KEY, logger
+from memory_engine.auth import authenticate
+from memory_engine.http import logger
 
 # API Gateway answers 401 only for a failed invocation whose error message is exactly this.
 UNAUTHORIZED = "Unauthorized"
@@ -30,18 +30,18 @@ class Unauthorized(Exception):
 @logger().inject_lambda_context(clear_state=True)
 def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     request = APIGatewayAuthorizerRequestEvent(event)
-    tenant = authorize(request.headers.get("Authorization"), wiring.key_resolver())  # any case
-    if tenant is None:
+    principal = authenticate(request.headers.get("Authorization"), wiring.key_resolver())  # any case
+    if principal is None:
         logger().info("rejected API key")  # never the key itself
         raise Unauthorized()
     arn = request.parsed_arn
     policy = APIGatewayAuthorizerResponse(
-        principal_id=tenant,
+        principal_id=principal.tenant,
         region=arn.region,
         aws_account_id=arn.aws_account_id,
         api_id=arn.api_id,
         stage=arn.stage,
-        context={TENANT_CONTEXT_KEY: tenant},
+        context=principal.context(),
         partition=arn.partition,
     )
     policy.allow_all_routes()

@@ -134,7 +134,7 @@ def test_reindex_rebuilds_opensearch_from_dynamodb(
 
     # Then the index was cleared and both memories bulk-indexed, with a count at the end
     assert status == 0
-    indexed = [line for bulk in cluster.sent("_bulk") for line in bulk.bodies if "doc_id" in line]
+    indexed = [line for bulk in cluster.sent("_bulk") for line in bulk.bodies if line.get("kind") == "memory"]
     assert sorted(line["doc_id"] for line in indexed) == sorted(
         m.memory_id for m in engine.store.iter_memories()
     )

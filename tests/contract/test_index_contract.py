@@ -258,3 +258,67 @@ def test_clearing_one_tenant_keeps_the_others(index: SearchIndex, tenant: str) -
 
     assert index.search(tenant, ["thread-1"], "apples", _axis(0), k=5) == []
     assert index.search(other, ["thread-1"], "apples", _axis(0), k=5) != []
+
+
+def _turn_doc(
+    tenant: str, doc_id: str, memory_id: str, text: str, vector: list[float], thread: str = "thread-1"
+) -> IndexDocument:
+    turn = {"kind": "turn", "memory_id": memory_id}
+    return _doc(tenant, doc_id, text, vector, thread).model_copy(update=turn)
+
+
+def test_a_search_sees_only_documents_of_the_kind_it_asks_for(index: SearchIndex, tenant: str) -> None:
+    # Given a memory document and a turn document of it, both about apples
+    _seed(index, tenant)
+    index.upsert([_turn_doc(tenant, "orchard:0", "orchard", "apples from the orchard", _axis(0))])
+
+    # When searching each kind with the same words and vector
+    memories = _by_id(index.search(tenant, ["thread-1"], "apples", _axis(0), k=5))
+    turns = _by_id(index.search(tenant, ["thread-1"], "apples", _axis(0), k=5, kind="turn"))
+
+    # Then each search returns its own kind only
+    assert "orchard" in memories and "orchard:0" not in memories
+    assert set(turns) == {"orchard:0"}
+
+
+def test_a_turn_hit_names_the_memory_it_is_part_of(index: SearchIndex, tenant: str) -> None:
+    _seed(index, tenant)
+    index.upsert([_turn_doc(tenant, "orchard:0", "orchard", "apples from the orchard", _axis(0))])
+
+    turn = index.search(tenant, ["thread-1"], "apples", _axis(0), k=5, kind="turn")[0]
+    memory = _by_id(index.search(tenant, ["thread-1"], "apples", _axis(0), k=5))["orchard"]
+
+    assert turn.memory_id == "orchard"
+    assert memory.memory_id is None
+
+
+def test_turn_documents_keep_their_own_lexical_statistics(index: SearchIndex, tenant: str) -> None:
+    # Given one turn document about kayaks, scored alone
+    index.upsert([_turn_doc(tenant, "m1:0", "m1", "kayak trip on the river", _axis(0))])
+    alone = index.search(tenant, ["thread-1"], "kayak", _axis(1), k=5, kind="turn")[0].lexical
+
+    # When many memory documents mentioning kayaks are added
+    index.upsert([_doc(tenant, f"m{i}", "kayak kayak kayak lessons", _axis(2)) for i in range(2, 12)])
+    after = index.search(tenant, ["thread-1"], "kayak", _axis(1), k=5, kind="turn")[0].lexical
+
+    # Then the turn's BM25 score does not change: document frequencies are per kind
+    assert after == pytest.approx(alone)
+
+
+def test_deleting_a_memory_deletes_its_turn_documents(index: SearchIndex, tenant: str) -> None:
+    # Given a memory with two turn documents, and another memory's turn document
+    _seed(index, tenant)
+    index.upsert(
+        [
+            _turn_doc(tenant, "orchard:0", "orchard", "apples all afternoon", _axis(0)),
+            _turn_doc(tenant, "orchard:1", "orchard", "apple pie later", _axis(0)),
+            _turn_doc(tenant, "bicycle:0", "bicycle", "apples in my basket", _axis(1)),
+        ]
+    )
+
+    # When the memory's document is deleted
+    index.delete(tenant, ["orchard"])
+
+    # Then its turn documents are gone too, the other memory's stays
+    hits = index.search(tenant, ["thread-1"], "apples apple", _axis(0), k=5, kind="turn")
+    assert set(_by_id(hits)) == {"bicycle:0"}

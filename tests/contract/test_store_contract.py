@@ -150,6 +150,20 @@ def test_a_saved_memory_reads_back_whole(store: Store) -> None:
     assert store.get_memory(TENANT, memory.memory_id).embedding == EMBEDDING  # type: ignore[union-attr]
 
 
+def test_a_memorys_turn_vectors_read_back_in_source_order(store: Store) -> None:
+    # Given a memory over two turns with one vector per turn
+    append_turns(store, make_session(), "d1", "d2")
+    vectors = [[0.5, 0.25, -1.0, 0.0], [0.0, 1.0, 0.125, -0.5]]
+    memory = make_memory("d1", "d2", turn_embeddings=vectors)
+
+    # When it is saved and read back
+    store.save_memory(memory)
+    found = store.get_memory(TENANT, memory.memory_id)
+
+    # Then the turn vectors come back whole, aligned with the source dialogs
+    assert found is not None and found.turn_embeddings == vectors
+
+
 def test_save_memory_claims_turns_exactly_once(store: Store) -> None:
     append_turns(store, make_session(), "d1", "d2", "d3")
     first = make_memory("d1", "d2")

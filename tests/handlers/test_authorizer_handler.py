@@ -10,23 +10,27 @@ import pytest
 
 from functions.authorizer.handler import UNAUTHORIZED, lambda_handler
 from memory_engine import wiring
-from memory_engine.adapters.dynamodb_keys import DynamoDbKeyResolver
+from memory_engine.adapters.aws.dynamodb_api_keys import DynamoDbKeyStore
+from memory_engine.engine import SystemClock
 from memory_engine.server.apigw import LocalContext
 from memory_engine.settings import reset_settings
-from tests.fakes.dynamodb import TABLE, dynamodb
+from memory_engine.usecases import keys
+from tests.contract.moto_keys import REGION, mocked_key_table
 from tests.handlers.conftest import load_event
-
-__all__ = ["dynamodb"]  # the fixture
 
 
 @pytest.fixture
-def key(dynamodb: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+def key(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     """The authorizer configured for the AWS backend, and a key of tenant acme in its table."""
-    monkeypatch.setenv("MEMORY_ENGINE_BACKEND", "aws")
-    monkeypatch.setenv("MEMORY_ENGINE_TABLE_NAME", TABLE)
-    reset_settings()
-    wiring.reset()
-    yield DynamoDbKeyResolver(TABLE, dynamodb).create_key("acme")
+    with mocked_key_table() as (table, client):
+        monkeypatch.setenv("MEMORY_ENGINE_BACKEND", "aws")
+        monkeypatch.setenv("MEMORY_ENGINE_TABLE_NAME", table)
+        monkeypatch.setenv("MEMORY_ENGINE_QUEUE_URL", "https://sqs.us-east-1.amazonaws.com/1/q.fifo")
+        monkeypatch.setenv("AWS_REGION", REGION)
+        reset_settings()
+        wiring.reset()
+        issued = keys.create(DynamoDbKeyStore(table, REGION, dynamodb=client), SystemClock().now(), "acme")
+        yield issued.key
     reset_settings()
     wiring.reset()
 
@@ -44,7 +48,7 @@ def test_a_bearer_key_gets_an_allow_policy_with_its_tenant(key: str) -> None:
     answer = lambda_handler(event_with(f"Bearer {key}"), LocalContext())
     # Then the tenant is the principal and in the context the handlers read
     assert answer["principalId"] == "acme"
-    assert answer["context"] == {"tenant": "acme"}
+    assert answer["context"]["tenant"] == "acme"
     (statement,) = answer["policyDocument"]["Statement"]
     assert statement["Effect"] == "Allow"
     assert statement["Action"] == "execute-api:Invoke"

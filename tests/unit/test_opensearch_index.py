@@ -106,11 +106,13 @@ def test_search_filters_by_tenant_and_threads_inside_the_knn_clause_with_k_as_si
     # Then the k-NN query carries the filter inside its knn clause, with size and k both 7
     [msearch] = cluster.sent("_msearch")
     knn, lexical = msearch.bodies[1], msearch.bodies[3]
+    # Both ask for memory documents only (turn documents are searched with kind="turn")
     clause = knn["query"]["knn"]["vector"]
     assert (knn["size"], clause["k"]) == (7, 7)
     assert clause["filter"]["bool"]["filter"] == [
         {"term": {"tenant": TENANT}},
         {"terms": {"thread": ["thread-1", "thread-2"]}},
+        {"term": {"kind": "memory"}},
     ]
     assert "post_filter" not in knn and set(knn["query"]) == {"knn"}
     # And the query vector is sent unit length (innerproduct on unit vectors is the cosine)
@@ -222,8 +224,10 @@ def test_deleting_by_memory_id_or_thread_and_clearing_a_tenant_always_filter_by_
     index.clear(TENANT)
 
     lookups = [request.body["query"]["bool"]["filter"] for request in cluster.sent("_search")]
+    # Deleting a memory also deletes its turn documents (they name it in memory_id).
+    either = [{"terms": {"doc_id": ["m1", "m2"]}}, {"terms": {"memory_id": ["m1", "m2"]}}]
     assert lookups == [
-        [{"term": {"tenant": TENANT}}, {"terms": {"doc_id": ["m1", "m2"]}}],
+        [{"term": {"tenant": TENANT}}, {"bool": {"should": either, "minimum_should_match": 1}}],
         [{"term": {"tenant": TENANT}}, {"terms": {"thread": ["thread-9"]}}],
         [{"term": {"tenant": TENANT}}],
     ]
@@ -244,3 +248,31 @@ def test_a_bulk_action_the_cluster_refuses_is_unavailable_not_silently_dropped()
 
     with pytest.raises(Unavailable, match="too_many_requests"):
         index_on(cluster, service="es").upsert([doc("m1")])
+
+
+def test_turn_documents_are_searched_apart_in_their_own_text_field_and_name_their_memory() -> None:
+    # Given an index whose k-NN search finds one turn document of memory m1
+    turn_hit = {"_id": "x", "score": 1.5, "doc_id": "m1:3"}
+    cluster = StubCluster(msearch_answers=[[hits([turn_hit]), hits([])], [hits([])]])
+
+    # When turn documents are searched
+    found = index_on(cluster).search(TENANT, ["thread-1"], "apples", [0.0, 1.0, 0.0, 0.0], k=3, kind="turn")
+
+    # Then both queries ask for turn documents, BM25 over the turn text field only
+    knn, lexical = cluster.sent("_msearch")[0].bodies[1], cluster.sent("_msearch")[0].bodies[3]
+    assert {"term": {"kind": "turn"}} in knn["query"]["knn"]["vector"]["filter"]["bool"]["filter"]
+    assert lexical["query"]["bool"]["must"] == [{"match": {"turn_text": {"query": "apples"}}}]
+    # And the hit names the memory it belongs to
+    assert [(hit.doc_id, hit.memory_id) for hit in found] == [("m1:3", "m1")]
+
+
+def test_a_turn_document_is_stored_with_its_kind_memory_and_turn_text() -> None:
+    cluster = StubCluster()
+    turn = doc("m1:0").model_copy(update={"kind": "turn", "memory_id": "m1", "text": "Alex: hello"})
+
+    index_on(cluster, service="es").upsert([turn])
+
+    [bulk] = cluster.sent("_bulk")
+    stored = bulk.bodies[1]
+    assert (stored["kind"], stored["memory_id"], stored["turn_text"]) == ("turn", "m1", "Alex: hello")
+    assert "text" not in stored

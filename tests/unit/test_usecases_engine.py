@@ -224,3 +224,31 @@ def test_another_tenant_finds_nothing(engine: Engine) -> None:
         {"parent_session_uuids": ["thread-1"], "user_input": {"query": "cello"}}
     )
     assert retrieve.run(engine, "other-tenant", request).data == []
+
+
+def test_an_extracted_memory_keeps_one_vector_per_source_turn(engine: Engine) -> None:
+    for n in range(1, 21):
+        say(engine, n)
+
+    first, _ = run_worker(engine)
+
+    assert len(first.turn_embeddings) == len(first.source_dialog_uuids) == 8
+    expected = engine.embedder.embed(["당신: turn number 1\nassistant: ok"])[0]
+    # Stores keep float32: equal to the embedder's output within float32 precision.
+    assert first.turn_embeddings[0] == pytest.approx(expected, abs=1e-6)
+
+
+def test_rebuilding_the_index_brings_back_turn_documents(engine: Engine) -> None:
+    from memory_engine.usecases.indexing import rebuild
+
+    say(engine, 3, "My dog is called Pepper")
+    for n in [1, 2, *range(4, 21)]:
+        say(engine, n)
+    run_worker(engine)
+
+    count = rebuild(engine.store, engine.index)
+
+    top = ask(engine, "what is the dog called?", options={"limit": 1})
+    memory = engine.store.get_memory(TENANT, top[0])
+    assert count == 2
+    assert memory is not None and "d3" in memory.source_dialog_uuids

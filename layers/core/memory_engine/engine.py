@@ -12,6 +12,7 @@ from typing import Any
 from memory_engine.errors import Unavailable
 from memory_engine.extraction.facts import BuiltinFactExtractor, FactExtractor
 from memory_engine.ports import ChatUpstream, Clock, Embedder, Extractor, Queue, SearchIndex, Store
+from memory_engine.retrieval.config import RetrievalConfig
 from memory_engine.settings import Settings
 
 
@@ -68,3 +69,4 @@ class Engine:
     # The API dialects: short-fact extraction (memory bank, chat memory) and the chat model.
     facts: FactExtractor = field(default_factory=BuiltinFactExtractor)
     chat: ChatUpstream = field(default_factory=NoChatUpstream)
+    retrieval: RetrievalConfig = field(default_factory=RetrievalConfig)

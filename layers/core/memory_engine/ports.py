@@ -14,6 +14,9 @@ from memory_engine.models.keys import ApiKey
 from memory_engine.models.messages import Job
 
 EmbedMode = Literal["query", "passage"]
+# What an index document stands for: a whole memory, or one source turn of a memory (a part that
+# points back to it through `memory_id`). Lexical statistics are kept per kind.
+DocKind = Literal["memory", "turn"]
 
 
 class ConsolidateOutcome(BaseModel):
@@ -180,7 +183,7 @@ class JobSource(Protocol):
 
 
 class IndexDocument(BaseModel):
-    """A memory as the search index sees it."""
+    """A memory, or one turn of a memory, as the search index sees it."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -192,6 +195,9 @@ class IndexDocument(BaseModel):
     vector: list[float] = Field(repr=False)
     source_dialog_uuids: list[str]
     created_at: datetime
+    kind: DocKind = "memory"
+    # For a "turn" document: the memory it is part of. Deleting that memory's document deletes it.
+    memory_id: str | None = None
 
 
 class IndexHit(BaseModel):
@@ -200,6 +206,8 @@ class IndexHit(BaseModel):
     doc_id: str
     dense: float = 0.0
     lexical: float = 0.0
+    # Echo of the document's `memory_id` (the memory a turn document is part of); None for a memory.
+    memory_id: str | None = None
 
 
 class SearchIndex(Protocol):
@@ -207,12 +215,24 @@ class SearchIndex(Protocol):
 
     def upsert(self, docs: Sequence[IndexDocument]) -> None: ...
 
-    def delete(self, tenant: str, doc_ids: Sequence[str]) -> None: ...
+    def delete(self, tenant: str, doc_ids: Sequence[str]) -> None:
+        """Remove the documents and every document whose `memory_id` is among `doc_ids`."""
+        ...
 
     def search(
-        self, tenant: str, threads: Sequence[str], text: str, vector: Sequence[float], k: int
+        self,
+        tenant: str,
+        threads: Sequence[str],
+        text: str,
+        vector: Sequence[float],
+        k: int,
+        kind: DocKind = "memory",
     ) -> list[IndexHit]:
-        """Up to k dense and up to k lexical candidates within the threads, merged by doc id."""
+        """Up to k dense and up to k lexical candidates of one kind within the threads, merged by doc id.
+
+        BM25 statistics (document frequencies, average length) are those of the documents of that
+        kind, so a turn's lexical score is never diluted by memory-sized documents.
+        """
         ...
 
     def clear(self, tenant: str | None = None) -> None: ...

@@ -112,6 +112,9 @@ class Memory(BaseModel):
     first_seq: int
     last_seq: int
     embedding: list[float] = Field(default_factory=list, repr=False)
+    # One vector per source turn, in source order: the index searches a memory by its turns too.
+    # Empty for memories written before turn vectors existed (their turns inherit `embedding`).
+    turn_embeddings: list[list[float]] = Field(default_factory=list, repr=False)
     # The batch's dialogue as fed to extraction: indexed for lexical search beside the fields.
     source_text: str = ""
     created_at: datetime

@@ -10,7 +10,12 @@ from memory_engine.models.domain import Memory, Session, Turn, new_memory_id
 from memory_engine.models.messages import ExtractionJob
 from memory_engine.ports import ExtractionContext
 from memory_engine.usecases.batching import cut_batches, extraction_point
-from memory_engine.usecases.indexing import embedding_text, extraction_text, index_stored
+from memory_engine.usecases.indexing import (
+    embedding_text,
+    extraction_text,
+    index_stored,
+    turn_embedding_text,
+)
 
 
 def run(engine: Engine, job: ExtractionJob, redelivered: bool = False) -> list[Memory]:
@@ -26,7 +31,8 @@ def run(engine: Engine, job: ExtractionJob, redelivered: bool = False) -> list[M
     if session is None:
         return []
     if redelivered:
-        index_stored(engine.store, engine.index, engine.store.list_memories(job.tenant, job.session_uuid))
+        memories = engine.store.list_memories(job.tenant, job.session_uuid)
+        index_stored(engine.store, engine.index, memories, engine.retrieval)
     settings = engine.settings
     buffered = engine.store.buffered_turns(job.tenant, job.session_uuid)
     # A retry finishes what the failed run started: the batches it did write took the buffer
@@ -42,7 +48,7 @@ def run(engine: Engine, job: ExtractionJob, redelivered: bool = False) -> list[M
             if found:
                 merged = update_registry(registry, found)
                 engine.store.save_characters(job.tenant, session.parent_session_uuid, merged)
-            index_stored(engine.store, engine.index, [memory])
+            index_stored(engine.store, engine.index, [memory], engine.retrieval, batch)
             written.append(memory)
     if batches:
         _queue_what_arrived_meanwhile(engine, job)
@@ -93,5 +99,9 @@ def _extract_one(
         created_at=created_at,
         metadata=extraction.metadata,
     )
-    vector = engine.embedder.embed([embedding_text(draft)], mode="passage")[0]
-    return draft.model_copy(update={"embedding": vector})
+    # One model call for the memory's vector and its turns' vectors (searched as turn documents).
+    texts = [embedding_text(draft)]
+    if engine.retrieval.turn_documents:
+        texts.extend(turn_embedding_text(turn) for turn in batch)
+    vectors = engine.embedder.embed(texts, mode="passage")
+    return draft.model_copy(update={"embedding": vectors[0], "turn_embeddings": vectors[1:]})

@@ -20,7 +20,7 @@ def run(engine: Engine, tenant: str, request: ForkRequest) -> ForkResponse:
     """
     plan = plan_fork(engine, tenant, request)
     engine.store.create_fork(plan)
-    index_stored(engine.store, engine.index, plan.memories)
+    index_stored(engine.store, engine.index, plan.memories, engine.retrieval, plan.turns)
     buffered = [turn.dialog_uuid for turn in plan.turns if turn.status is TurnStatus.BUFFERED]
     if len(buffered) >= extraction_point(engine.settings.extraction_threshold, engine.settings.batch_size):
         engine.queue.send(ExtractionJob(tenant=tenant, session_uuid=plan.target.session_uuid))

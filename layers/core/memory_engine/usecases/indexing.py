@@ -1,11 +1,21 @@
-"""How a memory is presented to the search index, and rebuilding the index from the store."""
+"""How a memory is presented to the search index, and rebuilding the index from the store.
+
+A memory becomes one "memory" document (every extracted field plus the batch's dialogue, vector of
+summary + key facts) and, unless the retrieval config says otherwise, one "turn" document per
+source turn (the turn's line of dialogue and date, the turn's own vector) pointing back to it.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from datetime import datetime
 
 from memory_engine.models.domain import Memory, Turn
 from memory_engine.ports import IndexDocument, SearchIndex, Store
+from memory_engine.retrieval.config import RetrievalConfig
+
+DEFAULT_CONFIG = RetrievalConfig()
+_SESSIONS_KEPT = 64  # sessions whose turns a rebuild keeps at hand
 
 
 def extraction_text(turns: Sequence[Turn]) -> str:
@@ -18,8 +28,24 @@ def embedding_text(memory: Memory) -> str:
     return "\n".join([memory.fields.summary, *memory.fields.key_facts])
 
 
-def lexical_text(memory: Memory) -> str:
-    """What BM25 matches: every extracted field plus the source dialogue itself."""
+def turn_embedding_text(turn: Turn) -> str:
+    """What the dense vector of one turn encodes (indexed turn documents and buffered turns alike)."""
+    return turn.text()
+
+
+def spoken_date(moment: datetime) -> str:
+    """A date as people write it ("8 May 2023"), so BM25 can match a question's month or year."""
+    return f"{moment.day} {moment:%B %Y}"
+
+
+def turn_lexical_text(turn: Turn, config: RetrievalConfig = DEFAULT_CONFIG) -> str:
+    """What BM25 matches for one turn: its line of dialogue, and its date when configured."""
+    text = turn.text()
+    return f"{text}\n{spoken_date(turn.timestamp)}" if config.dates_in_text else text
+
+
+def lexical_text(memory: Memory, dates: Sequence[str] = ()) -> str:
+    """What BM25 matches for a memory: every extracted field plus the source dialogue itself."""
     fields = memory.fields
     parts = [
         fields.summary,
@@ -29,29 +55,87 @@ def lexical_text(memory: Memory) -> str:
         " ".join(fields.characters),
         fields.location,
         memory.source_text,
+        *dates,
     ]
     return "\n".join(part for part in parts if part)
 
 
+def index_documents(
+    memory: Memory, turns: Sequence[Turn], config: RetrievalConfig = DEFAULT_CONFIG
+) -> list[IndexDocument]:
+    """The memory's document, then one document per source turn found in `turns`.
+
+    A turn document's vector is the memory's turn vector, or the memory's own vector for memories
+    stored before turn vectors existed.
+    """
+    by_uuid = {turn.dialog_uuid: turn for turn in turns}
+    sources = [by_uuid[uuid] for uuid in memory.source_dialog_uuids if uuid in by_uuid]
+    dates = list(dict.fromkeys(spoken_date(turn.timestamp) for turn in sources))
+    docs = [
+        IndexDocument(
+            tenant=memory.tenant,
+            doc_id=memory.memory_id,
+            session_uuid=memory.session_uuid,
+            thread=memory.parent_session_uuid,
+            text=lexical_text(memory, dates if config.dates_in_text else ()),
+            vector=memory.embedding,
+            source_dialog_uuids=memory.source_dialog_uuids,
+            created_at=memory.created_at,
+        )
+    ]
+    if not config.turn_documents:
+        return docs
+    vectors = dict(zip(memory.source_dialog_uuids, memory.turn_embeddings, strict=False))
+    for position, uuid in enumerate(memory.source_dialog_uuids):
+        turn = by_uuid.get(uuid)
+        if turn is None:
+            continue
+        docs.append(
+            IndexDocument(
+                tenant=memory.tenant,
+                doc_id=f"{memory.memory_id}:{position}",
+                session_uuid=memory.session_uuid,
+                thread=memory.parent_session_uuid,
+                text=turn_lexical_text(turn, config),
+                vector=vectors.get(uuid) or memory.embedding,
+                source_dialog_uuids=[uuid],
+                created_at=memory.created_at,
+                kind="turn",
+                memory_id=memory.memory_id,
+            )
+        )
+    return docs
+
+
 def index_document(memory: Memory) -> IndexDocument:
-    return IndexDocument(
-        tenant=memory.tenant,
-        doc_id=memory.memory_id,
-        session_uuid=memory.session_uuid,
-        thread=memory.parent_session_uuid,
-        text=lexical_text(memory),
-        vector=memory.embedding,
-        source_dialog_uuids=memory.source_dialog_uuids,
-        created_at=memory.created_at,
-    )
+    """The memory's own document alone (a memory-bank fact has no turns)."""
+    return index_documents(memory, ())[0]
 
 
-def index_stored(store: Store, index: SearchIndex, memories: Sequence[Memory]) -> None:
-    """Index memories just written to the store, then drop any that a concurrent delete removed
+def index_stored(
+    store: Store,
+    index: SearchIndex,
+    memories: Sequence[Memory],
+    config: RetrievalConfig = DEFAULT_CONFIG,
+    turns: Sequence[Turn] | None = None,
+) -> None:
+    """Index memories just written to the store (with their turn documents; `turns` when the
+    caller has them, else read from the store), then drop any that a concurrent delete removed
     from the store meanwhile: the delete's own index delete may have run before this upsert."""
     if not memories:
         return
-    index.upsert([index_document(memory) for memory in memories])
+    read: dict[tuple[str, str], Sequence[Turn]] = {}
+    docs: list[IndexDocument] = []
+    for memory in memories:
+        key = (memory.tenant, memory.session_uuid)
+        if turns is not None:
+            session_turns = turns
+        else:
+            if key not in read:
+                read[key] = store.list_turns(*key) if memory.session_uuid else []
+            session_turns = read[key]
+        docs.extend(index_documents(memory, session_turns, config))
+    index.upsert(docs)
     gone = [m.memory_id for m in memories if store.get_memory(m.tenant, m.memory_id) is None]
     if gone:
         index.delete(memories[0].tenant, gone)
@@ -63,23 +147,34 @@ def rebuild(
     tenant: str | None = None,
     batch: int = 500,
     progress: Callable[[int], None] | None = None,
+    config: RetrievalConfig = DEFAULT_CONFIG,
 ) -> int:
-    """Clear the index (for one tenant or all) and index every stored memory again."""
+    """Clear the index (for one tenant or all) and index every stored memory again.
+
+    Returns the number of memories indexed (each may give several documents).
+    """
     index.clear(tenant)
     pending: list[IndexDocument] = []
     count = 0
+    session_turns: dict[tuple[str, str], list[Turn]] = {}
     memories: Iterable[Memory] = store.iter_memories(tenant)
     for memory in memories:
-        pending.append(index_document(memory))
+        key = (memory.tenant, memory.session_uuid)
+        turns = session_turns.pop(key, None)
+        if turns is None:
+            turns = store.list_turns(*key)
+            if len(session_turns) >= _SESSIONS_KEPT:  # memories come by id (time), sessions interleave
+                del session_turns[next(iter(session_turns))]
+        session_turns[key] = turns  # most recently used last
+        pending.extend(index_documents(memory, turns, config))
+        count += 1
         if len(pending) >= batch:
             index.upsert(pending)
-            count += len(pending)
             pending = []
             if progress:
                 progress(count)
     if pending:
         index.upsert(pending)
-        count += len(pending)
-        if progress:
-            progress(count)
+    if progress:
+        progress(count)
     return count

@@ -3,95 +3,157 @@
 from __future__ import annotations
 
 import hashlib
+import operator
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import lru_cache
 
 from memory_engine.engine import Engine
 from memory_engine.models.api import RetrievedMemory, RetrieveRequest, RetrieveResponse
 from memory_engine.models.domain import Memory, Turn
 from memory_engine.retrieval.bm25 import bm25_scores
-from memory_engine.retrieval.fusion import Candidate, FusionWeights, fuse
+from memory_engine.retrieval.fusion import MemoryEvidence, TurnEvidence, fuse
 from memory_engine.retrieval.text import tokenize
+from memory_engine.usecases.indexing import turn_embedding_text, turn_lexical_text
 
-CANDIDATES_PER_RETRIEVER = 50
+
+@dataclass(frozen=True)
+class Evidence:
+    """Everything fusion ranks, gathered for one request (the benchmark replays fusion over it)."""
+
+    memories: list[MemoryEvidence]
+    turns: list[TurnEvidence]
+    memory_ids: frozenset[str]
+    buffered: dict[str, Turn]  # ranking key -> still-buffered turn
 
 
 def run(engine: Engine, tenant: str, request: RetrieveRequest) -> RetrieveResponse:
-    """Dense + lexical candidates over memories and buffered turns of the threads, fused.
+    """Dense + lexical candidates over memories, their turns and buffered turns, fused (see
+    `retrieval.fusion`).
 
     Memories built only from dialogs the caller already has (recent_dialogs, last_dialog_uuid)
     and those dialogs themselves are left out.
     """
+    evidence = gather(engine, tenant, request)
+    ranked = fuse(evidence.memories, evidence.turns, engine.retrieval.weights, evidence.memory_ids)
+    limit = min(request.options.limit, engine.settings.retrieve_max_limit)
+    hits = _first_hits(engine, tenant, ranked, evidence.buffered, request.excluded_dialogs(), limit)
+    return RetrieveResponse(data=list(hits))
+
+
+def gather(engine: Engine, tenant: str, request: RetrieveRequest) -> Evidence:
+    """Candidates from the index (memory and turn documents) and the buffered turns, with scores."""
     query = request.user_input.query
     threads = list(dict.fromkeys(request.parent_session_uuids))
     excluded = request.excluded_dialogs()
     limit = min(request.options.limit, engine.settings.retrieve_max_limit)
+    config = engine.retrieval
     vector = engine.embedder.embed([query], mode="query")[0]
 
-    memories: dict[str, Memory] = {}
-    candidates: list[Candidate] = []
-    k = max(CANDIDATES_PER_RETRIEVER, limit * 4)
-    for hit in engine.index.search(tenant, threads, query, vector, k):
-        memory = engine.store.get_memory(tenant, hit.doc_id)
-        # A memory built only from dialogs the caller has is left out; a fact has no dialogs.
-        if memory is None or (memory.source_dialog_uuids and set(memory.source_dialog_uuids) <= excluded):
-            continue
-        memories[memory.memory_id] = memory
-        candidates.append(Candidate(memory.memory_id, hit.dense, hit.lexical))
-
-    turns = {
+    memory_hits = engine.index.search(
+        tenant, threads, query, vector, max(config.memory_candidates, limit * 4), kind="memory"
+    )
+    turn_hits = []
+    if config.turn_documents:
+        turn_k = max(config.turn_candidates, limit * 4)
+        turn_hits = engine.index.search(tenant, threads, query, vector, turn_k, kind="turn")
+    turns = [TurnEvidence(hit.memory_id, hit.dense, hit.lexical) for hit in turn_hits if hit.memory_id]
+    buffered = {
         _turn_key(turn): turn
         for turn in engine.store.buffered_turns_in_threads(tenant, threads)
         if turn.dialog_uuid not in excluded
     }
-    candidates.extend(_turn_candidates(engine, turns, query, vector))
+    turns.extend(_buffered_evidence(engine, buffered, query, vector))
+    return Evidence(
+        memories=[MemoryEvidence(hit.doc_id, hit.dense, hit.lexical) for hit in memory_hits],
+        turns=turns,
+        memory_ids=frozenset(
+            [hit.doc_id for hit in memory_hits] + [hit.memory_id for hit in turn_hits if hit.memory_id]
+        ),
+        buffered=buffered,
+    )
 
-    ranked = fuse(candidates, FusionWeights())[:limit]
-    return RetrieveResponse(data=[_shape(key, score, memories, turns) for key, score in ranked])
+
+def _first_hits(
+    engine: Engine,
+    tenant: str,
+    ranked: list[tuple[str, float]],
+    turns: dict[str, Turn],
+    excluded: set[str],
+    limit: int,
+) -> Iterator[RetrievedMemory]:
+    """Shape the best units; memories are read from the store only as far down as needed."""
+    given = 0
+    for key, score in ranked:
+        if given == limit:
+            return
+        turn = turns.get(key)
+        if turn is not None:
+            given += 1
+            yield _turn_hit(turn, score)
+            continue
+        memory = engine.store.get_memory(tenant, key)
+        # Deleted since it was indexed, or the caller already has all of it (a fact has no dialogs).
+        if memory is None or (memory.source_dialog_uuids and set(memory.source_dialog_uuids) <= excluded):
+            continue
+        given += 1
+        yield _memory_hit(memory, score)
 
 
 def _turn_key(turn: Turn) -> str:
     return f"turn:{turn.session_uuid}:{turn.dialog_uuid}"
 
 
-def _turn_candidates(
+def _buffered_evidence(
     engine: Engine, turns: dict[str, Turn], query: str, vector: list[float]
-) -> list[Candidate]:
+) -> list[TurnEvidence]:
+    """Buffered turns are not indexed yet: score them here, BM25 over the buffered set itself."""
     if not turns:
         return []
-    lexical = bm25_scores({key: tokenize(turn.text()) for key, turn in turns.items()}, tokenize(query))
+    config = engine.retrieval
+    lexical = bm25_scores(
+        {key: list(_terms(turn_lexical_text(turn, config))) for key, turn in turns.items()}, tokenize(query)
+    )
     vectors = _turn_vectors(engine, turns)
-    return [
-        Candidate(
-            key, sum(a * b for a, b in zip(vector, vectors[key], strict=True)), lexical.get(key, 0.0), True
-        )
-        for key in turns
-    ]
+    return [TurnEvidence(key, _dot(vector, vectors[key]), lexical.get(key, 0.0)) for key in turns]
+
+
+def _dot(a: list[float], b: list[float]) -> float:
+    return sum(map(operator.mul, a, b))
+
+
+@lru_cache(maxsize=4096)
+def _terms(text: str) -> tuple[str, ...]:
+    """A buffered turn is analysed once, not once per query, while it stays buffered."""
+    return tuple(tokenize(text))
 
 
 def _turn_vectors(engine: Engine, turns: dict[str, Turn]) -> dict[str, list[float]]:
     """Embed buffered turns once each; the cache key changes if the text does."""
-    keys = {key: f"{key}:{hashlib.sha1(turn.text().encode()).hexdigest()}" for key, turn in turns.items()}
+    texts = {key: turn_embedding_text(turn) for key, turn in turns.items()}
+    keys = {key: f"{key}:{hashlib.sha1(text.encode()).hexdigest()}" for key, text in texts.items()}
     found = {key: engine.turn_vectors.get(cache_key) for key, cache_key in keys.items()}
     missing = [key for key, vector in found.items() if vector is None]
     if missing:
-        fresh = engine.embedder.embed([turns[key].text() for key in missing], mode="passage")
+        fresh = engine.embedder.embed([texts[key] for key in missing], mode="passage")
         for key, fresh_vector in zip(missing, fresh, strict=True):
             engine.turn_vectors.put(keys[key], fresh_vector)
             found[key] = fresh_vector
     return {key: vector for key, vector in found.items() if vector is not None}
 
 
-def _shape(key: str, score: float, memories: dict[str, Memory], turns: dict[str, Turn]) -> RetrievedMemory:
-    if key in memories:
-        memory = memories[key]
-        return RetrievedMemory(
-            memory_id=memory.memory_id,
-            content=memory.content,
-            score=score,
-            kind="memory",
-            session_uuid=memory.session_uuid,
-            source_dialog_uuids=memory.source_dialog_uuids,
-        )
-    turn = turns[key]
+def _memory_hit(memory: Memory, score: float) -> RetrievedMemory:
+    return RetrievedMemory(
+        memory_id=memory.memory_id,
+        content=memory.content,
+        score=score,
+        kind="memory",
+        session_uuid=memory.session_uuid,
+        source_dialog_uuids=memory.source_dialog_uuids,
+    )
+
+
+def _turn_hit(turn: Turn, score: float) -> RetrievedMemory:
     return RetrievedMemory(
         memory_id=turn.dialog_uuid,
         content=turn.text(),

@@ -227,6 +227,9 @@ def memory_item(memory: Memory) -> tuple[Item, list[bytes]]:
     }
     if memory.embedding:
         base["embedding"] = b(pack_vector(memory.embedding))
+    if memory.turn_embeddings:
+        # One float32 vector per source turn, in source order (binary: 8 × 384 floats = 12 KB).
+        base["turn_embeddings"] = {"L": [b(pack_vector(vector)) for vector in memory.turn_embeddings]}
     payload = {
         "fields": memory.fields.model_dump_json(),
         "source_text": memory.source_text,
@@ -239,6 +242,7 @@ def memory_item(memory: Memory) -> tuple[Item, list[bytes]]:
 def memory_from(item: Mapping[str, Any], parts: Sequence[Mapping[str, Any]] = ()) -> Memory:
     payload = unpack(item, MEMORY_PAYLOAD, parts)
     embedding = item.get("embedding")
+    turn_embeddings = item.get("turn_embeddings", {}).get("L", [])
     return Memory(
         tenant=required(item, "tenant"),
         memory_id=required(item, "memory_id"),
@@ -249,6 +253,7 @@ def memory_from(item: Mapping[str, Any], parts: Sequence[Mapping[str, Any]] = ()
         first_seq=number(item, "first_seq"),
         last_seq=number(item, "last_seq"),
         embedding=unpack_vector(bytes(embedding["B"])) if embedding else [],
+        turn_embeddings=[unpack_vector(bytes(vector["B"])) for vector in turn_embeddings],
         source_text=payload["source_text"],
         created_at=required(item, "created_at"),  # pydantic parses the ISO text
         metadata=json.loads(payload["metadata"] or "{}"),

@@ -12,7 +12,7 @@ import uuid
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from memory_engine.ports import IndexDocument
+from memory_engine.ports import DocKind, IndexDocument
 
 Engine = Literal["faiss", "lucene"]
 Analyzer = Literal["nori", "cjk", "standard"]
@@ -22,6 +22,9 @@ TEXT_ANALYZER = "memory_text"
 # HNSW graph parameters: OpenSearch's defaults, explicit so a reindex rebuilds the same graph.
 HNSW_M = 16
 HNSW_EF_CONSTRUCTION = 128
+# Memory and turn documents keep their words in separate fields, so that BM25 statistics (document
+# count, average length) stay per kind, as the local index keeps them.
+TEXT_FIELD: dict[DocKind, str] = {"memory": "text", "turn": "turn_text"}
 
 
 def analysis(analyzer: Analyzer) -> Body:
@@ -51,9 +54,12 @@ def index_body(dimension: int, engine: Engine = "faiss", analyzer: Analyzer = "n
                 "copy_id": keyword,
                 "session_uuid": keyword,
                 "thread": keyword,
+                "kind": keyword,
+                "memory_id": keyword,
                 "source_dialog_uuids": keyword,
                 "created_at": {"type": "date"},
                 "text": {"type": "text", "analyzer": TEXT_ANALYZER},
+                "turn_text": {"type": "text", "analyzer": TEXT_ANALYZER},
                 "vector": {
                     "type": "knn_vector",
                     "dimension": dimension,
@@ -71,27 +77,40 @@ def index_body(dimension: int, engine: Engine = "faiss", analyzer: Analyzer = "n
 
 
 def scope_filter(
-    tenant: str, threads: Sequence[str] | None = None, doc_ids: Sequence[str] | None = None
+    tenant: str,
+    threads: Sequence[str] | None = None,
+    doc_ids: Sequence[str] | None = None,
+    kind: DocKind | None = None,
 ) -> list[Body]:
-    """The filter clauses of every query: always the tenant, then the threads or documents asked."""
+    """The filter clauses of every query: always the tenant, then the threads, documents or kind."""
     clauses: list[Body] = [{"term": {"tenant": tenant}}]
     if threads is not None:
         clauses.append({"terms": {"thread": list(threads)}})
     if doc_ids is not None:
         clauses.append({"terms": {"doc_id": list(doc_ids)}})
+    if kind is not None:
+        clauses.append({"term": {"kind": kind}})
     return clauses
 
 
-def knn_query(tenant: str, threads: Sequence[str], vector: Sequence[float], k: int) -> Body:
+def memories_and_their_turns(tenant: str, memory_ids: Sequence[str]) -> list[Body]:
+    """Filters for deleting memories: their own documents and the turn documents pointing at them."""
+    either = [{"terms": {"doc_id": list(memory_ids)}}, {"terms": {"memory_id": list(memory_ids)}}]
+    return [{"term": {"tenant": tenant}}, {"bool": {"should": either, "minimum_should_match": 1}}]
+
+
+def knn_query(
+    tenant: str, threads: Sequence[str], vector: Sequence[float], k: int, kind: DocKind = "memory"
+) -> Body:
     return {
         "size": k,
-        "_source": ["doc_id"],
+        "_source": ["doc_id", "memory_id"],
         "query": {
             "knn": {
                 "vector": {
                     "vector": list(vector),
                     "k": k,
-                    "filter": {"bool": {"filter": scope_filter(tenant, threads)}},
+                    "filter": {"bool": {"filter": scope_filter(tenant, threads, kind=kind)}},
                 }
             }
         },
@@ -99,17 +118,22 @@ def knn_query(tenant: str, threads: Sequence[str], vector: Sequence[float], k: i
 
 
 def lexical_query(
-    tenant: str, threads: Sequence[str], text: str, k: int, doc_ids: Sequence[str] | None = None
+    tenant: str,
+    threads: Sequence[str],
+    text: str,
+    k: int,
+    doc_ids: Sequence[str] | None = None,
+    kind: DocKind = "memory",
 ) -> Body:
-    """BM25 over `text`; returns the vectors too, so a document found only by its words still gets
-    its cosine to the query (fusion needs both scores)."""
+    """BM25 over the kind's text field; returns the vectors too, so a document found only by its
+    words still gets its cosine to the query (fusion needs both scores)."""
     return {
         "size": k,
-        "_source": ["doc_id", "vector"],
+        "_source": ["doc_id", "memory_id", "vector"],
         "query": {
             "bool": {
-                "must": [{"match": {"text": {"query": text}}}],
-                "filter": scope_filter(tenant, threads, doc_ids),
+                "must": [{"match": {TEXT_FIELD[kind]: {"query": text}}}],
+                "filter": scope_filter(tenant, threads, doc_ids, kind),
             }
         },
     }
@@ -135,9 +159,11 @@ def document(doc: IndexDocument, vector: Sequence[float], copy_id: str | None = 
         "copy_id": copy_id or uuid.uuid4().hex,
         "session_uuid": doc.session_uuid,
         "thread": doc.thread,
+        "kind": doc.kind,
+        "memory_id": doc.memory_id or doc.doc_id,
         "source_dialog_uuids": doc.source_dialog_uuids,
         "created_at": doc.created_at.isoformat(),
-        "text": doc.text,
+        TEXT_FIELD[doc.kind]: doc.text,
         "vector": list(vector),
     }
 

@@ -21,7 +21,7 @@ from memory_engine.adapters.aws import opensearch_bodies as bodies
 from memory_engine.adapters.aws.opensearch_bodies import Body
 from memory_engine.adapters.encoding import unit_vector
 from memory_engine.errors import InvalidInput, Unavailable
-from memory_engine.ports import IndexDocument, IndexHit
+from memory_engine.ports import DocKind, IndexDocument, IndexHit
 
 _PAGE = 500
 
@@ -107,13 +107,11 @@ class OpenSearchIndex:
         self._bulk(lines)
 
     def delete(self, tenant: str, doc_ids: Sequence[str]) -> None:
-        """Remove documents; unknown ids are ignored, so deletes can be replayed."""
+        """Remove documents and the turn documents of those that are memories; unknown ids are
+        ignored, so deletes can be replayed."""
         if not doc_ids:
             return
-        if self.custom_ids:
-            self._bulk([{"delete": {"_id": bodies.document_key(tenant, doc_id)}} for doc_id in doc_ids])
-        else:
-            self._delete_where(bodies.scope_filter(tenant, doc_ids=list(doc_ids)))
+        self._delete_where(bodies.memories_and_their_turns(tenant, list(doc_ids)))
 
     def delete_thread(self, tenant: str, thread: str) -> None:
         """Remove every document of one memory thread."""
@@ -164,9 +162,16 @@ class OpenSearchIndex:
     # -- search ----------------------------------------------------------------------------------
 
     def search(
-        self, tenant: str, threads: Sequence[str], text: str, vector: Sequence[float], k: int
+        self,
+        tenant: str,
+        threads: Sequence[str],
+        text: str,
+        vector: Sequence[float],
+        k: int,
+        kind: DocKind = "memory",
     ) -> list[IndexHit]:
-        """Up to k dense and up to k lexical candidates within `threads`, each with both scores."""
+        """Up to k dense and up to k lexical candidates of one kind within `threads`, each with
+        both scores."""
         threads = list(dict.fromkeys(threads))
         if k <= 0 or not threads:
             return []
@@ -178,9 +183,9 @@ class OpenSearchIndex:
         query = unit_vector(vector)
         searches: list[Body] = []
         if len(vector):
-            searches.append(bodies.knn_query(tenant, threads, query, k))
+            searches.append(bodies.knn_query(tenant, threads, query, k, kind))
         if text.strip():
-            searches.append(bodies.lexical_query(tenant, threads, text, k))
+            searches.append(bodies.lexical_query(tenant, threads, text, k, kind=kind))
         if not searches:
             return []
         responses = self._msearch(searches)
@@ -190,7 +195,7 @@ class OpenSearchIndex:
         words: dict[str, float] = {}
         if text.strip() and missing_lexical:
             rescore = bodies.lexical_query(
-                tenant, threads, text, len(missing_lexical), doc_ids=missing_lexical
+                tenant, threads, text, len(missing_lexical), doc_ids=missing_lexical, kind=kind
             )
             words = {
                 doc_id: score
@@ -202,11 +207,12 @@ class OpenSearchIndex:
                 doc_id=doc_id,
                 dense=cosine,
                 lexical=lexical[doc_id][0] if doc_id in lexical else words.get(doc_id, 0.0),
+                memory_id=_memory_of(doc_id, kind),
             )
             for doc_id, cosine in dense.items()
         ]
         hits += [
-            IndexHit(doc_id=doc_id, dense=cosine, lexical=score)
+            IndexHit(doc_id=doc_id, dense=cosine, lexical=score, memory_id=_memory_of(doc_id, kind))
             for doc_id, (score, cosine) in lexical.items()
             if doc_id not in dense
         ]
@@ -246,6 +252,11 @@ class OpenSearchIndex:
             if status == 429 or status >= 500:
                 raise Unavailable(f"OpenSearch is busy or unavailable ({status}); retry shortly.") from error
             raise
+
+
+def _memory_of(doc_id: str, kind: DocKind) -> str | None:
+    """The memory a turn document (`<memory id>:<position>`) belongs to; None for a memory's own."""
+    return doc_id.rsplit(":", 1)[0] if kind == "turn" else None
 
 
 def _dense_hits(response: Body) -> dict[str, float]:

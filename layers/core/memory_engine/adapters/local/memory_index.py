@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from memory_engine.adapters.local.array_bm25 import ArrayBm25
 from memory_engine.errors import InvalidInput
-from memory_engine.ports import IndexDocument, IndexHit
+from memory_engine.ports import DocKind, IndexDocument, IndexHit
 from memory_engine.retrieval.text import tokenize
 
 if TYPE_CHECKING:
@@ -88,17 +88,27 @@ class _Block:
 
 
 class _Tenant:
-    __slots__ = ("blocks", "bm25", "dim", "docs", "thread_codes")
+    """One tenant's documents. Vectors live in one block per (kind, thread); BM25 is kept per kind,
+    so each kind has its own collection statistics, as separate fields would have in OpenSearch."""
+
+    __slots__ = ("blocks", "bm25", "dim", "docs", "parts", "thread_codes")
 
     def __init__(self, dim: int) -> None:
         self.dim = dim
         self.docs: dict[str, IndexDocument] = {}  # stored without the vector: the block holds it
-        self.blocks: dict[str, _Block] = {}
-        self.bm25 = ArrayBm25()
+        self.blocks: dict[tuple[DocKind, str], _Block] = {}
+        self.bm25: dict[DocKind, ArrayBm25] = {}
+        self.parts: dict[str, set[str]] = {}  # memory id -> its turn documents, for cascading deletes
         self.thread_codes: dict[str, int] = {}  # BM25 group label of each thread ever seen
 
     def thread_code(self, thread: str) -> int:
         return self.thread_codes.setdefault(thread, len(self.thread_codes))
+
+    def lexical(self, kind: DocKind) -> ArrayBm25:
+        bm25 = self.bm25.get(kind)
+        if bm25 is None:
+            bm25 = self.bm25[kind] = ArrayBm25()
+        return bm25
 
 
 class LocalSearchIndex:
@@ -139,27 +149,36 @@ class LocalSearchIndex:
                 if tenant is None:
                     tenant = self._tenants[doc.tenant] = _Tenant(dims[doc.tenant])
                 old = tenant.docs.get(doc.doc_id)
-                if old is not None and old.thread != doc.thread:
-                    self._drop_row(tenant, old)
-                block = tenant.blocks.get(doc.thread)
+                if old is not None and (old.thread, old.kind) != (doc.thread, doc.kind):
+                    self._drop(tenant, old)
+                block = tenant.blocks.get((doc.kind, doc.thread))
                 if block is None:
-                    block = tenant.blocks[doc.thread] = _Block(tenant.dim)
+                    block = tenant.blocks[doc.kind, doc.thread] = _Block(tenant.dim)
                 block.put(doc.doc_id, vector)
-                tenant.bm25.add(doc.doc_id, tenant.thread_code(doc.thread), tokenize(doc.text))
+                tenant.lexical(doc.kind).add(doc.doc_id, tenant.thread_code(doc.thread), tokenize(doc.text))
+                if old is not None and old.memory_id and old.memory_id != doc.memory_id:
+                    tenant.parts.get(old.memory_id, set()).discard(doc.doc_id)
+                if doc.memory_id:
+                    tenant.parts.setdefault(doc.memory_id, set()).add(doc.doc_id)
                 tenant.docs[doc.doc_id] = doc.model_copy(update={"vector": []})
 
     def delete(self, tenant: str, doc_ids: Sequence[str]) -> None:
-        """Remove documents; ids the index does not hold are ignored, so deletes can be replayed."""
+        """Remove documents and the turn documents of those memories; ids the index does not hold
+        are ignored, so deletes can be replayed."""
         with self._lock:
             state = self._tenants.get(tenant)
             if state is None:
                 return
+            doomed = list(doc_ids)
             for doc_id in doc_ids:
+                doomed.extend(state.parts.pop(doc_id, ()))
+            for doc_id in doomed:
                 doc = state.docs.pop(doc_id, None)
                 if doc is None:
                     continue
-                self._drop_row(state, doc)
-                state.bm25.remove(doc_id)
+                self._drop(state, doc)
+                if doc.memory_id:
+                    state.parts.get(doc.memory_id, set()).discard(doc_id)
             if not state.docs:
                 del self._tenants[tenant]  # an emptied tenant may come back with another model
 
@@ -177,14 +196,20 @@ class LocalSearchIndex:
             doc = state.docs.get(doc_id) if state else None
             if state is None or doc is None:
                 return None
-            block = state.blocks[doc.thread]
+            block = state.blocks[doc.kind, doc.thread]
             vector = block.matrix[block.row_of[doc_id]].tolist()
             return doc.model_copy(update={"vector": vector})
 
     def search(
-        self, tenant: str, threads: Sequence[str], text: str, vector: Sequence[float], k: int
+        self,
+        tenant: str,
+        threads: Sequence[str],
+        text: str,
+        vector: Sequence[float],
+        k: int,
+        kind: DocKind = "memory",
     ) -> list[IndexHit]:
-        """Up to k dense and up to k lexical candidates within `threads`, merged by doc id.
+        """Up to k dense and up to k lexical candidates of one kind within `threads`, merged by doc id.
 
         Each hit carries both scores: a document found by one retriever gets the other's score
         computed too (0 lexical when it shares no term), so fusion never sees a made-up zero.
@@ -199,8 +224,9 @@ class LocalSearchIndex:
             state = self._tenants.get(tenant)
             if state is None:
                 return []
-            blocks = {t: state.blocks[t] for t in dict.fromkeys(threads) if t in state.blocks}
-            if not blocks:
+            blocks = {t: state.blocks[kind, t] for t in dict.fromkeys(threads) if (kind, t) in state.blocks}
+            bm25 = state.bm25.get(kind)
+            if not blocks or bm25 is None:
                 return []
 
             dense: dict[str, float] = {}
@@ -219,30 +245,37 @@ class LocalSearchIndex:
             by_slot: Scores | None = None
             terms = tokenize(text)
             if terms:
-                by_slot = state.bm25.scores(terms, [state.thread_codes[t] for t in blocks])
-                lexical = _top_lexical(state.bm25, by_slot, k)
+                by_slot = bm25.scores(terms, [state.thread_codes[t] for t in blocks])
+                lexical = _top_lexical(bm25, by_slot, k)
 
+            docs = state.docs
             hits = [
                 IndexHit(
                     doc_id=doc_id,
                     dense=score,
-                    lexical=float(by_slot[state.bm25.slot(doc_id)]) if by_slot is not None else 0.0,
+                    lexical=float(by_slot[bm25.slot(doc_id)]) if by_slot is not None else 0.0,
+                    memory_id=docs[doc_id].memory_id,
                 )
                 for doc_id, score in dense.items()
             ]
             for doc_id, score in lexical.items():
                 if doc_id not in dense:
-                    thread = state.docs[doc_id].thread
+                    thread = docs[doc_id].thread
                     cosine = float(sims[thread][blocks[thread].row_of[doc_id]]) if sims else 0.0
-                    hits.append(IndexHit(doc_id=doc_id, dense=cosine, lexical=score))
+                    hits.append(
+                        IndexHit(doc_id=doc_id, dense=cosine, lexical=score, memory_id=docs[doc_id].memory_id)
+                    )
             return hits
 
     @staticmethod
-    def _drop_row(state: _Tenant, doc: IndexDocument) -> None:
-        block = state.blocks[doc.thread]
+    def _drop(state: _Tenant, doc: IndexDocument) -> None:
+        """Take a document out of its vector block and its kind's BM25."""
+        key = (doc.kind, doc.thread)
+        block = state.blocks[key]
         block.remove(doc.doc_id)
         if not len(block):
-            del state.blocks[doc.thread]
+            del state.blocks[key]
+        state.lexical(doc.kind).remove(doc.doc_id)
 
 
 def _unit_rows(rows: Any) -> Any:

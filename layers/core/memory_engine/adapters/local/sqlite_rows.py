@@ -54,6 +54,7 @@ CREATE TABLE IF NOT EXISTS memories (
     first_seq INTEGER NOT NULL,
     last_seq INTEGER NOT NULL,
     embedding BLOB NOT NULL,
+    turn_embeddings BLOB NOT NULL DEFAULT x'',
     source_text TEXT NOT NULL,
     created_at TEXT NOT NULL,
     metadata TEXT NOT NULL,
@@ -78,6 +79,8 @@ def migrate_store(conn: sqlite3.Connection) -> None:
     columns = {row["name"] for row in conn.execute("PRAGMA table_info(memories)")}
     if "scope" not in columns:
         conn.execute("ALTER TABLE memories ADD COLUMN scope TEXT NOT NULL DEFAULT '{}'")
+    if "turn_embeddings" not in columns:
+        conn.execute("ALTER TABLE memories ADD COLUMN turn_embeddings BLOB NOT NULL DEFAULT x''")
 
 
 def insert_session(conn: sqlite3.Connection, session: Session) -> None:
@@ -126,8 +129,8 @@ def insert_turns(conn: sqlite3.Connection, turns: Sequence[Turn]) -> None:
 def insert_memories(conn: sqlite3.Connection, memories: Sequence[Memory]) -> None:
     conn.executemany(
         "INSERT INTO memories (tenant, memory_id, session_uuid, parent_session_uuid, fields,"
-        " source_dialog_uuids, first_seq, last_seq, embedding, source_text, created_at, metadata, scope)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        " source_dialog_uuids, first_seq, last_seq, embedding, turn_embeddings, source_text, created_at,"
+        " metadata, scope) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [
             (
                 memory.tenant,
@@ -139,6 +142,7 @@ def insert_memories(conn: sqlite3.Connection, memories: Sequence[Memory]) -> Non
                 memory.first_seq,
                 memory.last_seq,
                 pack_vector(memory.embedding),
+                pack_vector([value for vector in memory.turn_embeddings for value in vector]),
                 memory.source_text,
                 to_text(memory.created_at),
                 _json(memory.metadata),
@@ -152,11 +156,12 @@ def insert_memories(conn: sqlite3.Connection, memories: Sequence[Memory]) -> Non
 def update_memory_row(conn: sqlite3.Connection, memory: Memory) -> bool:
     """Replace what may change in a stored memory; False when it is not stored."""
     updated = conn.execute(
-        "UPDATE memories SET fields = ?, embedding = ?, source_text = ?, metadata = ?, scope = ?"
-        " WHERE tenant = ? AND memory_id = ?",
+        "UPDATE memories SET fields = ?, embedding = ?, turn_embeddings = ?, source_text = ?, metadata = ?,"
+        " scope = ? WHERE tenant = ? AND memory_id = ?",
         (
             _json(memory.fields.model_dump(mode="json")),
             pack_vector(memory.embedding),
+            pack_vector([value for vector in memory.turn_embeddings for value in vector]),
             memory.source_text,
             _json(memory.metadata),
             _json(memory.scope),
@@ -168,21 +173,30 @@ def update_memory_row(conn: sqlite3.Connection, memory: Memory) -> bool:
 
 
 def memory_from_row(row: sqlite3.Row) -> Memory:
+    sources = json.loads(row["source_dialog_uuids"])
     return Memory(
         tenant=row["tenant"],
         memory_id=row["memory_id"],
         session_uuid=row["session_uuid"],
         parent_session_uuid=row["parent_session_uuid"],
         fields=MemoryFields.model_validate_json(row["fields"]),
-        source_dialog_uuids=json.loads(row["source_dialog_uuids"]),
+        source_dialog_uuids=sources,
         first_seq=row["first_seq"],
         last_seq=row["last_seq"],
         embedding=unpack_vector(row["embedding"]),
+        turn_embeddings=_split(unpack_vector(row["turn_embeddings"]), len(sources)),
         source_text=row["source_text"],
         created_at=row["created_at"],
         metadata=json.loads(row["metadata"]),
         scope=json.loads(row["scope"]),
     )
+
+
+def _split(values: list[float], parts: int) -> list[list[float]]:
+    if not values or parts <= 0 or len(values) % parts:
+        return []
+    size = len(values) // parts
+    return [values[i : i + size] for i in range(0, len(values), size)]
 
 
 def _json(value: Any) -> str:

@@ -1,0 +1,142 @@
+"""The engine's side of the benchmark, through its real path.
+
+Every turn goes through the consolidate use case (dia_id as dialog uuid, speaker as user_name,
+session date as timestamp; one engine session per LoCoMo session, the conversation as the memory
+thread), the worker drains the queue after each turn as a prompt worker would, and every question
+goes through the retrieve use case with limit 50. A hit stands for its source turns in order.
+
+By default the last turn of each session carries `force_summary`, as a client closing a chat
+sitting would send it, so extraction finishes and every turn ends up in a memory. Without it
+(`extract_all=False`) the API's batching leaves each session's last 4–19 turns buffered for
+good: LoCoMo sessions are short (14–47 turns), so that is over half of all turns.
+
+Store and queue are the local SQLite adapters on a temporary file, the index is the local one,
+the extractor is the built-in one (no LLM) and the embedder is the packaged MiniLM behind a cache,
+so the baselines and every variant of a run share one embedding of each text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from bench.locomo.data import Conversation, Question
+from memory_engine.adapters.local.memory_index import LocalSearchIndex
+from memory_engine.adapters.local.sqlite_queue import SqliteQueue
+from memory_engine.adapters.local.sqlite_store import SqliteStore
+from memory_engine.adapters.local.worker import LocalWorker
+from memory_engine.engine import Engine
+from memory_engine.extraction.builtin import BuiltinExtractor
+from memory_engine.models.api import (
+    ConsolidateOptions,
+    ConsolidateRequest,
+    NewDialog,
+    RetrieveOptions,
+    RetrieveRequest,
+    UserInput,
+)
+from memory_engine.ports import Embedder, EmbedMode, Extractor
+from memory_engine.retrieval.config import RetrievalConfig
+from memory_engine.settings import Settings
+from memory_engine.usecases import consolidate, jobs, retrieve
+
+TENANT = "locomo"
+LIMIT = 50
+
+
+class CachingEmbedder:
+    """One model call per distinct text within a run (the model ignores query/passage modes)."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self._inner = inner
+        self._vectors: dict[str, list[float]] = {}
+
+    @property
+    def dimension(self) -> int:
+        return self._inner.dimension
+
+    def embed(self, texts: Sequence[str], mode: EmbedMode = "passage") -> list[list[float]]:
+        missing = list(dict.fromkeys(text for text in texts if text not in self._vectors))
+        if missing:
+            self._vectors.update(zip(missing, self._inner.embed(missing, mode), strict=True))
+        return [self._vectors[text] for text in texts]
+
+
+@dataclass(frozen=True)
+class Hit:
+    memory_id: str
+    content: str
+    dialogs: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One engine configuration of the run; `extract_all` forces extraction at each session's end."""
+
+    name: str
+    config: RetrievalConfig
+    extract_all: bool = True
+
+
+def build_engine(
+    workdir: Path, embedder: Embedder, config: RetrievalConfig, extractor: Extractor | None = None
+) -> Engine:
+    database = workdir / "engine.sqlite3"
+    return Engine(
+        settings=Settings(),
+        store=SqliteStore(database),
+        queue=SqliteQueue(database),
+        index=LocalSearchIndex(),
+        embedder=embedder,
+        extractor=extractor or BuiltinExtractor(),
+        retrieval=config,
+    )
+
+
+def ingest(engine: Engine, conversation: Conversation, extract_all: bool, tick: Callable[[], None]) -> None:
+    """Consolidate every turn in order, running the worker after each one."""
+    queue = engine.queue
+    assert isinstance(queue, SqliteQueue)
+    worker = LocalWorker(queue, lambda job, redelivered: jobs.run(engine, job, redelivered))
+    for session in conversation.sessions:
+        last = len(session.turns) - 1
+        for position, turn in enumerate(session.turns):
+            request = ConsolidateRequest(
+                session_uuid=f"{conversation.sample_id}:S{session.number}",
+                parent_session_uuid=conversation.sample_id,
+                new_dialog=NewDialog(uuid=turn.dia_id, query=turn.said(), answer="", timestamp=session.date),
+                user_name=turn.speaker,
+                language="en",
+                options=ConsolidateOptions(force_summary=extract_all and position == last),
+            )
+            consolidate.run(engine, TENANT, request)
+            worker.drain()
+            tick()
+
+
+def ask(engine: Engine, question: Question) -> list[Hit]:
+    request = RetrieveRequest(
+        parent_session_uuids=[question.sample_id],
+        user_input=UserInput(query=question.question),
+        options=RetrieveOptions(limit=LIMIT),
+    )
+    response = retrieve.run(engine, TENANT, request)
+    return [Hit(hit.memory_id, hit.content, tuple(hit.source_dialog_uuids)) for hit in response.data]
+
+
+def expand(hits: Sequence[Hit]) -> list[str]:
+    """The protocol's ranking: each hit's turns in their order, repeats dropped."""
+    return list(dict.fromkeys(dialog for hit in hits for dialog in hit.dialogs))
+
+
+def hits_covering(hits: Sequence[Hit], depth: int) -> list[Hit]:
+    """The first hits whose turns fill the first `depth` places of the ranking."""
+    seen: set[str] = set()
+    chosen: list[Hit] = []
+    for hit in hits:
+        if len(seen) >= depth:
+            break
+        chosen.append(hit)
+        seen.update(hit.dialogs)
+    return chosen

@@ -1,0 +1,205 @@
+"""LoCoMo evidence retrieval: the engine's real path against BM25 and MiniLM over turns.
+
+    python -m bench.locomo_retrieval [--data ../shared/data/locomo-dev.json] [--out RUN.jsonl]
+
+Implements the protocol of ../shared/data/README.md: every turn is consolidated through the engine
+(see bench/locomo/engine_run.py), every question retrieved with limit 50, each hit expanded to its
+source turns in order. Prints and saves (bench/results/locomo_retrieval.json) Recall@5, Recall@10,
+NDCG@10, MRR and session Recall@5 over categories 1–4 and per category (5 apart), with the tokens
+of `content` a caller reads to see the first 10 ranked turns; the baselines and the ablation
+variants (bench/locomo/variants.py) are scored in the same run, and Recall@k for k = 1…50 is drawn
+to bench/results/locomo_retrieval.png. The data stays in ../shared/data (licence CC BY-NC 4.0).
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from bench.locomo.baselines import Bm25Turns, DenseTurns
+from bench.locomo.data import Conversation, default_data, load
+from bench.locomo.engine_run import CachingEmbedder, Variant, ask, build_engine, expand, hits_covering, ingest
+from bench.locomo.metrics import QuestionScore, Summary, by_category, score
+from bench.locomo.plot import draw
+from bench.locomo.report import record, table, write_json, write_run
+from bench.locomo.tokens import count_tokens, tokenizer_name
+from bench.locomo.variants import DEFAULT_NAME, VARIANTS, ingestion_key
+from memory_engine.ports import Embedder
+
+RESULTS = Path(__file__).resolve().parent / "results"
+BM25_NAME = "BM25 over turns (k1 1.5, b 0.75)"
+DENSE_NAME = "MiniLM over turns (cosine)"
+DEPTH = 10  # the tokens column: what a caller reads to see this many ranked turns
+Ranked = dict[tuple[str, int], list[str]]
+
+
+def main(argv: Sequence[str] | None = None, embedder: Embedder | None = None) -> dict[str, Any]:
+    args = _parser().parse_args(argv)
+    conversations = load(args.data)
+    if args.conversations:
+        conversations = conversations[: args.conversations]
+    cached = CachingEmbedder(embedder or _minilm())
+    variants = VARIANTS if args.ablations else VARIANTS[:1]
+    started = time.perf_counter()
+
+    scores: dict[str, list[QuestionScore]] = {}
+    scores[BM25_NAME], scores[DENSE_NAME] = _baselines(conversations, cached, args.quiet)
+    runs: dict[str, Ranked] = {}
+    for group in _groups(variants):
+        with tempfile.TemporaryDirectory(prefix="locomo-") as workdir:
+            engine = build_engine(Path(workdir), cached, group[0].config)
+            _ingest_all(engine, conversations, group[0], args.quiet)
+            for variant in group:
+                engine = replace(engine, retrieval=variant.config)
+                found = _retrieve_all(engine, conversations, variant, args.quiet)
+                scores[variant.name], runs[variant.name] = found
+            close = getattr(engine.store, "close", None)
+            if close:
+                close()
+
+    order = [DEFAULT_NAME, BM25_NAME, DENSE_NAME, *(v.name for v in variants if v.name != DEFAULT_NAME)]
+    systems = {name: by_category(scores[name]) for name in order}
+    print(table(systems))
+    _check_goal(systems)
+    meta = _meta(args, conversations, time.perf_counter() - started)
+    write_json(args.results, record(systems, meta, {v.name: _describe(v) for v in variants}))
+    if args.out:
+        rows = [(key[0], key[1], ranked) for key, ranked in runs[DEFAULT_NAME].items()]
+        write_run(args.out, rows)
+    if args.plot:
+        draw(args.plot, systems, [DEFAULT_NAME, BM25_NAME, DENSE_NAME], _title(args.data, conversations))
+    print(f"wrote {args.results}" + (f" and {args.plot}" if args.plot else ""), file=sys.stderr)
+    return {"systems": systems, "runs": runs}
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=default_data(), help="a file in LoCoMo's format")
+    parser.add_argument("--out", type=Path, default=None, help="per-question rankings of the default engine")
+    parser.add_argument("--results", type=Path, default=RESULTS / "locomo_retrieval.json")
+    parser.add_argument("--plot", type=Path, default=RESULTS / "locomo_retrieval.png")
+    parser.add_argument("--no-plot", dest="plot", action="store_const", const=None)
+    parser.add_argument("--no-ablations", dest="ablations", action="store_false", help="default engine only")
+    parser.add_argument("--conversations", type=int, default=0, help="only the first N (quick looks)")
+    parser.add_argument("--quiet", action="store_true", help="no progress bars")
+    return parser
+
+
+def _minilm() -> Embedder:
+    from memory_engine.adapters.local.minilm_embedder import MiniLmEmbedder
+
+    return MiniLmEmbedder()
+
+
+def _progress(total: int, desc: str, quiet: bool) -> Any:
+    from tqdm import tqdm
+
+    unit = " questions" if "retrieve" in desc else " turns"
+    return tqdm(total=total, desc=desc, unit=unit, disable=quiet, leave=False)
+
+
+def _groups(variants: Sequence[Variant]) -> list[list[Variant]]:
+    groups: dict[tuple[bool, bool, bool], list[Variant]] = {}
+    for variant in variants:
+        groups.setdefault(ingestion_key(variant), []).append(variant)
+    return list(groups.values())
+
+
+def _baselines(
+    conversations: Sequence[Conversation], embedder: Embedder, quiet: bool
+) -> tuple[list[QuestionScore], list[QuestionScore]]:
+    bm25: list[QuestionScore] = []
+    dense: list[QuestionScore] = []
+    total = sum(len(c.questions) for c in conversations)
+    with _progress(total, "baselines: retrieve", quiet) as bar:
+        for conversation in conversations:
+            lines = {turn.dia_id: turn.line() for turn in conversation.turns}
+            retrievers: tuple[Bm25Turns | DenseTurns, ...] = (
+                Bm25Turns(conversation),
+                DenseTurns(conversation, embedder),
+            )
+            for question in conversation.questions:
+                for retriever, out in zip(retrievers, (bm25, dense), strict=True):
+                    ranked = retriever.rank(question)
+                    tokens = sum(count_tokens(lines[dia_id]) for dia_id in ranked[:DEPTH])
+                    out.append(_score(ranked, question, tokens))
+                bar.update()
+    return bm25, dense
+
+
+def _ingest_all(engine: Any, conversations: Sequence[Conversation], variant: Variant, quiet: bool) -> None:
+    total = sum(len(c.turns) for c in conversations)
+    with _progress(total, f"ingest [{variant.name[:28]}]", quiet) as bar:
+        for conversation in conversations:
+            ingest(engine, conversation, variant.extract_all, bar.update)
+
+
+def _retrieve_all(
+    engine: Any, conversations: Sequence[Conversation], variant: Variant, quiet: bool
+) -> tuple[list[QuestionScore], Ranked]:
+    scores: list[QuestionScore] = []
+    ranked_by_question: Ranked = {}
+    total = sum(len(c.questions) for c in conversations)
+    with _progress(total, f"retrieve [{variant.name[:26]}]", quiet) as bar:
+        for conversation in conversations:
+            for question in conversation.questions:
+                hits = ask(engine, question)
+                ranked = expand(hits)
+                tokens = sum(count_tokens(hit.content) for hit in hits_covering(hits, DEPTH))
+                scores.append(_score(ranked, question, tokens))
+                ranked_by_question[question.sample_id, question.qa_index] = ranked
+                bar.update()
+    return scores, ranked_by_question
+
+
+def _score(ranked: list[str], question: Any, tokens: int) -> QuestionScore:
+    return score(ranked, question.gold_turns, question.gold_sessions, question.category, tokens)
+
+
+def _check_goal(systems: dict[str, dict[str, Summary]]) -> None:
+    engine = systems[DEFAULT_NAME]["all"].means.get("recall_10", 0.0)
+    bm25 = systems[BM25_NAME]["all"].means.get("recall_10", 0.0)
+    gap = 100 * (engine - bm25)
+    print(f"\nRecall@10, categories 1–4: engine {engine:.3f} vs BM25 {bm25:.3f} ({gap:+.1f} points)")
+
+
+def _describe(variant: Variant) -> dict[str, Any]:
+    return {"extract_all": variant.extract_all, **asdict(variant.config)}
+
+
+def _title(data: Path, conversations: Sequence[Conversation]) -> str:
+    questions = sum(len(c.questions) for c in conversations)
+    return f"LoCoMo evidence Recall@k: {data.name}, {len(conversations)} conversations, {questions} questions"
+
+
+def _meta(args: argparse.Namespace, conversations: Sequence[Conversation], seconds: float) -> dict[str, Any]:
+    return {
+        "benchmark": "locomo_retrieval",
+        "data": args.data.name,
+        "conversations": [c.sample_id for c in conversations],
+        "turns": sum(len(c.turns) for c in conversations),
+        "questions": sum(len(c.questions) for c in conversations),
+        "headline": "mean over questions of categories 1-4; category 5 reported apart",
+        "tokens": f"tokens of `content` of the hits covering the first {DEPTH} turns ({tokenizer_name()})",
+        "seconds": round(seconds, 1),
+        "machine": f"{platform.machine()}, {_cores()} cores (shared), Python {platform.python_version()}",
+        "recorded": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+    }
+
+
+def _cores() -> int:
+    import os
+
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 0
+
+
+if __name__ == "__main__":
+    main()

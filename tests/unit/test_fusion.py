@@ -1,0 +1,63 @@
+"""Fusion: memories ranked by their best turn plus their own document, against raw buffered turns."""
+
+from __future__ import annotations
+
+import pytest
+
+from memory_engine.retrieval.fusion import FusionWeights, MemoryEvidence, TurnEvidence, fuse
+
+PLAIN = FusionWeights(turn_dense=0.5, memory_lexical=0.0, memory_dense=0.0, memory_handicap=0.0)
+
+
+def test_a_memory_scores_as_its_best_turn() -> None:
+    # Given a memory with a weak and a strong turn, and another memory with a middling one
+    turns = [TurnEvidence("m1", 0.1, 1.0), TurnEvidence("m1", 0.9, 4.0), TurnEvidence("m2", 0.5, 2.0)]
+
+    ranked = fuse([], turns, PLAIN, {"m1", "m2"})
+
+    # Then m1 ranks first with its strong turn's score: 0.5 * 0.9 + 0.5 * 4/4
+    assert ranked[0] == ("m1", pytest.approx(0.95))
+    assert [key for key, _ in ranked] == ["m1", "m2"]
+
+
+def test_lexical_scores_are_divided_by_the_best_turn_score_of_the_query() -> None:
+    turns = [TurnEvidence("m1", 0.0, 10.0), TurnEvidence("buffered", 0.0, 5.0)]
+
+    scores = dict(fuse([], turns, PLAIN, {"m1"}))
+
+    assert scores == {"m1": pytest.approx(0.5), "buffered": pytest.approx(0.25)}
+
+
+def test_a_memorys_own_document_adds_to_its_best_turn() -> None:
+    # Given two memories with equal turns, one whose memory document matches the words better
+    turns = [TurnEvidence("m1", 0.5, 1.0), TurnEvidence("m2", 0.5, 1.0)]
+    memories = [MemoryEvidence("m1", 0.2, 2.0), MemoryEvidence("m2", 0.2, 8.0)]
+    weights = FusionWeights(turn_dense=0.5, memory_lexical=0.4, memory_dense=0.0, memory_handicap=0.0)
+
+    ranked = fuse(memories, turns, weights, {"m1", "m2"})
+
+    # Then the better memory document decides: m2 gets 0.4 * 8/8, m1 0.4 * 2/8
+    assert ranked == [("m2", pytest.approx(1.15)), ("m1", pytest.approx(0.85))]
+
+
+def test_the_handicap_lets_a_raw_turn_beat_a_memory_with_an_equal_turn() -> None:
+    # Given a memory and a buffered turn with identical turn evidence
+    turns = [TurnEvidence("m1", 0.6, 3.0), TurnEvidence("turn:s:d9", 0.6, 3.0)]
+    weights = FusionWeights(turn_dense=0.5, memory_lexical=0.0, memory_dense=0.0, memory_handicap=0.1)
+
+    ranked = fuse([], turns, weights, {"m1"})
+
+    # Then the single turn (one place in the ranking) comes before the memory (a whole batch)
+    assert [key for key, _ in ranked] == ["turn:s:d9", "m1"]
+
+
+def test_a_memory_found_only_by_its_own_document_still_ranks() -> None:
+    weights = FusionWeights(turn_dense=0.5, memory_lexical=0.4, memory_dense=0.5, memory_handicap=0.1)
+
+    ranked = fuse([MemoryEvidence("m1", 0.6, 3.0)], [], weights, {"m1"})
+
+    assert ranked == [("m1", pytest.approx(0.4 + 0.3 - 0.1))]
+
+
+def test_no_evidence_ranks_nothing() -> None:
+    assert fuse([], [], FusionWeights(), set()) == []
