@@ -2,8 +2,9 @@
 
     python -m bench.cold_start [--runs 5]
 
-For each function in functions/routes.py (plus the extraction worker and the embedding image),
-`python -X importtime -c "import functions.<f>.handler"` runs in a fresh process; the figures are
+For each function in functions/routes.py (plus the authorizer, the extraction worker and the
+embedding image), `python -X importtime -c "import functions.<f>.handler"` runs in a fresh
+process; the figures are
 the wall time of the import (median of runs; the target applies to it), the sum of -X importtime's
 cumulative times, and the CPU time of the import, which other work on a shared machine inflates
 far less than wall time.
@@ -55,7 +56,7 @@ def functions() -> list[str]:
     from functions.routes import functions as routed
 
     names = routed()
-    for extra in ("extraction_worker", "embedder_image"):
+    for extra in ("authorizer", "extraction_worker", "embedder_image"):
         if (ROOT / "functions" / extra / "handler.py").is_file() and extra not in names:
             names.append(extra)
     return names
