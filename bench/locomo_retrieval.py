@@ -55,7 +55,8 @@ def main(argv: Sequence[str] | None = None, embedder: Embedder | None = None) ->
     runs: dict[str, Ranked] = {}
     for group in _groups(variants):
         with tempfile.TemporaryDirectory(prefix="locomo-") as workdir:
-            engine = build_engine(Path(workdir), cached, group[0].config)
+            first = group[0]
+            engine = build_engine(Path(workdir), cached, first.config, close_sessions=first.close_sessions)
             _ingest_all(engine, conversations, group[0], args.quiet)
             for variant in group:
                 engine = replace(engine, retrieval=variant.config)
@@ -107,7 +108,7 @@ def _progress(total: int, desc: str, quiet: bool) -> Any:
 
 
 def _groups(variants: Sequence[Variant]) -> list[list[Variant]]:
-    groups: dict[tuple[bool, bool, bool], list[Variant]] = {}
+    groups: dict[tuple[bool, ...], list[Variant]] = {}
     for variant in variants:
         groups.setdefault(ingestion_key(variant), []).append(variant)
     return list(groups.values())
@@ -172,7 +173,8 @@ def _check_goal(systems: dict[str, dict[str, Summary]]) -> None:
 
 
 def _describe(variant: Variant) -> dict[str, Any]:
-    return {"extract_all": variant.extract_all, **asdict(variant.config)}
+    flags = {"extract_all": variant.extract_all, "close_sessions": variant.close_sessions}
+    return {**flags, **asdict(variant.config)}
 
 
 def _title(data: Path, conversations: Sequence[Conversation]) -> str:

@@ -5,10 +5,13 @@ session date as timestamp; one engine session per LoCoMo session, the conversati
 thread), the worker drains the queue after each turn as a prompt worker would, and every question
 goes through the retrieve use case with limit 50. A hit stands for its source turns in order.
 
-By default the last turn of each session carries `force_summary`, as a client closing a chat
-sitting would send it, so extraction finishes and every turn ends up in a memory. Without it
-(`extract_all=False`) the API's batching leaves each session's last 4–19 turns buffered for
-good: LoCoMo sessions are short (14–47 turns), so that is over half of all turns.
+No client flag is sent: the engine's own batching decides what is extracted. Every 20 buffered
+turns queue a job (2 memories of 8 turns, the newest 4 wait), and the first turn of the next
+session closes the earlier one (its 4–19 leftover turns become one last, shorter memory), so only
+the last session of each conversation keeps turns buffered; they are scored as raw turns. A
+variant may instead end each session with `force_summary` (`extract_all=True`, as a client closing
+its sitting would), or turn the closing off (`close_sessions=False`): then each session's leftovers
+stay buffered for good, over half of LoCoMo's turns since its sessions are short (14–47 turns).
 
 Store and queue are the local SQLite adapters on a temporary file, the index is the local one,
 the extractor is the built-in one (no LLM) and the embedder is the packaged MiniLM behind a cache,
@@ -72,19 +75,28 @@ class Hit:
 
 @dataclass(frozen=True)
 class Variant:
-    """One engine configuration of the run; `extract_all` forces extraction at each session's end."""
+    """One engine configuration of the run.
+
+    `extract_all`: the client ends each session with force_summary; `close_sessions`: the engine
+    setting `close_earlier_sessions`.
+    """
 
     name: str
     config: RetrievalConfig
-    extract_all: bool = True
+    extract_all: bool = False
+    close_sessions: bool = True
 
 
 def build_engine(
-    workdir: Path, embedder: Embedder, config: RetrievalConfig, extractor: Extractor | None = None
+    workdir: Path,
+    embedder: Embedder,
+    config: RetrievalConfig,
+    extractor: Extractor | None = None,
+    close_sessions: bool = True,
 ) -> Engine:
     database = workdir / "engine.sqlite3"
     return Engine(
-        settings=Settings(),
+        settings=Settings(close_earlier_sessions=close_sessions),
         store=SqliteStore(database),
         queue=SqliteQueue(database),
         index=LocalSearchIndex(),

@@ -2,16 +2,17 @@
 
     python -m bench.locomo.tune [--data ../shared/data/locomo-dev.json]
 
-Ingests the conversations through the engine twice, as the harness does (every turn extracted)
-and with each session's leftover turns left buffered, gathers each question's evidence once
-through `retrieve.gather` (the real path up to fusion), then replays fusion over it and scores
-Recall@10 over categories 1–4. Two stages, one question each:
+Ingests the conversations through the engine once, as the harness does by default (no client
+flag; the engine closes each session when the next one starts, so only the last session of each
+conversation keeps raw buffered turns), gathers each question's evidence once through
+`retrieve.gather` (the real path up to fusion), then replays fusion over it and scores Recall@10
+over categories 1–4. Two stages:
 
-1. turn_dense, memory_lexical, memory_dense on the default ingestion, where every unit is a memory
-   (the handicap cannot matter there). Points within NOISE of the best are ties, and the simplest
-   tie wins: no memory cosine, then the smallest memory_lexical;
-2. memory_handicap on the buffered ingestion with those weights: it only decides how memories
-   compete with raw buffered turns.
+1. turn_dense, memory_lexical, memory_dense with no handicap. Points within NOISE of the best are
+   ties, and the simplest tie wins: no memory cosine, then the smallest memory_lexical;
+2. memory_handicap with those weights: it only decides how memories compete with raw buffered
+   turns. Ties go to the largest handicap, the one that keeps raw turns competitive where more of
+   them stay buffered (a deployment that turns `close_earlier_sessions` off).
 
 Writes bench/results/locomo_tuning.json. Only the dev split is used; the shipped defaults
 (retrieval/fusion.py) are the two stages' choices. `--cases FILE` keeps the gathered evidence
@@ -95,13 +96,12 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--cases", type=Path, default=None, help="pickle of gathered evidence (reused)")
     args = parser.parse_args(argv)
-    modes = _cases(args)
-    extracted, buffered = modes["every turn extracted"], modes["leftovers buffered"]
+    cases = _cases(args)
 
     stage_1 = []
     for values in itertools.product(*STAGE_1.values()):
         weights = FusionWeights(**dict(zip(STAGE_1, values, strict=True)), memory_handicap=0.0)
-        stage_1.append({**asdict(weights), "recall_10": recall_10(extracted, weights)})
+        stage_1.append({**asdict(weights), "recall_10": recall_10(cases, weights)})
     top = max(row["recall_10"] for row in stage_1)
     ties = [row for row in stage_1 if row["recall_10"] >= top - NOISE]
     chosen = min(ties, key=lambda row: (row["memory_dense"], row["memory_lexical"], -row["recall_10"]))
@@ -110,11 +110,13 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     stage_2 = []
     for handicap in HANDICAPS:
         weights = FusionWeights(**{**asdict(base), "memory_handicap": handicap})
-        stage_2.append({"memory_handicap": handicap, "recall_10": recall_10(buffered, weights)})
-    best = max(stage_2, key=lambda row: row["recall_10"])
+        stage_2.append({"memory_handicap": handicap, "recall_10": recall_10(cases, weights)})
+    top = max(row["recall_10"] for row in stage_2)
+    tied = [row for row in stage_2 if row["recall_10"] >= top - NOISE]
+    best = max(tied, key=lambda row: row["memory_handicap"])
     final = FusionWeights(**{**asdict(base), "memory_handicap": best["memory_handicap"]})
-    print(f"stage 1 (every turn extracted): {chosen}")
-    print(f"stage 2 (leftovers buffered): {best}")
+    print(f"stage 1: {chosen}")
+    print(f"stage 2: {best}")
     print(f"chosen: {final}")
     payload = {
         "objective": "Recall@10 over categories 1-4 of the dev split",
@@ -127,26 +129,24 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     return payload
 
 
-def _cases(args: argparse.Namespace) -> dict[str, list[Case]]:
+def _cases(args: argparse.Namespace) -> list[Case]:
     if args.cases and args.cases.exists():
         with args.cases.open("rb") as cached:
-            loaded: dict[str, list[Case]] = pickle.load(cached)
+            loaded: list[Case] = pickle.load(cached)
             return loaded
     from memory_engine.adapters.local.minilm_embedder import MiniLmEmbedder
 
     conversations = load(args.data)
     embedder = CachingEmbedder(MiniLmEmbedder())
-    modes: dict[str, list[Case]] = {}
-    for name, extract_all in (("every turn extracted", True), ("leftovers buffered", False)):
-        with tempfile.TemporaryDirectory(prefix="locomo-tune-") as workdir:
-            engine = build_engine(Path(workdir), embedder, RetrievalConfig())
-            for conversation in conversations:
-                ingest(engine, conversation, extract_all, lambda: None)
-            modes[name] = collect(engine, [q for c in conversations for q in c.questions])
+    with tempfile.TemporaryDirectory(prefix="locomo-tune-") as workdir:
+        engine = build_engine(Path(workdir), embedder, RetrievalConfig())
+        for conversation in conversations:
+            ingest(engine, conversation, False, lambda: None)
+        cases = collect(engine, [q for c in conversations for q in c.questions])
     if args.cases:
         with args.cases.open("wb") as out:
-            pickle.dump(modes, out)
-    return modes
+            pickle.dump(cases, out)
+    return cases
 
 
 if __name__ == "__main__":

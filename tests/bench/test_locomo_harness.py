@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from bench.locomo.variants import BUFFERED_NAME, DEFAULT_NAME, VARIANTS
+from bench.locomo.variants import DEFAULT_NAME, FORCED_NAME, UNCLOSED_NAME, VARIANTS
 from bench.locomo_retrieval import BM25_NAME, DENSE_NAME, main
 from tests.fakes.ports import HashEmbedder
 
@@ -76,20 +76,37 @@ def test_the_engine_finds_a_stated_fact_within_the_first_ten_turns(run: dict[str
     assert "D1:5" in ranked[:10]
 
 
-def test_by_default_every_turn_ends_up_in_a_memory(run: dict[str, Any]) -> None:
-    # Given session 3 (10 turns) never reached the extraction threshold, but was closed by force
+def test_by_default_the_next_session_closes_the_earlier_one_into_a_memory(run: dict[str, Any]) -> None:
+    # Given session 2 (9 turns) never reached the extraction threshold, and session 3 followed it
+    ranked = run["runs"][DEFAULT_NAME][("synthetic-1", 2)]
+
+    # Then its pottery turn comes back with the rest of its batch, in order (D2:1-D2:8)
+    assert ranked[:8] == [f"D2:{n}" for n in range(1, 9)]
+
+
+def of_session(ranked: list[str], session: int) -> list[str]:
+    return [dia_id for dia_id in ranked if dia_id.startswith(f"D{session}:")]
+
+
+def test_by_default_the_last_sessions_leftover_turns_rank_on_their_own(run: dict[str, Any]) -> None:
+    # Given session 3 (10 turns) is the last one: nothing closed it, its turns stay raw
     ranked = run["runs"][DEFAULT_NAME][("synthetic-1", 4)]
 
-    # Then its puppy turn comes back with the rest of its batch, in order (D3:1-D3:8)
-    assert ranked[:8] == [f"D3:{n}" for n in range(1, 9)]
+    # Then the puppy turn comes first of its session, not in a batch in source order
+    assert of_session(ranked, 3)[0] == "D3:7"
 
 
-def test_without_the_closing_force_a_leftover_turn_ranks_on_its_own(run: dict[str, Any]) -> None:
-    # Given the variant that leaves each session's leftover turns buffered
-    ranked = run["runs"][BUFFERED_NAME][("synthetic-1", 4)]
+def test_a_client_force_at_each_sessions_end_puts_every_turn_in_a_memory(run: dict[str, Any]) -> None:
+    ranked = run["runs"][FORCED_NAME][("synthetic-1", 4)]
 
-    # Then the puppy turn, still buffered, comes back alone and first
-    assert ranked[0] == "D3:7"
+    assert of_session(ranked, 3)[:8] == [f"D3:{n}" for n in range(1, 9)]
+
+
+def test_without_closing_a_short_sessions_turns_stay_raw(run: dict[str, Any]) -> None:
+    # Given session 2 (9 turns) was never closed: the pottery question finds its turn on its own
+    ranked = run["runs"][UNCLOSED_NAME][("synthetic-1", 2)]
+
+    assert of_session(ranked, 2)[0] == "D2:4"
 
 
 def test_results_hold_the_engine_the_baselines_and_every_variant_per_category(run: dict[str, Any]) -> None:

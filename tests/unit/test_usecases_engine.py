@@ -7,11 +7,12 @@ DynamoDB store and the SQS FIFO queue on moto, the worker Lambda handler drainin
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 
 import pytest
 
 from memory_engine.engine import Engine
-from memory_engine.errors import Conflict, NotFound
+from memory_engine.errors import Conflict, NotFound, Unavailable
 from memory_engine.models.api import (
     ConsolidateRequest,
     DeleteRequest,
@@ -19,8 +20,9 @@ from memory_engine.models.api import (
     RetrieveRequest,
 )
 from memory_engine.models.domain import TurnStatus, is_memory_id
+from memory_engine.models.messages import ExtractionJob
 from memory_engine.usecases import consolidate, delete, fork, retrieve
-from tests.fakes.engine import ENGINE_BACKENDS, queued_jobs, run_worker
+from tests.fakes.engine import ENGINE_BACKENDS, peek_jobs, queued_jobs, run_worker
 
 TENANT = "acme"
 
@@ -88,6 +90,65 @@ def test_force_summary_extracts_the_short_last_batch_too(engine: Engine) -> None
     memories = run_worker(engine)
     assert [m.source_dialog_uuids for m in memories] == [["d1", "d2", "d3", "d4"]]
     assert engine.store.buffered_turns(TENANT, "s1") == []
+
+
+def test_a_new_session_in_the_thread_extracts_the_earlier_sessions_leftovers(engine: Engine) -> None:
+    # Given a first sitting that ended with 5 turns buffered (below the threshold, no job queued)
+    for n in range(1, 6):
+        say(engine, n, session="s1")
+    assert queued_jobs(engine) == 0
+    # When the thread's next sitting starts, then goes on
+    say(engine, 6, session="s2")
+    say(engine, 7, session="s2")
+    # Then one forced extraction of s1 was queued by the first turn only, and it takes all 5
+    assert peek_jobs(engine) == [ExtractionJob(tenant=TENANT, session_uuid="s1", force=True)]
+    memories = run_worker(engine)
+    assert [m.source_dialog_uuids for m in memories] == [["d1", "d2", "d3", "d4", "d5"]]
+    assert engine.store.buffered_turns(TENANT, "s1") == []
+    assert [t.dialog_uuid for t in engine.store.buffered_turns(TENANT, "s2")] == ["d6", "d7"]
+
+
+def test_a_new_session_in_another_thread_leaves_the_earlier_session_buffered(engine: Engine) -> None:
+    for n in range(1, 6):
+        say(engine, n, session="s1")
+    other = ConsolidateRequest.model_validate(
+        {
+            "session_uuid": "s9",
+            "parent_session_uuid": "thread-2",
+            "new_dialog": {"uuid": "d9", "query": "elsewhere", "answer": "ok"},
+        }
+    )
+    consolidate.run(engine, TENANT, other)
+    assert queued_jobs(engine) == 0
+    assert len(engine.store.buffered_turns(TENANT, "s1")) == 5
+
+
+def test_a_store_failing_to_list_leftovers_still_accepts_the_new_sessions_turn(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a first sitting with buffered turns, and a store that cannot list them right now
+    for n in range(1, 6):
+        say(engine, n, session="s1")
+
+    def unavailable(tenant: str, threads: object) -> list[object]:
+        raise Unavailable("store busy")
+
+    monkeypatch.setattr(engine.store, "buffered_turns_in_threads", unavailable)
+    # When the next sitting starts, then the turn is stored and the leftovers stay buffered
+    say(engine, 6, session="s2")
+    monkeypatch.undo()
+    assert [t.dialog_uuid for t in engine.store.list_turns(TENANT, "s2")] == ["d6"]
+    assert len(engine.store.buffered_turns(TENANT, "s1")) == 5
+
+
+def test_closing_earlier_sessions_can_be_turned_off(engine: Engine) -> None:
+    settings = engine.settings.model_copy(update={"close_earlier_sessions": False})
+    engine = replace(engine, settings=settings)
+    for n in range(1, 6):
+        say(engine, n, session="s1")
+    say(engine, 6, session="s2")
+    assert queued_jobs(engine) == 0
+    assert len(engine.store.buffered_turns(TENANT, "s1")) == 5
 
 
 def test_replaying_a_dialog_with_the_same_content_changes_nothing(engine: Engine) -> None:

@@ -22,6 +22,9 @@ class Settings(BaseSettings):
 
     extraction_threshold: int = Field(20, ge=1, description="buffered turns that queue an extraction")
     batch_size: int = Field(8, ge=1, description="consecutive turns per memory")
+    # A thread's new session closes its earlier ones: their leftover turns (fewer than the
+    # threshold) are extracted then, not kept as raw turns until a client sends force_summary.
+    close_earlier_sessions: bool = Field(True, description="a new session extracts earlier leftovers")
 
     embedder: Literal["onnx", "minilm", "lambda", "sagemaker"] = "onnx"
     embedding_model_dir: Path | None = None

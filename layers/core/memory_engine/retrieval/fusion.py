@@ -27,11 +27,11 @@ class FusionWeights:
     # A turn's score is turn_dense · cosine + (1 - turn_dense) · normalised BM25.
     turn_dense: float = 0.8
     # Added to a memory's best turn: its own document's normalised BM25 and cosine.
-    memory_lexical: float = 1.0
+    memory_lexical: float = 1.2
     memory_dense: float = 0.0
     # Subtracted from a memory's score: it fills as many places as it has turns, so a raw buffered
     # turn as good as a memory's best turn comes first unless the memory's document also matches.
-    memory_handicap: float = 1.1
+    memory_handicap: float = 0.9
 
 
 @dataclass(frozen=True)

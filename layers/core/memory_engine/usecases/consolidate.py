@@ -1,13 +1,22 @@
-"""Append one dialogue turn to its session's buffer; queue extraction when the buffer is full."""
+"""Append one dialogue turn to its session's buffer; queue extraction when the buffer is full.
+
+The first turn of a new session also closes the thread's earlier sessions: the turns they still
+buffer (fewer than the threshold, so no job was queued for them) are queued for a forced
+extraction, as if each client had ended its sitting with `force_summary`.
+"""
 
 from __future__ import annotations
 
+import logging
+
 from memory_engine.engine import Engine
-from memory_engine.errors import Conflict
+from memory_engine.errors import Conflict, Unavailable
 from memory_engine.models.api import ConsolidateRequest, StatusResponse
 from memory_engine.models.domain import Session, Turn
 from memory_engine.models.messages import ExtractionJob
 from memory_engine.usecases.batching import crossed_threshold, extraction_point
+
+log = logging.getLogger("memory_engine.consolidate")
 
 
 def run(engine: Engine, tenant: str, request: ConsolidateRequest) -> StatusResponse:
@@ -56,4 +65,24 @@ def run(engine: Engine, tenant: str, request: ConsolidateRequest) -> StatusRespo
         before, after, extraction_point(settings.extraction_threshold, settings.batch_size)
     ):
         engine.queue.send(ExtractionJob(tenant=tenant, session_uuid=request.session_uuid))
+    if existing is None and outcome.created and settings.close_earlier_sessions:
+        close_earlier_sessions(engine, tenant, request.parent_session_uuid, request.session_uuid)
     return StatusResponse(message=None if outcome.created else "duplicate dialog ignored")
+
+
+def close_earlier_sessions(engine: Engine, tenant: str, thread: str, opened: str) -> list[str]:
+    """Queue a forced extraction for each other session of `thread` that still buffers turns.
+
+    Best effort: the new turn is already stored, and leftovers stay retrievable as raw turns, so
+    a failure here is logged rather than turned into an error for an accepted turn. Returns the
+    sessions it queued.
+    """
+    try:
+        buffered = engine.store.buffered_turns_in_threads(tenant, [thread])
+        waiting = sorted({turn.session_uuid for turn in buffered} - {opened})
+        for session_uuid in waiting:
+            engine.queue.send(ExtractionJob(tenant=tenant, session_uuid=session_uuid, force=True))
+    except Unavailable:
+        log.warning("could not close the earlier sessions of a thread; their turns stay buffered")
+        return []
+    return waiting
