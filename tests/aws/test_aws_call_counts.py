@@ -67,3 +67,20 @@ def test_a_replayed_turn_writes_nothing_new_and_queues_nothing(engine: Engine, a
     assert aws_calls.dynamodb_writes() == 1
     assert aws_calls.of("sqs") == {}
     assert len(engine.store.list_turns("acme", "s1")) == 1
+
+
+def test_a_replayed_turn_with_a_full_buffer_queues_the_job_again_and_writes_nothing(
+    engine: Engine, aws_calls: AwsCalls
+) -> None:
+    # Given the turn that reached the threshold (its first attempt may have failed to queue the job)
+    for n in range(1, 21):
+        say(engine, n)
+    aws_calls.reset()
+
+    # When the client sends it again
+    say(engine, 20)
+
+    # Then the refused write changed nothing, and the job is queued once more
+    assert aws_calls.dynamodb_writes() == 1
+    assert aws_calls.of("sqs") == {"SendMessage": 1}
+    assert len(engine.store.list_turns("acme", "s1")) == 20

@@ -37,11 +37,19 @@ class EventSourceMapping:
     """Delivers a queue's messages to `handler` as Lambda would, one batch per `poll`."""
 
     def __init__(
-        self, queue_url: str, handler: Handler, batch_size: int = 10, region: str = "us-east-1"
+        self,
+        queue_url: str,
+        handler: Handler,
+        batch_size: int = 10,
+        region: str = "us-east-1",
+        visibility_seconds: int = 30,
     ) -> None:
         self.queue_url = queue_url
         self.handler = handler
         self.batch_size = batch_size
+        # How long a received batch stays hidden: a handler that never answers (its function
+        # killed) gets it back after this, as Lambda does after the queue's visibility timeout.
+        self.visibility_seconds = visibility_seconds
         self.sqs = clients.client("sqs", region)
         self.queue_arn = self.sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])[
             "Attributes"
@@ -54,7 +62,7 @@ class EventSourceMapping:
         received = self.sqs.receive_message(
             QueueUrl=self.queue_url,
             MaxNumberOfMessages=self.batch_size,
-            VisibilityTimeout=30,
+            VisibilityTimeout=self.visibility_seconds,
             MessageSystemAttributeNames=["All"],
         ).get("Messages", [])
         if not received:

@@ -3,6 +3,9 @@ handlers, an engine over the SQLite store and queue, with fast fakes for the mod
 
 Security and hardening tests drive it like a client would, without sockets (`call`) or over real
 HTTP (`serve_http`), and play the worker when they choose (`drain`).
+
+`moto_stack` is the same request path over the AWS adapters on moto (DynamoDB store and keys, SQS
+FIFO queue), its `drain` the worker Lambda's handler fed as the event source mapping would.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from memory_engine import wiring
 from memory_engine.adapters.local.memory_index import LocalSearchIndex
@@ -24,7 +27,8 @@ from memory_engine.adapters.local.sqlite_store import SqliteStore
 from memory_engine.adapters.local.worker import LocalWorker
 from memory_engine.auth import AnyKey, SingleKey, StoreKeys
 from memory_engine.engine import Engine, SystemClock
-from memory_engine.ports import Extractor
+from memory_engine.models.messages import Job
+from memory_engine.ports import Extractor, JobSource, KeyStore, Queue
 from memory_engine.ratelimit import RateLimiter
 from memory_engine.server.app import Dispatcher, load_routes, make_http_handler
 from memory_engine.settings import Settings
@@ -35,11 +39,19 @@ LOCAL_KEY = "me_local-test-key-0123456789"
 Answer = tuple[int, dict[str, str], Any]
 
 
+class StackQueue(Queue, JobSource, Protocol):
+    """Both sides of the queue, and what operations read of it (SQLite and SQS alike)."""
+
+    def pending_count(self) -> int: ...
+
+    def dead_jobs(self) -> list[Job]: ...
+
+
 @dataclass
 class LocalStack:
     engine: Engine
-    key_store: SqliteKeyStore
-    queue: SqliteQueue
+    key_store: KeyStore
+    queue: StackQueue
     dispatcher: Dispatcher
     tenant_keys: dict[str, str] = field(default_factory=dict)
 
@@ -90,25 +102,77 @@ def local_stack(
     """A stack on a fresh database file in `tmp_path`, installed as the handlers' engine."""
     path = tmp_path / "memory-engine.sqlite3"
     queue = SqliteQueue(path, max_receives=5)
-    engine = Engine(
+    engine = _engine(SqliteStore(path), queue, extractor, settings)
+    key_store = SqliteKeyStore(path)
+    try:
+        with _installed(LocalStack, engine, key_store, queue, rate, burst) as stack:
+            yield stack
+    finally:
+        for closable in (key_store, queue, engine.store):
+            closable.close()  # type: ignore[attr-defined]
+
+
+class MotoStack(LocalStack):
+    """The stack on the AWS adapters; the worker is the extraction Lambda's handler."""
+
+    def drain(self) -> int:
+        """Deliver jobs to the worker Lambda, one per invocation (the deployed batch size), until
+        none is visible; returns how many invocations ran."""
+        from functions.extraction_worker.handler import lambda_handler
+        from tests.fakes.sqs_lambda import EventSourceMapping
+
+        url: str = self.queue.queue_url  # type: ignore[attr-defined]
+        return EventSourceMapping(url, lambda_handler, batch_size=1).drain()
+
+
+@contextmanager
+def moto_stack(
+    *,
+    rate: float = 0,
+    burst: int = 1,
+    extractor: Extractor | None = None,
+    **settings: Any,
+) -> Iterator[MotoStack]:
+    """A stack on a fresh moto account: the engine's DynamoDB table (keys in it too) and its SQS
+    FIFO queue with a dead-letter queue after 5 receives, as the CDK app builds them. The search
+    index stays the local in-memory one: moto has no OpenSearch data plane."""
+    from memory_engine.adapters.aws.dynamodb_api_keys import DynamoDbKeyStore
+    from memory_engine.adapters.aws.dynamodb_store import DynamoDbStore
+    from memory_engine.adapters.aws.sqs_queue import SqsQueue
+    from tests.fakes.aws import REGION, create_queue, create_table, moto_aws
+
+    with moto_aws():
+        table, url = create_table(), create_queue(max_receives=5)
+        queue = SqsQueue(url, REGION)
+        engine = _engine(DynamoDbStore(table, REGION), queue, extractor, settings)
+        with _installed(MotoStack, engine, DynamoDbKeyStore(table, REGION), queue, rate, burst) as stack:
+            yield stack
+
+
+def _engine(store: Any, queue: Any, extractor: Extractor | None, settings: dict[str, Any]) -> Engine:
+    return Engine(
         settings=Settings(**{"chat_model": "test-model", **settings}),
-        store=SqliteStore(path),
+        store=store,
         queue=queue,
         index=LocalSearchIndex(),
         embedder=HashEmbedder(),
         extractor=extractor or EchoExtractor(),
         chat=RecordingChat(),
     )
-    key_store = SqliteKeyStore(path)
+
+
+@contextmanager
+def _installed(
+    kind: type[LocalStack], engine: Engine, key_store: KeyStore, queue: Any, rate: float, burst: int
+) -> Iterator[Any]:
+    """The stack's dispatcher (the local key plus stored keys), its engine the handlers' one."""
     resolver = AnyKey([SingleKey(LOCAL_KEY), StoreKeys(key_store, SystemClock().now)])
     limiter = RateLimiter(rate, burst) if rate else None
     wiring.use(engine)
     try:
-        yield LocalStack(engine, key_store, queue, Dispatcher(load_routes(), resolver, limiter))
+        yield kind(engine, key_store, queue, Dispatcher(load_routes(), resolver, limiter))
     finally:
         wiring.use(None)
-        for closable in (key_store, queue, engine.store):
-            closable.close()  # type: ignore[attr-defined]
 
 
 @contextmanager

@@ -1,18 +1,19 @@
-"""Faults on the local backend: a worker killed between extraction and write, a job delivered
-twice, an index write failing after the store write, the store failing mid-consolidate.
+"""Faults, on the local backend and on the AWS adapters (moto): a worker killed between extraction
+and write, a job delivered twice, an index write failing after the store write, the store failing
+mid-consolidate, the queue failing after the turn was stored.
 
-Each ends with every accepted turn present exactly once, no duplicate memory, and a search index
-that agrees with the store (`assert_consistent`).
+Every test runs once per backend of `fault_backends.BACKENDS` (how each one is broken is there):
+`local` (SQLite store and queue, the in-process worker) and `moto` (DynamoDB store and SQS FIFO
+queue on moto, the worker Lambda's handler; the search index stays the local in-memory one, since
+moto has no OpenSearch data plane). Each ends with every accepted turn present exactly once, no
+duplicate memory, and a search index that agrees with the store (`assert_consistent`).
 """
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,21 +26,36 @@ from memory_engine.ports import Extraction, ExtractionContext, IndexDocument
 from memory_engine.usecases import extract
 from memory_engine.usecases.indexing import rebuild
 from tests.fakes.ports import EchoExtractor
-from tests.fakes.stack import LocalStack, local_stack
+from tests.fakes.stack import Answer, LocalStack
 from tests.hardening.consistency import assert_consistent
+from tests.hardening.fault_backends import BACKENDS, SHORT_VISIBILITY_SECONDS, Backend
 
-ROOT = Path(__file__).resolve().parents[2]
 TENANT, SESSION, THREAD = "local", "s1", "t1"
 
 
-def say(stack: LocalStack, n: int, **options: Any) -> int:
+@pytest.fixture(params=sorted(BACKENDS))
+def backend(request: pytest.FixtureRequest) -> Backend:
+    return BACKENDS[request.param]
+
+
+@pytest.fixture
+def stack(backend: Backend, tmp_path: Path) -> Iterator[LocalStack]:
+    with backend.open(tmp_path) as built:
+        yield built
+
+
+def post_turn(stack: LocalStack, n: int, **options: Any) -> Answer:
     body = {
         "session_uuid": SESSION,
         "parent_session_uuid": THREAD,
         "new_dialog": {"uuid": f"d{n:02d}", "query": f"turn {n} about gardens", "answer": "ok"},
         "options": options,
     }
-    return stack.call("POST", "/v1/engine/consolidate/", body)[0]
+    return stack.call("POST", "/v1/engine/consolidate/", body)
+
+
+def say(stack: LocalStack, n: int, **options: Any) -> int:
+    return post_turn(stack, n, **options)[0]
 
 
 def fill(stack: LocalStack, count: int = 20) -> list[str]:
@@ -49,52 +65,17 @@ def fill(stack: LocalStack, count: int = 20) -> list[str]:
 
 # -- a worker killed between extraction and write -----------------------------------------------
 
-KILLABLE_WORKER = """
-import sys, time
-from memory_engine.adapters.local.memory_index import LocalSearchIndex
-from memory_engine.adapters.local.sqlite_queue import SqliteQueue
-from memory_engine.adapters.local.sqlite_store import SqliteStore
-from memory_engine.engine import Engine
-from memory_engine.settings import Settings
-from memory_engine.usecases import extract
-from tests.fakes.ports import EchoExtractor, HashEmbedder
-
-class StopsBeforeWriting:
-    def __init__(self, store): self._store = store
-    def __getattr__(self, name): return getattr(self._store, name)
-    def save_memory(self, memory):
-        print("extracted, about to write", flush=True)
-        time.sleep(600)  # killed here
-
-path = sys.argv[1]
-queue = SqliteQueue(path)
-store = StopsBeforeWriting(SqliteStore(path))
-engine = Engine(Settings(), store, queue, LocalSearchIndex(), HashEmbedder(), EchoExtractor())
-[message] = queue.receive(1, visibility_seconds=1)
-extract.run(engine, message.job)
-"""
-
 
 def test_a_worker_killed_between_extraction_and_write_loses_nothing(
-    stack: LocalStack, tmp_path: Path
+    backend: Backend, stack: LocalStack, tmp_path: Path
 ) -> None:
     accepted = fill(stack)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "layers" / "core"), str(ROOT)])}
-    worker = subprocess.Popen(
-        [sys.executable, "-c", KILLABLE_WORKER, str(tmp_path / "memory-engine.sqlite3")],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert worker.stdout is not None and "about to write" in worker.stdout.readline()
 
-    worker.kill()
-    worker.wait(30)
-    time.sleep(1.2)  # the killed worker's job becomes visible again
+    backend.kill_worker_between_extraction_and_write(stack, tmp_path)
+    time.sleep(SHORT_VISIBILITY_SECONDS + 0.2)  # the killed worker's job becomes visible again
     ran = stack.drain()
 
-    assert worker.returncode == -9 and ran >= 1
+    assert ran >= 1
     assert len(stack.engine.store.list_memories(TENANT, SESSION)) == 2
     assert_consistent(stack.engine, TENANT, [SESSION], {SESSION: accepted})
 
@@ -116,6 +97,19 @@ def test_a_job_delivered_again_after_it_was_done_writes_nothing_more(stack: Loca
     assert_consistent(stack.engine, TENANT, [SESSION], {SESSION: accepted})
 
 
+def test_a_job_done_but_never_acked_is_delivered_again_and_writes_nothing_more(stack: LocalStack) -> None:
+    accepted = fill(stack)
+    first = stack.queue.receive(1, visibility_seconds=SHORT_VISIBILITY_SECONDS)[0]
+    extract.run(stack.engine, first.job)  # its worker died right after: no ack, no release
+
+    time.sleep(SHORT_VISIBILITY_SECONDS + 0.2)
+    ran_again = stack.drain()  # the same message, now a redelivery (it heals the index, then cuts)
+
+    assert ran_again == 1
+    assert len(stack.engine.store.list_memories(TENANT, SESSION)) == 2
+    assert_consistent(stack.engine, TENANT, [SESSION], {SESSION: accepted})
+
+
 class SlowExtractor(EchoExtractor):
     """Slow enough that two deliveries of one job overlap."""
 
@@ -124,8 +118,10 @@ class SlowExtractor(EchoExtractor):
         return super().extract(turns, context)
 
 
-def test_two_workers_running_the_same_job_at_once_write_each_memory_once(tmp_path: Path) -> None:
-    with local_stack(tmp_path, extractor=SlowExtractor()) as stack:
+def test_two_workers_running_the_same_job_at_once_write_each_memory_once(
+    backend: Backend, tmp_path: Path
+) -> None:
+    with backend.open(tmp_path, extractor=SlowExtractor()) as stack:
         accepted = fill(stack)
         job = ExtractionJob(tenant=TENANT, session_uuid=SESSION)
         written: list[int] = []
@@ -200,36 +196,45 @@ def test_an_index_down_for_longer_than_the_retries_is_healed_by_reindex(stack: L
 
 # -- the store failing mid-consolidate ------------------------------------------------------------
 
-
-def fill_the_disk(stack: LocalStack) -> None:
-    """No page may be added to the database file any more, as on a full disk."""
-    with stack.engine.store._db.read() as conn:  # type: ignore[attr-defined]
-        pages = conn.execute("PRAGMA page_count").fetchone()[0]
-        conn.execute(f"PRAGMA max_page_count = {pages}")
-
-
-def free_the_disk(stack: LocalStack) -> None:
-    with stack.engine.store._db.read() as conn:  # type: ignore[attr-defined]
-        conn.execute("PRAGMA max_page_count = 1073741823")
+BIG = {
+    "session_uuid": SESSION,
+    "parent_session_uuid": THREAD,
+    # 300 KB of UTF-8: several items on DynamoDB (a turn and its parts), many pages on SQLite.
+    "new_dialog": {"uuid": "big", "query": "무" * 100_000, "answer": "ok"},
+}
 
 
 @pytest.mark.parametrize("new_session", [True, False], ids=["first turn", "later turn"])
 def test_a_store_failing_mid_consolidate_is_a_503_and_leaves_no_half_written_turn(
-    stack: LocalStack, new_session: bool
+    backend: Backend, stack: LocalStack, new_session: bool
 ) -> None:
     accepted = [] if new_session else fill(stack, 3)
-    big = {
-        "session_uuid": SESSION,
-        "parent_session_uuid": THREAD,
-        "new_dialog": {"uuid": "big", "query": "무" * 100_000, "answer": "ok"},
-    }
-    fill_the_disk(stack)
+    records = backend.records(stack)
 
-    status, _, body = stack.call("POST", "/v1/engine/consolidate/", big)
+    with backend.store_writes_fail(stack):
+        status, _, body = stack.call("POST", "/v1/engine/consolidate/", BIG)
 
-    assert status == 503 and "nothing was written" in body["message"] and ".sqlite3" not in body["message"]
+    assert status == 503 and "retry" in body["message"].lower() and not backend.leaked(body["message"])
     assert stack.engine.store.get_turn(TENANT, SESSION, "big") is None
+    assert backend.records(stack) == records  # not one item of it, overflow parts included
     assert (stack.engine.store.get_session(TENANT, SESSION) is None) == new_session
-    free_the_disk(stack)
-    assert stack.call("POST", "/v1/engine/consolidate/", big)[0] == 200  # the client's retry
+    assert stack.call("POST", "/v1/engine/consolidate/", BIG)[0] == 200  # the client's retry
     assert_consistent(stack.engine, TENANT, [SESSION], {SESSION: [*accepted, "big"]})
+
+
+# -- the queue failing after the turn was stored ---------------------------------------------------
+
+
+def test_a_queue_failing_after_the_turn_was_stored_is_healed_by_the_clients_retry(
+    backend: Backend, stack: LocalStack
+) -> None:
+    accepted = fill(stack, 19)
+
+    with backend.queue_sends_fail(stack):  # the 20th turn crosses the threshold: its job is lost
+        status, _, body = post_turn(stack, 19)
+    assert status == 503 and "retry" in body["message"].lower() and not backend.leaked(body["message"])
+    assert say(stack, 19) == 200  # the retry the 503 asks for: a replay, which queues the job again
+    stack.drain()
+
+    assert len(stack.engine.store.list_memories(TENANT, SESSION)) == 2
+    assert_consistent(stack.engine, TENANT, [SESSION], {SESSION: [*accepted, "d19"]})

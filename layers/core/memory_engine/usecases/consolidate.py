@@ -22,8 +22,9 @@ log = logging.getLogger("memory_engine.consolidate")
 def run(engine: Engine, tenant: str, request: ConsolidateRequest) -> StatusResponse:
     """One conditional store write, plus one queue send when the buffer crosses the threshold.
 
-    Idempotent on `new_dialog.uuid`: a replay with the same content changes nothing; other
-    content under the same uuid is a Conflict.
+    Idempotent on `new_dialog.uuid`: a replay with the same content changes nothing stored (it
+    queues the job again while a batch's worth is buffered); other content under the same uuid is
+    a Conflict.
     """
     now = engine.clock.now()
     dialog = request.new_dialog
@@ -59,11 +60,15 @@ def run(engine: Engine, tenant: str, request: ConsolidateRequest) -> StatusRespo
     settings = engine.settings
     after = outcome.buffered_count
     before = after - 1 if outcome.created else after
+    point = extraction_point(settings.extraction_threshold, settings.batch_size)
     if request.options.force_summary and after > 0:
         engine.queue.send(ExtractionJob(tenant=tenant, session_uuid=request.session_uuid, force=True))
-    elif outcome.created and crossed_threshold(
-        before, after, extraction_point(settings.extraction_threshold, settings.batch_size)
-    ):
+    elif outcome.created and crossed_threshold(before, after, point):
+        engine.queue.send(ExtractionJob(tenant=tenant, session_uuid=request.session_uuid))
+    elif not outcome.created and after >= point:
+        # A replay may be the retry of a 503 whose turn was stored but whose job never reached the
+        # queue: no later turn crosses the threshold again, so queue the job now. When the first
+        # attempt did queue it, the twin finds nothing to do (extraction is idempotent).
         engine.queue.send(ExtractionJob(tenant=tenant, session_uuid=request.session_uuid))
     if existing is None and outcome.created and settings.close_earlier_sessions:
         close_earlier_sessions(engine, tenant, request.parent_session_uuid, request.session_uuid)

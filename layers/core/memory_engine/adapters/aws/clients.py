@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -9,6 +10,7 @@ from typing import Any
 
 from memory_engine.errors import Unavailable
 
+log = logging.getLogger("memory_engine.aws")
 _lock = threading.Lock()
 _clients: dict[tuple[str, str | None], Any] = {}
 
@@ -65,10 +67,13 @@ def error_code(error: BaseException) -> str:
 
 
 @contextmanager
-def aws_errors(what: str, missing_hint: str = "") -> Iterator[None]:
+def aws_errors(what: str, missing_hint: str = "", resource: str = "") -> Iterator[None]:
     """Turn throttling, 5xx, network failures and a missing resource into `Unavailable`.
 
-    Anything else (a validation error: a bug) propagates as it is.
+    `what` names the dependency in the message, which reaches API callers in a 503: never a table
+    name, queue URL, account id or exception text there. `resource` (the name or URL) and the
+    failure's own text go to the log instead, for the operator. Anything else (a validation
+    error: a bug) propagates as it is.
     """
     from botocore.exceptions import BotoCoreError, ClientError
 
@@ -77,19 +82,23 @@ def aws_errors(what: str, missing_hint: str = "") -> Iterator[None]:
     except ClientError as error:
         code = error_code(error)
         if code in TRANSIENT_CODES:
-            raise Unavailable(f"{what} is busy or unavailable ({code}); retry shortly.") from error
-        if code in {
+            message = f"{what} is busy or unavailable ({code}); retry shortly."
+        elif code in {
             "ResourceNotFoundException",
             "AWS.SimpleQueueService.NonExistentQueue",
             "QueueDoesNotExist",
         }:
-            raise Unavailable(f"{what} does not exist ({code}). {missing_hint}".strip()) from error
-        if code in {"AccessDeniedException", "AccessDenied", "UnrecognizedClientException"}:
-            raise Unavailable(
-                f"{what} refused this function's credentials ({code}); check its IAM role."
-            ) from error
-        raise
+            message = f"{what} does not exist ({code}). {missing_hint}".strip()
+        elif code in {"AccessDeniedException", "AccessDenied", "UnrecognizedClientException"}:
+            message = f"{what} refused this function's credentials ({code}); check its IAM role."
+        else:
+            raise
+        raise _unavailable(message, resource, error) from error
     except BotoCoreError as error:  # connection refused, timeouts, no credentials
-        raise Unavailable(
-            f"{what} could not be reached ({type(error).__name__}: {error}); retry shortly."
-        ) from error
+        message = f"{what} could not be reached ({type(error).__name__}); retry shortly."
+        raise _unavailable(message, resource, error) from error
+
+
+def _unavailable(message: str, resource: str, error: Exception) -> Unavailable:
+    log.warning("AWS dependency unavailable", extra={"resource": resource, "error": str(error)})
+    return Unavailable(message)

@@ -116,8 +116,9 @@ class DynamoTable:
 
     def _errors(self) -> Any:
         return aws_errors(
-            f"DynamoDB table {self.name!r}",
+            "The DynamoDB table",
             "Create it (see docs/dynamodb.md) or fix MEMORY_ENGINE_TABLE_NAME.",
+            resource=self.name,
         )
 
     def get(self, pk: str, sk: str) -> Item | None:
@@ -165,7 +166,7 @@ class DynamoTable:
                     break
                 backoff(attempt + 2)
             if pending:
-                raise Unavailable(f"DynamoDB table {self.name!r} is throttling reads; retry shortly.")
+                raise Unavailable("The DynamoDB table is throttling reads; retry shortly.")
         return found
 
     def batch_write(self, puts: Sequence[Item] = (), deletes: Sequence[Item] = ()) -> None:
@@ -182,7 +183,7 @@ class DynamoTable:
                     break
                 backoff(attempt + 2)
             if pending:
-                raise Unavailable(f"DynamoDB table {self.name!r} is throttling writes; retry shortly.")
+                raise Unavailable("The DynamoDB table is throttling writes; retry shortly.")
 
     def put(self, item: Item) -> None:
         with self._errors():
@@ -206,5 +207,7 @@ class DynamoTable:
                 raise
             reasons = error.response.get("CancellationReasons") or []
             if not reasons:
-                raise Unavailable(f"DynamoDB cancelled a transaction on {self.name!r}: {error}") from error
+                raise Unavailable(
+                    f"DynamoDB cancelled a transaction ({error_code(error)}); retry shortly."
+                ) from error
             raise TransactionCancelled(reasons) from error

@@ -51,7 +51,9 @@ class SqsQueue:
         return self._client
 
     def _errors(self) -> Any:
-        return aws_errors(f"SQS queue {self.queue_url}", "Create it or fix MEMORY_ENGINE_QUEUE_URL.")
+        return aws_errors(
+            "The SQS queue", "Create it or fix MEMORY_ENGINE_QUEUE_URL.", resource=self.queue_url
+        )
 
     def send(self, job: Job) -> None:
         with self._errors():
