@@ -27,7 +27,11 @@ VARIANTS: tuple[Variant, ...] = (
         replace(DEFAULT, turn_documents=False, weights=replace(_W, memory_dense=_W.turn_dense)),
     ),
     Variant("− dates in the indexed text", replace(DEFAULT, dates_in_text=False)),
-    Variant("− memory-document BM25", replace(DEFAULT, weights=replace(_W, memory_lexical=0.0))),
+    # The handicap offsets the memory document's bonus: without the bonus it goes too.
+    Variant(
+        "− memory-document BM25 (and its handicap)",
+        replace(DEFAULT, weights=replace(_W, memory_lexical=0.0, memory_handicap=0.0)),
+    ),
     Variant("turns scored by BM25 only", replace(DEFAULT, weights=replace(_W, turn_dense=0.0))),
     Variant("turns scored by MiniLM only", replace(DEFAULT, weights=replace(_W, turn_dense=1.0))),
     Variant(
