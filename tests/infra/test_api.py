@@ -14,6 +14,14 @@ def authorizer(template: dict[str, Any]) -> dict[str, Any]:
     return dict(body["Properties"])
 
 
+def gateway_responses(template: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Response type → the properties of API Gateway's own answer of that type."""
+    return {
+        body["Properties"]["ResponseType"]: body["Properties"]
+        for body in cfn.resources(template, "AWS::ApiGateway::GatewayResponse").values()
+    }
+
+
 def stage(template: dict[str, Any]) -> dict[str, Any]:
     (body,) = cfn.resources(template, "AWS::ApiGateway::Stage").values()
     return dict(body["Properties"])
@@ -76,10 +84,7 @@ def test_the_stage_throttles_traces_and_writes_json_access_logs(dev: dict[str, A
 
 
 def test_gateway_refusals_answer_in_the_native_error_envelope(dev: dict[str, Any]) -> None:
-    responses = {
-        body["Properties"]["ResponseType"]: body["Properties"]
-        for body in cfn.resources(dev, "AWS::ApiGateway::GatewayResponse").values()
-    }
+    responses = gateway_responses(dev)
     unauthorized = responses["UNAUTHORIZED"]
     assert unauthorized["StatusCode"] == "401"
     assert json.loads(unauthorized["ResponseTemplates"]["application/json"])["status"] == "error"
@@ -158,10 +163,7 @@ def test_the_usage_plan_id_is_an_output_for_the_keys_cli(dev: dict[str, Any]) ->
 def test_throttled_and_over_quota_requests_get_429_with_retry_after_in_the_envelope(
     dev: dict[str, Any],
 ) -> None:
-    responses = {
-        body["Properties"]["ResponseType"]: body["Properties"]
-        for body in cfn.resources(dev, "AWS::ApiGateway::GatewayResponse").values()
-    }
+    responses = gateway_responses(dev)
     for response_type, retry_after in (("THROTTLED", "'1'"), ("QUOTA_EXCEEDED", "'3600'")):
         response = responses[response_type]
         body = json.loads(response["ResponseTemplates"]["application/json"])
@@ -171,10 +173,7 @@ def test_throttled_and_over_quota_requests_get_429_with_retry_after_in_the_envel
 
 
 def test_a_key_missing_from_the_usage_plan_gets_403_saying_how_to_fix_it(dev: dict[str, Any]) -> None:
-    responses = {
-        body["Properties"]["ResponseType"]: body["Properties"]
-        for body in cfn.resources(dev, "AWS::ApiGateway::GatewayResponse").values()
-    }
+    responses = gateway_responses(dev)
     invalid = responses["INVALID_API_KEY"]
     assert invalid["StatusCode"] == "403"
     assert "keys sync" in json.loads(invalid["ResponseTemplates"]["application/json"])["message"]
