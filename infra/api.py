@@ -3,6 +3,11 @@
 A route added to routes.py appears here with no other edit. Every route but health goes through
 the REQUEST authorizer (cached per Authorization header). API Gateway's own refusals (401,
 throttling, bad body, too large) answer in the native error envelope, like the handlers do.
+
+Per-key rate limits: the API takes its API keys from the authorizer (key source AUTHORIZER), which
+returns each memory-engine key's usage-plan key (`memory_engine.auth.usage_key_value`); every route
+but health requires one, and the stage's usage plan throttles (and optionally counts) per key.
+`memory-engine keys create|rotate|revoke|sync` keeps the plan's keys in step with the key store.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ BODY_METHODS = {"POST", "PUT", "PATCH"}
 ACCESS_LOG = {
     "requestId": "$context.requestId",
     "tenant": "$context.authorizer.principalId",
+    "usagePlanKey": "$context.identity.apiKeyId",  # the API key the usage plan throttled by
     "ip": "$context.identity.sourceIp",
     "method": "$context.httpMethod",
     "resource": "$context.resourcePath",
@@ -48,11 +54,27 @@ GATEWAY_RESPONSES: dict[str, tuple[str, str]] = {
     "MISSING_AUTHENTICATION_TOKEN": ("404", "No such route: see the README for the API's paths."),
     "BAD_REQUEST_BODY": ("400", "The request body is not valid JSON: send a JSON object."),
     "REQUEST_TOO_LARGE": ("413", "Request body too large: send less per request."),
-    "THROTTLED": ("429", "Too many requests: slow down and retry."),
-    "QUOTA_EXCEEDED": ("429", "Request quota exceeded: retry later."),
+    "THROTTLED": ("429", "Too many requests: retry after the seconds in Retry-After."),
+    "QUOTA_EXCEEDED": (
+        "429",
+        "This API key's request quota for the period is used up: retry after it resets.",
+    ),
+    "INVALID_API_KEY": (
+        "403",
+        "This API key has no usage plan on this API yet: the operator enrolls it with "
+        "`memory-engine keys sync`.",
+    ),
     "AUTHORIZER_FAILURE": ("503", "The API key store is unavailable; retry shortly."),
     "AUTHORIZER_CONFIGURATION_ERROR": ("503", "The API key store is unavailable; retry shortly."),
     "DEFAULT_5XX": ("503", "The service is unavailable; the request may be retried."),
+}
+
+# Headers of those answers (static: API Gateway cannot compute them). A throttled key gets tokens
+# back within a second; a spent quota comes back only when its period resets, so an hour is a
+# polite interval to check again.
+GATEWAY_HEADERS: dict[str, dict[str, str]] = {
+    "THROTTLED": {"Retry-After": "1"},
+    "QUOTA_EXCEEDED": {"Retry-After": "3600"},
 }
 
 
@@ -84,6 +106,7 @@ class Api(Construct):
             rest_api_name=config.stack_name,
             description="memory-engine: long-term memory for dialogue",
             endpoint_types=[apigw.EndpointType.REGIONAL],
+            api_key_source_type=apigw.ApiKeySourceType.AUTHORIZER,  # never a caller's x-api-key
             cloud_watch_role=True,  # execution logs need the account's API Gateway logging role
             deploy_options=apigw.StageOptions(
                 stage_name=config.stage,
@@ -121,14 +144,18 @@ class Api(Construct):
             "BodyIsJsonObject", validate_request_body=True, validate_request_parameters=True
         )
         for response_type, (status, message) in GATEWAY_RESPONSES.items():
+            headers = GATEWAY_HEADERS.get(response_type)
             self.rest_api.add_gateway_response(
                 response_type.title().replace("_", ""),
                 type=apigw.ResponseType.of(response_type),
                 status_code=status,
                 templates={"application/json": error_template(message)},
+                # Header values are mapping expressions: a literal is quoted.
+                response_headers={name: f"'{value}'" for name, value in headers.items()} if headers else None,
             )
         for route in routes:
             self._add_route(route, handler_for(self, route.function))
+        self.usage_plan = self._usage_plan(config)
         self._protect(config)
 
     def _add_route(self, route: Route, function: lambda_.IFunction) -> None:
@@ -139,6 +166,7 @@ class Api(Construct):
             apigw.LambdaIntegration(function, allow_test_invoke=False),
             authorizer=self.authorizer if route.auth else None,
             authorization_type=apigw.AuthorizationType.CUSTOM if route.auth else apigw.AuthorizationType.NONE,
+            api_key_required=route.auth,  # the usage-plan key the authorizer names: per-key limits
             # Methods without a JSON body have their path and query validated by the handler
             # (pydantic), which names every bad field in its 4xx.
             request_validator=self._body_validator if body else None,
@@ -155,6 +183,24 @@ class Api(Construct):
                 "Callers are services holding API keys (Authorization: Token|Bearer), checked by the "
                 "Lambda REQUEST authorizer against hashed keys; there are no Cognito users.",
             )
+
+    def _usage_plan(self, config: StackConfig) -> apigw.UsagePlan:
+        """Per-key throttle (and quota) on the stage; its keys are made by `memory-engine keys`."""
+        quota = None
+        if config.key_quota_limit is not None:
+            quota = apigw.QuotaSettings(
+                limit=config.key_quota_limit, period=apigw.Period[config.key_quota_period]
+            )
+        return self.rest_api.add_usage_plan(
+            "UsagePlan",
+            name=f"{config.stack_name}-per-key",
+            description="memory-engine: one API key per memory-engine key (memory-engine keys create)",
+            throttle=apigw.ThrottleSettings(
+                rate_limit=config.key_throttle_rate, burst_limit=config.key_throttle_burst
+            ),
+            quota=quota,
+            api_stages=[apigw.UsagePlanPerApiStage(api=self.rest_api, stage=self.rest_api.deployment_stage)],
+        )
 
     def _protect(self, config: StackConfig) -> None:
         if config.waf_acl_arn:

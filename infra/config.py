@@ -51,6 +51,12 @@ class StackConfig(BaseModel):
     throttle_rate: float = Field(50, gt=0)
     throttle_burst: int = Field(100, ge=1)
     waf_acl_arn: str | None = None
+    # Per API key: the stage's usage plan (the authorizer names each request's key). Requests per
+    # second and burst; a quota of requests per period is off unless keyQuotaLimit is set.
+    key_throttle_rate: float = Field(25, gt=0)
+    key_throttle_burst: int = Field(50, ge=1)
+    key_quota_limit: int | None = Field(None, ge=1)
+    key_quota_period: Literal["DAY", "WEEK", "MONTH"] = "DAY"
 
     # Operations.
     alarm_email: str | None = None

@@ -98,7 +98,8 @@ class MemoryEngineStack(Stack):
             return {}
         env = {"MEMORY_ENGINE_BACKEND": "aws", "MEMORY_ENGINE_TABLE_NAME": self.data.table.table_name}
         if not uses_engine(needs):
-            return env
+            # The authorizer reads keys only: no queue, no index to configure.
+            return env | {"MEMORY_ENGINE_KEYS_ONLY": "true"}
         config = self.config
         env |= {
             "MEMORY_ENGINE_QUEUE_URL": self.queues[EXTRACTION_WORKER].queue.queue_url,
@@ -163,6 +164,12 @@ class MemoryEngineStack(Stack):
     def _outputs(self) -> None:
         CfnOutput(self, "ApiUrl", value=self.api.url, description="base URL of the API (stage included)")
         CfnOutput(self, "TableName", value=self.data.table.table_name)
+        CfnOutput(
+            self,
+            "UsagePlanId",
+            value=self.api.usage_plan.usage_plan_id,
+            description="MEMORY_ENGINE_USAGE_PLAN_ID for `memory-engine keys` (per-key rate limits)",
+        )
         extraction = self.queues[EXTRACTION_WORKER]
         CfnOutput(self, "QueueUrl", value=extraction.queue.queue_url)
         CfnOutput(self, "DeadLetterQueueUrl", value=extraction.dead_letters.queue_url)

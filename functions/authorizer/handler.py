@@ -3,6 +3,8 @@
 Handlers read the tenant from `requestContext.authorizer.tenant` (memory_engine.http.tenant_of).
 API Gateway caches the answer per Authorization header for the stage's TTL, and the cached policy
 is reused for every method: so an allowed key gets every route of the stage, never one method.
+The answer's `usageIdentifierKey` names the key's API key in the stage's usage plan (the API's key
+source is AUTHORIZER): API Gateway applies that key's throttle and quota to the request.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from aws_lambda_powertools.utilities.data_classes.api_gateway_authorizer_event i
 )
 
 from memory_engine import wiring
-from memory_engine.auth import authenticate
+from memory_engine.auth import authenticate, usage_key_value
 from memory_engine.http import logger
 
 # API Gateway answers 401 only for a failed invocation whose error message is exactly this.
@@ -43,6 +45,7 @@ def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         stage=arn.stage,
         context=principal.context(),
         partition=arn.partition,
+        usage_identifier_key=usage_key_value(principal.key_id),
     )
     policy.allow_all_routes()
     return policy.asdict()

@@ -9,12 +9,16 @@ import pytest
 from pydantic import ValidationError
 
 from memory_engine import cli, wiring
+from memory_engine.adapters.aws.apigateway_usage_plan import ApiGatewayUsagePlanKeys, MissingUsagePlan
+from memory_engine.adapters.aws.dynamodb_api_keys import DynamoDbKeyStore
 from memory_engine.adapters.aws.dynamodb_store import DynamoDbStore
 from memory_engine.adapters.aws.opensearch_index import OpenSearchIndex
 from memory_engine.adapters.aws.remote_embedder import RemoteEmbedder
 from memory_engine.adapters.aws.sqs_queue import SqsQueue
 from memory_engine.adapters.local.memory_index import LocalSearchIndex
+from memory_engine.adapters.local.usage_plan import NoUsagePlan
 from memory_engine.engine import Engine
+from memory_engine.errors import Unavailable
 from memory_engine.settings import Settings, reset_settings
 from tests.contract.builders import append_turns, make_memory, make_session
 from tests.fakes.aws import TABLE
@@ -59,6 +63,42 @@ def test_inside_lambda_the_aws_backend_needs_opensearch(env: pytest.MonkeyPatch)
 
 def test_outside_lambda_the_aws_backend_may_run_without_opensearch(env: pytest.MonkeyPatch) -> None:
     assert configured(env, **AWS).opensearch_url is None
+
+
+def test_a_keys_only_process_in_lambda_needs_only_the_table(env: pytest.MonkeyPatch) -> None:
+    # Given the authorizer's environment: the table, no queue, no index
+    settings = configured(
+        env,
+        MEMORY_ENGINE_BACKEND="aws",
+        MEMORY_ENGINE_TABLE_NAME=TABLE,
+        MEMORY_ENGINE_KEYS_ONLY="true",
+        AWS_LAMBDA_FUNCTION_NAME="memory-engine-authorizer",
+    )
+    # Then the configuration is complete, and its key store is the table
+    assert isinstance(wiring.build_key_store(settings), DynamoDbKeyStore)
+
+
+def test_a_keys_only_process_builds_no_engine(env: pytest.MonkeyPatch) -> None:
+    configured(
+        env, MEMORY_ENGINE_BACKEND="aws", MEMORY_ENGINE_TABLE_NAME=TABLE, MEMORY_ENGINE_KEYS_ONLY="true"
+    )
+
+    with pytest.raises(Unavailable, match="MEMORY_ENGINE_KEYS_ONLY"):
+        wiring.engine()
+
+
+@pytest.mark.parametrize(
+    ("variables", "adapter"),
+    [
+        ({}, NoUsagePlan),
+        ({**AWS, "MEMORY_ENGINE_USAGE_PLAN_ID": "abc123"}, ApiGatewayUsagePlanKeys),
+        (AWS, MissingUsagePlan),
+    ],
+)
+def test_the_usage_plan_adapter_follows_the_backend_and_the_plan_id(
+    env: pytest.MonkeyPatch, variables: dict[str, str], adapter: type
+) -> None:
+    assert isinstance(wiring.build_usage_plan_keys(configured(env, **variables)), adapter)
 
 
 def test_a_remote_embedder_without_its_target_fails_naming_the_variable(env: pytest.MonkeyPatch) -> None:

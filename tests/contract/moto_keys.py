@@ -42,3 +42,24 @@ def mocked_key_table() -> Iterator[tuple[str, Any]]:
             ],
         )
         yield TABLE, client
+
+
+def mocked_usage_plan() -> tuple[str, Any]:
+    """(usage plan id, API Gateway client) of a fresh usage plan; call inside `mocked_key_table()`."""
+    import boto3
+
+    apigateway = boto3.client("apigateway", region_name=REGION)
+    plan = apigateway.create_usage_plan(
+        name="memory-engine-test-per-key", throttle={"rateLimit": 25, "burstLimit": 50}
+    )
+    return plan["id"], apigateway
+
+
+def usage_plan_values(apigateway: Any, usage_plan_id: str) -> set[str]:
+    """The API key values in the usage plan."""
+    return {item["value"] for item in apigateway.get_usage_plan_keys(usagePlanId=usage_plan_id)["items"]}
+
+
+def api_key_values(apigateway: Any) -> set[str]:
+    """Every API key value of the account, in a plan or not."""
+    return {item["value"] for item in apigateway.get_api_keys(includeValues=True)["items"]}

@@ -10,6 +10,7 @@ from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from memory_engine.errors import Conflict, Unavailable
 from memory_engine.models.domain import MemoryFields, Turn
 from memory_engine.models.messages import Job
 from memory_engine.ports import EmbedMode, Extraction, ExtractionContext
@@ -121,3 +122,33 @@ class FailingExtractor(EchoExtractor):
         if any(turn.session_uuid in self.failing_sessions for turn in turns):
             raise RuntimeError(f"extraction failed for {turns[0].session_uuid}")
         return super().extract(turns, context)
+
+
+class FakeUsagePlan:
+    """`UsagePlanKeys` in sets: key ids in the plan, API keys left outside it, failures on demand."""
+
+    def __init__(self) -> None:
+        self.enrolled: set[str] = set()
+        self.outside: set[str] = set()  # API keys that never joined the plan (a half-done add)
+        self.down = False
+
+    def add(self, key_id: str) -> None:
+        self._check()
+        if key_id in self.enrolled | self.outside:
+            raise Conflict(f"{key_id} has a usage-plan key already")
+        self.enrolled.add(key_id)
+
+    def remove(self, key_id: str) -> bool:
+        self._check()
+        had = key_id in self.enrolled | self.outside
+        self.enrolled.discard(key_id)
+        self.outside.discard(key_id)
+        return had
+
+    def key_ids(self) -> set[str]:
+        self._check()
+        return set(self.enrolled)
+
+    def _check(self) -> None:
+        if self.down:
+            raise Unavailable("the usage plan is unreachable")

@@ -11,6 +11,7 @@ import pytest
 from functions.authorizer.handler import UNAUTHORIZED, lambda_handler
 from memory_engine import wiring
 from memory_engine.adapters.aws.dynamodb_api_keys import DynamoDbKeyStore
+from memory_engine.auth import key_id_of, usage_key_value
 from memory_engine.engine import SystemClock
 from memory_engine.server.apigw import LocalContext
 from memory_engine.settings import reset_settings
@@ -74,3 +75,35 @@ def test_a_forged_secret_for_a_real_key_id_is_refused(key: str) -> None:
     forged = key.rsplit("_", 1)[0] + "_forged"
     with pytest.raises(Exception, match=f"^{UNAUTHORIZED}$"):
         lambda_handler(event_with(f"Bearer {forged}"), LocalContext())
+
+
+def test_a_valid_key_names_its_usage_plan_key_as_the_usage_identifier(key: str) -> None:
+    # Given a valid key / When the authorizer runs
+    answer = lambda_handler(event_with(f"Bearer {key}"), LocalContext())
+    # Then API Gateway is told which usage-plan key to throttle: the one derived from the key id
+    assert answer["usageIdentifierKey"] == usage_key_value(str(key_id_of(key)))
+
+
+def test_the_authorizer_runs_on_the_environment_the_stack_gives_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Given only what infra/stack.py sets for the authorizer, inside Lambda: no queue, no index
+    with mocked_key_table() as (table, client):
+        for name, value in {
+            "MEMORY_ENGINE_BACKEND": "aws",
+            "MEMORY_ENGINE_TABLE_NAME": table,
+            "MEMORY_ENGINE_KEYS_ONLY": "true",
+            "AWS_LAMBDA_FUNCTION_NAME": "authorizer",
+            "AWS_REGION": REGION,
+        }.items():
+            monkeypatch.setenv(name, value)
+        monkeypatch.delenv("MEMORY_ENGINE_QUEUE_URL", raising=False)
+        monkeypatch.delenv("MEMORY_ENGINE_OPENSEARCH_URL", raising=False)
+        reset_settings()
+        wiring.reset()
+        issued = keys.create(DynamoDbKeyStore(table, REGION, dynamodb=client), SystemClock().now(), "acme")
+        # When a request with the key arrives / Then it is allowed
+        try:
+            answer = lambda_handler(event_with(f"Bearer {issued.key}"), LocalContext())
+        finally:
+            reset_settings()
+            wiring.reset()
+    assert answer["principalId"] == "acme"

@@ -14,6 +14,14 @@ def authorizer(template: dict[str, Any]) -> dict[str, Any]:
     return dict(body["Properties"])
 
 
+def gateway_responses(template: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Response type → the properties of API Gateway's own answer of that type."""
+    return {
+        body["Properties"]["ResponseType"]: body["Properties"]
+        for body in cfn.resources(template, "AWS::ApiGateway::GatewayResponse").values()
+    }
+
+
 def stage(template: dict[str, Any]) -> dict[str, Any]:
     (body,) = cfn.resources(template, "AWS::ApiGateway::Stage").values()
     return dict(body["Properties"])
@@ -76,10 +84,7 @@ def test_the_stage_throttles_traces_and_writes_json_access_logs(dev: dict[str, A
 
 
 def test_gateway_refusals_answer_in_the_native_error_envelope(dev: dict[str, Any]) -> None:
-    responses = {
-        body["Properties"]["ResponseType"]: body["Properties"]
-        for body in cfn.resources(dev, "AWS::ApiGateway::GatewayResponse").values()
-    }
+    responses = gateway_responses(dev)
     unauthorized = responses["UNAUTHORIZED"]
     assert unauthorized["StatusCode"] == "401"
     assert json.loads(unauthorized["ResponseTemplates"]["application/json"])["status"] == "error"
@@ -104,3 +109,71 @@ def test_api_functions_run_python_from_the_layer_with_their_own_folder_only(dev:
         assert function["Layers"] == [{"Ref": layer_id}], folder
         assert function["TracingConfig"] == {"Mode": "Active"}, folder
         assert function["LoggingConfig"]["LogGroup"], folder
+
+
+def usage_plan(template: dict[str, Any]) -> dict[str, Any]:
+    (body,) = cfn.resources(template, "AWS::ApiGateway::UsagePlan").values()
+    return dict(body["Properties"])
+
+
+def test_the_api_takes_its_api_keys_from_the_authorizer_only(dev: dict[str, Any]) -> None:
+    (api,) = cfn.resources(dev, "AWS::ApiGateway::RestApi").values()
+    # a caller's x-api-key header is never read: the authorizer names the usage-plan key
+    assert api["Properties"]["ApiKeySourceType"] == "AUTHORIZER"
+
+
+def test_every_route_but_health_requires_a_usage_plan_key(
+    dev: dict[str, Any], more_routes: dict[str, Any]
+) -> None:
+    for template in (dev, more_routes):
+        # Given the API's methods / When whether they need an API key is read
+        for (method, path), body in cfn.method_paths(template).items():
+            # Then exactly the authorized ones do, routes added later included
+            assert body.get("ApiKeyRequired", False) is (body["AuthorizationType"] == "CUSTOM"), (
+                method,
+                path,
+            )
+    assert cfn.method_paths(dev)[("GET", "/v1/engine/health")].get("ApiKeyRequired", False) is False
+    assert cfn.method_paths(more_routes)[("POST", "/v1/engine/summaries")]["ApiKeyRequired"] is True
+
+
+def test_the_usage_plan_throttles_each_key_on_the_stage(dev: dict[str, Any]) -> None:
+    # Given the dev stack's usage plan
+    plan = usage_plan(dev)
+    (stage_id,) = cfn.resources(dev, "AWS::ApiGateway::Stage")
+    (api_id,) = cfn.resources(dev, "AWS::ApiGateway::RestApi")
+    # Then it is bound to the stage, throttles per key with the defaults, and sets no quota
+    ((bound),) = plan["ApiStages"]
+    assert (bound["ApiId"], bound["Stage"]) == ({"Ref": api_id}, {"Ref": stage_id})
+    assert plan["Throttle"] == {"RateLimit": 25, "BurstLimit": 50}
+    assert "Quota" not in plan
+
+
+def test_per_key_throttle_and_quota_come_from_context(prod: dict[str, Any]) -> None:
+    plan = usage_plan(prod)
+    assert plan["Throttle"] == {"RateLimit": 5, "BurstLimit": 10}
+    assert plan["Quota"] == {"Limit": 100_000, "Period": "MONTH"}
+
+
+def test_the_usage_plan_id_is_an_output_for_the_keys_cli(dev: dict[str, Any]) -> None:
+    (plan_id,) = cfn.resources(dev, "AWS::ApiGateway::UsagePlan")
+    assert cfn.outputs(dev)["UsagePlanId"] == f"<{plan_id}>"
+
+
+def test_throttled_and_over_quota_requests_get_429_with_retry_after_in_the_envelope(
+    dev: dict[str, Any],
+) -> None:
+    responses = gateway_responses(dev)
+    for response_type, retry_after in (("THROTTLED", "'1'"), ("QUOTA_EXCEEDED", "'3600'")):
+        response = responses[response_type]
+        body = json.loads(response["ResponseTemplates"]["application/json"])
+        assert response["StatusCode"] == "429"
+        assert response["ResponseParameters"] == {"gatewayresponse.header.Retry-After": retry_after}
+        assert body["status"] == "error" and body["message"] and body["errors"] == []
+
+
+def test_a_key_missing_from_the_usage_plan_gets_403_saying_how_to_fix_it(dev: dict[str, Any]) -> None:
+    responses = gateway_responses(dev)
+    invalid = responses["INVALID_API_KEY"]
+    assert invalid["StatusCode"] == "403"
+    assert "keys sync" in json.loads(invalid["ResponseTemplates"]["application/json"])["message"]

@@ -64,3 +64,16 @@ def test_key_value_arguments_override_the_context_of_cdk_json(monkeypatch: pytes
 def test_an_argument_without_equals_sign_is_refused() -> None:
     with pytest.raises(SystemExit, match="key=value"):
         cli_context(["prod"])
+
+
+def test_per_key_limits_come_from_context_strings_with_no_quota_by_default() -> None:
+    # Given per-key limits as `-c key=value` delivers them
+    config = from_context({"keyThrottleRate": "2.5", "keyThrottleBurst": "5"}.get)
+    # Then they are typed, and no quota is set unless asked for
+    assert (config.key_throttle_rate, config.key_throttle_burst) == (2.5, 5)
+    assert config.key_quota_limit is None
+
+
+def test_an_unknown_quota_period_is_refused() -> None:
+    with pytest.raises(ValidationError, match="key_quota_period"):
+        from_context({"keyQuotaLimit": "1000", "keyQuotaPeriod": "HOUR"}.get)

@@ -19,6 +19,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Protocol
 
+from memory_engine.models.keys import KEY_ID_PATTERN
 from memory_engine.ports import KeyStore
 
 LOCAL_TENANT = "local"
@@ -29,7 +30,16 @@ HASH_SCHEME = "sha256"
 TENANT_CONTEXT_KEY = "tenant"
 KEY_ID_CONTEXT_KEY = "key_id"
 
+_KEY_ID = re.compile(KEY_ID_PATTERN)
 _KEY_FORMAT = re.compile(r"^me_(?P<key_id>[0-9a-f]{12})_(?P<secret>[A-Za-z0-9_-]{32,128})$")
+
+# The API Gateway API key that stands for a memory-engine key in the stage's usage plan (per-key
+# throttling and quota). Its value is not a secret: with the API's key source AUTHORIZER, API
+# Gateway takes it only from the authorizer's `usageIdentifierKey`, never from a caller's header.
+# Letters and digits only, 32 characters for a 12-hex-digit key id (API Gateway wants 20 or more,
+# older documentation 30).
+USAGE_KEY_PREFIX = "memoryengineusagekey"
+USAGE_KEY_NAME_PREFIX = "memory-engine-"
 
 
 @dataclass(frozen=True)
@@ -68,6 +78,23 @@ def key_id_of(key: str) -> str | None:
     """The key id of a well-formed store key; None for anything else (never an error)."""
     found = _KEY_FORMAT.match(key)
     return found["key_id"] if found else None
+
+
+def usage_key_value(key_id: str) -> str:
+    """The usage-plan API key value of a key id: what the authorizer returns as usageIdentifierKey
+    and what `memory-engine keys create` registers in the usage plan. The one derivation."""
+    return f"{USAGE_KEY_PREFIX}{key_id}"
+
+
+def usage_key_name(key_id: str) -> str:
+    """The usage-plan API key's name, as the API Gateway console lists it."""
+    return f"{USAGE_KEY_NAME_PREFIX}{key_id}"
+
+
+def key_id_of_usage_key(value: str) -> str | None:
+    """The key id a usage-plan API key value stands for; None for a key memory-engine did not make."""
+    key_id = value.removeprefix(USAGE_KEY_PREFIX)
+    return key_id if key_id != value and _KEY_ID.match(key_id) else None
 
 
 def hash_key(key: str) -> str:

@@ -1,14 +1,18 @@
-"""Admin commands of `memory-engine`: API keys (`keys create|list|revoke|rotate`) against the
-configured key store (SQLite locally, DynamoDB with the AWS backend), and `openapi`."""
+"""Admin commands of `memory-engine`: API keys (`keys create|list|revoke|rotate|sync`) against the
+configured key store (SQLite locally, DynamoDB with the AWS backend) and, on AWS, the API Gateway
+usage plan that rate-limits each key; and `openapi`."""
 
 from __future__ import annotations
 
 import argparse
 import sys
-from datetime import timedelta
-from typing import Any
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
 
 from memory_engine.errors import MemoryEngineError
+
+if TYPE_CHECKING:
+    from memory_engine.ports import KeyStore, UsagePlanKeys
 
 ADMIN_COMMANDS = ("keys", "openapi")
 
@@ -30,6 +34,10 @@ def add_admin_commands(commands: Any) -> None:
     rotate = actions.add_parser("rotate", help="a new key for the same tenant; the old one is revoked")
     rotate.add_argument("key_id")
     rotate.add_argument("--grace-seconds", type=int, default=0, help="keep the old key working this long")
+    sync = actions.add_parser(
+        "sync", help="give every working key its API Gateway usage-plan key, remove those of retired keys"
+    )
+    sync.add_argument("--dry-run", action="store_true", help="print what would change, change nothing")
 
 
 def run_admin(args: argparse.Namespace) -> int:
@@ -61,23 +69,25 @@ def _keys(args: argparse.Namespace) -> int:
     from memory_engine.engine import SystemClock
     from memory_engine.usecases import keys
 
-    store, now = wiring.key_store(), SystemClock().now()
+    store, usage, now = wiring.key_store(), wiring.usage_plan_keys(), SystemClock().now()
+    if args.action == "sync":
+        return _sync(store, usage, now, args.dry_run)
     if args.action == "create":
-        issued = keys.create(store, now, args.tenant, args.label)
+        issued = keys.create(store, now, args.tenant, args.label, usage=usage)
         print(issued.key)
         print(
             f"key {issued.record.key_id} for tenant {issued.record.tenant}: keep it, it is not shown again",
             file=sys.stderr,
         )
     elif args.action == "rotate":
-        issued = keys.rotate(store, now, args.key_id, timedelta(seconds=args.grace_seconds))
+        issued = keys.rotate(store, now, args.key_id, timedelta(seconds=args.grace_seconds), usage=usage)
         print(issued.key)
         print(
             f"key {issued.record.key_id} replaces {args.key_id} (tenant {issued.record.tenant})",
             file=sys.stderr,
         )
     elif args.action == "revoke":
-        revoked = keys.revoke(store, now, args.key_id)
+        revoked = keys.revoke(store, now, args.key_id, usage=usage)
         print(f"key {revoked.key_id} of tenant {revoked.tenant} revoked", file=sys.stderr)
     else:
         for key in keys.list_keys(store, args.tenant):
@@ -87,4 +97,17 @@ def _keys(args: argparse.Namespace) -> int:
             else:
                 until = f" until {key.revoked_at:%Y-%m-%dT%H:%M:%SZ}" if state == "expiring" else ""
                 print(f"{key.key_id}  {key.tenant}  {state}{until}  {key.created_at:%Y-%m-%d}  {key.label}")
+    return 0
+
+
+def _sync(store: KeyStore, usage: UsagePlanKeys, now: datetime, dry_run: bool) -> int:
+    from memory_engine.usecases import keys
+
+    outcome = keys.sync(store, usage, now, dry_run=dry_run)
+    verb = ("added", "removed") if outcome.applied else ("would add", "would remove")
+    for key_id in outcome.added:
+        print(f"{verb[0]} {key_id}")
+    for key_id in outcome.removed:
+        print(f"{verb[1]} {key_id}")
+    print(f"usage plan: {len(outcome.added)} {verb[0]}, {len(outcome.removed)} {verb[1]}", file=sys.stderr)
     return 0

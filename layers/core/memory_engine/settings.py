@@ -84,6 +84,12 @@ class Settings(BaseSettings):
     aws_region: str | None = Field(
         None, validation_alias=AliasChoices("AWS_REGION", "AWS_DEFAULT_REGION", "MEMORY_ENGINE_AWS_REGION")
     )
+    # API Gateway usage plan (stack output UsagePlanId) that `memory-engine keys` enrolls each key
+    # in: per-key throttling and quota on AWS. Only the CLI needs it; no function reads it.
+    usage_plan_id: str | None = Field(None, description="API Gateway usage plan of the API keys")
+    # A process that only reads API keys (the Lambda authorizer): the table is all it needs, so the
+    # engine's queue and index are not required.
+    keys_only: bool = False
     # Set by the Lambda runtime itself: inside a function, missing production settings are errors.
     lambda_function_name: str | None = Field(None, validation_alias="AWS_LAMBDA_FUNCTION_NAME")
 
@@ -107,11 +113,11 @@ def _missing_variables(settings: Settings) -> list[tuple[str, str]]:
             missing.append(
                 ("MEMORY_ENGINE_TABLE_NAME", "the DynamoDB table, needed by MEMORY_ENGINE_BACKEND=aws")
             )
-        if not settings.queue_url:
+        if not settings.queue_url and not settings.keys_only:
             missing.append(
                 ("MEMORY_ENGINE_QUEUE_URL", "the SQS FIFO queue URL, needed by MEMORY_ENGINE_BACKEND=aws")
             )
-        if not settings.opensearch_url and settings.in_lambda:
+        if not settings.opensearch_url and settings.in_lambda and not settings.keys_only:
             missing.append(
                 (
                     "MEMORY_ENGINE_OPENSEARCH_URL",

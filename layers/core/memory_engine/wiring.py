@@ -23,6 +23,7 @@ from memory_engine.ports import (
     Queue,
     SearchIndex,
     Store,
+    UsagePlanKeys,
 )
 from memory_engine.settings import Settings, get_settings
 
@@ -51,6 +52,10 @@ def use(replacement: Engine | None) -> None:
 @lru_cache(maxsize=1)
 def _built_engine() -> Engine:
     settings = get_settings()
+    if settings.keys_only:
+        raise Unavailable(
+            "MEMORY_ENGINE_KEYS_ONLY is set: this process reads API keys only and builds no engine."
+        )
     with _lock:
         store = build_store(settings)
         index = build_index(settings, store)
@@ -71,6 +76,7 @@ def reset() -> None:
     _built_engine.cache_clear()
     key_store.cache_clear()
     key_resolver.cache_clear()
+    usage_plan_keys.cache_clear()
     use(None)
 
 
@@ -241,6 +247,25 @@ def key_resolver() -> KeyResolver:
     if settings.backend == "local":
         resolvers.insert(0, SingleKey(local_api_key(settings.api_key, settings.data_dir)[0]))
     return AnyKey(resolvers)
+
+
+@lru_cache(maxsize=1)
+def usage_plan_keys() -> UsagePlanKeys:
+    """Where each API key gets its per-key rate limit: the API Gateway usage plan on AWS
+    (MEMORY_ENGINE_USAGE_PLAN_ID; without it, issuing a key is refused), nothing locally."""
+    return build_usage_plan_keys(get_settings())
+
+
+def build_usage_plan_keys(settings: Settings) -> UsagePlanKeys:
+    if settings.backend != "aws":
+        from memory_engine.adapters.local.usage_plan import NoUsagePlan
+
+        return NoUsagePlan()
+    from memory_engine.adapters.aws.apigateway_usage_plan import ApiGatewayUsagePlanKeys, MissingUsagePlan
+
+    if not settings.usage_plan_id:
+        return MissingUsagePlan()
+    return ApiGatewayUsagePlanKeys(settings.usage_plan_id, settings.aws_region)
 
 
 def bootstrap_index() -> None:

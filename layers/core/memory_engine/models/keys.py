@@ -36,3 +36,11 @@ class IssuedKey(BaseModel):
 
     key: str = Field(repr=False)
     record: ApiKey
+
+
+class UsagePlanSync(BaseModel):
+    """What `memory-engine keys sync` did (or, dry, would do) to the usage plan."""
+
+    added: list[str] = Field(default_factory=list, description="key ids given a usage-plan key")
+    removed: list[str] = Field(default_factory=list, description="key ids whose usage-plan key went")
+    applied: bool = True
