@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import logging
 from typing import Any
 
 import pytest
@@ -66,13 +67,25 @@ def test_an_answer_of_another_dimension_fails_loudly_naming_the_setting(model: H
         remote.embed(["hello"])
 
 
-def test_a_function_error_is_unavailable(model: HashEmbedder) -> None:
-    remote = RemoteEmbedder(
-        dimension=8, function_name="embedder", aws_client=FakeLambda(function_error="Unhandled")
-    )
+def test_a_function_error_is_unavailable_naming_neither_the_function_nor_its_error_except_in_the_log(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # Given an embedding function that crashes, answering its error and stack trace
+    crash = {"errorMessage": "boom in /var/task/model.py", "stackTrace": ['File "/var/task/model.py"']}
+    fake = FakeLambda(handler=lambda *_: crash, function_error="Unhandled")
+    remote = RemoteEmbedder(dimension=8, function_name="acme-private-embedder", aws_client=fake)
 
-    with pytest.raises(Unavailable, match="embedder failed"):
+    # When texts are embedded
+    with caplog.at_level(logging.WARNING, "memory_engine.aws"), pytest.raises(Unavailable) as raised:
         remote.embed(["hello"])
+
+    # Then the caller learns the embedding model failed, and only the log has the function and error
+    message = raised.value.message
+    assert "embedding model failed" in message and "Unhandled" in message
+    assert "acme-private-embedder" not in message and "/var/task" not in message
+    [record] = caplog.records
+    assert record.resource == "Lambda function acme-private-embedder"  # type: ignore[attr-defined]
+    assert "boom in /var/task/model.py" in record.error  # type: ignore[attr-defined]
 
 
 def test_a_batch_the_function_refuses_is_invalid_input(model: HashEmbedder) -> None:
@@ -84,17 +97,44 @@ def test_a_batch_the_function_refuses_is_invalid_input(model: HashEmbedder) -> N
         remote.embed(["hello"] * 300)
 
 
-def test_throttling_by_lambda_is_unavailable() -> None:
+def test_throttling_by_lambda_is_unavailable_naming_the_code_but_not_the_function(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     class Throttled:
         def invoke(self, **_: Any) -> Any:
             raise ClientError(
                 {"Error": {"Code": "TooManyRequestsException", "Message": "Rate exceeded"}}, "Invoke"
             )
 
-    remote = RemoteEmbedder(dimension=8, function_name="embedder", aws_client=Throttled())
+    remote = RemoteEmbedder(dimension=8, function_name="acme-private-embedder", aws_client=Throttled())
 
-    with pytest.raises(Unavailable, match="retry"):
+    with caplog.at_level(logging.WARNING, "memory_engine.aws"), pytest.raises(Unavailable) as raised:
         remote.embed(["hello"])
+
+    assert "TooManyRequestsException" in raised.value.message and "retry" in raised.value.message
+    assert "acme-private-embedder" not in raised.value.message
+    assert [record.resource for record in caplog.records] == [  # type: ignore[attr-defined]
+        "Lambda function acme-private-embedder"
+    ]
+
+
+def test_a_sagemaker_answer_of_another_dimension_names_the_setting_but_not_the_endpoint(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    class WrongSize:
+        def invoke_endpoint(self, **_: Any) -> dict[str, Any]:
+            return {"Body": io.BytesIO(json.dumps([[1.0, 0.0, 0.0]]).encode())}
+
+    remote = RemoteEmbedder(dimension=2, sagemaker_endpoint="acme-private-minilm", aws_client=WrongSize())
+
+    with caplog.at_level(logging.WARNING, "memory_engine.aws"), pytest.raises(Unavailable) as raised:
+        remote.embed(["one"])
+
+    assert "MEMORY_ENGINE_EMBEDDING_DIMENSION" in raised.value.message
+    assert "acme-private-minilm" not in raised.value.message
+    assert [record.resource for record in caplog.records] == [  # type: ignore[attr-defined]
+        "SageMaker endpoint acme-private-minilm"
+    ]
 
 
 def test_a_sagemaker_endpoint_gets_the_same_request_and_may_answer_a_bare_list() -> None:

@@ -93,12 +93,14 @@ def aws_errors(what: str, missing_hint: str = "", resource: str = "") -> Iterato
             message = f"{what} refused this function's credentials ({code}); check its IAM role."
         else:
             raise
-        raise _unavailable(message, resource, error) from error
+        raise unavailable(message, resource, error) from error
     except BotoCoreError as error:  # connection refused, timeouts, no credentials
         message = f"{what} could not be reached ({type(error).__name__}); retry shortly."
-        raise _unavailable(message, resource, error) from error
+        raise unavailable(message, resource, error) from error
 
 
-def _unavailable(message: str, resource: str, error: Exception) -> Unavailable:
-    log.warning("AWS dependency unavailable", extra={"resource": resource, "error": str(error)})
+def unavailable(message: str, resource: str, detail: object) -> Unavailable:
+    """An `Unavailable` whose `message` (for the caller) names no resource; the resource and the
+    failure's own text (`detail`: an exception, an error body) go to the log for the operator."""
+    log.warning("AWS dependency unavailable", extra={"resource": resource, "error": str(detail)})
     return Unavailable(message)
