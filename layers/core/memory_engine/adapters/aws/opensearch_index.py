@@ -25,8 +25,8 @@ from memory_engine.errors import InvalidInput, Unavailable
 from memory_engine.ports import DocKind, IndexDocument, IndexHit
 
 _PAGE = 500
-# What a caller of a refused bulk or search is told; the error's reason (it names the index and
-# document ids) goes to the log only.
+# What a caller of a refused bulk or search is told. The error's reason names the index and
+# document ids and may quote a document or the query: the log has it in debug only.
 _RETRY = "retry shortly (the service log has the details)."
 
 
@@ -163,7 +163,8 @@ class OpenSearchIndex:
                     f"OpenSearch refused {len(failures)} bulk action(s) ({_error_type(failures[0])}); "
                     + _RETRY
                 )
-                raise unavailable(message, self.resource, failures[0].get("error"))
+                error = failures[0].get("error")
+                raise unavailable(message, self.resource, error, safe_detail=_error_type(failures[0]))
 
     # -- search ----------------------------------------------------------------------------------
 
@@ -235,7 +236,7 @@ class OpenSearchIndex:
         failed = [result["error"] for result in results if "error" in result]
         if failed:
             message = f"OpenSearch search failed ({_error_type(failed[0])}); {_RETRY}"
-            raise unavailable(message, self.resource, failed[0])
+            raise unavailable(message, self.resource, failed[0], safe_detail=_error_type(failed[0]))
         return results
 
     @property

@@ -76,9 +76,12 @@ class RemoteEmbedder:
                 response = self.client.invoke(FunctionName=self._function_name, Payload=payload)
                 body = response["Payload"].read()
                 if response.get("FunctionError"):
-                    # The body is the function's error and stack trace: for the log only.
+                    # The body is the function's error and stack trace: for the log only (in debug, as
+                    # its message may quote the texts).
+                    kind = f"FunctionError {response['FunctionError']}"
                     message = f"The embedding model failed ({response['FunctionError']}); retry shortly."
-                    raise unavailable(message, self.target, body.decode(errors="replace")[:2000])
+                    detail = body.decode(errors="replace")[:2000]
+                    raise unavailable(message, self.target, detail, safe_detail=kind)
             else:
                 response = self.client.invoke_endpoint(
                     EndpointName=self._endpoint,
