@@ -1,6 +1,7 @@
 """Faults, on the local backend and on the AWS adapters (moto): a worker killed between extraction
 and write, a job delivered twice, an index write failing after the store write, the store failing
-mid-consolidate, the queue failing after the turn was stored.
+mid-consolidate, the queue failing after a turn (consolidated or recorded by the game API) was
+stored.
 
 Every test runs once per backend of `fault_backends.BACKENDS` (how each one is broken is there):
 `local` (SQLite store and queue, the in-process worker) and `moto` (DynamoDB store and SQS FIFO
@@ -238,3 +239,26 @@ def test_a_queue_failing_after_the_turn_was_stored_is_healed_by_the_clients_retr
 
     assert len(stack.engine.store.list_memories(TENANT, SESSION)) == 2
     assert_consistent(stack.engine, TENANT, [SESSION], {SESSION: [*accepted, "d19"]})
+
+
+def test_a_queue_failing_after_recorded_chats_were_stored_is_healed_by_the_clients_retry(
+    backend: Backend, stack: LocalStack
+) -> None:
+    # Given a session of 3 turns, and 17 recorded chats that bring it to the threshold of 20
+    accepted = fill(stack, 3)
+    chats = [
+        {"npc_id": "npc-bard", "message": f"song {n} about gardens", "reply": "la", "uuid": f"c{n:02d}"}
+        for n in range(17)
+    ]
+    record = {"session_id": SESSION, "chats": chats}
+
+    # When the queue fails as the last chat crosses the threshold: the chats are stored, the job lost
+    with backend.queue_sends_fail(stack):
+        status, _, body = stack.call("POST", "/open/game/recordmemory", record)
+    assert status == 503 and "retry" in body["msg"].lower() and not backend.leaked(body["msg"])
+
+    # Then the client's retry, all replays, queues the job again and extraction catches up
+    assert stack.call("POST", "/open/game/recordmemory", record)[0] == 200
+    stack.drain()
+    assert len(stack.engine.store.list_memories(TENANT, SESSION)) == 2
+    assert_consistent(stack.engine, TENANT, [SESSION], {SESSION: [*accepted, *(c["uuid"] for c in chats)]})

@@ -8,9 +8,10 @@ from collections.abc import Sequence
 from memory_engine.engine import Engine
 from memory_engine.models.api import ConsolidateRequest
 from memory_engine.models.domain import Turn
+from memory_engine.models.game import RecordMemoryRequest
 from memory_engine.models.messages import ExtractionJob
 from memory_engine.ports import Extraction, ExtractionContext
-from memory_engine.usecases import consolidate, extract
+from memory_engine.usecases import consolidate, extract, game_record
 from tests.fakes.engine import fake_engine, run_worker
 from tests.fakes.ports import EchoExtractor, ListQueue
 
@@ -96,3 +97,23 @@ def test_a_first_delivery_below_the_threshold_extracts_nothing() -> None:
         say(engine, n)
 
     assert extract.run(engine, ExtractionJob(tenant=TENANT, session_uuid=SESSION)) == []
+
+
+def test_recorded_chats_with_a_threshold_below_the_batch_size_queue_once_a_whole_batch_is_buffered() -> None:
+    # Given a threshold of 5 below batches of 8, and a session of one consolidated turn
+    engine = fake_engine(extraction_threshold=5, batch_size=8)
+    say(engine, 0)
+
+    def record(*numbers: int) -> None:
+        chats = [{"npc_id": "npc-guard", "message": f"chat {n}", "uuid": f"c{n}"} for n in numbers]
+        game_record.run(
+            engine, TENANT, RecordMemoryRequest.model_validate({"session_id": SESSION, "chats": chats})
+        )
+
+    # When chats bring it to 5 buffered turns, nothing is queued (no whole batch to cut yet)
+    record(1, 2, 3, 4)
+    assert queued(engine) == []
+
+    # Then the chats that make a whole batch queue the job, and extraction takes all 8
+    record(5, 6, 7)
+    assert [len(memory.source_dialog_uuids) for memory in run_worker(engine)] == [8]

@@ -3,6 +3,7 @@ the index contract suite runs against a real one when OPENSEARCH_URL is set)."""
 
 from __future__ import annotations
 
+import logging
 from datetime import UTC, datetime
 from typing import Any
 
@@ -276,3 +277,75 @@ def test_a_turn_document_is_stored_with_its_kind_memory_and_turn_text() -> None:
     stored = bulk.bodies[1]
     assert (stored["kind"], stored["memory_id"], stored["turn_text"]) == ("turn", "m1", "Alex: hello")
     assert "text" not in stored
+
+
+# -- failures: the caller's message names no endpoint or index, the log does -----------------------
+
+PRIVATE_URL = "https://search-private-domain-x7q.eu-west-1.es.amazonaws.com"
+PRIVATE_INDEX = "acme-private-memories"
+
+
+class FailingClient:
+    """An opensearch-py client whose every search raises `error`."""
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+    def msearch(self, **_: Any) -> Any:
+        raise self.error
+
+
+def opensearch_failures() -> dict[str, Any]:
+    from opensearchpy.exceptions import ConnectionError, NotFoundError, TransportError
+
+    reason = {"error": {"type": "index_not_found_exception", "index": PRIVATE_INDEX}}
+    refused = {"type": "es_rejected_execution_exception", "reason": f"rejected on [{PRIVATE_INDEX}]"}
+    return {
+        "missing index": FailingClient(NotFoundError(404, "index_not_found_exception", reason)),
+        "unreachable": FailingClient(ConnectionError("N/A", f"refused by {PRIVATE_URL}", OSError())),
+        "overloaded": FailingClient(TransportError(503, f"{PRIVATE_INDEX} overloaded", {})),
+        "search refused": StubCluster(msearch_answers=[[{"error": refused, "status": 429}]]).client(),
+    }
+
+
+@pytest.mark.parametrize("failure", sorted(opensearch_failures()))
+def test_an_opensearch_failure_is_unavailable_naming_neither_endpoint_nor_index_except_in_the_log(
+    failure: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Given an index on a private endpoint whose cluster fails this way
+    index = OpenSearchIndex(
+        url=PRIVATE_URL, index=PRIVATE_INDEX, dimension=4, client=opensearch_failures()[failure]
+    )
+
+    # When a search reaches it
+    with caplog.at_level(logging.WARNING, "memory_engine.aws"), pytest.raises(Unavailable) as raised:
+        index.search(TENANT, ["thread-1"], "gardens", [1.0, 0.0, 0.0, 0.0], k=3)
+
+    # Then the caller's message names OpenSearch and what to do, and only the log names the resource
+    message = raised.value.message
+    assert "OpenSearch" in message and ("retry" in message or "create-index" in message)
+    assert PRIVATE_URL not in message and PRIVATE_INDEX not in message
+    assert [record.resource for record in caplog.records] == [  # type: ignore[attr-defined]
+        f"{PRIVATE_URL} index {PRIVATE_INDEX}"
+    ]
+
+
+def test_a_refused_bulk_action_names_the_error_type_but_not_its_reason_or_the_index(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    reason = f"index [{PRIVATE_INDEX}] blocked by: [FORBIDDEN/8/index write (api)]"
+    refused = {"index": {"status": 403, "error": {"type": "cluster_block_exception", "reason": reason}}}
+    cluster = StubCluster(bulk_answer={"errors": True, "items": [refused]})
+    index = index_on(cluster, service="es", index=PRIVATE_INDEX, url=PRIVATE_URL)
+
+    with caplog.at_level(logging.WARNING, "memory_engine.aws"), pytest.raises(Unavailable) as raised:
+        index.upsert([doc("m1")])
+
+    assert "cluster_block_exception" in raised.value.message
+    assert PRIVATE_INDEX not in raised.value.message and "blocked" not in raised.value.message
+    # The log names the index and, outside debug logging, the type only: a reason may quote a document
+    [record] = caplog.records
+    assert (record.resource, record.error) == (  # type: ignore[attr-defined]
+        f"{PRIVATE_URL} index {PRIVATE_INDEX}",
+        "cluster_block_exception",
+    )

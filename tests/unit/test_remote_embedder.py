@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 import json
+import logging
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -13,6 +15,7 @@ from functions.embedder_image import handler as embedding_function
 from memory_engine.adapters.aws.remote_embedder import RemoteEmbedder
 from memory_engine.errors import InvalidInput, Unavailable
 from memory_engine.server.apigw import LocalContext
+from memory_engine.settings import reset_settings
 from tests.fakes.ports import HashEmbedder
 
 
@@ -66,13 +69,49 @@ def test_an_answer_of_another_dimension_fails_loudly_naming_the_setting(model: H
         remote.embed(["hello"])
 
 
-def test_a_function_error_is_unavailable(model: HashEmbedder) -> None:
-    remote = RemoteEmbedder(
-        dimension=8, function_name="embedder", aws_client=FakeLambda(function_error="Unhandled")
-    )
+CRASH = {"errorMessage": "boom in /var/task/model.py", "stackTrace": ['File "/var/task/model.py"']}
 
-    with pytest.raises(Unavailable, match="embedder failed"):
-        remote.embed(["hello"])
+
+@pytest.fixture
+def crashing() -> RemoteEmbedder:
+    """An embedding function that crashes, answering its error and stack trace."""
+    fake = FakeLambda(handler=lambda *_: CRASH, function_error="Unhandled")
+    return RemoteEmbedder(dimension=8, function_name="acme-private-embedder", aws_client=fake)
+
+
+@pytest.fixture
+def debug_logging(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.setenv("MEMORY_ENGINE_LOG_LEVEL", "DEBUG")
+    reset_settings()
+    yield
+    reset_settings()
+
+
+def test_a_function_error_is_unavailable_naming_neither_the_function_nor_its_error_except_in_the_log(
+    crashing: RemoteEmbedder, caplog: pytest.LogCaptureFixture
+) -> None:
+    # When texts are embedded by a crashing function
+    with caplog.at_level(logging.WARNING, "memory_engine.aws"), pytest.raises(Unavailable) as raised:
+        crashing.embed(["hello"])
+
+    # Then the caller learns the embedding model failed; the log names the function and the failure
+    message = raised.value.message
+    assert "embedding model failed" in message and "Unhandled" in message
+    assert "acme-private-embedder" not in message and "/var/task" not in message
+    [record] = caplog.records
+    assert record.resource == "Lambda function acme-private-embedder"  # type: ignore[attr-defined]
+    # ...but not the error body, which may quote the texts, outside debug logging
+    assert record.error == "FunctionError Unhandled"  # type: ignore[attr-defined]
+
+
+def test_with_debug_logging_the_log_has_the_functions_error_body(
+    crashing: RemoteEmbedder, debug_logging: None, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.WARNING, "memory_engine.aws"), pytest.raises(Unavailable) as raised:
+        crashing.embed(["hello"])
+
+    assert "/var/task" not in raised.value.message
+    assert [CRASH["errorMessage"] in record.error for record in caplog.records] == [True]  # type: ignore[attr-defined]
 
 
 def test_a_batch_the_function_refuses_is_invalid_input(model: HashEmbedder) -> None:
@@ -84,17 +123,44 @@ def test_a_batch_the_function_refuses_is_invalid_input(model: HashEmbedder) -> N
         remote.embed(["hello"] * 300)
 
 
-def test_throttling_by_lambda_is_unavailable() -> None:
+def test_throttling_by_lambda_is_unavailable_naming_the_code_but_not_the_function(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     class Throttled:
         def invoke(self, **_: Any) -> Any:
             raise ClientError(
                 {"Error": {"Code": "TooManyRequestsException", "Message": "Rate exceeded"}}, "Invoke"
             )
 
-    remote = RemoteEmbedder(dimension=8, function_name="embedder", aws_client=Throttled())
+    remote = RemoteEmbedder(dimension=8, function_name="acme-private-embedder", aws_client=Throttled())
 
-    with pytest.raises(Unavailable, match="retry"):
+    with caplog.at_level(logging.WARNING, "memory_engine.aws"), pytest.raises(Unavailable) as raised:
         remote.embed(["hello"])
+
+    assert "TooManyRequestsException" in raised.value.message and "retry" in raised.value.message
+    assert "acme-private-embedder" not in raised.value.message
+    assert [record.resource for record in caplog.records] == [  # type: ignore[attr-defined]
+        "Lambda function acme-private-embedder"
+    ]
+
+
+def test_a_sagemaker_answer_of_another_dimension_names_the_setting_but_not_the_endpoint(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    class WrongSize:
+        def invoke_endpoint(self, **_: Any) -> dict[str, Any]:
+            return {"Body": io.BytesIO(json.dumps([[1.0, 0.0, 0.0]]).encode())}
+
+    remote = RemoteEmbedder(dimension=2, sagemaker_endpoint="acme-private-minilm", aws_client=WrongSize())
+
+    with caplog.at_level(logging.WARNING, "memory_engine.aws"), pytest.raises(Unavailable) as raised:
+        remote.embed(["one"])
+
+    assert "MEMORY_ENGINE_EMBEDDING_DIMENSION" in raised.value.message
+    assert "acme-private-minilm" not in raised.value.message
+    assert [record.resource for record in caplog.records] == [  # type: ignore[attr-defined]
+        "SageMaker endpoint acme-private-minilm"
+    ]
 
 
 def test_a_sagemaker_endpoint_gets_the_same_request_and_may_answer_a_bare_list() -> None:

@@ -18,6 +18,20 @@ def crossed_threshold(before: int, after: int, threshold: int) -> bool:
     return before < threshold <= after
 
 
+def job_due(created: bool, buffered: int, point: int) -> bool:
+    """Whether a turn write that leaves `buffered` turns in its session's buffer queues extraction.
+
+    A new turn queues a job when it brings the buffer to the extraction point. A replay (the turn
+    was already stored) queues one again while the buffer is at or past the point: it may be the
+    retry of a 503 whose turn was stored but whose job never reached the queue, and no later turn
+    crosses the point again. When the first attempt did queue it, the twin finds nothing to do
+    (extraction is idempotent).
+    """
+    if created:
+        return crossed_threshold(buffered - 1, buffered, point)
+    return buffered >= point
+
+
 def cut_batches(buffered: Sequence[Turn], batch_size: int, threshold: int, force: bool) -> list[list[Turn]]:
     """Cut the oldest buffered turns into complete batches of consecutive turns.
 

@@ -14,7 +14,7 @@ from memory_engine.errors import Conflict, Unavailable
 from memory_engine.models.api import ConsolidateRequest, StatusResponse
 from memory_engine.models.domain import Session, Turn
 from memory_engine.models.messages import ExtractionJob
-from memory_engine.usecases.batching import crossed_threshold, extraction_point
+from memory_engine.usecases.batching import extraction_point, job_due
 
 log = logging.getLogger("memory_engine.consolidate")
 
@@ -59,16 +59,10 @@ def run(engine: Engine, tenant: str, request: ConsolidateRequest) -> StatusRespo
     outcome = engine.store.append_turn(session, turn)
     settings = engine.settings
     after = outcome.buffered_count
-    before = after - 1 if outcome.created else after
     point = extraction_point(settings.extraction_threshold, settings.batch_size)
     if request.options.force_summary and after > 0:
         engine.queue.send(ExtractionJob(tenant=tenant, session_uuid=request.session_uuid, force=True))
-    elif outcome.created and crossed_threshold(before, after, point):
-        engine.queue.send(ExtractionJob(tenant=tenant, session_uuid=request.session_uuid))
-    elif not outcome.created and after >= point:
-        # A replay may be the retry of a 503 whose turn was stored but whose job never reached the
-        # queue: no later turn crosses the threshold again, so queue the job now. When the first
-        # attempt did queue it, the twin finds nothing to do (extraction is idempotent).
+    elif job_due(outcome.created, after, point):  # a replay queues again: see job_due
         engine.queue.send(ExtractionJob(tenant=tenant, session_uuid=request.session_uuid))
     if existing is None and outcome.created and settings.close_earlier_sessions:
         close_earlier_sessions(engine, tenant, request.parent_session_uuid, request.session_uuid)

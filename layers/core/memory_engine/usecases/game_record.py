@@ -9,12 +9,13 @@ from memory_engine.errors import Conflict, NotFound, Unavailable
 from memory_engine.models.domain import Turn, TurnType
 from memory_engine.models.game import RecordMemoryRequest, RecordMemoryResponse
 from memory_engine.models.messages import ExtractionJob
-from memory_engine.usecases.batching import crossed_threshold
+from memory_engine.usecases.batching import extraction_point, job_due
 
 
 def run(engine: Engine, tenant: str, request: RecordMemoryRequest) -> RecordMemoryResponse:
     """Append the chats in call order to the session's buffer, where they feed extraction like any
-    other turn (a job is queued when the buffer crosses the threshold). The session must exist.
+    other turn (a job is queued when the buffer reaches the extraction point, or again on a replay
+    while it is there). The session must exist.
 
     A chat with a `uuid` is idempotent on it, as consolidate is; one without gets a fresh uuid.
     """
@@ -26,6 +27,7 @@ def run(engine: Engine, tenant: str, request: RecordMemoryRequest) -> RecordMemo
             [{"field": "session_id", "message": "unknown session"}],
         )
     now = engine.clock.now()
+    point = extraction_point(engine.settings.extraction_threshold, engine.settings.batch_size)
     saved = 0
     queued = False
     for position, chat in enumerate(request.chats):
@@ -55,11 +57,11 @@ def run(engine: Engine, tenant: str, request: RecordMemoryRequest) -> RecordMemo
                 f"Saved {saved} of {len(request.chats)} chats, then the store failed ({error.message}). "
                 f"Send chats {position + 1}-{len(request.chats)} again."
             ) from error
-        if not outcome.created:
-            continue
-        saved += 1
-        before, after = outcome.buffered_count - 1, outcome.buffered_count
-        if not queued and crossed_threshold(before, after, engine.settings.extraction_threshold):
+        if outcome.created:
+            saved += 1
+        # A replayed chat queues again too (see job_due): its request may be the retry of a 503
+        # whose chats were stored but whose job never reached the queue.
+        if not queued and job_due(outcome.created, outcome.buffered_count, point):
             engine.queue.send(ExtractionJob(tenant=tenant, session_uuid=session.session_uuid))
             queued = True
     return RecordMemoryResponse(msg=f"successfully saved {saved} memories")

@@ -9,6 +9,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from memory_engine.errors import Unavailable
+from memory_engine.logsafe import debug_enabled, redact
 
 log = logging.getLogger("memory_engine.aws")
 _lock = threading.Lock()
@@ -93,12 +94,20 @@ def aws_errors(what: str, missing_hint: str = "", resource: str = "") -> Iterato
             message = f"{what} refused this function's credentials ({code}); check its IAM role."
         else:
             raise
-        raise _unavailable(message, resource, error) from error
+        raise unavailable(message, resource, error) from error
     except BotoCoreError as error:  # connection refused, timeouts, no credentials
         message = f"{what} could not be reached ({type(error).__name__}); retry shortly."
-        raise _unavailable(message, resource, error) from error
+        raise unavailable(message, resource, error) from error
 
 
-def _unavailable(message: str, resource: str, error: Exception) -> Unavailable:
-    log.warning("AWS dependency unavailable", extra={"resource": resource, "error": str(error)})
+def unavailable(message: str, resource: str, detail: object, safe_detail: str | None = None) -> Unavailable:
+    """An `Unavailable` whose `message` (for the caller) names no resource; the resource and the
+    failure's own text (`detail`: an exception, an error body) go to the log for the operator.
+
+    A `detail` that may quote user input (an OpenSearch error reason, a function's error body) comes
+    with a `safe_detail` (its type or code), logged instead unless MEMORY_ENGINE_LOG_LEVEL=DEBUG:
+    logs carry no dialogue text (logsafe).
+    """
+    shown = str(detail) if safe_detail is None or debug_enabled() else safe_detail
+    log.warning("AWS dependency unavailable", extra={"resource": resource, "error": redact(shown)})
     return Unavailable(message)

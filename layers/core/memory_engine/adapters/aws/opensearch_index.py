@@ -18,12 +18,16 @@ from contextlib import contextmanager
 from typing import Any
 
 from memory_engine.adapters.aws import opensearch_bodies as bodies
+from memory_engine.adapters.aws.clients import unavailable
 from memory_engine.adapters.aws.opensearch_bodies import Body
 from memory_engine.adapters.encoding import unit_vector
 from memory_engine.errors import InvalidInput, Unavailable
 from memory_engine.ports import DocKind, IndexDocument, IndexHit
 
 _PAGE = 500
+# What a caller of a refused bulk or search is told. The error's reason names the index and
+# document ids and may quote a document or the query: the log has it in debug only.
+_RETRY = "retry shortly (the service log has the details)."
 
 
 class OpenSearchIndex:
@@ -88,7 +92,7 @@ class OpenSearchIndex:
         if wrong:
             raise InvalidInput(
                 f"documents {wrong} do not have {self.dimension}-dimensional vectors, the dimension of "
-                f"index {self.index!r} (MEMORY_ENGINE_EMBEDDING_DIMENSION); re-embed them with the same model"
+                "the search index (MEMORY_ENGINE_EMBEDDING_DIMENSION); re-embed them with the same model"
             )
         lines: list[Body] = []
         if not self.custom_ids:
@@ -155,9 +159,12 @@ class OpenSearchIndex:
             ]
             failures = [item for item in failures if item.get("status") != 404]  # deleting the absent is fine
             if failures:
-                raise Unavailable(
-                    f"OpenSearch refused {len(failures)} bulk action(s): {failures[0].get('error')}"
+                message = (
+                    f"OpenSearch refused {len(failures)} bulk action(s) ({_error_type(failures[0])}); "
+                    + _RETRY
                 )
+                error = failures[0].get("error")
+                raise unavailable(message, self.resource, error, safe_detail=_error_type(failures[0]))
 
     # -- search ----------------------------------------------------------------------------------
 
@@ -177,7 +184,7 @@ class OpenSearchIndex:
             return []
         if len(vector) and len(vector) != self.dimension:
             raise InvalidInput(
-                f"the query vector has {len(vector)} dimensions but index {self.index!r} holds "
+                f"the query vector has {len(vector)} dimensions but the search index holds "
                 f"{self.dimension}; embed the query with the model that embedded the memories"
             )
         query = unit_vector(vector)
@@ -228,8 +235,15 @@ class OpenSearchIndex:
         results: list[Body] = response["responses"]
         failed = [result["error"] for result in results if "error" in result]
         if failed:
-            raise Unavailable(f"OpenSearch search failed: {failed[0]}")
+            message = f"OpenSearch search failed ({_error_type(failed[0])}); {_RETRY}"
+            raise unavailable(message, self.resource, failed[0], safe_detail=_error_type(failed[0]))
         return results
+
+    @property
+    def resource(self) -> str:
+        """The endpoint and index, for the log only: a caller's 503 names neither (README, Errors
+        and logs)."""
+        return f"{self.url} index {self.index}"
 
     @contextmanager
     def _errors(self) -> Iterator[None]:
@@ -239,19 +253,30 @@ class OpenSearchIndex:
         try:
             yield
         except NotFoundError as error:
-            raise Unavailable(
-                f"OpenSearch index {self.index!r} does not exist at {self.url}; "
-                "create it with `memory-engine create-index`."
-            ) from error
-        except OpenSearchConnectionError as error:
-            raise Unavailable(
-                f"OpenSearch at {self.url} could not be reached ({error}); retry shortly."
-            ) from error
+            message = (
+                "The OpenSearch index does not exist; create it with `memory-engine create-index` "
+                "or fix MEMORY_ENGINE_OPENSEARCH_INDEX."
+            )
+            raise unavailable(message, self.resource, error) from error
+        except OpenSearchConnectionError as error:  # its text holds the endpoint
+            message = f"OpenSearch could not be reached ({type(error).__name__}); retry shortly."
+            raise unavailable(message, self.resource, error) from error
         except TransportError as error:
             status = error.status_code if isinstance(error.status_code, int) else 0
             if status == 429 or status >= 500:
-                raise Unavailable(f"OpenSearch is busy or unavailable ({status}); retry shortly.") from error
+                message = f"OpenSearch is busy or unavailable ({status}); retry shortly."
+                raise unavailable(message, self.resource, error) from error
             raise
+
+
+def _error_type(error: Any) -> str:
+    """The `type` of an OpenSearch error object (`{"type": ..., "reason": ...}`), or of the item
+    holding it under `error`."""
+    if isinstance(error, dict):
+        inner = error.get("error", error)
+        if isinstance(inner, dict) and inner.get("type"):
+            return str(inner["type"])
+    return "error"
 
 
 def _memory_of(doc_id: str, kind: DocKind) -> str | None:

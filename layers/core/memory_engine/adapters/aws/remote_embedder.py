@@ -14,9 +14,9 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from memory_engine.adapters.aws.clients import aws_errors, client
+from memory_engine.adapters.aws.clients import aws_errors, client, unavailable
 from memory_engine.adapters.encoding import unit_vector
-from memory_engine.errors import InvalidInput, Unavailable
+from memory_engine.errors import InvalidInput
 from memory_engine.ports import EmbedMode
 
 
@@ -45,6 +45,8 @@ class RemoteEmbedder:
 
     @property
     def target(self) -> str:
+        """The function or endpoint, for the log only: a caller's error names neither (README,
+        Errors and logs)."""
         return (
             f"Lambda function {self._function_name}"
             if self._function_name
@@ -68,13 +70,18 @@ class RemoteEmbedder:
     def _call(self, request: dict[str, Any]) -> Any:
         payload = json.dumps(request, ensure_ascii=False).encode()
         with aws_errors(
-            f"The embedding model ({self.target})", "Check MEMORY_ENGINE_EMBEDDER and its target."
+            "The embedding model", "Check MEMORY_ENGINE_EMBEDDER and its target.", resource=self.target
         ):
             if self._function_name:
                 response = self.client.invoke(FunctionName=self._function_name, Payload=payload)
                 body = response["Payload"].read()
                 if response.get("FunctionError"):
-                    raise Unavailable(f"{self.target} failed: {body.decode(errors='replace')[:500]}")
+                    # The body is the function's error and stack trace: for the log only (in debug, as
+                    # its message may quote the texts).
+                    kind = f"FunctionError {response['FunctionError']}"
+                    message = f"The embedding model failed ({response['FunctionError']}); retry shortly."
+                    detail = body.decode(errors="replace")[:2000]
+                    raise unavailable(message, self.target, detail, safe_detail=kind)
             else:
                 response = self.client.invoke_endpoint(
                     EndpointName=self._endpoint,
@@ -85,20 +92,23 @@ class RemoteEmbedder:
                 body = response["Body"].read()
         answer = json.loads(body)
         if isinstance(answer, dict) and "error" in answer:
-            raise InvalidInput(f"{self.target} refused the texts: {answer['error']}")
+            # The function's own validation message, which names the field (functions/embedder_image).
+            raise InvalidInput(f"The embedding model refused the texts: {answer['error']}")
         return answer
 
     def _checked(self, answer: Any, expected: int) -> list[list[float]]:
         vectors = answer.get("embeddings") if isinstance(answer, dict) else answer
         if not isinstance(vectors, list) or len(vectors) != expected:
-            raise Unavailable(
-                f"{self.target} answered {type(vectors).__name__} instead of {expected} embeddings."
+            message = (
+                f"The embedding model answered {type(vectors).__name__} instead of {expected} embeddings."
             )
+            raise unavailable(message, self.target, type(vectors).__name__)
         wrong = {len(vector) for vector in vectors} - {self._dimension}
         if wrong:
-            raise Unavailable(
-                f"{self.target} returns {sorted(wrong)[0]}-dimensional embeddings but the engine is "
-                f"configured for {self._dimension} (MEMORY_ENGINE_EMBEDDING_DIMENSION); align them, "
+            message = (
+                f"The embedding model returns {sorted(wrong)[0]}-dimensional embeddings but the engine "
+                f"is configured for {self._dimension} (MEMORY_ENGINE_EMBEDDING_DIMENSION); align them, "
                 "then rebuild the index."
             )
+            raise unavailable(message, self.target, f"dimension {sorted(wrong)[0]}")
         return [unit_vector(vector) for vector in vectors]
