@@ -8,8 +8,9 @@ conversation keeps raw buffered turns), gathers each question's evidence once th
 `retrieve.gather` (the real path up to fusion), then replays fusion over it and scores Recall@10
 over categories 1–4. Two stages:
 
-1. turn_dense, memory_lexical, memory_dense with no handicap. Points within NOISE of the best are
-   ties, and the simplest tie wins: no memory cosine, then the smallest memory_lexical;
+1. turn_dense, memory_lexical, memory_dense, turn_date with no handicap. Points within NOISE of the
+   best are ties, and the simplest tie wins: no memory cosine, then the smallest date bonus, then
+   the smallest memory_lexical;
 2. memory_handicap with those weights: it only decides how memories compete with raw buffered
    turns. Ties go to the largest handicap, the one that keeps raw turns competitive where more of
    them stay buffered (a deployment that turns `close_earlier_sessions` off).
@@ -45,6 +46,7 @@ STAGE_1 = {
     "turn_dense": (0.5, 0.6, 0.7, 0.8, 0.9),
     "memory_lexical": (0.0, 0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.5, 2.0),
     "memory_dense": (0.0, 0.1, 0.2),
+    "turn_date": (0.0, 0.1, 0.2, 0.3, 0.5),
 }
 HANDICAPS = tuple(round(0.1 * i, 1) for i in range(26))
 NOISE = 0.002  # differences of Recall@10 smaller than this are ties (about 2 of 933 questions)
@@ -104,7 +106,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         stage_1.append({**asdict(weights), "recall_10": recall_10(cases, weights)})
     top = max(row["recall_10"] for row in stage_1)
     ties = [row for row in stage_1 if row["recall_10"] >= top - NOISE]
-    chosen = min(ties, key=lambda row: (row["memory_dense"], row["memory_lexical"], -row["recall_10"]))
+    simplest = ("memory_dense", "turn_date", "memory_lexical")
+    chosen = min(ties, key=lambda row: (*(row[name] for name in simplest), -row["recall_10"]))
     base = FusionWeights(**{name: chosen[name] for name in STAGE_1})
 
     stage_2 = []

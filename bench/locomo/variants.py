@@ -27,6 +27,9 @@ VARIANTS: tuple[Variant, ...] = (
         replace(DEFAULT, turn_documents=False, weights=replace(_W, memory_dense=_W.turn_dense)),
     ),
     Variant("− dates in the indexed text", replace(DEFAULT, dates_in_text=False)),
+    Variant(
+        "− date match (question's dates vs the turn's)", replace(DEFAULT, weights=replace(_W, turn_date=0.0))
+    ),
     # The handicap offsets the memory document's bonus: without the bonus it goes too.
     Variant(
         "− memory-document BM25 (and its handicap)",

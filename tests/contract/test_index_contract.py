@@ -292,6 +292,20 @@ def test_a_turn_hit_names_the_memory_it_is_part_of(index: SearchIndex, tenant: s
     assert memory.memory_id is None
 
 
+def test_a_hit_echoes_when_its_document_was_said(index: SearchIndex, tenant: str) -> None:
+    # Given a turn said on 8 May 2023 (by lexical and by dense search alike)
+    said = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
+    doc = _turn_doc(tenant, "orchard:0", "orchard", "apples from the orchard", _axis(0))
+    index.upsert([doc.model_copy(update={"occurred_at": said})])
+
+    by_words = index.search(tenant, ["thread-1"], "apples", [], k=5, kind="turn")
+    by_meaning = index.search(tenant, ["thread-1"], "", _axis(0), k=5, kind="turn")
+
+    # Then both hits carry the date, so retrieval can match a date the question names
+    assert [hit.occurred_at for hit in by_words] == [said]
+    assert [hit.occurred_at for hit in by_meaning] == [said]
+
+
 def test_turn_documents_keep_their_own_lexical_statistics(index: SearchIndex, tenant: str) -> None:
     # Given one turn document about kayaks, scored alone
     index.upsert([_turn_doc(tenant, "m1:0", "m1", "kayak trip on the river", _axis(0))])

@@ -61,3 +61,19 @@ def test_a_memory_found_only_by_its_own_document_still_ranks() -> None:
 
 def test_no_evidence_ranks_nothing() -> None:
     assert fuse([], [], FusionWeights(), set()) == []
+
+
+def test_a_turn_said_on_the_date_the_query_names_gets_the_date_bonus() -> None:
+    # Given two buffered turns with equal scores, one said on the named date, one in its month
+    turns = [TurnEvidence("turn:a", 0.5, 1.0, on_date=0.0), TurnEvidence("turn:b", 0.5, 1.0, on_date=1.0)]
+    turns.append(TurnEvidence("turn:c", 0.5, 1.0, on_date=0.5))
+    weights = FusionWeights(turn_dense=0.5, turn_date=0.2, memory_lexical=0.0, memory_handicap=0.0)
+
+    ranked = fuse([], turns, weights, set())
+
+    # Then the bonus orders them: 0.75 + 0.2, 0.75 + 0.1, 0.75
+    assert ranked == [
+        ("turn:b", pytest.approx(0.95)),
+        ("turn:c", pytest.approx(0.85)),
+        ("turn:a", pytest.approx(0.75)),
+    ]

@@ -79,11 +79,14 @@ def test_the_text_field_uses_nori_by_default_and_another_analyzer_when_configure
     assert cjk_body["settings"]["analysis"]["analyzer"]["memory_text"] == {"type": "cjk"}
 
 
-def test_an_existing_index_is_kept_unless_recreate_is_asked() -> None:
+def test_an_existing_index_is_kept_unless_recreate_is_asked_and_gets_the_fields_added_since() -> None:
     cluster = StubCluster(index_exists=True)
 
     assert index_on(cluster).create_index() is False
-    assert [r.method for r in cluster.requests] == ["HEAD"]
+    assert [r.method for r in cluster.requests] == ["HEAD", "PUT"]
+    mapping = cluster.requests[1]
+    assert mapping.path.endswith("/_mapping")
+    assert mapping.body == {"properties": {"occurred_at": {"type": "date"}}}
 
 
 def test_nothing_is_sent_before_the_first_call() -> None:
@@ -148,6 +151,32 @@ def test_search_turns_scores_into_cosines_and_bm25_with_both_for_every_hit() -> 
     rescore = cluster.sent("_msearch")[1].bodies[1]
     assert {"terms": {"doc_id": ["near"]}} in rescore["query"]["bool"]["filter"]
     assert tenant_filtered(rescore["query"])
+
+
+def test_hits_bring_back_when_their_document_was_said_and_none_for_older_documents() -> None:
+    said = "2023-05-08T13:56:00+00:00"
+    cluster = StubCluster(
+        msearch_answers=[
+            [
+                hits([{"doc_id": "near", "score": 1.8, "occurred_at": said}]),
+                hits(
+                    [
+                        {"doc_id": "near", "score": 2.0},
+                        {"doc_id": "old", "score": 1.0, "vector": [1, 0, 0, 0]},
+                    ]
+                ),
+            ]
+        ]
+    )
+
+    found = index_on(cluster).search(TENANT, ["thread-1"], "apples", [1.0, 0.0, 0.0, 0.0], k=5, kind="turn")
+
+    assert [(hit.doc_id, hit.occurred_at) for hit in found] == [
+        ("near", datetime(2023, 5, 8, 13, 56, tzinfo=UTC)),
+        ("old", None),
+    ]
+    knn, lexical = cluster.sent("_msearch")[0].bodies[1], cluster.sent("_msearch")[0].bodies[3]
+    assert "occurred_at" in knn["_source"] and "occurred_at" in lexical["_source"]
 
 
 def test_a_negative_inner_product_score_maps_back_to_a_negative_cosine() -> None:
@@ -277,6 +306,16 @@ def test_a_turn_document_is_stored_with_its_kind_memory_and_turn_text() -> None:
     stored = bulk.bodies[1]
     assert (stored["kind"], stored["memory_id"], stored["turn_text"]) == ("turn", "m1", "Alex: hello")
     assert "text" not in stored
+
+
+def test_a_document_is_stored_with_when_it_was_said() -> None:
+    cluster = StubCluster()
+    said = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
+
+    index_on(cluster, service="es").upsert([doc("m1").model_copy(update={"occurred_at": said}), doc("fact")])
+
+    [bulk] = cluster.sent("_bulk")
+    assert [bulk.bodies[1]["occurred_at"], bulk.bodies[3]["occurred_at"]] == [said.isoformat(), None]
 
 
 # -- failures: the caller's message names no endpoint or index, the log does -----------------------

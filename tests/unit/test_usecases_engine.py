@@ -313,3 +313,51 @@ def test_rebuilding_the_index_brings_back_turn_documents(engine: Engine) -> None
     memory = engine.store.get_memory(TENANT, top[0])
     assert count == 2
     assert memory is not None and "d3" in memory.source_dialog_uuids
+
+
+def said_on(engine: Engine, n: int, text: str, when: str, **options: object) -> None:
+    request = ConsolidateRequest.model_validate(
+        {
+            "session_uuid": "s1",
+            "parent_session_uuid": "thread-1",
+            "new_dialog": {"uuid": f"d{n}", "query": text, "answer": "ok", "timestamp": when},
+            "options": options,
+        }
+    )
+    consolidate.run(engine, TENANT, request)
+
+
+def date_evidence(engine: Engine, query: str) -> dict[str, float]:
+    request = RetrieveRequest.model_validate(
+        {"parent_session_uuids": ["thread-1"], "user_input": {"query": query}}
+    )
+    return {turn.owner: turn.on_date for turn in retrieve.gather(engine, TENANT, request).turns}
+
+
+def test_a_buffered_turn_said_on_the_named_date_carries_the_date_match(engine: Engine) -> None:
+    said_on(engine, 1, "I cooked a lentil soup", "2023-05-08T13:56:00Z")
+    said_on(engine, 2, "I cooked a pumpkin soup", "2023-07-02T10:00:00Z")
+
+    evidence = date_evidence(engine, "What soup did I cook in May 2023?")
+
+    assert evidence == {"turn:s1:d1": 1.0, "turn:s1:d2": 0.0}
+
+
+def test_an_extracted_turn_said_on_the_named_date_carries_the_date_match(engine: Engine) -> None:
+    said_on(engine, 1, "I cooked a lentil soup", "2023-05-08T13:56:00Z")
+    said_on(engine, 2, "I cooked a pumpkin soup", "2023-07-02T10:00:00Z", force_summary=True)
+    [memory] = run_worker(engine)
+
+    evidence = retrieve.gather(
+        engine,
+        TENANT,
+        RetrieveRequest.model_validate(
+            {"parent_session_uuids": ["thread-1"], "user_input": {"query": "What soup did I cook on 2 July?"}}
+        ),
+    ).turns
+
+    # One turn document per source turn, each with its own date's match
+    assert sorted((turn.owner, turn.on_date) for turn in evidence) == [
+        (memory.memory_id, 0.0),
+        (memory.memory_id, 1.0),
+    ]

@@ -198,6 +198,8 @@ class IndexDocument(BaseModel):
     kind: DocKind = "memory"
     # For a "turn" document: the memory it is part of. Deleting that memory's document deletes it.
     memory_id: str | None = None
+    # When it was said: the turn's timestamp (a memory's: its first turn's). None for a fact.
+    occurred_at: datetime | None = None
 
 
 class IndexHit(BaseModel):
@@ -208,6 +210,8 @@ class IndexHit(BaseModel):
     lexical: float = 0.0
     # Echo of the document's `memory_id` (the memory a turn document is part of); None for a memory.
     memory_id: str | None = None
+    # Echo of the document's `occurred_at`, for matching dates the query names.
+    occurred_at: datetime | None = None
 
 
 class SearchIndex(Protocol):

@@ -10,6 +10,7 @@ raw buffered turn. Evidence comes at two granularities:
 - memory evidence: the memory's own document (every extracted field plus the batch's dialogue),
   BM25 divided by the best among memory candidates, and the cosine of its summary vector.
 
+A turn said on a date the query names ("in May 2023") gets a bonus (retrieval.dates).
 A memory scores as its best turn plus its own evidence, minus a handicap for standing for a whole
 batch where a raw turn stands for one. Weights are measured on LoCoMo (bench/locomo_retrieval.py).
 """
@@ -24,14 +25,16 @@ from dataclasses import dataclass
 class FusionWeights:
     """How much each signal counts. Measured choices live in bench/ and the README."""
 
-    # A turn's score is turn_dense · cosine + (1 - turn_dense) · normalised BM25.
+    # A turn's score is turn_dense · cosine + (1 - turn_dense) · normalised BM25,
     turn_dense: float = 0.8
+    # plus this when the turn was said on a date the query names (half of it: same month, other day).
+    turn_date: float = 0.3
     # Added to a memory's best turn: its own document's normalised BM25 and cosine.
-    memory_lexical: float = 1.2
+    memory_lexical: float = 1.0
     memory_dense: float = 0.0
     # Subtracted from a memory's score: it fills as many places as it has turns, so a raw buffered
     # turn as good as a memory's best turn comes first unless the memory's document also matches.
-    memory_handicap: float = 0.9
+    memory_handicap: float = 0.8
 
 
 @dataclass(frozen=True)
@@ -41,6 +44,7 @@ class TurnEvidence:
     owner: str
     dense: float
     lexical: float
+    on_date: float = 0.0  # retrieval.dates.date_match of the turn's date and the query's dates
 
 
 @dataclass(frozen=True)
@@ -68,6 +72,7 @@ def fuse(
     best_turn: dict[str, float] = {}
     for turn in turns:
         score = weights.turn_dense * turn.dense + (1 - weights.turn_dense) * turn.lexical / top_turn
+        score += weights.turn_date * turn.on_date
         if score > best_turn.get(turn.owner, float("-inf")):
             best_turn[turn.owner] = score
     scores = {owner: score for owner, score in best_turn.items() if owner not in memory_ids}

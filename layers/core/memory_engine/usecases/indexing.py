@@ -81,6 +81,7 @@ def index_documents(
             vector=memory.embedding,
             source_dialog_uuids=memory.source_dialog_uuids,
             created_at=memory.created_at,
+            occurred_at=sources[0].timestamp if sources else None,
         )
     ]
     if not config.turn_documents:
@@ -102,6 +103,7 @@ def index_documents(
                 created_at=memory.created_at,
                 kind="turn",
                 memory_id=memory.memory_id,
+                occurred_at=turn.timestamp,
             )
         )
     return docs

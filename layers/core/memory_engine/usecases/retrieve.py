@@ -12,6 +12,7 @@ from memory_engine.engine import Engine
 from memory_engine.models.api import RetrievedMemory, RetrieveRequest, RetrieveResponse
 from memory_engine.models.domain import Memory, Turn
 from memory_engine.retrieval.bm25 import bm25_scores
+from memory_engine.retrieval.dates import DateMention, date_match, named_dates
 from memory_engine.retrieval.fusion import MemoryEvidence, TurnEvidence, fuse
 from memory_engine.retrieval.text import tokenize
 from memory_engine.usecases.indexing import turn_embedding_text, turn_lexical_text
@@ -57,13 +58,18 @@ def gather(engine: Engine, tenant: str, request: RetrieveRequest) -> Evidence:
     if config.turn_documents:
         turn_k = max(config.turn_candidates, limit * 4)
         turn_hits = engine.index.search(tenant, threads, query, vector, turn_k, kind="turn")
-    turns = [TurnEvidence(hit.memory_id, hit.dense, hit.lexical) for hit in turn_hits if hit.memory_id]
+    dates = named_dates(query)
+    turns = [
+        TurnEvidence(hit.memory_id, hit.dense, hit.lexical, date_match(hit.occurred_at, dates))
+        for hit in turn_hits
+        if hit.memory_id
+    ]
     buffered = {
         _turn_key(turn): turn
         for turn in engine.store.buffered_turns_in_threads(tenant, threads)
         if turn.dialog_uuid not in excluded
     }
-    turns.extend(_buffered_evidence(engine, buffered, query, vector))
+    turns.extend(_buffered_evidence(engine, buffered, query, vector, dates))
     return Evidence(
         memories=[MemoryEvidence(hit.doc_id, hit.dense, hit.lexical) for hit in memory_hits],
         turns=turns,
@@ -105,7 +111,7 @@ def _turn_key(turn: Turn) -> str:
 
 
 def _buffered_evidence(
-    engine: Engine, turns: dict[str, Turn], query: str, vector: list[float]
+    engine: Engine, turns: dict[str, Turn], query: str, vector: list[float], dates: list[DateMention]
 ) -> list[TurnEvidence]:
     """Buffered turns are not indexed yet: score them here, BM25 over the buffered set itself."""
     if not turns:
@@ -115,7 +121,12 @@ def _buffered_evidence(
         {key: list(_terms(turn_lexical_text(turn, config))) for key, turn in turns.items()}, tokenize(query)
     )
     vectors = _turn_vectors(engine, turns)
-    return [TurnEvidence(key, _dot(vector, vectors[key]), lexical.get(key, 0.0)) for key in turns]
+    return [
+        TurnEvidence(
+            key, _dot(vector, vectors[key]), lexical.get(key, 0.0), date_match(turn.timestamp, dates)
+        )
+        for key, turn in turns.items()
+    ]
 
 
 def _dot(a: list[float], b: list[float]) -> float:

@@ -58,6 +58,7 @@ def index_body(dimension: int, engine: Engine = "faiss", analyzer: Analyzer = "n
                 "memory_id": keyword,
                 "source_dialog_uuids": keyword,
                 "created_at": {"type": "date"},
+                "occurred_at": {"type": "date"},
                 "text": {"type": "text", "analyzer": TEXT_ANALYZER},
                 "turn_text": {"type": "text", "analyzer": TEXT_ANALYZER},
                 "vector": {
@@ -99,12 +100,17 @@ def memories_and_their_turns(tenant: str, memory_ids: Sequence[str]) -> list[Bod
     return [{"term": {"tenant": tenant}}, {"bool": {"should": either, "minimum_should_match": 1}}]
 
 
+def added_fields() -> Body:
+    """Mapping of the fields added since the first release, for an index made before them."""
+    return {"properties": {"occurred_at": {"type": "date"}}}
+
+
 def knn_query(
     tenant: str, threads: Sequence[str], vector: Sequence[float], k: int, kind: DocKind = "memory"
 ) -> Body:
     return {
         "size": k,
-        "_source": ["doc_id", "memory_id"],
+        "_source": ["doc_id", "memory_id", "occurred_at"],
         "query": {
             "knn": {
                 "vector": {
@@ -129,7 +135,7 @@ def lexical_query(
     words still gets its cosine to the query (fusion needs both scores)."""
     return {
         "size": k,
-        "_source": ["doc_id", "memory_id", "vector"],
+        "_source": ["doc_id", "memory_id", "occurred_at", "vector"],
         "query": {
             "bool": {
                 "must": [{"match": {TEXT_FIELD[kind]: {"query": text}}}],
@@ -163,6 +169,7 @@ def document(doc: IndexDocument, vector: Sequence[float], copy_id: str | None = 
         "memory_id": doc.memory_id or doc.doc_id,
         "source_dialog_uuids": doc.source_dialog_uuids,
         "created_at": doc.created_at.isoformat(),
+        "occurred_at": doc.occurred_at.isoformat() if doc.occurred_at else None,
         TEXT_FIELD[doc.kind]: doc.text,
         "vector": list(vector),
     }

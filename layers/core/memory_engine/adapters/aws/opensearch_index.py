@@ -15,7 +15,8 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from datetime import datetime
+from typing import Any, NamedTuple
 
 from memory_engine.adapters.aws import opensearch_bodies as bodies
 from memory_engine.adapters.aws.clients import unavailable
@@ -71,6 +72,8 @@ class OpenSearchIndex:
         with self._errors():
             exists = bool(self.client.indices.exists(index=self.index))
             if exists and not recreate:
+                # Fields added to the mapping since the index was made (the mapping is strict).
+                self.client.indices.put_mapping(index=self.index, body=bodies.added_fields())
                 return False
             if exists:
                 self.client.indices.delete(index=self.index)
@@ -205,22 +208,29 @@ class OpenSearchIndex:
                 tenant, threads, text, len(missing_lexical), doc_ids=missing_lexical, kind=kind
             )
             words = {
-                doc_id: score
-                for doc_id, (score, _) in _lexical_hits(self._msearch([rescore])[0], query).items()
+                doc_id: found.lexical
+                for doc_id, found in _lexical_hits(self._msearch([rescore])[0], query).items()
             }
         # Dense hits first, best first, then the lexical-only ones, as the local index answers.
         hits = [
             IndexHit(
                 doc_id=doc_id,
-                dense=cosine,
-                lexical=lexical[doc_id][0] if doc_id in lexical else words.get(doc_id, 0.0),
+                dense=found.dense,
+                lexical=lexical[doc_id].lexical if doc_id in lexical else words.get(doc_id, 0.0),
                 memory_id=_memory_of(doc_id, kind),
+                occurred_at=found.occurred_at,
             )
-            for doc_id, cosine in dense.items()
+            for doc_id, found in dense.items()
         ]
         hits += [
-            IndexHit(doc_id=doc_id, dense=cosine, lexical=score, memory_id=_memory_of(doc_id, kind))
-            for doc_id, (score, cosine) in lexical.items()
+            IndexHit(
+                doc_id=doc_id,
+                dense=found.dense,
+                lexical=found.lexical,
+                memory_id=_memory_of(doc_id, kind),
+                occurred_at=found.occurred_at,
+            )
+            for doc_id, found in lexical.items()
             if doc_id not in dense
         ]
         return hits
@@ -284,26 +294,44 @@ def _memory_of(doc_id: str, kind: DocKind) -> str | None:
     return doc_id.rsplit(":", 1)[0] if kind == "turn" else None
 
 
-def _dense_hits(response: Body) -> dict[str, float]:
-    found: dict[str, float] = {}
+class _Found(NamedTuple):
+    dense: float
+    lexical: float
+    occurred_at: datetime | None
+
+
+def _dense_hits(response: Body) -> dict[str, _Found]:
+    found: dict[str, _Found] = {}
     for hit in response["hits"]["hits"]:
-        doc_id = hit["_source"]["doc_id"]
+        source = hit["_source"]
+        doc_id = source["doc_id"]
         if doc_id not in found:  # a Serverless upsert may briefly leave two copies: keep the best
-            found[doc_id] = bodies.cosine_from_score(float(hit["_score"]))
+            cosine = bodies.cosine_from_score(float(hit["_score"]))
+            found[doc_id] = _Found(cosine, 0.0, _moment(source.get("occurred_at")))
     return found
 
 
-def _lexical_hits(response: Body, query: Sequence[float]) -> dict[str, tuple[float, float]]:
-    """doc id → (BM25 score, cosine to the query vector computed from the returned vector)."""
-    found: dict[str, tuple[float, float]] = {}
+def _lexical_hits(response: Body, query: Sequence[float]) -> dict[str, _Found]:
+    """doc id → BM25 score, and the cosine to the query vector computed from the returned vector."""
+    found: dict[str, _Found] = {}
     for hit in response["hits"]["hits"]:
         source = hit["_source"]
         if source["doc_id"] in found:
             continue
         stored = source.get("vector") or []
         cosine = sum(a * b for a, b in zip(query, stored, strict=False)) if query and stored else 0.0
-        found[source["doc_id"]] = (float(hit["_score"]), cosine)
+        found[source["doc_id"]] = _Found(cosine, float(hit["_score"]), _moment(source.get("occurred_at")))
     return found
+
+
+def _moment(value: Any) -> datetime | None:
+    """A stored ISO date back as a datetime; None when absent (documents indexed before the field)."""
+    if not value:
+        return None
+    try:
+        return datetime.fromisoformat(str(value))
+    except ValueError:
+        return None
 
 
 def _connect(url: str, service: str, region: str | None) -> Any:

@@ -255,6 +255,7 @@ class LocalSearchIndex:
                     dense=score,
                     lexical=float(by_slot[bm25.slot(doc_id)]) if by_slot is not None else 0.0,
                     memory_id=docs[doc_id].memory_id,
+                    occurred_at=docs[doc_id].occurred_at,
                 )
                 for doc_id, score in dense.items()
             ]
@@ -262,8 +263,15 @@ class LocalSearchIndex:
                 if doc_id not in dense:
                     thread = docs[doc_id].thread
                     cosine = float(sims[thread][blocks[thread].row_of[doc_id]]) if sims else 0.0
+                    doc = docs[doc_id]
                     hits.append(
-                        IndexHit(doc_id=doc_id, dense=cosine, lexical=score, memory_id=docs[doc_id].memory_id)
+                        IndexHit(
+                            doc_id=doc_id,
+                            dense=cosine,
+                            lexical=score,
+                            memory_id=doc.memory_id,
+                            occurred_at=doc.occurred_at,
+                        )
                     )
             return hits
 
