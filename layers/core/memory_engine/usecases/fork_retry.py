@@ -28,6 +28,7 @@ from memory_engine.models.domain import Memory, Session, Turn
 from memory_engine.ports import Store
 
 FORKED_FROM = "forked_from"
+_NOT_COPIED = {"tenant", "session_uuid", "status", "memory_id"}
 
 
 def finished_fork(
@@ -59,17 +60,6 @@ def finished_fork(
     return turns, sorted(memories, key=lambda memory: order[str(memory.metadata[FORKED_FROM])])
 
 
-def _copied(turn: Turn) -> tuple[object, ...]:
+def _copied(turn: Turn) -> dict[str, object]:
     """What a fork copies unchanged: all of a turn but its session and its extraction state."""
-    return (
-        turn.dialog_uuid,
-        turn.seq,
-        turn.query,
-        turn.answer,
-        turn.user_name,
-        turn.npc_id,
-        turn.type,
-        turn.timestamp,
-        turn.created_at,
-        turn.length_limit,
-    )
+    return turn.model_dump(exclude=_NOT_COPIED)
