@@ -3,6 +3,8 @@ and the guarantees of forks longer than one transaction."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -12,11 +14,12 @@ from memory_engine.adapters.aws.dynamodb_fork import FORK_LEASE_SECONDS, write_f
 from memory_engine.adapters.aws.dynamodb_store import DynamoDbStore
 from memory_engine.engine import Engine
 from memory_engine.errors import Conflict
-from memory_engine.models.api import MAX_TURN_CHARS
+from memory_engine.models.api import MAX_TURN_CHARS, ForkRequest
 from memory_engine.models.domain import TurnStatus
 from memory_engine.ports import ForkPlan
+from memory_engine.usecases import fork
 from tests.aws.conftest import AwsCalls
-from tests.contract.builders import TENANT, append_turns, make_memory, make_session, make_turn
+from tests.contract.builders import SESSION, TENANT, append_turns, make_memory, make_session, make_turn
 from tests.contract.test_store_limits_contract import incompressible
 
 
@@ -145,10 +148,37 @@ def test_a_fork_into_a_target_being_written_is_a_conflict_until_the_lease_ends(s
     assert all(t.status is TurnStatus.BUFFERED for t in store.buffered_turns(TENANT, "fork-x"))
 
 
+def test_a_fork_retried_over_its_own_unfinished_chunks_is_a_conflict_as_before(
+    engine: Engine, store: DynamoDbStore
+) -> None:
+    # Given a 150-turn session and a fork of it killed after its first chunk (no session item)
+    append_turns(store, make_session(), *(f"d{i}" for i in range(150)))
+    request = ForkRequest(
+        source_session_uuid=SESSION, target_session_uuid="fork-x", cutoff_dialog_uuid="d149"
+    )
+    with killed_after_first_transaction(store):
+        fork.run(engine, TENANT, request)
+
+    # When the client retries the same fork within the lease
+    with pytest.raises(Conflict, match="being written"):
+        fork.run(engine, TENANT, request)
+
+    # Then the target is still not there: only a fork written to its end counts as one to finish
+    assert store.get_session(TENANT, "fork-x") is None
+
+
 def write_fork_first_chunk_only(store: DynamoDbStore, plan: ForkPlan) -> float:
-    """Simulate a fork that died after its first transaction (SystemExit skips its clean-up, as a
-    killed process would); returns when it started."""
+    """Simulate a fork that died after its first transaction; returns when it started."""
     started = 1_000_000.0
+    with killed_after_first_transaction(store):
+        write_fork(store.table, plan, now=started)
+    return started
+
+
+@contextmanager
+def killed_after_first_transaction(store: DynamoDbStore) -> Iterator[None]:
+    """The block's second TransactWriteItems kills it (SystemExit skips the fork's clean-up, as a
+    killed process would)."""
     calls: list[int] = []
 
     def die_on_second(**_: Any) -> None:
@@ -158,7 +188,8 @@ def write_fork_first_chunk_only(store: DynamoDbStore, plan: ForkPlan) -> float:
 
     events = store.table.client.meta.events
     events.register("before-call.dynamodb.TransactWriteItems", die_on_second, unique_id="die")
-    with pytest.raises(SystemExit):
-        write_fork(store.table, plan, now=started)
-    events.unregister("before-call.dynamodb.TransactWriteItems", unique_id="die")
-    return started
+    try:
+        with pytest.raises(SystemExit):
+            yield
+    finally:
+        events.unregister("before-call.dynamodb.TransactWriteItems", unique_id="die")

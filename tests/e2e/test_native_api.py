@@ -108,17 +108,15 @@ def test_fork_at_turn_twelve_keeps_only_earlier_memories_and_leaves_the_source(i
     for hit in target:
         assert all(int(uuid.split("-")[1]) <= 12 for uuid in hit["source_dialog_uuids"])
     assert {hit["memory_id"] for hit in memories(ingested)} == before
+    fork = {
+        "source_session_uuid": SESSION,
+        "target_session_uuid": "fork-e2e",
+        "cutoff_dialog_uuid": "turn-12",
+    }
+    # The same fork again is a retry: it answers as the first time; another cutoff is a conflict.
+    assert ingested.call("POST", "/v1/engine/fork-delete/", fork) == (200, body)
     assert (
-        ingested.call(
-            "POST",
-            "/v1/engine/fork-delete/",
-            {
-                "source_session_uuid": SESSION,
-                "target_session_uuid": "fork-e2e",
-                "cutoff_dialog_uuid": "turn-12",
-            },
-        )[0]
-        == 409
+        ingested.call("POST", "/v1/engine/fork-delete/", fork | {"cutoff_dialog_uuid": "turn-11"})[0] == 409
     )
 
 

@@ -1,7 +1,7 @@
 """Faults, on the local backend and on the AWS adapters (moto): a worker killed between extraction
-and write, a job delivered twice, an index write failing after the store write, the store failing
-mid-consolidate, the queue failing after a turn (consolidated or recorded by the game API) was
-stored.
+and write, a job delivered twice, an index write failing after the store write (of a memory or of
+a fork), the store failing mid-consolidate, the queue failing after a turn (consolidated or
+recorded by the game API) was stored.
 
 Every test runs once per backend of `fault_backends.BACKENDS` (how each one is broken is there):
 `local` (SQLite store and queue, the in-process worker) and `moto` (DynamoDB store and SQS FIFO
@@ -193,6 +193,23 @@ def test_an_index_down_for_longer_than_the_retries_is_healed_by_reindex(stack: L
     assert len(stack.engine.store.list_memories(TENANT, SESSION)) == 1
     assert len(stack.engine.store.buffered_turns(TENANT, SESSION)) == 12
     assert_consistent(stack.engine, TENANT, [SESSION], {SESSION: accepted})
+
+
+def test_a_fork_whose_index_write_failed_is_finished_by_the_clients_retry(stack: LocalStack) -> None:
+    # Given a session of two memories, forked while the index is down after the store write
+    accepted = fill(stack)
+    stack.drain()
+    body = {"source_session_uuid": SESSION, "target_session_uuid": "s2", "cutoff_dialog_uuid": "d11"}
+    stack.engine.index = FlakyIndex(stack.engine.index, failures=1)  # type: ignore[assignment]
+    assert stack.call("POST", "/v1/engine/fork-delete/", body)[0] == 503
+
+    # When the client retries the same fork
+    status, _, answer = stack.call("POST", "/v1/engine/fork-delete/", body)
+
+    # Then it answers 200 over the stored copy, and the index agrees with the store again
+    copies = [memory.memory_id for memory in stack.engine.store.list_memories(TENANT, "s2")]
+    assert status == 200 and answer["data"]["copied_memories"] == copies and len(copies) == 1
+    assert_consistent(stack.engine, TENANT, [SESSION, "s2"], {SESSION: accepted, "s2": accepted[:12]})
 
 
 # -- the store failing mid-consolidate ------------------------------------------------------------
