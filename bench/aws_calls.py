@@ -126,9 +126,13 @@ def scenario(engine: Engine, recorder: Recorder) -> list[dict[str, Any]]:
     row("extraction job, 20 buffered turns", lambda: extract.run(engine, job), "2 memories of 8 turns")
     row("extraction job delivered again", lambda: extract.run(engine, job), "finds nothing to do")
     request = RetrieveRequest.model_validate(
-        {"parent_session_uuids": ["thread-1"], "user_input": {"query": "Where did we go hiking?"}}
+        {
+            "parent_session_uuids": ["thread-1"],
+            "user_input": {"query": "Where did we go hiking?"},
+            "options": {"limit": 7},
+        }
     )
-    row("retrieve, 1 thread, 2 memories + 4 buffered turns", lambda: retrieve.run(engine, TENANT, request))
+    row("retrieve, 1 thread, 2 memories + 5 buffered turns", lambda: retrieve.run(engine, TENANT, request))
     row(
         "delete an extracted dialog (cascade)",
         lambda: delete.run(engine, TENANT, DeleteRequest(session_uuid="s1", dialog_uuid="s1-d3")),
