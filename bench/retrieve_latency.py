@@ -4,8 +4,10 @@
 
 Memories are synthesized straight into the local store (SQLite file) and the local index, not
 through extraction: text made of LoCoMo dev turns drawn at random (8 per memory, as a batch is),
-random unit vectors. All of them sit in one memory thread, the worst case (a thread's every memory
-is a candidate), beside 12 still-buffered turns. Queries are LoCoMo dev questions and go through
+random unit vectors; each memory is indexed as extraction indexes it, its own document plus one
+per source turn (9 documents; `--no-turn-documents` for memory documents only). All of them sit
+in one memory thread, the worst case (a thread's every memory is a candidate), beside 12
+still-buffered turns. Queries are LoCoMo dev questions and go through
 `usecases.retrieve.run`, the code behind the route, so the figures stay valid whatever the
 retrieval internals become. The query embedding is taken out: the engine gets an embedder that
 returns precomputed vectors, and the real model's time for the same queries is reported apart.
@@ -37,7 +39,7 @@ from memory_engine.models.domain import Memory, MemoryFields, Session, Turn
 from memory_engine.ports import EmbedMode
 from memory_engine.settings import Settings
 from memory_engine.usecases import retrieve
-from memory_engine.usecases.indexing import index_document
+from memory_engine.usecases.indexing import index_document, index_documents
 
 TENANT = "bench"
 THREAD = "thread-0"
@@ -93,7 +95,7 @@ def questions(count: int) -> list[str]:
     return [line["question"] for line in lines[:count]]
 
 
-def build(size: int, path: Path, turns: list[str], rng: random.Random) -> Engine:
+def build(size: int, path: Path, turns: list[str], rng: random.Random, turn_documents: bool = True) -> Engine:
     import numpy as np
 
     store = SqliteStore(path)
@@ -107,13 +109,21 @@ def build(size: int, path: Path, turns: list[str], rng: random.Random) -> Engine
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     chunk = 2000
     for start in range(0, size, chunk):
-        memories = [
+        made = [
             _memory(i, created + timedelta(minutes=i), turns, rng, vectors[i].tolist())
             for i in range(start, min(size, start + chunk))
         ]
         with store._db.write() as conn:  # bulk path: a benchmark fixture, not an API
-            insert_memories(conn, memories)
-        index.upsert([index_document(memory) for memory in memories])
+            insert_memories(conn, [memory for memory, _ in made])
+        # As extraction indexes them: the memory's document, and one per source turn (the turns
+        # themselves are not stored: retrieve reads only memories for index hits).
+        index.upsert(
+            [
+                doc
+                for memory, sources in made
+                for doc in (index_documents(memory, sources) if turn_documents else [index_document(memory)])
+            ]
+        )
     live = [
         Turn(
             tenant=TENANT,
@@ -141,7 +151,9 @@ def build(size: int, path: Path, turns: list[str], rng: random.Random) -> Engine
     )
 
 
-def _memory(i: int, created: datetime, turns: list[str], rng: random.Random, vector: list[float]) -> Memory:
+def _memory(
+    i: int, created: datetime, turns: list[str], rng: random.Random, vector: list[float]
+) -> tuple[Memory, list[Turn]]:
     lines = [rng.choice(turns) for _ in range(8)]
     words = sorted(
         {word.strip(".,!?").lower() for line in lines for word in line.split()[1:] if len(word) > 5}
@@ -153,7 +165,20 @@ def _memory(i: int, created: datetime, turns: list[str], rng: random.Random, vec
         key_dialogue=lines[6:8],
         characters=sorted({line.split(":", 1)[0] for line in lines}),
     )
-    return Memory(
+    sources = [
+        Turn(
+            tenant=TENANT,
+            session_uuid=f"s-{i // 100}",
+            dialog_uuid=f"d-{i}-{j}",
+            seq=(i % 100) * 8 + j,
+            query=line.partition(": ")[2] or line,
+            user_name=line.partition(": ")[0],
+            timestamp=created,
+            created_at=created,
+        )
+        for j, line in enumerate(lines)
+    ]
+    memory = Memory(
         tenant=TENANT,
         memory_id=f"{created:%Y%m%d_%H%M%S}_{i:06x}",
         session_uuid=f"s-{i // 100}",
@@ -166,6 +191,7 @@ def _memory(i: int, created: datetime, turns: list[str], rng: random.Random, vec
         source_text="\n".join(lines),
         created_at=created,
     )
+    return memory, sources
 
 
 def request(query: str) -> RetrieveRequest:
@@ -247,6 +273,11 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 100])
     parser.add_argument("--runs", type=int, default=3, help="passes over the queries per case")
+    parser.add_argument(
+        "--no-turn-documents",
+        action="store_true",
+        help="index memory documents only (as before the retrieval rework's per-turn documents)",
+    )
     args = parser.parse_args()
 
     turns = corpus()
@@ -255,7 +286,13 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as scratch:
         for size in args.sizes:
             started = time.perf_counter()
-            engine = build(size, Path(scratch) / f"{size}.sqlite3", turns, random.Random(size))
+            engine = build(
+                size,
+                Path(scratch) / f"{size}.sqlite3",
+                turns,
+                random.Random(size),
+                not args.no_turn_documents,
+            )
             build_s = time.perf_counter() - started
             for query in queries[:10]:  # warm caches (buffered-turn vectors, BM25 term arrays)
                 timed(engine, query)
