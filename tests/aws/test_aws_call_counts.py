@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from memory_engine.engine import Engine
-from memory_engine.models.api import ConsolidateRequest
-from memory_engine.usecases import consolidate
+from memory_engine.models.api import ConsolidateRequest, RetrieveRequest
+from memory_engine.usecases import consolidate, retrieve
 from tests.aws.conftest import AwsCalls
+from tests.fakes.engine import run_worker
 
 
 def say(engine: Engine, n: int, **options: object) -> None:
@@ -84,3 +85,25 @@ def test_a_replayed_turn_with_a_full_buffer_queues_the_job_again_and_writes_noth
     assert aws_calls.dynamodb_writes() == 1
     assert aws_calls.of("sqs") == {"SendMessage": 1}
     assert len(engine.store.list_turns("acme", "s1")) == 20
+
+
+def test_retrieve_reads_the_memories_it_returns_in_one_batch(engine: Engine, aws_calls: AwsCalls) -> None:
+    # Given 20 turns extracted into 2 memories, 4 turns still buffered
+    for n in range(1, 21):
+        say(engine, n)
+    assert len(run_worker(engine)) == 2
+    aws_calls.reset()
+
+    # When a retrieve returns both memories and the buffered turns
+    request = RetrieveRequest.model_validate(
+        {
+            "parent_session_uuids": ["thread-1"],
+            "user_input": {"query": "turn number"},
+            "options": {"limit": 10},
+        }
+    )
+    hits = retrieve.run(engine, "acme", request).data
+
+    # Then DynamoDB saw one query (buffered turns) and one BatchGetItem (both memories), no GetItem
+    assert sorted(hit.kind for hit in hits) == ["dialog"] * 4 + ["memory"] * 2
+    assert aws_calls.of("dynamodb") == {"Query": 1, "BatchGetItem": 1}

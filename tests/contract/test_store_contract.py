@@ -150,6 +150,23 @@ def test_a_saved_memory_reads_back_whole(store: Store) -> None:
     assert store.get_memory(TENANT, memory.memory_id).embedding == EMBEDDING  # type: ignore[union-attr]
 
 
+def test_several_memories_read_back_at_once_by_id_missing_ones_left_out(store: Store) -> None:
+    # Given two saved memories of the tenant
+    append_turns(store, make_session(), "d1", "d2", "d3", "d4")
+    first, second = make_memory("d1", "d2"), make_memory("d3", "d4", first_seq=2)
+    store.save_memory(first)
+    store.save_memory(second)
+
+    # When both, an unknown id and a repeat are asked for, for the tenant and for another one
+    asked = [second.memory_id, "20260101_000000_ffffff", first.memory_id, second.memory_id]
+    found = store.get_memories(TENANT, asked)
+
+    # Then exactly the two come back whole, by id; another tenant gets nothing
+    assert found == {first.memory_id: first, second.memory_id: second}
+    assert store.get_memories("someone-else", asked) == {}
+    assert store.get_memories(TENANT, []) == {}
+
+
 def test_a_memorys_turn_vectors_read_back_in_source_order(store: Store) -> None:
     # Given a memory over two turns with one vector per turn
     append_turns(store, make_session(), "d1", "d2")

@@ -88,6 +88,11 @@ class Store(Protocol):
 
     def get_memory(self, tenant: str, memory_id: str) -> Memory | None: ...
 
+    def get_memories(self, tenant: str, memory_ids: Sequence[str]) -> dict[str, Memory]:
+        """The memories that exist among `memory_ids`, by id, read in one round trip where the
+        backend allows (retrieve shapes its top hits with it)."""
+        ...
+
     def list_memories(self, tenant: str, session_uuid: str) -> list[Memory]: ...
 
     def iter_memories(self, tenant: str | None = None) -> Iterator[Memory]:

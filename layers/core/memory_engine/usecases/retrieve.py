@@ -88,9 +88,12 @@ def _first_hits(
     excluded: set[str],
     limit: int,
 ) -> Iterator[RetrievedMemory]:
-    """Shape the best units; memories are read from the store only as far down as needed."""
+    """Shape the best units; memories are read from the store only as far down as needed, the
+    ones that could fill the remaining places in one read (one BatchGetItem on DynamoDB)."""
     given = 0
-    for key, score in ranked:
+    read: dict[str, Memory] = {}
+    asked: set[str] = set()
+    for position, (key, score) in enumerate(ranked):
         if given == limit:
             return
         turn = turns.get(key)
@@ -98,7 +101,11 @@ def _first_hits(
             given += 1
             yield _turn_hit(turn, score)
             continue
-        memory = engine.store.get_memory(tenant, key)
+        if key not in asked:
+            window = [k for k, _ in ranked[position:] if k not in turns and k not in asked][: limit - given]
+            read.update(engine.store.get_memories(tenant, window))
+            asked.update(window)
+        memory = read.get(key)
         # Deleted since it was indexed, or the caller already has all of it (a fact has no dialogs).
         if memory is None or (memory.source_dialog_uuids and set(memory.source_dialog_uuids) <= excluded):
             continue

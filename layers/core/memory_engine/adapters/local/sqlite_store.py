@@ -27,6 +27,7 @@ _EXTRACTED = TurnStatus.EXTRACTED.value
 _FORGOTTEN = TurnStatus.FORGOTTEN.value
 # Memories come back in pages so a rebuild of the index streams without holding the lock throughout.
 _ITER_PAGE = 200
+_IN_CHUNK = 500  # ids per "IN (...)": well under SQLite's bound on host parameters
 
 
 class SqliteStore:
@@ -134,6 +135,19 @@ class SqliteStore:
         with self._db.read() as conn:
             row = _memory_row(conn, tenant, memory_id)
         return None if row is None else memory_from_row(row)
+
+    def get_memories(self, tenant: str, memory_ids: Sequence[str]) -> dict[str, Memory]:
+        wanted = list(dict.fromkeys(memory_ids))
+        found: dict[str, Memory] = {}
+        with self._db.read() as conn:
+            for start in range(0, len(wanted), _IN_CHUNK):
+                chunk = wanted[start : start + _IN_CHUNK]
+                marks = ", ".join("?" * len(chunk))  # placeholders only: the ids are bound
+                rows = conn.execute(
+                    f"SELECT * FROM memories WHERE tenant = ? AND memory_id IN ({marks})", (tenant, *chunk)
+                ).fetchall()
+                found.update((memory.memory_id, memory) for memory in map(memory_from_row, rows))
+        return found
 
     def list_memories(self, tenant: str, session_uuid: str) -> list[Memory]:
         with self._db.read() as conn:
