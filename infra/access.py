@@ -60,17 +60,8 @@ FUNCTION_NEEDS: dict[str, frozenset[Need]] = {
     "user_memory_delete": frozenset({Need.TABLE_READ, Need.TABLE_WRITE, Need.INDEX_WRITE, Need.QUEUE_SEND}),
     # Receiving from its queue is granted by the event source mapping, not listed here. It sends
     # a follow-up job when a busy session still holds a batch's worth of turns.
-    "extraction_worker": frozenset(
-        {
-            Need.TABLE_READ,
-            Need.TABLE_WRITE,
-            Need.QUEUE_SEND,
-            Need.INDEX_READ,
-            Need.INDEX_WRITE,
-            Need.EMBED,
-            Need.EXTRACT,
-        }
-    ),
+    # It builds the whole engine, so it needs what the engine does.
+    "extraction_worker": ENGINE_NEEDS,
     "authorizer": frozenset({Need.KEYS_READ}),
     "index_bootstrap": frozenset({Need.INDEX_ADMIN}),
 }

@@ -7,6 +7,7 @@ import operator
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import islice
 
 from memory_engine.engine import Engine
 from memory_engine.models.api import RetrievedMemory, RetrieveRequest, RetrieveResponse
@@ -102,7 +103,8 @@ def _first_hits(
             yield _turn_hit(turn, score)
             continue
         if key not in asked:
-            window = [k for k, _ in ranked[position:] if k not in turns and k not in asked][: limit - given]
+            unread = (k for k, _ in islice(ranked, position, None) if k not in turns and k not in asked)
+            window = list(islice(unread, limit - given))
             read.update(engine.store.get_memories(tenant, window))
             asked.update(window)
         memory = read.get(key)
