@@ -59,8 +59,8 @@ LOG_KB_PER_INVOCATION = 1.0
 ACCESS_LOG_KB_PER_REQUEST = 0.4
 GB_PER_M_TURNS = 2.0  # 1 KB per turn + ~5.5 KB per memory (fields + a 384-float vector)
 IMAGE_GB = 2.5  # torch CPU + sentence-transformers + the model
-LLM_INPUT_TOKENS_PER_MEMORY = 731  # README: median prompt per 8-turn batch (json_schema)
-LLM_OUTPUT_TOKENS_PER_MEMORY = 1546  # README: median answer at the schema's limits
+LLM_INPUT_TOKENS_PER_MEMORY = 731  # docs/configuration.md: median prompt per 8-turn batch (json_schema)
+LLM_OUTPUT_TOKENS_PER_MEMORY = 1546  # docs/configuration.md: median answer at the schema's limits
 
 
 def lambda_cost(invocations: float, memory_mb: int, billed_ms: float) -> float:

@@ -11,7 +11,7 @@ brace of JSON into its own token where BPE merges runs like `", "` or `":"` into
 headline count merges each run of punctuation-only WordPiece tokens into one token ("BPE-like");
 the raw WordPiece count is saved too, as an upper bound. No network, no LLM.
 
-The answer is estimated, not generated: a synthetic answer at the bounds of API.md (summary of
+The answer is estimated, not generated: a synthetic answer at the bounds of docs/api.md (summary of
 about 600 tokens, 65 keywords, 18 key facts, 4 quotes per speaker taken from the batch itself,
 intent of 4 sentences), serialised as the model would and counted the same way.
 In json_schema mode the schema's own tokens are added to the prompt: servers turn it into a
@@ -51,7 +51,7 @@ TARGET = 2_500
 # Chat formats add a few tokens per message around the content (OpenAI's cookbook counts 3 + 3).
 PER_MESSAGE = 3
 REPLY_PRIMING = 3
-# Sizes of the synthetic answer's free text, in tokens (API.md: summary 510–630 with an LLM).
+# Sizes of the synthetic answer's free text, in tokens (docs/api.md: summary 510–630 with an LLM).
 SUMMARY_TOKENS = 600
 FACT_TOKENS = 18
 INTENT_SENTENCE_TOKENS = 20

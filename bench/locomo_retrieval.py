@@ -2,7 +2,7 @@
 
     python -m bench.locomo_retrieval [--data ../shared/data/locomo-dev.json] [--out RUN.jsonl]
 
-Implements the protocol of ../shared/data/README.md: every turn is consolidated through the engine
+Implements the protocol of docs/evaluation.md: every turn is consolidated through the engine
 (see bench/locomo/engine_run.py), every question retrieved with limit 50, each hit expanded to its
 source turns in order. Prints and saves (bench/results/locomo_retrieval.json) Recall@5, Recall@10,
 NDCG@10, MRR and session Recall@5 over categories 1–4 and per category (5 apart), with the tokens

@@ -4,7 +4,7 @@
     python -m bench.peer_mem0 [--conversations 2]
 
 Both sides get the same LoCoMo dev conversations, turn by turn as the retrieval protocol of
-../shared/data/README.md says (one turn = one dialog, "speaker: text"), then every question of
+docs/evaluation.md says (one turn = one dialog, "speaker: text"), then every question of
 categories 1-4 of those conversations. The engine runs in process through its use cases
 (consolidate, the local worker's extraction with the built-in extractor, retrieve with limit 10)
 on the embedded backend and its default ONNX embedder; mem0 runs in .bench-venv through

@@ -1,7 +1,7 @@
-"""The README's performance tables, from the saved results: `python -m bench.report` after `make bench`.
+"""docs/performance.md's tables, from the saved results: `python -m bench.report` after `make bench`.
 
-Prints Markdown; paste it over the tables of the README's "Performance" section. Reads only
-bench/results/*.json, so the README quotes exactly what the benchmarks saved.
+Prints Markdown; paste it over the tables of docs/performance.md. Reads only
+bench/results/*.json, so the docs quote exactly what the benchmarks saved.
 """
 
 from __future__ import annotations

@@ -26,10 +26,10 @@ ROUTES: tuple[Route, ...] = (
     Route("DELETE", "/v1/engine/delete/", "delete"),
     Route("POST", "/v1/engine/fork-delete/", "fork_delete"),
     Route("POST", "/v1/engine/embed/", "embed"),
-    # Game-NPC memory (API.md §2): the game envelope {"code", "msg", "data"}.
+    # Game-NPC memory (docs/api.md §2): the game envelope {"code", "msg", "data"}.
     Route("POST", "/open/game/memory", "game_memory"),
     Route("POST", "/open/game/recordmemory", "game_record_memory"),
-    # Scoped memory bank (API.md §3).
+    # Scoped memory bank (docs/api.md §3).
     Route("POST", "/v1/memories", "memories_create"),
     Route("GET", "/v1/memories/{id}", "memories_get"),
     Route("DELETE", "/v1/memories/{id}", "memories_delete"),
@@ -37,7 +37,7 @@ ROUTES: tuple[Route, ...] = (
     Route("POST", "/v1/memories:retrieve", "memories_retrieve", rest_api=False),
     Route("POST", "/v1/memories/generate", "memories_generate"),
     Route("POST", "/v1/memories:generate", "memories_generate", rest_api=False),
-    # OpenAI-compatible chat with long-term memory (API.md §4).
+    # OpenAI-compatible chat with long-term memory (docs/api.md §4).
     Route("POST", "/v1/chat/completions", "chat_completions"),
     Route("DELETE", "/v1/users/{userid}/memory", "user_memory_delete"),
 )

@@ -47,7 +47,7 @@ ACCESS_LOG = {
     "requestTime": "$context.requestTime",
 }
 
-# API Gateway's own answers, in the native error envelope (API.md).
+# API Gateway's own answers, in the native error envelope (docs/api.md).
 GATEWAY_RESPONSES: dict[str, tuple[str, str]] = {
     "UNAUTHORIZED": ("401", "Missing or invalid API key: send 'Authorization: Bearer <key>'."),
     "ACCESS_DENIED": ("401", "Missing or invalid API key: send 'Authorization: Bearer <key>'."),

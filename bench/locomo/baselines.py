@@ -1,7 +1,7 @@
 """The protocol's reference retrievers, one document per turn with the text "speaker: text".
 
 - BM25: k1 1.5, b 0.75, lower-case words, a short list of English function words removed, no
-  stemming (the settings of the figure in ../shared/data/README.md);
+  stemming (the settings of the figure in docs/evaluation.md);
 - dense: all-MiniLM-L6-v2 cosine (the engine's model, through the run's shared cache).
 """
 

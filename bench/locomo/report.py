@@ -1,4 +1,4 @@
-"""The run's table (printed and in the README), its JSON record and the per-question JSONL."""
+"""The run's table (printed and in docs/retrieval.md), its JSON record and the per-question JSONL."""
 
 from __future__ import annotations
 

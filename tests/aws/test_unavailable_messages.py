@@ -1,5 +1,5 @@
 """A DynamoDB or SQS failure reaches API callers as a 503 message: it names the dependency and what
-to do, never the table, the queue URL or the account (README, Errors and logs); the log names them
+to do, never the table, the queue URL or the account (docs/security.md, Errors and logs); the log names them
 for the operator."""
 
 from __future__ import annotations

@@ -42,7 +42,7 @@ class Aws:
 
 @pytest.fixture
 def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[Aws]:
-    """The CLI configured as the README's deploy steps say: table, queue and usage plan of a stack."""
+    """The CLI configured as docs/aws.md's deploy steps say: table, queue and usage plan of a stack."""
     with mocked_key_table() as (table, dynamodb):
         plan_id, apigateway = mocked_usage_plan()
         monkeypatch.setenv("MEMORY_ENGINE_BACKEND", "aws")

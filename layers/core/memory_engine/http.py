@@ -95,12 +95,12 @@ def _deeper_than(value: Any, limit: int) -> bool:
 
 
 def native_error_body(status: int, message: str, errors: list[dict[str, Any]]) -> dict[str, Any]:
-    """The native API's error envelope (API.md): status, message, errors."""
+    """The native API's error envelope (docs/api.md): status, message, errors."""
     return {"status": "error", "message": message, "errors": errors}
 
 
 def game_error_body(status: int, message: str, errors: list[dict[str, Any]]) -> dict[str, Any]:
-    """The game API's envelope (API.md §2): `code` is the HTTP status, never 0 on error."""
+    """The game API's envelope (docs/api.md §2): `code` is the HTTP status, never 0 on error."""
     return {"code": status, "msg": message, "data": {"errors": errors} if errors else None}
 
 
@@ -117,7 +117,7 @@ _OPENAI_ERROR_TYPES = {
 
 
 def openai_error_body(status: int, message: str, errors: list[dict[str, Any]]) -> dict[str, Any]:
-    """OpenAI's error object, which its clients parse (API.md §4)."""
+    """OpenAI's error object, which its clients parse (docs/api.md §4)."""
     kind = _OPENAI_ERROR_TYPES.get(status, "upstream_error" if status in (502, 504) else "api_error")
     param = errors[0].get("field") if errors else None
     return {"error": {"message": message, "type": kind, "param": param, "code": None}}

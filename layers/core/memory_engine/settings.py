@@ -70,7 +70,7 @@ class Settings(BaseSettings):
     rate_limit_per_second: float = Field(100.0, ge=0, description="requests per second per key")
     rate_limit_burst: int = Field(200, ge=1, description="requests a key may send at once")
 
-    # -- AWS backend (backend == "aws"): see docs/dynamodb.md and the README's "Running on AWS" --
+    # -- AWS backend (backend == "aws"): see docs/dynamodb.md and docs/aws.md --
     table_name: str | None = Field(None, description="the single DynamoDB table")
     queue_url: str | None = Field(None, description="the SQS FIFO extraction queue")
     opensearch_url: str | None = Field(None, description="OpenSearch endpoint (https://...)")

@@ -1,5 +1,5 @@
 """What the LLM answers with (internal output models), their JSON schemas for structured output,
-and the bounds of API.md applied after validation."""
+and the bounds of docs/api.md applied after validation."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from memory_engine.models.domain import MemoryFields
 MAX_KEYWORDS = 65
 MAX_KEY_FACTS = 18
 MAX_QUOTES_PER_CHARACTER = 4
-# API.md asks for "about 10 sentences": a little over is tolerated, a runaway summary is cut.
+# docs/api.md asks for "about 10 sentences": a little over is tolerated, a runaway summary is cut.
 MAX_SUMMARY_SENTENCES = 12
 MAX_INTENT_SENTENCES = 4
 
@@ -160,7 +160,7 @@ def batch_characters(out: MemoryOut, known: Mapping[str, Sequence[str]]) -> tupl
 def to_memory_fields(
     out: MemoryOut, known: Mapping[str, Sequence[str]], turn_count: int
 ) -> tuple[MemoryFields, Registry]:
-    """Map a validated answer to MemoryFields with every bound of API.md enforced (trim, never fail),
+    """Map a validated answer to MemoryFields with every bound of docs/api.md enforced (trim, never fail),
     speakers named canonically; also returns the batch's canonical → aliases map."""
     characters_map, characters = batch_characters(out, known)
     index = canonical_index(update_registry(known, characters_map))

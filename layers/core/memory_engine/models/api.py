@@ -1,4 +1,4 @@
-"""Request and response bodies of the native engine API (API.md §1). Field names are the contract."""
+"""Request and response bodies of the native engine API (docs/api.md §1). Field names are the contract."""
 
 from __future__ import annotations
 
@@ -113,7 +113,7 @@ class RetrievedMemory(BaseModel):
     memory_id: str
     content: str
     score: float
-    # Additive fields (API.md welcomes them); the three above never change.
+    # Additive fields (docs/api.md welcomes them); the three above never change.
     kind: Literal["memory", "dialog"]
     session_uuid: str
     source_dialog_uuids: list[str]

@@ -1,4 +1,4 @@
-"""Bodies of the scoped memory-bank API (API.md §3). Field names are the contract."""
+"""Bodies of the scoped memory-bank API (docs/api.md §3). Field names are the contract."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The OpenAI Chat Completions request, as far as the memory layer needs to read it (API.md §4).
+"""The OpenAI Chat Completions request, as far as the memory layer needs to read it (docs/api.md §4).
 
 Everything else in the body (tools, temperature, response_format, ...) is kept as sent and
 passed to the upstream model untouched; only `userid`, our one extra field, is taken out.

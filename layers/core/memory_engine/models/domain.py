@@ -82,7 +82,7 @@ class Turn(BaseModel):
 
 
 class MemoryFields(BaseModel):
-    """The structure extraction produces for one batch (bounds from API.md)."""
+    """The structure extraction produces for one batch (bounds from docs/api.md)."""
 
     summary: str
     keywords: list[str] = Field(default_factory=list, max_length=65)

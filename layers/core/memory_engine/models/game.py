@@ -1,4 +1,4 @@
-"""Bodies of the game-NPC memory API (API.md §2): the `{"code", "msg", "data"}` envelope.
+"""Bodies of the game-NPC memory API (docs/api.md §2): the `{"code", "msg", "data"}` envelope.
 
 Field names (`memory_item`, `BotIndex`, `CreateTime`, ...) are the contract of existing game
 clients, spelled as they spell them.

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class FusionWeights:
-    """How much each signal counts. Measured choices live in bench/ and the README."""
+    """How much each signal counts. Measured choices live in bench/ and docs/retrieval.md."""
 
     # A turn's score is turn_dense · cosine + (1 - turn_dense) · normalised BM25,
     turn_dense: float = 0.8

@@ -12,7 +12,7 @@ CHAT_USER_NAME = "user"
 
 
 def user_scope(userid: str) -> dict[str, str]:
-    """The memory-bank scope of a chat user's facts (API.md §3)."""
+    """The memory-bank scope of a chat user's facts (docs/api.md §3)."""
     return {"userid": userid}
 
 

@@ -251,7 +251,7 @@ class OpenSearchIndex:
 
     @property
     def resource(self) -> str:
-        """The endpoint and index, for the log only: a caller's 503 names neither (README, Errors
+        """The endpoint and index, for the log only: a caller's 503 names neither (docs/security.md, Errors
         and logs)."""
         return f"{self.url} index {self.index}"
 

@@ -45,7 +45,7 @@ class RemoteEmbedder:
 
     @property
     def target(self) -> str:
-        """The function or endpoint, for the log only: a caller's error names neither (README,
+        """The function or endpoint, for the log only: a caller's error names neither (docs/security.md,
         Errors and logs)."""
         return (
             f"Lambda function {self._function_name}"

@@ -20,7 +20,7 @@ ELLIPSIS = "…"
 
 def cut_turn(turn: Turn, length_limit: int) -> tuple[str, str]:
     """Query and answer cut so that together they hold at most `length_limit` characters
-    (API.md `options.length_limit`); the stored turn stays whole, only the prompt is cut."""
+    (docs/api.md `options.length_limit`); the stored turn stays whole, only the prompt is cut."""
     limit = max(length_limit, 0)
     query = turn.query[:limit]
     answer = turn.answer[: max(limit - len(query), 0)]
