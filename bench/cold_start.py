@@ -134,7 +134,7 @@ def package_mb(name: str, backend: str) -> dict[str, float]:
 
 def onnx_folder_size() -> int:
     from memory_engine.adapters.local.minilm_embedder import packaged_model_dir
-    from memory_engine.adapters.local.onnx_embedder import default_onnx_dir
+    from memory_engine.adapters.local.onnx_export import default_onnx_dir
 
     folder = default_onnx_dir(packaged_model_dir())
     return folder_size(folder) if folder.is_dir() else 0

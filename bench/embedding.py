@@ -84,7 +84,7 @@ def load_seconds(code: str, runs: int) -> float:
 
 def export_seconds() -> float:
     from memory_engine.adapters.local.minilm_embedder import packaged_model_dir
-    from memory_engine.tools.export_onnx import export
+    from memory_engine.adapters.local.onnx_export import export
 
     with tempfile.TemporaryDirectory() as scratch:
         started = time.perf_counter()

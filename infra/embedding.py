@@ -1,7 +1,7 @@
 """Embeddings off the API functions: the container-image Lambda, or an existing SageMaker endpoint.
 
 The image (`functions/embedder_image/Dockerfile`) holds all-MiniLM-L6-v2 exported to ONNX when
-the image is built (a build stage with torch runs `memory_engine.tools.export_onnx`); the function
+the image is built (a build stage with torch runs `memory_engine.adapters.local.onnx_export`); the function
 runs it on ONNX Runtime, without torch. `cdk synth` only stages the
 build context; Docker builds and pushes the image at `cdk deploy` time. With
 `-c embedder=sagemaker -c sagemakerEndpoint=<name>` no image is built and the functions call

@@ -1,6 +1,6 @@
 """all-MiniLM-L6-v2 (or any mean-pooled sentence-transformers model) on ONNX Runtime: no torch.
 
-The graph comes from `memory_engine.tools.export_onnx` (transformer + mean pooling + L2 norm in
+The graph comes from `memory_engine.adapters.local.onnx_export` (transformer + mean pooling + L2 norm in
 one graph). Given no folder, the export is cached per model fingerprint under the user's cache
 (`$XDG_CACHE_HOME/memory-engine/onnx/`) and made on first use from the packaged weights, which
 needs torch once; the embedding Lambda ships a folder exported at image build time instead.
@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from threading import Lock
 from typing import TYPE_CHECKING, Any
 
+from memory_engine.adapters.local.onnx_export import GRAPH, MANIFEST, TOKENIZER, default_onnx_dir, export
 from memory_engine.errors import Unavailable
 from memory_engine.ports import EmbedMode
 
@@ -38,14 +38,6 @@ __all__ = ["OnnxMiniLmEmbedder", "default_onnx_dir"]
 BATCH_TOKENS = 512
 
 
-def default_onnx_dir(model_dir: Path) -> Path:
-    """Where the export of `model_dir` is cached when no folder is configured."""
-    from memory_engine.tools.export_onnx import fingerprint
-
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return cache / "memory-engine" / "onnx" / fingerprint(model_dir)
-
-
 class _Loaded:
     """The session, tokenizer and manifest of one exported folder."""
 
@@ -58,8 +50,6 @@ class _Loaded:
                 "The ONNX embedder needs onnxruntime and tokenizers: pip install 'memory-engine[local]', "
                 "or set MEMORY_ENGINE_EMBEDDER=minilm."
             ) from error
-        from memory_engine.tools.export_onnx import GRAPH, MANIFEST, TOKENIZER
-
         self.manifest: dict[str, Any] = json.loads((folder / MANIFEST).read_text())
         self.inputs: list[str] = list(self.manifest["inputs"])
         self.dimension = int(self.manifest["dimension"])
@@ -107,8 +97,6 @@ class OnnxMiniLmEmbedder:
             return self._state
 
     def _folder(self) -> Path:
-        from memory_engine.tools.export_onnx import MANIFEST, export
-
         folder = self._onnx_dir
         if folder is not None and (folder / MANIFEST).is_file():
             return folder
@@ -121,8 +109,8 @@ class OnnxMiniLmEmbedder:
             except ImportError as error:
                 raise Unavailable(
                     f"No ONNX model in {folder}, and exporting one needs torch, sentence-transformers "
-                    "and onnx: pip install 'memory-engine[local]', or run "
-                    "`python -m memory_engine.tools.export_onnx --out <folder>` where they are installed."
+                    "and onnx: pip install 'memory-engine[local]', or run `python -m "
+                    "memory_engine.adapters.local.onnx_export --out <folder>` where they are installed."
                 ) from error
         return folder
 

@@ -1,6 +1,7 @@
-"""Export a sentence-transformers model to one ONNX graph that returns unit sentence vectors.
+"""The ONNX folder format, and the export of a sentence-transformers model into it: one ONNX graph
+that returns unit sentence vectors.
 
-    python -m memory_engine.tools.export_onnx [--model-dir DIR] [--out DIR]
+    python -m memory_engine.adapters.local.onnx_export [--model-dir DIR] [--out DIR]
 
 The graph is the transformer plus mean pooling and L2 normalisation, so the runtime
 (`OnnxMiniLmEmbedder`) only tokenizes, pads and runs it: no torch at serving time. The export
@@ -56,6 +57,12 @@ def fingerprint(model_dir: Path) -> str:
                 for chunk in iter(lambda: handle.read(1 << 20), b""):
                     digest.update(chunk)
     return digest.hexdigest()[:16]
+
+
+def default_onnx_dir(model_dir: Path) -> Path:
+    """Where the export of `model_dir` is cached when no folder is configured."""
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return cache / "memory-engine" / "onnx" / fingerprint(model_dir)
 
 
 def export(model_dir: Path, out_dir: Path, optimize: bool = True) -> Path:
@@ -209,9 +216,10 @@ def _replace_dir(staging: Path, out_dir: Path) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     from memory_engine.adapters.local.minilm_embedder import packaged_model_dir
-    from memory_engine.adapters.local.onnx_embedder import default_onnx_dir
 
-    parser = argparse.ArgumentParser(prog="python -m memory_engine.tools.export_onnx", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m memory_engine.adapters.local.onnx_export", description=__doc__
+    )
     parser.add_argument("--model-dir", type=Path, default=None, help="default: the packaged MiniLM")
     parser.add_argument("--out", type=Path, default=None, help="default: the local cache folder")
     parser.add_argument("--no-optimize", action="store_true", help="skip ORT's operator fusion")

@@ -1,1 +1,0 @@
-"""Build-time tools (model export). Never imported by a handler."""
