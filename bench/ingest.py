@@ -130,7 +130,7 @@ def counting(counts: Counter[str]) -> Iterator[None]:
 
 def consolidate_run(sessions: int, turns: int, run: int) -> dict[str, Any]:
     from functions.consolidate.handler import lambda_handler
-    from memory_engine.server.apigw import LocalContext
+    from memory_engine_app.server.apigw import LocalContext
 
     feed = events(sessions, turns, f"r{run}")
     counts: Counter[str] = Counter()
@@ -159,8 +159,8 @@ def extraction_latency(batches: int) -> list[float]:
     from memory_engine import wiring
     from memory_engine.adapters.local.worker import LocalWorker
     from memory_engine.models.api import RetrieveRequest
-    from memory_engine.server.apigw import LocalContext
     from memory_engine.usecases import jobs, retrieve
+    from memory_engine_app.server.apigw import LocalContext
 
     samples = []
     with tempfile.TemporaryDirectory() as scratch, local_engine(Path(scratch)):

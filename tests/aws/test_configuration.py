@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 from pydantic import ValidationError
 
-from memory_engine import cli, wiring
+from memory_engine import wiring
 from memory_engine.adapters.aws.apigateway_usage_plan import ApiGatewayUsagePlanKeys, MissingUsagePlan
 from memory_engine.adapters.aws.dynamodb_api_keys import DynamoDbKeyStore
 from memory_engine.adapters.aws.dynamodb_store import DynamoDbStore
@@ -20,6 +20,7 @@ from memory_engine.adapters.local.usage_plan import NoUsagePlan
 from memory_engine.engine import Engine
 from memory_engine.errors import Unavailable
 from memory_engine.settings import Settings, reset_settings
+from memory_engine_app import cli
 from tests.contract.builders import append_turns, make_memory, make_session
 from tests.fakes.aws import TABLE
 from tests.fakes.opensearch import StubCluster

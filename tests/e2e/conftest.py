@@ -49,7 +49,7 @@ class LocalServer:
             **self.env,
         }
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "memory_engine.server"],
+            [sys.executable, "-m", "memory_engine_app.server"],
             cwd=ROOT,
             env=env,
             stdout=subprocess.PIPE,

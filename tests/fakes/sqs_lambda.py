@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from memory_engine.adapters.aws import clients
-from memory_engine.server.apigw import LocalContext
+from memory_engine_app.server.apigw import LocalContext
 
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
 

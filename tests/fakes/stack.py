@@ -30,9 +30,9 @@ from memory_engine.engine import Engine, SystemClock
 from memory_engine.models.messages import Job
 from memory_engine.ports import Extractor, JobSource, KeyStore, Queue
 from memory_engine.ratelimit import RateLimiter
-from memory_engine.server.app import Dispatcher, load_routes, make_http_handler
 from memory_engine.settings import Settings
 from memory_engine.usecases import jobs, keys
+from memory_engine_app.server.app import Dispatcher, load_routes, make_http_handler
 from tests.fakes.ports import EchoExtractor, HashEmbedder, RecordingChat
 
 LOCAL_KEY = "me_local-test-key-0123456789"

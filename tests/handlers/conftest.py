@@ -11,7 +11,7 @@ import pytest
 
 from memory_engine import wiring
 from memory_engine.engine import Engine
-from memory_engine.server.apigw import LocalContext
+from memory_engine_app.server.apigw import LocalContext
 from tests.fakes.engine import fake_engine
 
 EVENTS = Path(__file__).resolve().parents[2] / "events"

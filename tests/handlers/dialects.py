@@ -8,7 +8,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from memory_engine.server.apigw import LocalContext
+from memory_engine_app.server.apigw import LocalContext
 from tests.handlers.conftest import load_event
 
 

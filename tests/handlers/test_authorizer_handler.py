@@ -13,9 +13,9 @@ from memory_engine import wiring
 from memory_engine.adapters.aws.dynamodb_api_keys import DynamoDbKeyStore
 from memory_engine.auth import key_id_of, usage_key_value
 from memory_engine.engine import SystemClock
-from memory_engine.server.apigw import LocalContext
 from memory_engine.settings import reset_settings
 from memory_engine.usecases import keys
+from memory_engine_app.server.apigw import LocalContext
 from tests.contract.moto_keys import REGION, mocked_key_table
 from tests.handlers.conftest import load_event
 

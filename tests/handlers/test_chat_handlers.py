@@ -10,8 +10,8 @@ import pytest
 from memory_engine.adapters.openai.upstream import HttpChatUpstream
 from memory_engine.engine import Engine
 from memory_engine.models.messages import ChatMemoryJob, ForgetUserJob
-from memory_engine.server.apigw import LocalContext
 from memory_engine.streaming import stream_sink
+from memory_engine_app.server.apigw import LocalContext
 from tests.fakes.openai_server import FakeOpenAIServer, chat_completion, error_body
 from tests.fakes.ports import ListQueue
 from tests.handlers.dialects import call, sample_body

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from functions.embedder_image import handler as embedding_function
-from memory_engine.server.apigw import LocalContext
+from memory_engine_app.server.apigw import LocalContext
 from tests.fakes.ports import HashEmbedder
 from tests.handlers.conftest import load_event
 

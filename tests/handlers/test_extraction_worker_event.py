@@ -5,7 +5,7 @@ from __future__ import annotations
 from functions.extraction_worker.handler import lambda_handler
 from functions.routes import ROUTES, WORKERS
 from memory_engine.engine import Engine
-from memory_engine.server.apigw import LocalContext
+from memory_engine_app.server.apigw import LocalContext
 from tests.handlers.conftest import Invoke, load_event
 
 

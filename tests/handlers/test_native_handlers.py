@@ -10,7 +10,7 @@ import pytest
 
 from functions.routes import ROUTES
 from memory_engine.engine import Engine
-from memory_engine.server.apigw import LocalContext
+from memory_engine_app.server.apigw import LocalContext
 from tests.fakes.engine import run_worker
 from tests.handlers.conftest import Invoke, load_event
 

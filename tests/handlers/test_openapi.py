@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from functions.routes import ROUTES
-from memory_engine import cli
-from memory_engine.server.openapi import GATEWAY_STATUSES, HANDLER_STATUSES, build_spec, error_schema
+from memory_engine_app import cli
+from memory_engine_app.server.openapi import GATEWAY_STATUSES, HANDLER_STATUSES, build_spec, error_schema
 
 
 @pytest.fixture(scope="module")

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from memory_engine import cli, wiring
+from memory_engine import wiring
 from memory_engine.auth import authorize, key_id_of
 from memory_engine.settings import reset_settings
+from memory_engine_app import cli
 
 LOCAL_KEY = "cli-test-local-key"
 

@@ -11,14 +11,15 @@ from typing import Any
 import pytest
 
 from functions.authorizer.handler import lambda_handler as authorizer
-from memory_engine import cli, wiring
+from memory_engine import wiring
 from memory_engine.adapters.aws import clients
 from memory_engine.adapters.aws.dynamodb_api_keys import DynamoDbKeyStore
 from memory_engine.auth import key_id_of, usage_key_value
 from memory_engine.engine import SystemClock
-from memory_engine.server.apigw import LocalContext
 from memory_engine.settings import reset_settings
 from memory_engine.usecases import keys
+from memory_engine_app import cli
+from memory_engine_app.server.apigw import LocalContext
 from tests.contract.moto_keys import (
     REGION,
     api_key_values,

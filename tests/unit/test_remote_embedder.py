@@ -14,8 +14,8 @@ from botocore.exceptions import ClientError
 from functions.embedder_image import handler as embedding_function
 from memory_engine.adapters.aws.remote_embedder import RemoteEmbedder
 from memory_engine.errors import InvalidInput, Unavailable
-from memory_engine.server.apigw import LocalContext
 from memory_engine.settings import reset_settings
+from memory_engine_app.server.apigw import LocalContext
 from tests.fakes.ports import HashEmbedder
 
 

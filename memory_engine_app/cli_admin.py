@@ -54,7 +54,7 @@ def write_openapi(out: str | None) -> int:
     import json
     from pathlib import Path
 
-    from memory_engine.server.openapi import build_spec
+    from memory_engine_app.server.openapi import build_spec
 
     text = json.dumps(build_spec(), indent=2, ensure_ascii=False) + "\n"
     if out is None:

@@ -17,10 +17,10 @@ from memory_engine import wiring
 from memory_engine.auth import KeyResolver, authenticate, local_api_key
 from memory_engine.logsafe import RedactingFilter, error_details
 from memory_engine.ratelimit import RateLimiter
-from memory_engine.server.apigw import LocalContext, RoutePattern, proxy_event, response_parts
-from memory_engine.server.openapi import OPENAPI_PATH, build_spec
 from memory_engine.settings import get_settings
 from memory_engine.streaming import stream_sink
+from memory_engine_app.server.apigw import LocalContext, RoutePattern, proxy_event, response_parts
+from memory_engine_app.server.openapi import OPENAPI_PATH, build_spec
 
 log = logging.getLogger("memory_engine.server")
 MAX_BODY_BYTES = 6 * 1024 * 1024  # Lambda's synchronous payload limit

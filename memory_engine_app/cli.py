@@ -7,9 +7,9 @@ import sys
 
 from pydantic import ValidationError
 
-from memory_engine.cli_admin import ADMIN_COMMANDS, add_admin_commands, run_admin
 from memory_engine.errors import MemoryEngineError
 from memory_engine.ports import SearchIndex
+from memory_engine_app.cli_admin import ADMIN_COMMANDS, add_admin_commands, run_admin
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -33,7 +33,7 @@ def main(argv: list[str] | None = None) -> int:
         return run_admin(args)
     try:
         if args.command == "serve":
-            from memory_engine.server.app import serve
+            from memory_engine_app.server.app import serve
 
             serve(args.host, args.port)
             return 0

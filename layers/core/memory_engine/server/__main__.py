@@ -1,4 +1,0 @@
-from memory_engine.server.app import serve
-
-if __name__ == "__main__":
-    serve()
