@@ -50,9 +50,9 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
         else:
             shutil.copy2(ROOT / name, source / name)
     site = tmp_path_factory.mktemp("site")
+    pip = [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", "--no-index"]
     subprocess.run(
-        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", "--no-index"]
-        + ["--target", str(site), str(source)],
+        [*pip, "--target", str(site), str(source)],
         check=True,
         capture_output=True,
         timeout=300,
