@@ -180,7 +180,7 @@ class Api(Construct):
             acknowledge(
                 method,
                 "AwsSolutions-COG4",
-                "Callers are services holding API keys (Authorization: Token|Bearer), checked by the "
+                "Callers are services holding API keys (Authorization: [Token|Bearer] <key>), checked by the "
                 "Lambda REQUEST authorizer against hashed keys; there are no Cognito users.",
             )
 

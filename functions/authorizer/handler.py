@@ -1,4 +1,4 @@
-"""API Gateway REQUEST authorizer: `Authorization: Token|Bearer <key>` → an IAM policy + {"tenant"}.
+"""API Gateway REQUEST authorizer: `Authorization: [Token|Bearer] <key>` → an IAM policy + {"tenant"}.
 
 Handlers read the tenant from `requestContext.authorizer.tenant` (memory_engine.http.tenant_of).
 API Gateway caches the answer per Authorization header for the stage's TTL, and the cached policy

@@ -58,7 +58,11 @@ def build_spec(routes: Iterable[Any] | None = None) -> dict[str, Any]:
         "components": {
             "schemas": {},
             "securitySchemes": {
-                "apiKey": {"type": "http", "scheme": "bearer", "description": "Bearer or Token <key>"}
+                "apiKey": {
+                    "type": "http",
+                    "scheme": "bearer",
+                    "description": "Bearer <key>, Token <key> or the bare key",
+                }
             },
         },
     }

@@ -107,3 +107,12 @@ def test_the_authorizer_runs_on_the_environment_the_stack_gives_it(monkeypatch: 
             reset_settings()
             wiring.reset()
     assert answer["principalId"] == "acme"
+
+
+def test_a_bare_key_gets_an_allow_policy_with_its_tenant(key: str) -> None:
+    # Given a valid key sent with no scheme (the game dialect's form) / When the authorizer runs
+    answer = lambda_handler(event_with(key), LocalContext())
+    # Then it is that key's tenant, as with Bearer
+    assert answer["principalId"] == "acme"
+    assert answer["context"]["tenant"] == "acme"
+    assert answer["policyDocument"]["Statement"][0]["Effect"] == "Allow"

@@ -125,3 +125,18 @@ def test_the_authorizer_context_carries_the_tenant_and_key_id() -> None:
         "key_id": "0123456789ab",
         "principalId": "acme",
     }
+
+
+@pytest.mark.parametrize(
+    ("header", "key"),
+    [
+        ("me_0123456789ab_secret", "me_0123456789ab_secret"),
+        ("  abc  ", "abc"),
+        ("Token", None),
+        ("bearer", None),
+        ("abc def", None),
+        ("", None),
+    ],
+)
+def test_a_bare_key_is_a_key_and_a_scheme_alone_is_not(header: str, key: str | None) -> None:
+    assert parse_authorization(header) == key

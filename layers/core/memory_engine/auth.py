@@ -30,6 +30,7 @@ HASH_SCHEME = "sha256"
 TENANT_CONTEXT_KEY = "tenant"
 KEY_ID_CONTEXT_KEY = "key_id"
 
+_SCHEMES = frozenset({"token", "bearer"})
 _KEY_ID = re.compile(KEY_ID_PATTERN)
 _KEY_FORMAT = re.compile(r"^me_(?P<key_id>[0-9a-f]{12})_(?P<secret>[A-Za-z0-9_-]{32,128})$")
 
@@ -55,14 +56,17 @@ class Principal:
 
 
 def parse_authorization(header: str | None) -> str | None:
-    """The key of `Authorization: Token <key>` or `Bearer <key>`; None for anything else."""
-    if not header:
-        return None
-    scheme, _, key = header.strip().partition(" ")
-    if scheme.lower() not in {"token", "bearer"}:
-        return None
-    key = key.strip()
-    return key or None
+    """The key of `Authorization: Token <key>`, `Bearer <key>` or a bare `<key>` (the game
+    dialect's documented form); None for anything else (another scheme, a scheme alone).
+
+    Only the header's shape is read here: which tenant a key is, if any, is decided by the
+    resolvers, with constant-time comparisons, whatever the form it came in."""
+    words = (header or "").split()
+    if len(words) == 2 and words[0].lower() in _SCHEMES:
+        return words[1]
+    if len(words) == 1 and words[0].lower() not in _SCHEMES:
+        return words[0]
+    return None
 
 
 def new_key_id() -> str:
