@@ -32,6 +32,8 @@ class StackConfig(BaseModel):
 
     # Embedding: the container-image Lambda ("lambda") or an existing SageMaker endpoint.
     embedder: Literal["lambda", "sagemaker"] = "lambda"
+    # The image's model (embedder=lambda): multilingual-e5-small ("e5") or all-MiniLM-L6-v2 ("onnx").
+    embedding_model: Literal["e5", "onnx"] = "e5"
     sagemaker_endpoint: str | None = None
     embedding_dimension: int = Field(384, ge=1, le=16_000)
 

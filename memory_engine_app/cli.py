@@ -8,7 +8,7 @@ import sys
 from pydantic import ValidationError
 
 from memory_engine.errors import MemoryEngineError
-from memory_engine.ports import SearchIndex
+from memory_engine.ports import Embedder, SearchIndex
 from memory_engine_app.cli_admin import ADMIN_COMMANDS, add_admin_commands, run_admin
 
 
@@ -20,6 +20,11 @@ def main(argv: list[str] | None = None) -> int:
     serve_cmd.add_argument("--port", type=int, default=None)
     reindex_cmd = commands.add_parser("reindex", help="rebuild the search index from the store")
     reindex_cmd.add_argument("--tenant", default=None, help="only this tenant (default: all)")
+    reindex_cmd.add_argument(
+        "--reembed",
+        action="store_true",
+        help="first give every stored memory new vectors from the configured model (after changing it)",
+    )
     create_cmd = commands.add_parser(
         "create-index", help="create the OpenSearch index with its mapping (a deploy/bootstrap step)"
     )
@@ -38,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
             serve(args.host, args.port)
             return 0
         if args.command == "reindex":
-            return reindex(args.tenant)
+            return reindex(args.tenant, args.reembed)
         if args.command == "create-index":
             return create_index(args.recreate)
     except ValidationError as error:  # the configuration: the message names the variables
@@ -50,8 +55,9 @@ def main(argv: list[str] | None = None) -> int:
     return 2
 
 
-def reindex(tenant: str | None) -> int:
-    """Rebuild the search index from the store (the system of record), with a progress bar."""
+def reindex(tenant: str | None, reembed: bool = False) -> int:
+    """Rebuild the search index from the store (the system of record), with a progress bar;
+    with `reembed`, the stored vectors are first recomputed with the configured embedder."""
     from tqdm import tqdm
 
     from memory_engine import wiring
@@ -60,6 +66,7 @@ def reindex(tenant: str | None) -> int:
 
     settings = get_settings()
     index: SearchIndex
+    embedder: Embedder | None = None
     if settings.backend == "aws":
         if not settings.opensearch_url:
             print(
@@ -69,9 +76,17 @@ def reindex(tenant: str | None) -> int:
             )
             return 2
         store, index = wiring.build_store(settings), wiring.build_opensearch_index(settings)
+        if reembed:
+            embedder = wiring.build_embedder(settings)
     else:
         engine = wiring.engine()
-        store, index = engine.store, engine.index
+        store, index, embedder = engine.store, engine.index, engine.embedder
+    if reembed and embedder is not None:
+        from memory_engine.usecases.reembed import reembed as reembed_memories
+
+        with tqdm(unit=" memories", desc="re-embed") as bar:
+            done = reembed_memories(store, embedder, tenant, progress=lambda n: bar.update(n - bar.n))
+        print(f"re-embedded {done} memories", file=sys.stderr)
     with tqdm(unit=" memories", desc="reindex") as bar:
         count = rebuild(store, index, tenant, progress=lambda n: bar.update(n - bar.n))
     print(f"indexed {count} memories", file=sys.stderr)

