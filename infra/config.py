@@ -29,6 +29,9 @@ class StackConfig(BaseModel):
     # Search: OpenSearch Serverless vector collection ("aoss") or a managed OpenSearch domain ("es").
     search: Literal["aoss", "es"] = "aoss"
     index_name: str = Field("memories", pattern=r"^[a-z][a-z0-9_-]{0,200}$")
+    # BM25 text analysis: nori (Korean morphology; Serverless and managed domains have the plugin),
+    # or cjk / standard for a cluster without it. Fixed when the index is created.
+    search_analyzer: Literal["nori", "cjk", "standard"] = "nori"
 
     # Embedding: the container-image Lambda ("lambda") or an existing SageMaker endpoint.
     embedder: Literal["lambda", "sagemaker"] = "lambda"

@@ -25,12 +25,14 @@ ADMIN_PERMISSIONS = ["aoss:CreateIndex", "aoss:UpdateIndex", "aoss:DescribeIndex
 
 
 class Search(Construct):
-    """`endpoint` (https URL) and `service` ("aoss" | "es") go to the functions' environment."""
+    """`endpoint` (https URL), `service` ("aoss" | "es") and `analyzer` (the text analysis of the
+    index: nori by default, see docs/korean.md) go to the functions' environment."""
 
     def __init__(self, scope: Construct, construct_id: str, *, config: StackConfig) -> None:
         super().__init__(scope, construct_id)
         self.service = config.search
         self.index_name = config.index_name
+        self.analyzer = config.search_analyzer
         self._roles: dict[str, list[iam.IRole]] = {"read": [], "write": [], "admin": []}
         self.access_policy: aoss.CfnAccessPolicy | None = None
         if config.search == "aoss":

@@ -106,6 +106,7 @@ class MemoryEngineStack(Stack):
             "MEMORY_ENGINE_OPENSEARCH_URL": self.search.endpoint,
             "MEMORY_ENGINE_OPENSEARCH_SERVICE": self.search.service,
             "MEMORY_ENGINE_OPENSEARCH_INDEX": self.search.index_name,
+            "MEMORY_ENGINE_OPENSEARCH_ANALYZER": self.search.analyzer,
             "MEMORY_ENGINE_EMBEDDING_DIMENSION": str(config.embedding_dimension),
             **self.embedding.environment(),
         }
@@ -154,6 +155,7 @@ class MemoryEngineStack(Stack):
             properties={
                 "Index": self.search.index_name,
                 "Dimension": str(self.config.embedding_dimension),
+                "Analyzer": self.search.analyzer,
                 "Service": self.search.service,
             },
         )

@@ -1,10 +1,24 @@
-"""The analyzer every lexical path shares: English words, stop words, stems, Korean particles."""
+"""The analyzer every lexical path shares: English words, stop words, stems, Korean particles.
+
+Korean here is the light analyzer (particles and bigrams, what runs without the `local` extra);
+the morphological one is tests/unit/test_korean_analyzer.py.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 
+from memory_engine.retrieval import korean
 from memory_engine.retrieval.text import STOP_WORDS, stem, tokenize
+
+
+@pytest.fixture(autouse=True)
+def light_korean() -> Iterator[None]:
+    korean.use("light")
+    yield
+    korean.use(None)
 
 
 def test_words_are_lower_cased_and_split_on_punctuation() -> None:

@@ -10,6 +10,8 @@ import re
 import unicodedata
 from functools import lru_cache
 
+from memory_engine.retrieval import korean
+
 __all__ = ["STOP_WORDS", "stem", "tokenize"]
 
 # A small English list: function words and pronouns that match everywhere and carry no topic.
@@ -57,14 +59,14 @@ def tokenize(text: str) -> list[str]:
     terms: list[str] = []
     for hangul, word, glued in _WORD.findall(unicodedata.normalize("NFKC", text).lower()):
         if hangul:
-            terms.extend(_hangul_terms(hangul))
+            terms.extend(_korean_terms(hangul))
             continue
         term = _word_term(word)
         if term:
             terms.append(term)
         # A bare particle glued to a Latin word or number ("AI가") is grammar, not a term.
         if glued and glued not in _JOSA_SET:
-            terms.extend(_hangul_terms(glued))
+            terms.extend(_korean_terms(glued))
     return terms
 
 
@@ -78,17 +80,33 @@ def _word_term(word: str) -> str | None:
     return stem(word) if word.isalpha() else word
 
 
+def _korean_terms(word: str) -> tuple[str, ...]:
+    """Korean morphology where it is installed (retrieval/korean.py), else the light analyzer."""
+    analysed = korean.morphemes(word)
+    if analysed is None:
+        return _hangul_terms(word)
+    # A particle the dictionary took for a word ("지훈이가" → 지훈 + 이가) is still grammar.
+    return korean.merge(tuple(m for m in analysed if m not in _JOSA_SET), _stripped(word))
+
+
 @lru_cache(maxsize=8192)
 def _hangul_terms(word: str) -> tuple[str, ...]:
     # Unique per word: a 2-syllable word is its own bigram, and must not count twice.
+    out = dict.fromkeys(_stripped(word))
+    for i in range(len(word) - 1):
+        out[word[i : i + 2]] = None
+    return tuple(out)
+
+
+@lru_cache(maxsize=8192)
+def _stripped(word: str) -> tuple[str, ...]:
+    """The word, then every reading of it without a trailing particle. Every reading, not only
+    the longest: "고양이를" must give "고양이" (+ 를) as well as the "고양" that "이를" would leave,
+    since without a dictionary we cannot tell which is right."""
     out = dict.fromkeys([word])
-    # Every reading, not only the longest: "고양이를" must give "고양이" (+ 를) as well as the
-    # "고양" that "이를" would leave, since without a dictionary we cannot tell which is right.
     for josa in _JOSA:
         if len(word) > len(josa) and word.endswith(josa):
             out[word[: -len(josa)]] = None
-    for i in range(len(word) - 1):
-        out[word[i : i + 2]] = None
     return tuple(out)
 
 

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from memory_engine.ports import DocKind, IndexDocument
+from memory_engine.retrieval.text import STOP_WORDS
 
 Engine = Literal["faiss", "lucene"]
 Analyzer = Literal["nori", "cjk", "standard"]
@@ -27,15 +28,44 @@ HNSW_EF_CONSTRUCTION = 128
 TEXT_FIELD: dict[DocKind, str] = {"memory": "text", "turn": "turn_text"}
 
 
+# Part-of-speech tags nori drops, as the local analyzer drops them (retrieval/korean.py): endings,
+# particles, affixes, bound nouns, pronouns, copulas, auxiliary predicates, determiners,
+# conjunctive adverbs, interjections and punctuation are grammar, not topic.
+NORI_STOPTAGS = [
+    "E", "IC", "J", "MAJ", "MM", "NNB", "NNBC", "NP", "SC", "SE", "SF", "SP", "SSC", "SSO", "SY",
+    "UNA", "NA", "VCN", "VCP", "VSV", "VX", "XPN", "XSA", "XSN", "XSV",
+]  # fmt: skip
+
+
 def analysis(analyzer: Analyzer) -> Body:
-    """The `memory_text` analyzer: nori (Korean morphology; Latin words stay words) where the
-    analysis-nori plugin exists (Amazon OpenSearch Service and Serverless have it), else `cjk`
-    (bigrams for Hangul/Han/Kana, lower-cased English) or plain `standard`."""
+    """The `memory_text` analyzer, one for every language as the local analyzer is
+    (retrieval/text.py): nori where the analysis-nori plugin exists (Amazon OpenSearch Service
+    and Serverless have it), else `cjk` (bigrams for Hangul/Han/Kana, lower-cased English) or
+    plain `standard`.
+
+    nori: Korean morphology with mecab-ko-dic (the dictionary of the local analyzer), compounds
+    kept whole and as parts, particles and endings dropped, Hanja read as Hangul; Latin words
+    lower-cased, the local analyzer's English stop words removed and Porter-stemmed (the stemmer
+    leaves Hangul alone)."""
     if analyzer == "nori":
         return {
             "tokenizer": {"memory_nori": {"type": "nori_tokenizer", "decompound_mode": "mixed"}},
+            "filter": {
+                "memory_nori_pos": {"type": "nori_part_of_speech", "stoptags": NORI_STOPTAGS},
+                "memory_english_stop": {"type": "stop", "stopwords": sorted(STOP_WORDS)},
+            },
             "analyzer": {
-                TEXT_ANALYZER: {"type": "custom", "tokenizer": "memory_nori", "filter": ["lowercase"]}
+                TEXT_ANALYZER: {
+                    "type": "custom",
+                    "tokenizer": "memory_nori",
+                    "filter": [
+                        "memory_nori_pos",
+                        "nori_readingform",
+                        "lowercase",
+                        "memory_english_stop",
+                        "porter_stem",
+                    ],
+                }
             },
         }
     return {"analyzer": {TEXT_ANALYZER: {"type": analyzer}}}
