@@ -24,6 +24,7 @@ from memory_engine_app.server.openapi import OPENAPI_PATH, build_spec
 
 log = logging.getLogger("memory_engine.server")
 MAX_BODY_BYTES = 6 * 1024 * 1024  # Lambda's synchronous payload limit
+DEFAULT_READ_TIMEOUT_S = 30.0
 
 # A response body: bytes, or the live chunks of a streamed one (server-sent events).
 Body = bytes | Iterator[bytes]
@@ -48,10 +49,6 @@ class Dispatcher:
         self._handlers: dict[str, Callable[[dict[str, Any], Any], dict[str, Any]]] = {}
         self._spec: bytes | None = None
         self._lock = threading.Lock()
-        # One handler invocation at a time, as in one Lambda execution environment: Powertools
-        # keeps the current event process-wide (on BaseRouter), so two at once would read each
-        # other's body and tenant. HTTP parsing and the worker still run in parallel.
-        self._invoke_lock = threading.Lock()
 
     def handler(self, function: str) -> Callable[[dict[str, Any], Any], dict[str, Any]]:
         with self._lock:
@@ -104,9 +101,10 @@ class Dispatcher:
         )
         handler = self.handler(route.function)
         try:
-            # The same lambda_handler; a handler that streams leaves its events in the sink (the
-            # stream is written after the lock is released: it holds plain values, not the event).
-            with self._invoke_lock, stream_sink() as sink:
+            # The same lambda_handler, called on this request's thread while others run theirs
+            # (the resolver keeps each request's event to its thread; the adapters lock their own
+            # state). A handler that streams leaves its events in the sink, written out afterwards.
+            with stream_sink() as sink:
                 result = handler(event, LocalContext())
         except Exception as error:  # the handler's own mapping failed: still no trace on the wire
             log.error("handler failed", extra={"function": route.function, **error_details(error)})
@@ -137,10 +135,17 @@ def _refuse_framing(
     return None
 
 
-def make_http_handler(dispatcher: Dispatcher) -> type[BaseHTTPRequestHandler]:
+def make_http_handler(
+    dispatcher: Dispatcher, read_timeout_s: float | None = DEFAULT_READ_TIMEOUT_S
+) -> type[BaseHTTPRequestHandler]:
+    """The request handler class; `read_timeout_s` bounds every wait on the client's socket (a
+    request line, headers or body that does not come, an idle keep-alive connection, a client
+    that stops reading a stream): such a connection is closed and its thread freed."""
+
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
         server_version = "memory-engine"
+        timeout = read_timeout_s  # StreamRequestHandler sets it on the socket
         # Headers and body go out in separate writes: without TCP_NODELAY, Nagle's algorithm and the
         # client's delayed ACK add ~40 ms to every keep-alive response.
         disable_nagle_algorithm = True
@@ -155,7 +160,15 @@ def make_http_handler(dispatcher: Dispatcher) -> type[BaseHTTPRequestHandler]:
                 self.close_connection = True
                 return
             length = int(self.headers.get("Content-Length") or 0)
-            body = self.rfile.read(length) if length else b""
+            try:
+                body = self.rfile.read(length) if length else b""
+            except TimeoutError:
+                self._send(*_error(408, "The request body did not arrive in time: send it whole."))
+                self.close_connection = True
+                return
+            if len(body) < length:  # the client closed before sending it all
+                self.close_connection = True
+                return
             headers = {name: value for name, value in self.headers.items()}
             try:
                 answer = dispatcher.dispatch(self.command, path, query, headers, body)
@@ -186,8 +199,9 @@ def make_http_handler(dispatcher: Dispatcher) -> type[BaseHTTPRequestHandler]:
                         self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
                         self.wfile.flush()
                 self.wfile.write(b"0\r\n\r\n")
-            except (BrokenPipeError, ConnectionResetError):
-                self.close_connection = True  # the client left; the generator is closed below
+            except (BrokenPipeError, ConnectionResetError, TimeoutError):
+                # The client left, or stopped reading; the generator is closed below.
+                self.close_connection = True
             finally:
                 close = getattr(chunks, "close", None)
                 if callable(close):
@@ -199,6 +213,15 @@ def make_http_handler(dispatcher: Dispatcher) -> type[BaseHTTPRequestHandler]:
             log.info("%s - %s", self.address_string(), format % args)
 
     return Handler
+
+
+class LocalHttpServer(ThreadingHTTPServer):
+    """One thread per connection, so no request waits on another's network calls."""
+
+    daemon_threads = True
+    # Connections waiting to be accepted (socketserver's default is 5): a burst of clients gets
+    # queued by the kernel instead of refused.
+    request_queue_size = 128
 
 
 def serve(host: str = "127.0.0.1", port: int | None = None) -> None:
@@ -224,10 +247,10 @@ def serve(host: str = "127.0.0.1", port: int | None = None) -> None:
         wiring.key_resolver(),
         RateLimiter(settings.rate_limit_per_second, settings.rate_limit_burst),
     )
-    server = ThreadingHTTPServer(
-        (host, port or int(os.environ.get("PORT", "8080"))), make_http_handler(dispatcher)
+    server = LocalHttpServer(
+        (host, port or int(os.environ.get("PORT", "8080"))),
+        make_http_handler(dispatcher, settings.server_read_timeout_seconds),
     )
-    server.daemon_threads = True
 
     def stop(signum: int, frame: FrameType | None) -> None:
         threading.Thread(target=server.shutdown, daemon=True).start()

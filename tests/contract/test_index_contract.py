@@ -28,6 +28,15 @@ def _local() -> Iterator[SearchIndex]:
 
 
 @contextmanager
+def _local_locked() -> Iterator[SearchIndex]:
+    # As wiring shares it between the server's threads and the worker.
+    from memory_engine.adapters.local.locked import LockedIndex
+    from memory_engine.adapters.local.memory_index import LocalSearchIndex
+
+    yield LockedIndex(LocalSearchIndex())
+
+
+@contextmanager
 def _opensearch() -> Iterator[SearchIndex]:
     url = os.environ.get("OPENSEARCH_URL")
     if not url:
@@ -51,6 +60,7 @@ def _opensearch() -> Iterator[SearchIndex]:
 
 _FACTORIES: dict[str, Callable[[], AbstractContextManager[SearchIndex]]] = {
     "local": _local,
+    "local-locked": _local_locked,
     "opensearch": _opensearch,
 }
 

@@ -15,7 +15,6 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -32,7 +31,13 @@ from memory_engine.ports import Extractor, JobSource, KeyStore, Queue
 from memory_engine.ratelimit import RateLimiter
 from memory_engine.settings import Settings
 from memory_engine.usecases import jobs, keys
-from memory_engine_app.server.app import Dispatcher, load_routes, make_http_handler
+from memory_engine_app.server.app import (
+    DEFAULT_READ_TIMEOUT_S,
+    Dispatcher,
+    LocalHttpServer,
+    load_routes,
+    make_http_handler,
+)
 from tests.fakes.ports import EchoExtractor, HashEmbedder, RecordingChat
 
 LOCAL_KEY = "me_local-test-key-0123456789"
@@ -176,10 +181,10 @@ def _installed(
 
 
 @contextmanager
-def serve_http(stack: LocalStack) -> Iterator[str]:
-    """The stack behind a real HTTP server on a free port; yields its base URL."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), make_http_handler(stack.dispatcher))
-    server.daemon_threads = True
+def serve_http(stack: LocalStack, read_timeout_s: float = DEFAULT_READ_TIMEOUT_S) -> Iterator[str]:
+    """The stack behind a real HTTP server on a free port (the local server's own class); yields
+    its base URL."""
+    server = LocalHttpServer(("127.0.0.1", 0), make_http_handler(stack.dispatcher, read_timeout_s))
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     try:

@@ -30,6 +30,7 @@ from memory_engine.errors import (
     UpstreamRejected,
 )
 from memory_engine.logsafe import RedactingFilter, error_details
+from memory_engine.resolver import ConcurrentRestResolver
 
 SERVICE = "memory-engine"
 
@@ -167,7 +168,7 @@ def build_resolver(shape_error: ErrorShaper = native_error_body) -> APIGatewayRe
     `shape_error` lets an API dialect (game envelope, memory bank) keep its own error format
     while sharing the status mapping.
     """
-    app = APIGatewayRestResolver(enable_validation=True, json_body_deserializer=parse_json_body)
+    app = ConcurrentRestResolver(enable_validation=True, json_body_deserializer=parse_json_body)
     _ERROR_SHAPERS[app] = shape_error
 
     @app.exception_handler(UnicodeDecodeError)

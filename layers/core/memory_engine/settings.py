@@ -54,7 +54,9 @@ class Settings(BaseSettings):
 
     # OpenAI-compatible chat (/v1/chat/completions): the upstream is OPENAI_BASE_URL / OPENAI_API_KEY.
     chat_model: str | None = Field(None, description="model used when a request names none")
-    chat_timeout_seconds: float = Field(120.0, gt=0)
+    # Each wait on the chat model (connect, first byte, every streamed chunk) gives up after this
+    # long with a 502: a hung model costs its own caller this much, and nobody else anything.
+    chat_timeout_seconds: float = Field(30.0, gt=0, description="bound on each wait for the chat model")
     chat_memory_limit: int = Field(5, ge=0, description="facts put into the system prompt")
     chat_memory_max_chars: int = Field(2000, ge=0, description="bound on the memory block")
     # Language of the fact-extraction prompts (chat memory, /v1/memories:generate without one);
@@ -69,6 +71,10 @@ class Settings(BaseSettings):
     worker_visibility_seconds: float = Field(30.0, gt=0)
 
     log_level: str = "INFO"
+
+    # The local server closes a connection whose client sends nothing (or reads nothing) for this
+    # long: stalled or idle sockets cannot pile up and hold it.
+    server_read_timeout_seconds: float = Field(30.0, gt=0, description="local server socket timeout")
 
     # Per-key request rate of the local server; on AWS an API Gateway usage plan does this. 0 = off.
     rate_limit_per_second: float = Field(100.0, ge=0, description="requests per second per key")
