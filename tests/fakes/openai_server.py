@@ -33,6 +33,10 @@ class Scripted:
     body: Any
     headers: dict[str, str] = field(default_factory=dict)
     delay_s: float = 0.0
+    # A stream request: close the connection after this many chunks, with no [DONE] (a cut-off
+    # stream); or answer with the JSON body as it is, as a server that does not stream would.
+    cut_after: int | None = None
+    no_stream: bool = False
 
 
 @dataclass(frozen=True)
@@ -187,7 +191,8 @@ class FakeOpenAIServer:
                 if scripted.delay_s:
                     time.sleep(scripted.delay_s)
                 try:
-                    if isinstance(body, dict) and body.get("stream") and scripted.status == 200:
+                    streamed = isinstance(body, dict) and body.get("stream") and not scripted.no_stream
+                    if streamed and scripted.status == 200:
                         self._stream(scripted, body)
                     else:
                         self._send(scripted)
@@ -221,9 +226,11 @@ class FakeOpenAIServer:
                 for name, value in scripted.headers.items():
                     self.send_header(name, value)
                 self.end_headers()
-                for chunk in chunks:
+                for chunk in chunks[: scripted.cut_after]:
                     self.wfile.write(f"data: {json.dumps(chunk, ensure_ascii=False)}\n\n".encode())
                     self.wfile.flush()
+                if scripted.cut_after is not None:
+                    return  # HTTP/1.0: the connection closes here, mid-answer
                 self.wfile.write(b"data: [DONE]\n\n")
                 self.wfile.flush()
 

@@ -66,7 +66,9 @@ def complete(engine: Engine, tenant: str, request: ChatCompletionRequest) -> dic
 
 def stream(engine: Engine, tenant: str, request: ChatCompletionRequest) -> Iterator[bytes]:
     """Server-sent events in OpenAI's chunk format, relayed as they come. The upstream is called
-    now, so its refusal is an HTTP error; a failure mid-stream ends the stream with an error event."""
+    now, so its refusal is an HTTP error. A failure mid-stream (the upstream cut off, timed out or
+    sent an error) ends the stream with an error event in OpenAI's shape and no `[DONE]`, and the
+    cut answer is not remembered: only a stream the upstream completed ends in `[DONE]`."""
     chat = plan(engine, tenant, request)
     events = engine.chat.stream(chat.body)
     return _relay(engine, tenant, chat, events)

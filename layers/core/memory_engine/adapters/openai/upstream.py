@@ -3,11 +3,20 @@
 Raw JSON in, raw JSON out: the answer is passed on as the endpoint wrote it, fields it has that
 the official client does not know included. No `openai` import, so the chat route's cold start
 pays for nothing it does not use.
+
+A stream counts as complete only when the endpoint says so (`[DONE]`, or a choice's
+`finish_reason` before the connection closes): one that is cut off raises `UpstreamFailed` while
+being read, so the caller never takes a partial answer for a whole one. An endpoint that answers a
+stream request with one JSON completion has its answer cut into chunks.
+
+The endpoint's URL goes to the log, never into an error a client reads.
 """
 
 from __future__ import annotations
 
+import http.client
 import json
+import logging
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -16,50 +25,94 @@ from typing import Any
 
 from memory_engine.errors import UpstreamFailed, UpstreamRejected
 
+log = logging.getLogger("memory_engine.chat")
+
 _SSE_DATA = "data:"
 _DONE = "[DONE]"
+_CUT = (
+    "The chat model's stream ended before the answer was complete (the connection closed without "
+    "[DONE]); the answer is cut off: send the request again."
+)
 
 
 class HttpChatUpstream:
-    """POST {base_url}/chat/completions with `Authorization: Bearer <api_key>`."""
+    """POST {base_url}/chat/completions with `Authorization: Bearer <api_key>`; `timeout_s` bounds
+    each wait (connect, first byte, every chunk of a stream)."""
 
-    def __init__(self, base_url: str, api_key: str | None = None, timeout_s: float = 120.0) -> None:
+    def __init__(self, base_url: str, api_key: str | None = None, timeout_s: float = 30.0) -> None:
         self._url = base_url.rstrip("/") + "/chat/completions"
         self._api_key = api_key
         self._timeout_s = timeout_s
 
     def complete(self, body: dict[str, Any]) -> dict[str, Any]:
         with self._open(body) as response:
-            raw = response.read()
-        try:
-            answer = json.loads(raw)
-        except ValueError as error:
-            raise UpstreamFailed(
-                f"The chat model at {self._url} answered with something that is not JSON; "
-                "check OPENAI_BASE_URL points at an OpenAI-compatible /v1 endpoint."
-            ) from error
-        if not isinstance(answer, dict):
-            raise UpstreamFailed(f"The chat model at {self._url} answered with JSON that is not an object.")
-        return answer
+            raw = self._read(response)
+        return self._completion(raw)
 
     def stream(self, body: dict[str, Any]) -> Iterator[str]:
         response = self._open(body)
+        if response.headers.get_content_type() == "application/json":
+            # A server that does not stream: its whole answer, as the chunks it would have sent.
+            with response:
+                answer = self._completion(self._read(response))
+            include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+            return iter(completion_chunks(answer, include_usage))
         return self._events(response)
 
     def _events(self, response: HTTPResponse) -> Iterator[str]:
+        finished = False
         try:
             for raw in response:
+                if not raw.endswith(b"\n"):  # the connection closed in the middle of a line
+                    break
                 line = raw.decode("utf-8").strip()
                 if not line.startswith(_SSE_DATA):
                     continue  # blank separators, comments (": keep-alive"), event names
                 payload = line[len(_SSE_DATA) :].strip()
                 if payload == _DONE:
                     return
+                chunk = _json_object(payload)
+                if chunk is None:
+                    self._fail("stream chunk that is not a JSON object", payload[:200])
+                    raise UpstreamFailed("The chat model sent a stream chunk that is not JSON; retry later.")
+                if "error" in chunk:
+                    raise UpstreamFailed(f"The chat model failed mid-stream ({_error_message(chunk)}).")
+                finished = finished or _has_finish_reason(chunk)
                 yield payload
-        except OSError as error:  # timeouts included
-            raise UpstreamFailed(f"The chat model at {self._url} stopped mid-stream ({error}).") from error
+        except (OSError, http.client.HTTPException, UnicodeDecodeError) as error:  # timeouts included
+            self._fail("stream broken", str(error))
+            raise UpstreamFailed(
+                "The chat model stopped mid-stream (timed out or dropped the connection); the answer "
+                "is cut off: send the request again."
+            ) from error
         finally:
             response.close()
+        if not finished:
+            self._fail("stream cut off", "no [DONE] and no finish_reason")
+            raise UpstreamFailed(_CUT)
+
+    def _read(self, response: HTTPResponse) -> bytes:
+        try:
+            return response.read()
+        except (OSError, http.client.HTTPException) as error:
+            self._fail("answer broken", str(error))
+            raise UpstreamFailed(
+                "The chat model stopped in the middle of its answer (timed out or dropped the "
+                "connection); send the request again."
+            ) from error
+
+    def _completion(self, raw: bytes) -> dict[str, Any]:
+        try:
+            answer = json.loads(raw)
+        except ValueError as error:
+            self._fail("answer not JSON", raw[:200].decode("utf-8", "replace"))
+            raise UpstreamFailed(
+                "The chat model answered with something that is not JSON; the operator should check "
+                "that OPENAI_BASE_URL points at an OpenAI-compatible /v1 endpoint."
+            ) from error
+        if not isinstance(answer, dict):
+            raise UpstreamFailed("The chat model answered with JSON that is not an object.")
+        return answer
 
     def _open(self, body: dict[str, Any]) -> HTTPResponse:
         request = urllib.request.Request(
@@ -74,11 +127,12 @@ class HttpChatUpstream:
             response: HTTPResponse = urllib.request.urlopen(request, timeout=self._timeout_s)
         except urllib.error.HTTPError as error:
             raise self._refused(error) from error
-        except (urllib.error.URLError, OSError) as error:
-            reason = getattr(error, "reason", error)
+        except (urllib.error.URLError, OSError, http.client.HTTPException) as error:
+            self._fail("unreachable", str(getattr(error, "reason", error)))
             raise UpstreamFailed(
-                f"The chat model at {self._url} is unreachable ({reason}); check OPENAI_BASE_URL "
-                "and that the model server is up."
+                "The chat model is unreachable or did not answer in time; retry later (the operator "
+                "should check OPENAI_BASE_URL, MEMORY_ENGINE_CHAT_TIMEOUT_SECONDS and that the model "
+                "server is up)."
             ) from error
         return response
 
@@ -91,8 +145,65 @@ class HttpChatUpstream:
             body = {"error": {"message": raw.decode("utf-8", "replace")[:2000], "type": "upstream_error"}}
         if 400 <= error.code < 500:
             return UpstreamRejected(f"The chat model refused the request ({error.code}).", error.code, body)
-        part = body.get("error") if isinstance(body, dict) else None
-        detail = part.get("message") if isinstance(part, dict) else part
-        return UpstreamFailed(
-            f"The chat model at {self._url} failed ({error.code}: {detail or error.reason}); retry later."
+        detail = _error_message(body) if isinstance(body, dict) else None
+        self._fail(f"answered {error.code}", detail or str(error.reason))
+        return UpstreamFailed(f"The chat model failed ({error.code}: {detail or error.reason}); retry later.")
+
+    def _fail(self, what: str, detail: str) -> None:
+        # The operator's record: which endpoint, and what it did (the client's error names neither).
+        log.warning("chat upstream %s", what, extra={"upstream": self._url, "detail": detail[:500]})
+
+
+def completion_chunks(answer: dict[str, Any], include_usage: bool = False) -> list[str]:
+    """A chat completion as the `chat.completion.chunk` payloads a streaming server would send:
+    per choice one delta with the whole message, then its finish reason; the usage chunk last
+    when the request asked for it."""
+    choices = answer.get("choices")
+    if "error" in answer or not isinstance(choices, list):
+        raise UpstreamFailed(
+            f"The chat model answered a stream request with no completion ({_error_message(answer)})."
         )
+    base = {
+        "id": answer.get("id", "chatcmpl-upstream"),
+        "object": "chat.completion.chunk",
+        "created": answer.get("created", 0),
+        "model": answer.get("model", ""),
+    }
+    chunks: list[dict[str, Any]] = []
+    for position, choice in enumerate(choices):
+        index = choice.get("index", position) if isinstance(choice, dict) else position
+        message = choice.get("message") if isinstance(choice, dict) else None
+        message = message if isinstance(message, dict) else {}
+        delta: dict[str, Any] = {"role": message.get("role", "assistant")}
+        for key in ("content", "refusal"):
+            if message.get(key) is not None:
+                delta[key] = message[key]
+        if isinstance(message.get("tool_calls"), list):
+            delta["tool_calls"] = [{"index": n, **call} for n, call in enumerate(message["tool_calls"])]
+        finish = (choice.get("finish_reason") if isinstance(choice, dict) else None) or "stop"
+        chunks.append({**base, "choices": [{"index": index, "delta": delta, "finish_reason": None}]})
+        chunks.append({**base, "choices": [{"index": index, "delta": {}, "finish_reason": finish}]})
+    if include_usage and answer.get("usage") is not None:
+        chunks.append({**base, "choices": [], "usage": answer["usage"]})
+    return [json.dumps(chunk, ensure_ascii=False) for chunk in chunks]
+
+
+def _json_object(payload: str) -> dict[str, Any] | None:
+    try:
+        value = json.loads(payload)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _has_finish_reason(chunk: dict[str, Any]) -> bool:
+    choices = chunk.get("choices")
+    return isinstance(choices, list) and any(
+        isinstance(choice, dict) and choice.get("finish_reason") for choice in choices
+    )
+
+
+def _error_message(body: dict[str, Any]) -> str:
+    part = body.get("error")
+    message = part.get("message") if isinstance(part, dict) else part
+    return str(message)[:500] if message else "no message"
