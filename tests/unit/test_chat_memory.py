@@ -17,7 +17,13 @@ from memory_engine.models.chat import ChatCompletionRequest, memory_userid
 from memory_engine.models.domain import scope_key
 from memory_engine.models.messages import ChatMemoryJob, ForgetUserJob, chat_session_uuid
 from memory_engine.usecases import chat, forget_user
-from memory_engine.usecases.chat_prompt import MEMORY_HEADER, latest_user_texts, memory_block, with_memory
+from memory_engine.usecases.chat_prompt import (
+    MEMORY_HEADER,
+    MEMORY_TAG,
+    latest_user_texts,
+    memory_block,
+    with_memory,
+)
 from tests.fakes.engine import ENGINE_BACKENDS, fake_engine, peek_jobs, run_worker
 from tests.fakes.ports import RecordingChat
 
@@ -35,6 +41,10 @@ def engine(request: pytest.FixtureRequest, upstream: RecordingChat) -> Iterator[
     with ENGINE_BACKENDS[request.param](chat_model="default-model") as engine:
         engine.chat = upstream
         yield engine
+
+
+OPENING, CLOSING = f"<{MEMORY_TAG}>", f"</{MEMORY_TAG}>"
+FRAME = len(f"\n{OPENING}") + len(f"\n{CLOSING}")  # the markers' lines around the facts
 
 
 def ask(engine: Engine, text: str, userid: Any = USER, **extra: Any) -> dict[str, Any]:
@@ -64,16 +74,17 @@ def test_only_the_trailing_user_messages_are_new() -> None:
 def test_the_memory_block_stays_within_its_character_bound() -> None:
     facts = [f"fact number {n} " + "x" * 50 for n in range(20)]
 
-    block = memory_block(facts, max_chars=300)
+    block = memory_block(facts, max_chars=600)
 
-    assert block.startswith(MEMORY_HEADER) and len(block) <= 300
-    assert block.count("\n- ") == (300 - len(MEMORY_HEADER)) // len("\n- " + facts[0])
+    assert block.startswith(MEMORY_HEADER) and len(block) <= 600
+    assert block.count("\n- ") == (600 - len(MEMORY_HEADER) - FRAME) // len("\n- " + facts[0])
 
 
 def test_a_first_fact_longer_than_the_bound_is_cut_not_dropped() -> None:
-    block = memory_block(["y" * 1000], max_chars=len(MEMORY_HEADER) + 40)
+    block = memory_block(["y" * 1000], max_chars=len(MEMORY_HEADER) + FRAME + 40)
 
-    assert len(block) == len(MEMORY_HEADER) + 40 and block.endswith("…")
+    assert len(block) == len(MEMORY_HEADER) + FRAME + 40
+    assert block.removesuffix(f"\n{CLOSING}").endswith("…")
 
 
 def test_no_fact_means_no_block() -> None:

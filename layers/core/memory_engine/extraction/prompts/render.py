@@ -9,6 +9,7 @@ from typing import Any, Literal
 
 from memory_engine.extraction.prompts import prompt_for
 from memory_engine.extraction.prompts.base import PromptSet
+from memory_engine.extraction.prompts.frame import neutralise
 from memory_engine.models.domain import Turn
 from memory_engine.ports import ExtractionContext
 
@@ -32,18 +33,19 @@ def cut_turn(turn: Turn, length_limit: int) -> tuple[str, str]:
 
 
 def format_turns(turns: Sequence[Turn], length_limit: int) -> str:
-    """One numbered block per turn. The time is written only when it changes, because a batch
-    usually shares one moment and every repeated timestamp costs prompt tokens."""
+    """One numbered block per turn, its words neutralised for the prompt's `<dialogue>` frame. The
+    time is written only when it changes, because a batch usually shares one moment and every
+    repeated timestamp costs prompt tokens."""
     lines: list[str] = []
     last_time = ""
     for number, turn in enumerate(turns, start=1):
-        query, answer = cut_turn(turn, length_limit)
+        query, answer = (neutralise(text) for text in cut_turn(turn, length_limit))
         when = turn.timestamp.strftime("%Y-%m-%d %H:%M")
         head = f"[{number}] ({when}) " if when != last_time else f"[{number}] "
         last_time = when
-        line = f"{head}{turn.user_name}: {query}".rstrip()
+        line = f"{head}{neutralise(turn.user_name)}: {query}".rstrip()
         if turn.answer:
-            line += f"\n    {turn.npc_id or 'assistant'}: {answer}"
+            line += f"\n    {neutralise(turn.npc_id or 'assistant')}: {answer}"
         lines.append(line)
     return "\n".join(lines)
 
@@ -51,8 +53,10 @@ def format_turns(turns: Sequence[Turn], length_limit: int) -> str:
 def format_known_characters(known: Mapping[str, Sequence[str]], prompt: PromptSet) -> str:
     if not known:
         return prompt.no_known_characters
-    return "\n".join(
-        f"- {name}: {', '.join(aliases)}" if aliases else f"- {name}" for name, aliases in known.items()
+    return neutralise(
+        "\n".join(
+            f"- {name}: {', '.join(aliases)}" if aliases else f"- {name}" for name, aliases in known.items()
+        )
     )
 
 
@@ -97,9 +101,9 @@ def facts_messages(
     maps the numbers back to ids, so the model never sees (nor invents) a real id."""
     prompt = prompt_for(language)
     system = _system(prompt, prompt.facts_system, schema, mode)
-    existing = "\n".join(f"{index}: {fact}" for index, fact in enumerate(existing_facts))
+    existing = "\n".join(f"{index}: {neutralise(fact)}" for index, fact in enumerate(existing_facts))
     user = prompt.facts_user.format(
         existing=existing or prompt.no_existing_facts,
-        messages="\n".join(f"- {message}" for message in messages),
+        messages="\n".join(f"- {neutralise(message)}" for message in messages),
     )
     return [{"role": "system", "content": system}, {"role": "user", "content": user}], prompt
