@@ -15,7 +15,7 @@ from typing import Any
 
 from memory_engine import wiring
 from memory_engine.auth import KeyResolver, authenticate, local_api_key
-from memory_engine.logsafe import RedactingFilter, error_details
+from memory_engine.logsafe import RedactingFilter, error_details, redact
 from memory_engine.ratelimit import RateLimiter
 from memory_engine.settings import get_settings
 from memory_engine.streaming import stream_sink
@@ -210,7 +210,8 @@ def make_http_handler(
         do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = _serve
 
         def log_message(self, format: str, *args: Any) -> None:
-            log.info("%s - %s", self.address_string(), format % args)
+            # The request line carries the query string, where a client may have put its key.
+            log.info("%s - %s", self.address_string(), redact(format % args))
 
     return Handler
 

@@ -200,3 +200,37 @@ def test_a_body_that_does_not_arrive_in_time_is_a_408(stack: LocalStack) -> None
             while chunk := sock.recv(4096):
                 answer += chunk
     assert answer.startswith(b"HTTP/1.1 408")
+
+
+# -- smaller leaks and collisions ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["key", "api_key", "apiKey", "token", "access_token"])
+def test_a_key_sent_in_the_query_string_is_redacted_from_the_request_log(
+    stack: LocalStack, caplog: pytest.LogCaptureFixture, name: str
+) -> None:
+    secret = "sk-live-PAPAYA7731"
+    with caplog.at_level("INFO", logger="memory_engine.server"), serve_http(stack) as base:
+        status, _ = request(base, "GET", f"/v1/engine/health/?limit=5&{name}={secret}&x=1", key=None)
+    logged = "\n".join(record.getMessage() for record in caplog.records)
+    assert status == 200 and "/v1/engine/health/" in logged
+    assert secret not in logged and f"{name}=[redacted]&x=1" in logged
+
+
+@pytest.mark.parametrize("session", ["chat:7f3c2a9e-4b1d-4c8e-9a6f-2d5e8b1c0f47", "CHAT:anything"])
+def test_a_consolidate_may_not_create_a_session_named_like_a_chat_users(
+    stack: LocalStack, session: str
+) -> None:
+    status, _, body = stack.call("POST", "/v1/engine/consolidate/", turn(session, "d1", "hi", thread="t"))
+
+    assert status == 422 and [error["field"] for error in body["errors"]] == ["session_uuid"]
+    assert "reserved" in body["message"] and stack.engine.store.get_session("local", session) is None
+
+
+def test_a_fork_may_not_target_a_session_named_like_a_chat_users(stack: LocalStack) -> None:
+    stack.call("POST", "/v1/engine/consolidate/", turn("s", "d1", "hi"))
+    fork = {"source_session_uuid": "s", "target_session_uuid": f"chat:{USER}", "cutoff_dialog_uuid": "d1"}
+
+    status, _, body = stack.call("POST", "/v1/engine/fork-delete/", fork)
+
+    assert status == 422 and [error["field"] for error in body["errors"]] == ["target_session_uuid"]

@@ -19,12 +19,18 @@ _KEY_PATTERNS = (
     re.compile(r"\bme_[A-Za-z0-9_-]{16,}"),
     re.compile(r"(?i)\b(bearer|token)\s+[^\s\"',}]+"),
 )
+# A key sent by mistake in a URL (`?key=`, `&api_key=`, `?token=` ...): the request line is logged.
+_QUERY_SECRET = re.compile(
+    r"(?i)([?&;](?:api[_-]?key|apikey|x-api-key|key|token|access[_-]?token|auth|authorization|"
+    r"secret|password|sig|signature)=)[^&;#\s\"']*"
+)
 REDACTED = "[redacted]"
 
 
 def redact(text: str) -> str:
     """`text` with anything that looks like an API key replaced."""
     text = _KEY_PATTERNS[0].sub(REDACTED, text)
+    text = _QUERY_SECRET.sub(lambda found: f"{found.group(1)}{REDACTED}", text)
     return _KEY_PATTERNS[1].sub(lambda found: f"{found.group(1)} {REDACTED}", text)
 
 

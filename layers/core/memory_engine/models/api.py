@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, WithJsonSchema, field_validator
 
 from memory_engine.models.domain import is_reserved_thread
+from memory_engine.models.messages import CHAT_SESSION_PREFIX
 
 # Ids name store keys and index documents: bounded and free of control characters.
 NO_CONTROL_CHARS = r"^[^\x00-\x1f\x7f]+$"
@@ -21,6 +22,16 @@ def not_reserved_thread(value: str | None) -> str | None:
     """Thread names shaped like the keys of memory-bank scopes would mix their memories in."""
     if value is not None and is_reserved_thread(value):
         raise ValueError("names of the form scope:<40 hex digits> are reserved for memory-bank scopes")
+    return value
+
+
+def not_reserved_session(value: str) -> str:
+    """A session named like a chat user's (`chat:<userid>`) would receive that user's exchanges."""
+    if value[: len(CHAT_SESSION_PREFIX)].lower() == CHAT_SESSION_PREFIX:
+        raise ValueError(
+            f"names starting with '{CHAT_SESSION_PREFIX}' are reserved for the sessions of chat users "
+            "(POST /v1/chat/completions with a userid): choose another session name"
+        )
     return value
 
 
@@ -73,6 +84,7 @@ class ConsolidateRequest(Body):
     options: ConsolidateOptions = Field(default_factory=ConsolidateOptions)
 
     _thread_not_reserved = field_validator("parent_session_uuid")(not_reserved_thread)
+    _session_not_reserved = field_validator("session_uuid")(not_reserved_session)
 
 
 class StatusResponse(BaseModel):
@@ -151,6 +163,7 @@ class ForkRequest(Body):
     _thread_not_reserved = field_validator("target_session_uuid", "target_parent_session_uuid")(
         not_reserved_thread
     )
+    _target_not_reserved = field_validator("target_session_uuid")(not_reserved_session)
 
 
 class ForkResult(BaseModel):

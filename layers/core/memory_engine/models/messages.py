@@ -18,9 +18,13 @@ from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, TypeAdapt
 MAX_JOB_TEXT_CHARS = 32_000
 
 
+CHAT_SESSION_PREFIX = "chat:"
+
+
 def chat_session_uuid(userid: str) -> str:
-    """The session that keeps a chat user's raw exchanges (one per user)."""
-    return f"chat:{userid}"
+    """The session that keeps a chat user's raw exchanges (one per user). Names with this prefix
+    are reserved: no other route may create such a session."""
+    return f"{CHAT_SESSION_PREFIX}{userid}"
 
 
 class ExtractionJob(BaseModel):
