@@ -1,7 +1,8 @@
-"""The retrying chat-completions call. Transport failures (timeouts, 429, 5xx) are retried with
-backoff; an answer that does not validate gets one repair round trip with the validation errors,
-then a bounded number of fresh tries. This module imports `openai`: only the adapter loads it,
-and only when an LLM extractor is built."""
+"""The structured chat-completions call. Transport failures (timeouts, connection errors, 408/409/
+429, 5xx) are retried by the openai client itself, with its exponential, jittered backoff and the
+server's Retry-After; an answer that does not validate gets one repair round trip with the
+validation errors, then a bounded number of fresh tries. This module imports `openai`: only the
+adapter loads it, and only when an LLM extractor is built."""
 
 from __future__ import annotations
 
@@ -23,8 +24,8 @@ StructuredOutput = Literal["json_schema", "json_object"]
 Message = dict[str, str]
 T = TypeVar("T", bound=BaseModel)
 
-# 408/409 are what proxies and some servers answer under load; 429 is rate limiting; 5xx is the
-# server's own trouble. Every other status (400 bad request, 401 key, 404 model) will not heal.
+# The statuses the openai client retries (408/409 under load, 429 rate limits, 5xx the server's own
+# trouble); any other (400 bad request, 401 key, 404 model) will not heal.
 _RETRY_STATUSES = {408, 409, 429}
 _MAX_ERROR_LINES = 12
 
@@ -33,18 +34,19 @@ _MAX_ERROR_LINES = 12
 class RetryPolicy:
     """Bounds on how hard one batch tries before it is reported failed (the queue retries later)."""
 
-    transport_attempts: int = 4  # requests per answer when the endpoint times out, limits or fails
+    # Requests per answer when the endpoint times out, limits or fails: the openai client's
+    # max_retries is one less, and it waits between them as it does for every OpenAI user.
+    transport_attempts: int = 4
     content_rounds: int = 2  # fresh tries, each with one repair, when answers do not validate
-    base_delay_s: float = 1.0
+    base_delay_s: float = 1.0  # before a fresh round (the client paces its own retries)
     max_delay_s: float = 30.0
-    # No retry starts after this long: one batch then takes at most deadline_s + one request timeout,
-    # which has to fit the worker's visibility timeout (and a Lambda's 15 minutes).
+    # No request starts after this long: one batch then takes at most deadline_s plus one request's
+    # retries, which has to fit the worker's visibility timeout (and a Lambda's 15 minutes).
     deadline_s: float = 240.0
 
-    def delay(self, attempt: int, hint: float | None = None) -> float:
-        """Exponential backoff, or the server's Retry-After when it gave one; capped either way."""
-        wanted = hint if hint is not None else self.base_delay_s * 2 ** (attempt - 1)
-        return min(max(wanted, 0.0), self.max_delay_s)
+    def delay(self, attempt: int) -> float:
+        """Exponential backoff between content rounds, capped."""
+        return min(max(self.base_delay_s * 2 ** (attempt - 1), 0.0), self.max_delay_s)
 
 
 @dataclass
@@ -70,17 +72,6 @@ class _Answer:
     content: str
     finish_reason: str
     problem: str = ""  # why there is no usable content, when there is none
-
-
-def _retry_after(exc: openai.APIStatusError) -> float | None:
-    for header, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
-        value = exc.response.headers.get(header)
-        if value is not None:
-            try:
-                return float(value) * scale
-            except ValueError:  # an HTTP date: fall back to our own backoff
-                return None
-    return None
 
 
 def describe_errors(exc: ValidationError) -> str:
@@ -119,10 +110,13 @@ class ChatClient:
         self._temperature = temperature
         self._retry = retry or RetryPolicy()
         self._sleep = sleep
-        # max_retries=0: our policy is the only one, so its bounds (and the tests' fake sleep) hold.
-        # Local servers (vLLM, Ollama, llama.cpp) take any key, but the client refuses none at all.
+        # The client's own retries and timeout (per request). Local servers (vLLM, Ollama,
+        # llama.cpp) take any key, but the client refuses none at all.
         self._client: Any = client or openai.OpenAI(
-            base_url=base_url, api_key=api_key or "unused", timeout=timeout_s, max_retries=0
+            base_url=base_url,
+            api_key=api_key or "unused",
+            timeout=timeout_s,
+            max_retries=max(self._retry.transport_attempts - 1, 0),
         )
 
     def response_format(self, output: type[BaseModel], name: str) -> dict[str, Any]:
@@ -159,38 +153,39 @@ class ChatClient:
     def complete(
         self, messages: Sequence[Message], response_format: dict[str, Any], usage: Usage, deadline: float
     ) -> _Answer:
-        """One answer, retrying what can heal (timeouts, connection errors, 408/409/429, 5xx)."""
+        """One answer; the client retries what can heal (timeouts, connection errors, 408/409/429,
+        5xx) before anything reaches here."""
+        if self._clock() > deadline:
+            raise LlmUnavailable(
+                f"Gave up on the LLM after {self._retry.deadline_s:.0f} s; the batch will be retried later."
+            )
         request = self._request(messages, response_format)
         attempts = self._retry.transport_attempts
-        for attempt in range(1, attempts + 1):
-            usage.requests += 1
-            hint: float | None = None
-            try:
-                response = self._client.chat.completions.create(**request)
-            except openai.APIStatusError as exc:
-                if exc.status_code not in _RETRY_STATUSES and exc.status_code < 500:
-                    raise LlmUnavailable(
-                        f"The LLM endpoint refused the request ({exc.status_code}: {exc.message}); "
-                        "check OPENAI_BASE_URL, OPENAI_API_KEY and MEMORY_ENGINE_LLM_MODEL (a server "
-                        "without json_schema support needs MEMORY_ENGINE_LLM_STRUCTURED_OUTPUT=json_object)."
-                    ) from exc
-                failure: Exception = exc
-                hint = _retry_after(exc)
-            except (openai.APITimeoutError, openai.APIConnectionError) as exc:
-                failure = exc
-            else:
-                return self._answer(response, usage)
-            if attempt == attempts:
+        try:
+            raw = self._client.chat.completions.with_raw_response.create(**request)
+        except openai.APIStatusError as exc:
+            if exc.status_code not in _RETRY_STATUSES and exc.status_code < 500:
+                usage.requests += 1
                 raise LlmUnavailable(
-                    f"The LLM endpoint failed {attempts} times in a row ({failure}); the batch will be "
-                    "retried later."
-                ) from failure
-            delay = self._retry.delay(attempt, hint)
-            logger.warning(
-                "LLM request failed (%s); retry %d/%d in %.1fs", failure, attempt, attempts - 1, delay
-            )
-            self._wait(delay, deadline, str(failure))
-        raise AssertionError("unreachable: the loop returns or raises")
+                    f"The LLM endpoint refused the request ({exc.status_code}: {exc.message}); "
+                    "check OPENAI_BASE_URL, OPENAI_API_KEY and MEMORY_ENGINE_LLM_MODEL (a server "
+                    "without json_schema support needs MEMORY_ENGINE_LLM_STRUCTURED_OUTPUT=json_object)."
+                ) from exc
+            usage.requests += attempts
+            raise self._gave_up(attempts, exc) from exc
+        except (openai.APITimeoutError, openai.APIConnectionError) as exc:
+            usage.requests += attempts
+            raise self._gave_up(attempts, exc) from exc
+        usage.requests += raw.retries_taken + 1
+        if raw.retries_taken:
+            logger.warning("LLM request succeeded after %d retries", raw.retries_taken)
+        return self._answer(raw.parse(), usage)
+
+    @staticmethod
+    def _gave_up(attempts: int, failure: Exception) -> LlmUnavailable:
+        return LlmUnavailable(
+            f"The LLM endpoint failed {attempts} times in a row ({failure}); the batch will be retried later."
+        )
 
     def _answer(self, response: Any, usage: Usage) -> _Answer:
         if response.usage is not None:
