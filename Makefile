@@ -6,7 +6,7 @@ EXTRAS ?= local,aws,llm,cdk,dev,bench
 STAMP := $(VENV)/.installed
 PORT ?= 8080
 
-.PHONY: install run test lint typecheck unit e2e openapi bench bench-mem0-env clean layer synth
+.PHONY: install run test lint typecheck unit e2e openapi bench bench-mem0-env clean layer synth browser-deps
 
 install: $(STAMP)
 
@@ -27,18 +27,32 @@ lint: install
 typecheck: install
 	$(PY) -m mypy
 
-test: install lint typecheck
+test: install lint typecheck browser-deps
 	$(PY) -m pytest
 
 unit: install
 	$(PY) -m pytest tests/unit tests/contract
 
-e2e: install
+e2e: install browser-deps
 	$(PY) -m pytest tests/e2e
 
 # The committed OpenAPI document; `make test` fails while it differs from what the handlers describe.
 openapi: install
 	$(PY) -m memory_engine_app.cli openapi --out docs/openapi.json
+
+# The memory inspector's browser test (tests/e2e/test_inspector_browser.py) drives Debian's chromium
+# through chromium-driver; fonts-noto-cjk gives its screenshots Korean glyphs. Installed with
+# apt-get when missing (as root); never a browser download at test time.
+BROWSER_PACKAGES ?= chromium chromium-driver fonts-noto-cjk
+
+browser-deps:
+	@if [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; then exit 0; fi; \
+	if [ "$$(id -u)" != 0 ]; then \
+		echo "The inspector's browser test needs chromium and its driver: run" >&2; \
+		echo "  sudo apt-get update && sudo apt-get install -y $(BROWSER_PACKAGES)" >&2; \
+		exit 1; \
+	fi; \
+	apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $(BROWSER_PACKAGES)
 
 # Speed benchmarks (bench/): each prints a table and saves bench/results/<name>.json.
 BENCH_VENV ?= .bench-venv

@@ -40,6 +40,14 @@ ROUTES: tuple[Route, ...] = (
     # OpenAI-compatible chat with long-term memory (docs/api.md §4).
     Route("POST", "/v1/chat/completions", "chat_completions"),
     Route("DELETE", "/v1/users/{userid}/memory", "user_memory_delete"),
+    # The memory inspector (docs/inspector.md): read-only views of the key's data, a delete
+    # preview and a forced extraction.
+    Route("GET", "/v1/inspect/threads", "inspect_threads"),
+    Route("GET", "/v1/inspect/session", "inspect_session"),
+    Route("GET", "/v1/inspect/memories", "inspect_memories"),
+    Route("GET", "/v1/inspect/queue", "inspect_queue"),
+    Route("GET", "/v1/inspect/delete-preview", "inspect_delete_preview"),
+    Route("POST", "/v1/inspect/extract", "inspect_extract"),
 )
 
 # What API Gateway REST serves: every route but the spellings it cannot hold.

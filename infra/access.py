@@ -58,6 +58,15 @@ FUNCTION_NEEDS: dict[str, frozenset[Need]] = {
         {Need.TABLE_READ, Need.INDEX_READ, Need.EMBED, Need.QUEUE_SEND, Need.EXTRACT}
     ),
     "user_memory_delete": frozenset({Need.TABLE_READ, Need.TABLE_WRITE, Need.INDEX_WRITE, Need.QUEUE_SEND}),
+    # The memory inspector: reads only, but for the forced extraction (a queue send). The queue
+    # view reads nothing of SQS (only the worker may receive from a queue): it answers that the
+    # jobs are not listable there.
+    "inspect_threads": frozenset({Need.TABLE_READ}),
+    "inspect_session": frozenset({Need.TABLE_READ}),
+    "inspect_memories": frozenset({Need.TABLE_READ}),
+    "inspect_queue": frozenset({Need.TABLE_READ}),
+    "inspect_delete_preview": frozenset({Need.TABLE_READ}),
+    "inspect_extract": frozenset({Need.TABLE_READ, Need.QUEUE_SEND}),
     # Receiving from its queue is granted by the event source mapping, not listed here. It sends
     # a follow-up job when a busy session still holds a batch's worth of turns.
     # It builds the whole engine, so it needs what the engine does.

@@ -20,6 +20,7 @@ from memory_engine.ratelimit import RateLimiter
 from memory_engine.settings import get_settings
 from memory_engine.streaming import stream_sink
 from memory_engine_app.server.apigw import LocalContext, RoutePattern, proxy_event, response_parts
+from memory_engine_app.server.inspector_assets import INSPECTOR_PATH, inspector_asset
 from memory_engine_app.server.openapi import OPENAPI_PATH, build_spec
 
 log = logging.getLogger("memory_engine.server")
@@ -68,6 +69,8 @@ class Dispatcher:
     ) -> tuple[int, list[tuple[str, str]], Body]:
         if method == "GET" and path.rstrip("/") == OPENAPI_PATH:
             return 200, [("Content-Type", "application/json")], self.openapi()
+        if method == "GET" and (page := inspector_asset(path)) is not None:
+            return page  # the inspector's static page: no key needed to load it, only to use it
         matches = [(route, route.match(path)) for route in self._routes]
         on_path = [(route, params) for route, params in matches if params is not None]
         chosen = next(((r, p) for r, p in on_path if r.method == method), None)
@@ -263,6 +266,7 @@ def serve(host: str = "127.0.0.1", port: int | None = None) -> None:
     threading.Thread(target=lambda: engine.embedder.embed(["warm up"]), daemon=True).start()
     bound_host, bound_port = server.server_address[:2]
     print(f"memory-engine listening on http://{bound_host!s}:{bound_port}", flush=True)
+    print(f"memory inspector: http://{bound_host!s}:{bound_port}{INSPECTOR_PATH}", flush=True)
     print(
         f"API key{' (new, stored in ' + str(settings.data_dir) + ')' if created else ''}: {key}", flush=True
     )

@@ -90,3 +90,20 @@ def test_the_console_script_writes_the_openapi_document_outside_the_repository(i
     document = json.loads(out.read_text())
     assert "/v1/engine/retrieve/" in document["paths"]
     assert document == json.loads((ROOT / "docs" / "openapi.json").read_text())
+
+
+def test_the_installed_package_serves_the_inspector_page(installed: Installed) -> None:
+    probe = (
+        "from memory_engine_app.server.inspector_assets import inspector_asset as a; "
+        "print([a('/inspector/' + n)[0] for n in ('', 'inspector.js', 'inspector.css')])"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=installed.outside,
+        env=installed.env(),
+        capture_output=True,
+        text=True,
+    )
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[200, 200, 200]"

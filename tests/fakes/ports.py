@@ -13,7 +13,7 @@ from typing import Any
 from memory_engine.errors import Conflict, Unavailable
 from memory_engine.models.domain import MemoryFields, Turn
 from memory_engine.models.messages import Job
-from memory_engine.ports import EmbedMode, Extraction, ExtractionContext
+from memory_engine.ports import EmbedMode, Extraction, ExtractionContext, QueueSnapshot
 
 
 class HashEmbedder:
@@ -52,6 +52,10 @@ class ListQueue:
     def pop_all(self) -> list[Job]:
         jobs, self.jobs = self.jobs, []
         return jobs
+
+    def snapshot(self, tenant: str) -> QueueSnapshot:
+        """The inspector's view: the tenant's sent jobs still unpopped; nothing ever dies here."""
+        return QueueSnapshot(pending=[job for job in self.jobs if job.tenant == tenant], dead=[])
 
 
 class StepClock:

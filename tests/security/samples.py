@@ -13,6 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
+
+from memory_engine.models.domain import scope_key
 
 EVENTS = Path(__file__).resolve().parents[2] / "events"
 
@@ -175,5 +178,45 @@ PROBES |= {
         )
     ],
     "user_memory_delete": [Probe("forget A's user", _no_body, lambda ids: f"/v1/users/{ids.userid}/memory")],
+}
+
+
+def _inspect(path: str, **ids: str) -> str:
+    return f"/v1/inspect/{path}?{urlencode(ids)}"
+
+
+# The memory inspector: the lists (threads, queue) name no ids but must show B nothing of A's.
+PROBES |= {
+    "inspect_threads": [Probe("list the threads", _no_body)],
+    "inspect_session": [
+        Probe("read A's session", _no_body, lambda ids: _inspect("session", session_uuid=ids.session))
+    ],
+    "inspect_memories": [
+        Probe("list A's thread", _no_body, lambda ids: _inspect("memories", thread=ids.thread)),
+        Probe(
+            "list A's scope",
+            _no_body,
+            lambda ids: _inspect("memories", thread=scope_key(_scope(ids))),
+        ),
+        Probe(
+            "list A's chat user",
+            _no_body,
+            lambda ids: _inspect("memories", thread=scope_key({"userid": ids.userid})),
+        ),
+    ],
+    "inspect_queue": [Probe("list the queue", _no_body)],
+    "inspect_delete_preview": [
+        Probe(
+            "preview deleting A's dialog",
+            _no_body,
+            lambda ids: _inspect("delete-preview", session_uuid=ids.session, dialog_uuid=ids.dialog),
+        ),
+        Probe(
+            "preview deleting A's memory",
+            _no_body,
+            lambda ids: _inspect("delete-preview", session_uuid=ids.session, dialog_uuid=ids.memory),
+        ),
+    ],
+    "inspect_extract": [Probe("force extraction of A's session", lambda ids: {"session_uuid": ids.session})],
 }
 TAKES_NO_TENANT_IDS = {"embed"}

@@ -9,12 +9,13 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from functools import lru_cache
-from typing import Any
+from typing import Annotated, Any
 from weakref import WeakKeyDictionary
 
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
+from aws_lambda_powertools.event_handler.openapi.params import Query
 
 from memory_engine.auth import TENANT_CONTEXT_KEY
 from memory_engine.errors import (
@@ -33,6 +34,9 @@ from memory_engine.logsafe import RedactingFilter, error_details
 from memory_engine.resolver import ConcurrentRestResolver
 
 SERVICE = "memory-engine"
+# An id passed in the query string (GET routes): bounded and free of control characters, like
+# the ids of request bodies (`models.api.Identifier`).
+QueryId = Annotated[str, Query(min_length=1, max_length=256, pattern=r"^[^\x00-\x1f\x7f]+$")]
 
 STATUS_BY_ERROR: dict[type[MemoryEngineError], int] = {
     InvalidInput: 422,

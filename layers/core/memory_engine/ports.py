@@ -55,6 +55,12 @@ class Store(Protocol):
 
     def get_session(self, tenant: str, session_uuid: str) -> Session | None: ...
 
+    def list_sessions(self, tenant: str) -> list[Session]:
+        """Every session of the tenant, by thread then session uuid (the inspector lists them).
+
+        Reads the whole tenant: meant for inspection, never for the request path of the API."""
+        ...
+
     def append_turn(self, session: Session, turn: Turn) -> ConsolidateOutcome:
         """Create the session if new and append the turn, atomically and idempotently on dialog uuid.
 
@@ -184,7 +190,37 @@ class JobSource(Protocol):
 
     def ack(self, receipt: str) -> bool: ...
 
-    def release(self, receipt: str) -> bool: ...
+    def release(self, receipt: str, error: str | None = None) -> bool:
+        """Make the job visible again now. `error` says why it failed: a queue that can keep it
+        (local) shows the last one with the job if it is dead-lettered (`QueueInspector`)."""
+        ...
+
+
+class DeadJob(BaseModel):
+    """A job parked in the dead-letter queue after too many failed deliveries."""
+
+    job: Job
+    # The last failure's reason (None for a job dead-lettered before reasons were kept).
+    error: str | None = None
+
+
+class QueueSnapshot(BaseModel):
+    """One tenant's jobs in the queue, oldest first.
+
+    None where the backend cannot list them: on SQS only the worker may receive from the queues
+    (a receive would also count towards dead-lettering and hold the session's FIFO group), so
+    neither waiting nor dead jobs are read there; the local queue lists both.
+    """
+
+    pending: list[Job] | None
+    dead: list[DeadJob] | None
+
+
+@runtime_checkable
+class QueueInspector(Protocol):
+    """What the memory inspector reads of a queue: a tenant's pending and dead jobs."""
+
+    def snapshot(self, tenant: str) -> QueueSnapshot: ...
 
 
 class IndexDocument(BaseModel):

@@ -62,6 +62,21 @@ class DynamoDbStore:
         item = self.table.get(keys.session_pk(tenant, session_uuid), keys.SESSION_SK)
         return None if item is None else items.session_from(item)
 
+    def list_sessions(self, tenant: str) -> list[Session]:
+        # No index lists a tenant's sessions (the API never needs it): a filtered scan, paged by
+        # DynamoDB, for the inspector only. The tenant part of a key is prefix-free ('#' doubled),
+        # so the prefix matches this tenant's session partitions and no other tenant's.
+        found = self.table.scan(
+            FilterExpression="begins_with(pk, :prefix) AND sk = :session",
+            ExpressionAttributeValues={
+                ":prefix": items.s(keys.session_pk(tenant, "")),
+                ":session": items.s(keys.SESSION_SK),
+            },
+            ConsistentRead=True,
+        )
+        sessions = [items.session_from(item) for item in found]
+        return sorted(sessions, key=lambda session: (session.parent_session_uuid, session.session_uuid))
+
     def append_turn(self, session: Session, turn: Turn) -> ConsolidateOutcome:
         if (turn.tenant, turn.session_uuid) != (session.tenant, session.session_uuid):
             raise InvalidInput(

@@ -21,7 +21,7 @@ from typing import Any
 
 from memory_engine.adapters.aws.clients import aws_errors, client
 from memory_engine.models.messages import Job, parse_job
-from memory_engine.ports import ReceivedJob
+from memory_engine.ports import QueueSnapshot, ReceivedJob
 
 # SQS message group ids: at most 128 characters from this set.
 _GROUP_SAFE = re.compile(r"^[A-Za-z0-9!\"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~]{1,128}$")
@@ -85,8 +85,9 @@ class SqsQueue:
             self.client.delete_message(QueueUrl=self.queue_url, ReceiptHandle=receipt)
         return True
 
-    def release(self, receipt: str) -> bool:
-        """Visible again now; the receive still counts towards the redrive to the dead-letter queue."""
+    def release(self, receipt: str, error: str | None = None) -> bool:
+        """Visible again now; the receive still counts towards the redrive to the dead-letter queue.
+        `error` cannot be kept: an SQS message is immutable (the worker's log has the reason)."""
         with self._errors():
             self.client.change_message_visibility(
                 QueueUrl=self.queue_url, ReceiptHandle=receipt, VisibilityTimeout=0
@@ -99,6 +100,11 @@ class SqsQueue:
         with self._errors():
             attributes = self.client.get_queue_attributes(QueueUrl=self.queue_url, AttributeNames=names)
         return sum(int(attributes["Attributes"].get(name, 0)) for name in names)
+
+    def snapshot(self, tenant: str) -> QueueSnapshot:
+        """Nothing listed: only the worker may receive from the queues (and a receive would count
+        towards a job's dead-lettering). Operators read dead letters with `dead_jobs`."""
+        return QueueSnapshot(pending=None, dead=None)
 
     def dead_jobs(self) -> list[Job]:
         """The jobs parked in the dead-letter queue, oldest first (read, then made visible again)."""

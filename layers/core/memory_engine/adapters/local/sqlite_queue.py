@@ -21,11 +21,12 @@ from pathlib import Path
 
 from memory_engine.adapters.local.sqlite_db import SqliteDatabase
 from memory_engine.models.messages import Job, parse_job
-from memory_engine.ports import ReceivedJob
+from memory_engine.ports import DeadJob, QueueSnapshot, ReceivedJob
 
 log = logging.getLogger("memory_engine.queue")
 
 DEFAULT_MAX_RECEIVES = 5
+MAX_ERROR_CHARS = 2_000  # a failure's reason kept with its job, for the inspector
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS queue_messages (
@@ -36,7 +37,8 @@ CREATE TABLE IF NOT EXISTS queue_messages (
     receive_count INTEGER NOT NULL DEFAULT 0,
     receipt TEXT,
     visible_at REAL NOT NULL DEFAULT 0,
-    sent_at REAL NOT NULL
+    sent_at REAL NOT NULL,
+    last_error TEXT
 );
 CREATE INDEX IF NOT EXISTS queue_messages_by_group ON queue_messages (group_id, id);
 CREATE UNIQUE INDEX IF NOT EXISTS queue_messages_by_receipt ON queue_messages (receipt);
@@ -47,7 +49,8 @@ CREATE TABLE IF NOT EXISTS queue_dead (
     body TEXT NOT NULL,
     receive_count INTEGER NOT NULL,
     sent_at REAL NOT NULL,
-    dead_at REAL NOT NULL
+    dead_at REAL NOT NULL,
+    error TEXT
 );
 """
 
@@ -78,7 +81,7 @@ class SqliteQueue:
     ) -> None:
         if max_receives < 1:
             raise ValueError(f"max_receives must be at least 1, got {max_receives}")
-        self._db = SqliteDatabase(path, _SCHEMA)
+        self._db = SqliteDatabase(path, _SCHEMA, migrate=_migrate)
         self._max_receives = max_receives
         # Wall-clock seconds, not monotonic: visibility deadlines must mean the same after a restart.
         self._clock = clock
@@ -141,13 +144,30 @@ class SqliteQueue:
         with self._db.write() as conn:
             return conn.execute("DELETE FROM queue_messages WHERE receipt = ?", (receipt,)).rowcount > 0
 
-    def release(self, receipt: str) -> bool:
-        """Make a delivered message visible again now; its receive still counts towards dead-lettering."""
+    def release(self, receipt: str, error: str | None = None) -> bool:
+        """Make a delivered message visible again now; its receive still counts towards dead-lettering.
+        `error` (why it failed) is kept with the message and goes with it to the dead letters."""
         with self._db.write() as conn:
             updated = conn.execute(
-                "UPDATE queue_messages SET receipt = NULL, visible_at = 0 WHERE receipt = ?", (receipt,)
+                "UPDATE queue_messages SET receipt = NULL, visible_at = 0,"
+                " last_error = COALESCE(?, last_error) WHERE receipt = ?",
+                (None if error is None else error[:MAX_ERROR_CHARS], receipt),
             ).rowcount
             return updated > 0
+
+    def snapshot(self, tenant: str) -> QueueSnapshot:
+        """The tenant's waiting or in-flight jobs and its dead letters, oldest first."""
+        with self._db.read() as conn:
+            waiting = conn.execute("SELECT body FROM queue_messages ORDER BY id").fetchall()
+            dead = conn.execute("SELECT body, error FROM queue_dead ORDER BY id").fetchall()
+        # Filtered on the parsed job's tenant, not on the group id text (a tenant may hold a '#').
+        pending = [job for job in (parse_job(row["body"]) for row in waiting) if job.tenant == tenant]
+        parked = [
+            DeadJob(job=job, error=row["error"])
+            for row in dead
+            if (job := parse_job(row["body"])).tenant == tenant
+        ]
+        return QueueSnapshot(pending=pending, dead=parked)
 
     def dead_jobs(self) -> list[Job]:
         """Jobs parked after too many receives, oldest first."""
@@ -162,11 +182,13 @@ class SqliteQueue:
 
     def _bury(self, conn: sqlite3.Connection, message_id: int, now: float) -> None:
         row = conn.execute(
-            "SELECT group_id, body, receive_count, sent_at FROM queue_messages WHERE id = ?", (message_id,)
+            "SELECT group_id, body, receive_count, sent_at, last_error FROM queue_messages WHERE id = ?",
+            (message_id,),
         ).fetchone()
         conn.execute(
-            "INSERT INTO queue_dead (group_id, body, receive_count, sent_at, dead_at) VALUES (?, ?, ?, ?, ?)",
-            (row["group_id"], row["body"], row["receive_count"], row["sent_at"], now),
+            "INSERT INTO queue_dead (group_id, body, receive_count, sent_at, dead_at, error)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            (row["group_id"], row["body"], row["receive_count"], row["sent_at"], now, row["last_error"]),
         )
         conn.execute("DELETE FROM queue_messages WHERE id = ?", (message_id,))
         log.warning(
@@ -174,3 +196,11 @@ class SqliteQueue:
             row["receive_count"],
             extra={"group_id": row["group_id"], "body": row["body"]},
         )
+
+
+def _migrate(conn: sqlite3.Connection) -> None:
+    """Add the error columns to a queue file written before they existed."""
+    for table, column in (("queue_messages", "last_error"), ("queue_dead", "error")):
+        columns = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+        if column not in columns:
+            conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} TEXT")

@@ -49,6 +49,14 @@ class SqliteStore:
             row = _session_row(conn, tenant, session_uuid)
         return None if row is None else Session.model_validate(dict(row))
 
+    def list_sessions(self, tenant: str) -> list[Session]:
+        with self._db.read() as conn:
+            rows = conn.execute(
+                "SELECT * FROM sessions WHERE tenant = ? ORDER BY parent_session_uuid, session_uuid",
+                (tenant,),
+            ).fetchall()
+        return [Session.model_validate(dict(row)) for row in rows]
+
     def append_turn(self, session: Session, turn: Turn) -> ConsolidateOutcome:
         if (turn.tenant, turn.session_uuid) != (session.tenant, session.session_uuid):
             raise InvalidInput(

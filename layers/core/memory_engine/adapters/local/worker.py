@@ -16,6 +16,11 @@ from memory_engine.ports import JobSource
 log = logging.getLogger("memory_engine.worker")
 
 
+def failure_reason(error: BaseException) -> str:
+    """What the inspector shows for a failed job: the error's kind and its words."""
+    return f"{type(error).__name__}: {error}".strip()
+
+
 class LocalWorker:
     """Receives one job at a time and runs `process(job, redelivered)` on it; a failure makes the
     job visible again (the queue parks it as dead after its max receives), so an accepted turn is
@@ -64,7 +69,7 @@ class LocalWorker:
                 "job failed; it will be retried",
                 extra={"receive": message.receive_count, **error_details(error)},
             )
-            self._queue.release(message.receipt)
+            self._queue.release(message.receipt, failure_reason(error))
         else:
             self._queue.ack(message.receipt)
         return True
