@@ -7,14 +7,21 @@ same memory, in well under 10 ms for a batch of 8 turns.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from memory_engine.errors import InvalidInput
 from memory_engine.extraction.characters import resolve_names, strip_title
 from memory_engine.extraction.cues import IntentKind, fact_score, intent_kind, is_question
 from memory_engine.extraction.keywords import Term, salience, select_keywords, term_weights, terms
-from memory_engine.extraction.names import scan_names
-from memory_engine.extraction.sentences import Sentence, as_sentence, clip, sentences_from_turns, speakers_of
+from memory_engine.extraction.names import addressee, scan_names
+from memory_engine.extraction.sentences import (
+    ASSISTANT,
+    Sentence,
+    as_sentence,
+    clip,
+    sentences_from_turns,
+    speakers_of,
+)
 from memory_engine.extraction.setting import find_setting
 from memory_engine.models.domain import MemoryFields, Turn
 from memory_engine.ports import Extraction, ExtractionContext
@@ -23,6 +30,7 @@ VERSION = "builtin-1"
 METADATA: dict[str, str | int | float] = {"extractor": "builtin", "version": VERSION}
 SUMMARY_SENTENCES = 10
 MAX_FACTS = 18
+MIN_FACTS = 3
 QUOTES_PER_CHARACTER = 4
 MAX_INTENTS = 3
 SENTENCE_CHARS = 300
@@ -88,6 +96,12 @@ def _read(turns: Sequence[Turn], context: ExtractionContext) -> _Batch:
         if turn.answer.strip():
             speakers.append(responder)
     speakers = list(dict.fromkeys(speakers))
+    if ASSISTANT in speakers:
+        # An answer with no npc_id: the assistant is whoever the user calls by name ("하루야, ..."),
+        # else a plain label in the batch's language, never the API's word "assistant" in Korean.
+        label = _assistant_name(sentences, speakers) or ("AI" if _is_korean(context) else ASSISTANT)
+        sentences = [replace(s, speaker=label) if s.speaker == ASSISTANT else s for s in sentences]
+        speakers = list(dict.fromkeys(label if name == ASSISTANT else name for name in speakers))
     known = context.known_characters
     familiar = [*speakers, *known, *(alias for aliases in known.values() for alias in aliases)]
     scan = scan_names((s.text for s in sentences), familiar)
@@ -108,8 +122,24 @@ def _read(turns: Sequence[Turn], context: ExtractionContext) -> _Batch:
         ],
         mentioned=mentioned,
         places=scan.places,
-        korean=context.language.casefold().startswith("ko"),
+        korean=_is_korean(context),
     )
+
+
+def _is_korean(context: ExtractionContext) -> bool:
+    return context.language.casefold().startswith("ko")
+
+
+def _assistant_name(sentences: Sequence[Sentence], speakers: Sequence[str]) -> str | None:
+    """The name the user's lines call the assistant by, if any ("하루야,", "Luna,")."""
+    others = {name.casefold() for name in speakers if name != ASSISTANT}
+    for sentence in sentences:
+        if sentence.speaker == ASSISTANT:
+            continue
+        name = addressee(sentence.text)
+        if name and name.casefold() not in others:
+            return name
+    return None
 
 
 def _top(indexes: Sequence[int], score: Sequence[float], limit: int, batch: _Batch) -> list[int]:
@@ -153,12 +183,16 @@ def _key_facts(batch: _Batch) -> list[str]:
     everything = range(len(batch.sentences))
     score = [batch.facts[i] + 0.2 * batch.salience[i] for i in everything]
     candidates = [i for i in everything if batch.facts[i] >= FACT_THRESHOLD and batch.terms[i]]
-    if not candidates:
-        score = list(batch.salience)
-        candidates = [
-            i for i in everything if batch.salience[i] > 0 and not is_question(batch.sentences[i].text)
+    if len(candidates) < MIN_FACTS:
+        # Few sentences carry fact cues (chat Korean rarely does): the most salient statements
+        # fill up to MIN_FACTS, after the cued ones.
+        statements = [
+            i
+            for i in everything
+            if i not in candidates and batch.salience[i] > 0 and not is_question(batch.sentences[i].text)
         ]
-        return [batch.line(batch.sentences[i]) for i in _top(candidates, score, 3, batch)]
+        padding = _top(statements, batch.salience, MIN_FACTS - len(candidates), batch)
+        return [batch.line(batch.sentences[i]) for i in sorted([*candidates, *padding])]
     return [batch.line(batch.sentences[i]) for i in _top(candidates, score, MAX_FACTS, batch)]
 
 

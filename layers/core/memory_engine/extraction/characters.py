@@ -13,6 +13,8 @@ The rule, applied the same way in every batch of a thread:
 4. A new character's canonical name is its longest title-less name (most words, then most
    characters, then first seen): "Captain Mira Holt" / "Mira" / "Holt" → "Mira Holt".
 5. A three-syllable Korean name also answers to its given name: "김철수" / "철수" → "김철수".
+6. Korean honorifics and the familiar 이 are not part of a name: "지훈 씨", "지훈씨", "민지 님"
+   and "지훈이" (이 after a final consonant) are "지훈" and "민지".
 """
 
 from __future__ import annotations
@@ -24,14 +26,28 @@ from dataclasses import dataclass, field
 from memory_engine.extraction.lexicon import TITLES
 
 _HANGUL_WORD = re.compile(r"^[가-힣]{3}$")
+# A Korean name with an honorific after it, spaced or not: "지훈 씨", "민지님".
+_KO_HONORIFIC = re.compile(r"^([가-힣]{2,4})\s?(?:씨|님|군|양)$")
+_HANGUL_BASE = 0xAC00
 
 
 def strip_title(name: str) -> str:
-    """`name` without leading titles ("Captain Mira Holt" → "Mira Holt"); a bare title stays as is."""
+    """`name` without leading titles ("Captain Mira Holt" → "Mira Holt") and Korean honorifics
+    after it ("지훈 씨" → "지훈"); a bare title stays as is."""
     words = name.split()
     while len(words) > 1 and words[0].rstrip(".").casefold() in TITLES:
         words.pop(0)
-    return " ".join(words)
+    core = " ".join(words)
+    honorific = _KO_HONORIFIC.match(core)
+    return honorific.group(1) if honorific else core
+
+
+def _familiar_stem(word: str) -> str | None:
+    """ "지훈이" → "지훈": the familiar 이 Korean adds to a name ending in a consonant."""
+    if len(word) != 3 or not word.endswith("이"):
+        return None
+    code = ord(word[1]) - _HANGUL_BASE
+    return word[:2] if 0 <= code < 11172 and code % 28 else None
 
 
 def _is_nickname(word: str) -> bool:
@@ -41,7 +57,10 @@ def _is_nickname(word: str) -> bool:
 def _tokens(core: str) -> frozenset[str]:
     words = {word.casefold() for word in core.split()}
     for word in list(words):
-        if _HANGUL_WORD.match(word):
+        stem = _familiar_stem(word)
+        if stem:
+            words.add(stem)
+        elif _HANGUL_WORD.match(word):
             words.add(word[1:])  # the given name, without the one-syllable family name
     return frozenset(words)
 
@@ -63,7 +82,8 @@ class _Character:
     def canonical(self) -> str:
         if self.fixed is not None:
             return self.fixed
-        cores = self.cores()
+        # "지훈이" is how friends call 지훈: the name itself is the stem.
+        cores = [_familiar_stem(core) or core for core in self.cores()]
         best = max(range(len(cores)), key=lambda i: (len(cores[i].split()), len(cores[i]), -i))
         return cores[best]
 

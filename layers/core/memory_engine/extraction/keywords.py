@@ -20,6 +20,7 @@ from memory_engine.extraction.lexicon import (
     KO_VERBAL_ENDINGS,
     KO_WEAK_PARTICLES,
 )
+from memory_engine.retrieval import korean
 
 MAX_KEYWORDS = 65
 
@@ -95,6 +96,12 @@ def content_word(word: str) -> tuple[str, str] | None:
         if word in KO_STOP_WORDS or word in _PARTICLE_SET or is_verbal(word):
             return None
         stem = strip_particle(word)
+        # Where lindera is installed, a name the dictionary knows loses its familiar 이. (Its noun
+        # analysis is not used to drop verb forms: one word out of context misreads too often,
+        # "보고서" as 보 + 고서.)
+        noun = korean.person(word)
+        if noun and stem == noun + "이":
+            stem = noun  # "지훈이" is 지훈 called familiarly
         if stem in KO_STOP_WORDS or (len(stem) < 2 and stem not in KO_SHORT_NOUNS):
             return None
         return stem, stem

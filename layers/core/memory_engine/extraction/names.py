@@ -6,7 +6,9 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from memory_engine.extraction.keywords import final_consonant
 from memory_engine.extraction.lexicon import NOT_NAMES, PLACE_PREFIXES, PLACE_SUFFIXES, TITLES
+from memory_engine.retrieval import korean
 
 _ABBREVIATED_TITLE = re.compile(r"\b(Mr|Mrs|Ms|Mx|Dr|Capt|Prof|Sgt|Lt|St|Col|Gen|Det|Cmdr)\.")
 _NAME_WORD = r"[A-Z][a-z]+(?:[A-Z][a-z]+)?(?:['’-][A-Za-z]+)?"
@@ -36,9 +38,70 @@ _KO_PLACE_AFTER = re.compile(
 )
 # A sentence-initial name followed by a comma or a speech verb is a person ("Mira, look!").
 _PERSON_AFTER = re.compile(r"^(?:\s*,|\s+(?:said|says|asked|asks|told|tells|replied|answered|and\s+I)\b)")
-_KO_HONORIFIC = re.compile(r"(?:^|(?<=[\s\"'“(]))([가-힣]{2,3})(\s?)씨")
+_KO_HONORIFIC = re.compile(r"(?:^|(?<=[\s\"'“(]))([가-힣]{2,3})(\s?)(씨|님)")
+# A Korean vocative opening a sentence: a name and 아 (after a final consonant) or 야 (after a
+# vowel), then a comma, "!" or "~" ("지훈아,", "하루야!"): someone spoken to by name.
+_KO_VOCATIVE = re.compile(r"^[\"'“(]?([가-힣]{2,3})([아야])(?=[,!~])")
+# Words that take 아/야 before a comma without being names ("아니야,", "그래야!", "어디야?").
+_KO_NOT_VOCATIVE = frozenset(
+    [
+        "아니",
+        "그래",
+        "어디",
+        "누구",
+        "이거",
+        "저거",
+        "그거",
+        "여기",
+        "거기",
+        "저기",
+        "진짜",
+        "정말",
+        "대박",
+        "세상",
+        "어머",
+        "무엇",
+        "뭐",
+        "좋",
+        "싫",
+        "같",
+    ]
+)
+# An English vocative opening a sentence: "Luna, ..." (the comma rule below, for the addressee).
+_EN_VOCATIVE = re.compile(r"^(?:(?:hey|hi|hello|oh|ok|okay|thanks|thank you)\s*,?\s+)?([A-Z][a-z]+),", re.I)
 # Words that end in 씨 without being a name plus the honorific (weather, handwriting, ...).
 _KO_NOT_HONORIFIC = ("날씨", "솜씨", "말씨", "아가씨", "글씨", "마음씨", "불씨", "맵씨")
+
+
+_KO_WORD = re.compile(r"[가-힣]{2,}")
+
+
+def korean_vocative(sentence: str) -> str | None:
+    """The name a Korean sentence opens by calling ("지훈아, ..." → "지훈", "하루야!" → "하루")."""
+    match = _KO_VOCATIVE.match(sentence.strip())
+    if match is None:
+        return None
+    name, ending = match.groups()
+    # 아 follows a final consonant (지훈아), 야 a vowel (하루야): anything else is not a vocative.
+    if (ending == "아") != bool(final_consonant(name[-1])) or name in _KO_NOT_VOCATIVE:
+        return None
+    return name
+
+
+def addressee(sentence: str) -> str | None:
+    """Whom a sentence speaks to by name, if it opens with a vocative: "지훈아, ...", "하루 씨, ...",
+    "민지 님, ...", "Luna, ..."."""
+    text = sentence.strip().lstrip(_LEADING_NOISE)
+    korean_name = korean_vocative(text)
+    if korean_name:
+        return korean_name
+    honorific = _KO_HONORIFIC.match(text)
+    if honorific and text[honorific.end() :].startswith((",", "!", "~")):
+        return honorific.group(1)
+    english = _EN_VOCATIVE.match(text)
+    if english and english.group(1).casefold() not in NOT_NAMES | TITLES:
+        return english.group(1)
+    return None
 
 
 @dataclass
@@ -70,7 +133,8 @@ def scan_names(sentences: Iterable[str], familiar: Iterable[str] = ()) -> NameSc
     or opens one followed by a comma or a speech verb; a sentence-opening run is also accepted when it
     shares a word with a `familiar` name (speakers, known characters). It is a place when its last word
     is a place word ("Central Park") or it follows "in/at/from/went to". Korean names are taken from
-    the honorific 씨 ("지은 씨").
+    the honorifics 씨 and 님 ("지은 씨", "민지 님"), from vocatives ("지훈아,"), and, where lindera
+    is installed, from the dictionary's person names ("지민이가" → "지민").
     """
     familiar_words = set().union(*(_words(name) for name in familiar))
     evidence: dict[str, _Evidence] = {}
@@ -120,8 +184,18 @@ def scan_names(sentences: Iterable[str], familiar: Iterable[str] = ()) -> NameSc
             else:
                 entry.weak += 1
         for match in _KO_HONORIFIC.finditer(raw):
+            # 님 glued to a word is mostly a title (선생님, 과장님, 부모님); spaced, it follows a name.
+            if match.group(3) == "님" and not match.group(2):
+                continue
             if not (match.group(2) == "" and match.group(0).endswith(_KO_NOT_HONORIFIC)):
                 note(match.group(1)).strong += 1
+        vocative = korean_vocative(raw)
+        if vocative:
+            note(vocative).strong += 1
+        for word in _KO_WORD.findall(raw):
+            known = korean.person(word)  # ko-dic's person names, where lindera is installed
+            if known:
+                note(known).strong += 1
 
     scan = NameScan()
     for entry in sorted(evidence.values(), key=lambda item: item.order):

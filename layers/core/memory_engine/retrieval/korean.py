@@ -19,12 +19,13 @@ from functools import lru_cache
 from threading import Lock
 from typing import Any
 
-__all__ = ["analyzer", "merge", "morphemes", "use"]
+__all__ = ["analyzer", "merge", "morphemes", "noun", "person", "use"]
 
 log = logging.getLogger("memory_engine.retrieval")
 
 # Part-of-speech tags (Sejong, as ko-dic writes them) whose morphemes are index terms.
 _CONTENT_TAGS = frozenset({"NNG", "NNP", "NR", "XR", "MAG", "SL", "SH", "SN", "VV", "VA", "UNKNOWN"})
+_NOUN_TAGS = frozenset({"NNG", "NNP", "XR", "SL", "SH"})
 # A predicate's lemma comes from the analysis of an inflected form: "만나/VV/*+았/EP/*".
 _PREDICATES = frozenset({"VV", "VA"})
 
@@ -82,8 +83,8 @@ def morphemes(word: str) -> tuple[str, ...] | None:
     for token in _load().tokenize(word):
         details: list[str] = token.details
         tags = details[0].split("+")
-        if tags[0] not in _CONTENT_TAGS:
-            continue
+        if tags[0] not in _CONTENT_TAGS or (tags[0] == "UNKNOWN" and len(token.surface) < 2):
+            continue  # a lone unknown syllable is the familiar 이 of a name ("지훈이"), not a word
         expression = details[7] if len(details) > 7 else "*"
         if tags[0] in _PREDICATES and "/" in expression:
             out[expression.split("/", 1)[0]] = None  # the lemma: "만났" → "만나"
@@ -100,3 +101,38 @@ def merge(analysed: tuple[str, ...], stripped: tuple[str, ...]) -> tuple[str, ..
     dictionary does not know every name ("서연이는" reads as 서 + 연이), and a name the analysis
     misses still meets its other forms through the particle-stripped ones ("서연이가" → "서연")."""
     return tuple(dict.fromkeys((*analysed, *stripped)))
+
+
+def _analysis(word: str) -> list[tuple[str, str, str]] | None:
+    """(surface, first tag, semantic class) per morpheme; None with the light analyzer."""
+    if analyzer() != "lindera":
+        return None
+    return [(t.surface, t.details[0].split("+")[0], t.details[1]) for t in _load().tokenize(word)]
+
+
+@lru_cache(maxsize=32768)
+def noun(word: str) -> str | None:
+    """The noun a Hangul word is built on, for keywords: its first run of noun morphemes, written
+    as in the word ("부산에서" → "부산", "초콜릿케이크를" → "초콜릿케이크"); "" for a word with none
+    (a verb form, an ending); None with the light analyzer (the caller falls back to it)."""
+    analysis = _analysis(word)
+    if analysis is None:
+        return None
+    run: list[str] = []
+    for surface, tag, _ in analysis:
+        if tag in _NOUN_TAGS:
+            run.append(surface)
+        elif run:
+            break
+    return "".join(run)
+
+
+@lru_cache(maxsize=32768)
+def person(word: str) -> str | None:
+    """The person's name a Hangul word starts with when the dictionary knows it as one
+    ("지훈이는" → "지훈", "민지님" → "민지"); None otherwise or with the light analyzer."""
+    analysis = _analysis(word)
+    if not analysis:
+        return None
+    surface, tag, meaning = analysis[0]
+    return surface if tag == "NNP" and meaning == "인명" and len(surface) >= 2 else None
