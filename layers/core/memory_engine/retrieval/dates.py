@@ -1,17 +1,17 @@
 """Dates a question names ("in May 2023", "on 13 October", "2023년 5월"), and whether a turn's date
 matches one: retrieval adds a bonus to turns spoken on a date the question asks about.
 
-Only explicit calendar dates: relative ones ("last week") need the asker's own date and are left to
-the dense and lexical scores.
+Relative dates ("어제", "지난주", "last month") are calendar dates once the asker's date is known:
+`relative_dates` turns them into the days or month they mean.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
-__all__ = ["DateMention", "date_match", "named_dates"]
+__all__ = ["DateMention", "date_match", "named_dates", "relative_dates"]
 
 _MONTHS = (
     *("january", "february", "march", "april", "may", "june"),
@@ -110,3 +110,57 @@ def _is_month(text: str, match: re.Match[str]) -> bool:
         return True
     word = match.group("month")
     return word[:1].isupper() and bool(_MAY_CONTEXT.search(text[: match.start()]))
+
+
+# Relative dates, Korean and English: (pattern, unit, offset). A day is a day; a week is its
+# seven days (Monday first); a month is the month; a year is the year.
+_RELATIVE: tuple[tuple[re.Pattern[str], str, int], ...] = tuple(
+    (re.compile(pattern, re.IGNORECASE), unit, offset)
+    for pattern, unit, offset in (
+        (r"엊그제|그저께|그제|\bthe day before yesterday\b", "day", -2),
+        (r"어제|\byesterday\b", "day", -1),
+        (r"오늘|\btoday\b|\btonight\b", "day", 0),
+        (r"내일|\btomorrow\b", "day", 1),
+        (r"모레", "day", 2),
+        (r"지지난\s?주", "week", -2),
+        (r"지난\s?주|저번\s?주|\blast week\b", "week", -1),
+        (r"이번\s?주|\bthis week\b", "week", 0),
+        (r"다음\s?주|\bnext week\b", "week", 1),
+        (r"지난\s?달|저번\s?달|\blast month\b", "month", -1),
+        (r"이번\s?달|\bthis month\b", "month", 0),
+        (r"다음\s?달|\bnext month\b", "month", 1),
+        (r"작년|지난\s?해|\blast year\b", "year", -1),
+        (r"올해|금년|\bthis year\b", "year", 0),
+        (r"내년|다음\s?해|\bnext year\b", "year", 1),
+    )
+)
+# "지지난주" contains "지난주": the longer pattern comes first, and what it covers is not read again.
+
+
+def relative_dates(text: str, now: datetime) -> list[DateMention]:
+    """The dates that relative expressions in `text` mean when said at `now` ("어제" → yesterday,
+    "지난주" → each day of last week, "다음 달" → next month), in order of appearance."""
+    found: list[tuple[int, list[DateMention]]] = []
+    covered: list[tuple[int, int]] = []
+    for pattern, unit, offset in _RELATIVE:
+        for match in pattern.finditer(text):
+            if any(start < match.end() and match.start() < end for start, end in covered):
+                continue
+            covered.append(match.span())
+            found.append((match.start(), _resolve(unit, offset, now)))
+    found.sort(key=lambda item: item[0])
+    return list(dict.fromkeys(mention for _, mentions in found for mention in mentions))
+
+
+def _resolve(unit: str, offset: int, now: datetime) -> list[DateMention]:
+    if unit == "day":
+        day = now + timedelta(days=offset)
+        return [DateMention(day.year, day.month, day.day)]
+    if unit == "week":
+        monday = now - timedelta(days=now.weekday()) + timedelta(weeks=offset)
+        days = (monday + timedelta(days=i) for i in range(7))
+        return [DateMention(day.year, day.month, day.day) for day in days]
+    if unit == "month":
+        index = now.year * 12 + now.month - 1 + offset
+        return [DateMention(index // 12, index % 12 + 1)]
+    return [DateMention(now.year + offset)]

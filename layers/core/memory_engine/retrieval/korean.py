@@ -19,13 +19,12 @@ from functools import lru_cache
 from threading import Lock
 from typing import Any
 
-__all__ = ["analyzer", "merge", "morphemes", "noun", "person", "use"]
+__all__ = ["analyzer", "merge", "morphemes", "person", "use"]
 
 log = logging.getLogger("memory_engine.retrieval")
 
 # Part-of-speech tags (Sejong, as ko-dic writes them) whose morphemes are index terms.
 _CONTENT_TAGS = frozenset({"NNG", "NNP", "NR", "XR", "MAG", "SL", "SH", "SN", "VV", "VA", "UNKNOWN"})
-_NOUN_TAGS = frozenset({"NNG", "NNP", "XR", "SL", "SH"})
 # A predicate's lemma comes from the analysis of an inflected form: "만나/VV/*+았/EP/*".
 _PREDICATES = frozenset({"VV", "VA"})
 
@@ -108,23 +107,6 @@ def _analysis(word: str) -> list[tuple[str, str, str]] | None:
     if analyzer() != "lindera":
         return None
     return [(t.surface, t.details[0].split("+")[0], t.details[1]) for t in _load().tokenize(word)]
-
-
-@lru_cache(maxsize=32768)
-def noun(word: str) -> str | None:
-    """The noun a Hangul word is built on, for keywords: its first run of noun morphemes, written
-    as in the word ("부산에서" → "부산", "초콜릿케이크를" → "초콜릿케이크"); "" for a word with none
-    (a verb form, an ending); None with the light analyzer (the caller falls back to it)."""
-    analysis = _analysis(word)
-    if analysis is None:
-        return None
-    run: list[str] = []
-    for surface, tag, _ in analysis:
-        if tag in _NOUN_TAGS:
-            run.append(surface)
-        elif run:
-            break
-    return "".join(run)
 
 
 @lru_cache(maxsize=32768)

@@ -13,7 +13,7 @@ from memory_engine.engine import Engine
 from memory_engine.models.api import RetrievedMemory, RetrieveRequest, RetrieveResponse
 from memory_engine.models.domain import Memory, Turn
 from memory_engine.retrieval.bm25 import bm25_scores
-from memory_engine.retrieval.dates import DateMention, date_match, named_dates
+from memory_engine.retrieval.dates import DateMention, date_match, named_dates, relative_dates
 from memory_engine.retrieval.fusion import MemoryEvidence, TurnEvidence, fuse
 from memory_engine.retrieval.text import tokenize
 from memory_engine.usecases.indexing import turn_embedding_text, turn_lexical_text
@@ -59,7 +59,7 @@ def gather(engine: Engine, tenant: str, request: RetrieveRequest) -> Evidence:
     if config.turn_documents:
         turn_k = max(config.turn_candidates, limit * 4)
         turn_hits = engine.index.search(tenant, threads, query, vector, turn_k, kind="turn")
-    dates = named_dates(query)
+    dates = named_dates(query) + relative_dates(query, engine.clock.now())
     turns = [
         TurnEvidence(hit.memory_id, hit.dense, hit.lexical, date_match(hit.occurred_at, dates))
         for hit in turn_hits
