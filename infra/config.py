@@ -19,6 +19,10 @@ PYTHON_VERSION = "3.11"  # the version the project is tested with; the layer is 
 LOG_RETENTION_DAYS = (7, 14, 30, 60, 90, 180, 365)  # the values CloudWatch Logs accepts, in short
 
 
+# The dimension of each model the embedding image can serve (functions/embedder_image/Dockerfile).
+IMAGE_MODEL_DIMENSION = {"e5": 384, "onnx": 384}
+
+
 class StackConfig(BaseModel):
     """One stage of the service. Context keys are the camelCase field names (`maxReceiveCount`)."""
 
@@ -75,6 +79,14 @@ class StackConfig(BaseModel):
     def _coherent(self) -> StackConfig:
         if self.embedder == "sagemaker" and not self.sagemaker_endpoint:
             raise ValueError("embedder=sagemaker needs sagemakerEndpoint (the endpoint name)")
+        image_dimension = IMAGE_MODEL_DIMENSION[self.embedding_model]
+        if self.embedder == "lambda" and self.embedding_dimension != image_dimension:
+            # The index and every stored vector follow the model: a mismatch fails every embed call.
+            raise ValueError(
+                f"embeddingDimension {self.embedding_dimension} does not match the embedding image's "
+                f"model ({self.embedding_model}: {image_dimension} dimensions); leave it unset or set "
+                f"{image_dimension}, or serve another model with embedder=sagemaker"
+            )
         if self.extractor == "llm" and not self.llm_model:
             raise ValueError("extractor=llm needs llmModel (the model name)")
         if self.log_retention_days is not None and self.log_retention_days not in LOG_RETENTION_DAYS:

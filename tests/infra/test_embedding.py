@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+from pydantic import ValidationError
+
+from infra.config import StackConfig
 from tests.infra import cfn
 
 
@@ -65,3 +69,9 @@ def test_the_image_serves_multilingual_e5_unless_told_otherwise(dev: dict[str, A
     metadata = dev["Resources"][name]["Metadata"]
     assert metadata["aws:asset:docker-build-args"] == {"EMBEDDING_MODEL": "e5"}
     assert image["Description"].startswith("multilingual-e5-small")
+
+
+def test_an_embedding_dimension_other_than_the_image_models_is_refused() -> None:
+    with pytest.raises(ValidationError, match="embeddingDimension 1024 does not match"):
+        StackConfig(embedding_dimension=1024)
+    assert StackConfig(embedder="sagemaker", sagemaker_endpoint="Big", embedding_dimension=1024)
