@@ -107,3 +107,17 @@ def test_retrieve_reads_the_memories_it_returns_in_one_batch(engine: Engine, aws
     # Then DynamoDB saw one query (buffered turns) and one BatchGetItem (both memories), no GetItem
     assert sorted(hit.kind for hit in hits) == ["dialog"] * 4 + ["memory"] * 2
     assert aws_calls.of("dynamodb") == {"Query": 1, "BatchGetItem": 1}
+
+
+def test_a_turn_below_the_threshold_reads_the_session_once(engine: Engine, aws_calls: AwsCalls) -> None:
+    # Given a session with some turns
+    for n in range(1, 6):
+        say(engine, n)
+    aws_calls.reset()
+
+    # When one more turn is consolidated
+    say(engine, 6)
+
+    # Then the store's own read of the session is the only read: the thread check and "is the
+    # session new" come from the write, not from a read in the use case
+    assert aws_calls.of("dynamodb") == {"GetItem": 1, "TransactWriteItems": 1}

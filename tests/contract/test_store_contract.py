@@ -91,7 +91,8 @@ def test_turns_get_consecutive_seqs_in_append_order_whatever_seq_was_passed(stor
 def test_an_existing_session_keeps_the_settings_of_its_first_turn(store: Store) -> None:
     append_turns(store, make_session(user_name="민수"), "d1")
 
-    store.append_turn(make_session(parent="another-thread", user_name="지훈"), make_turn("d2"))
+    # (Another thread is refused outright: test_store_append_contract.py.)
+    store.append_turn(make_session(user_name="지훈"), make_turn("d2"))
 
     session = store.get_session(TENANT, SESSION)
     assert session is not None

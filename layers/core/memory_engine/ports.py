@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -19,11 +20,17 @@ EmbedMode = Literal["query", "passage"]
 DocKind = Literal["memory", "turn"]
 
 
-class ConsolidateOutcome(BaseModel):
-    """What one conditional turn write did: `created` is False for an idempotent replay."""
+@dataclass(frozen=True)
+class ConsolidateOutcome:
+    """What one conditional turn write did: `created` is False for an idempotent replay.
+
+    `session_created` says the write also created the session (its first turn): consolidate
+    closes the thread's earlier sessions then, with no read of its own. It reports how the write
+    went, not what is stored, so it is left out of equality."""
 
     created: bool
     buffered_count: int
+    session_created: bool = field(default=False, compare=False)
 
 
 class RemovalOutcome(BaseModel):
@@ -64,8 +71,10 @@ class Store(Protocol):
     def append_turn(self, session: Session, turn: Turn) -> ConsolidateOutcome:
         """Create the session if new and append the turn, atomically and idempotently on dialog uuid.
 
-        Raises Conflict when the dialog uuid exists with other content. The stored turn's `seq`
-        is assigned by the store (the value passed in is ignored).
+        Raises Conflict, writing nothing, when the session exists under another thread than
+        `session.parent_session_uuid` (`models.domain.check_thread`), or when the dialog uuid exists
+        with other content. The stored turn's `seq` is assigned by the store (the value passed in
+        is ignored). One conditional write; the outcome says whether it created the session.
         """
         ...
 

@@ -12,6 +12,8 @@ from enum import IntEnum, StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from memory_engine.errors import Conflict
+
 MEMORY_ID_PATTERN = re.compile(r"^\d{8}_\d{6}_[0-9a-f]{6}$")
 
 
@@ -41,6 +43,17 @@ class Session(BaseModel):
     language: str = "ko"
     created_at: datetime
     next_seq: int = 0
+
+
+def check_thread(session_uuid: str, thread: str, requested: str) -> None:
+    """Refuse a turn that names another thread than its stored session's (`thread`): a session
+    belongs to the thread of its first turn. The stores call it inside their one write."""
+    if requested != thread:
+        raise Conflict(
+            f"Session '{session_uuid}' belongs to thread '{thread}', not '{requested}': "
+            "send the same parent_session_uuid as its first turn.",
+            [{"field": "parent_session_uuid", "message": "differs from the session's thread"}],
+        )
 
 
 class Turn(BaseModel):

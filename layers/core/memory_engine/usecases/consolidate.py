@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 
 from memory_engine.engine import Engine
-from memory_engine.errors import Conflict, Unavailable
+from memory_engine.errors import Unavailable
 from memory_engine.models.api import ConsolidateRequest, StatusResponse
 from memory_engine.models.domain import Session, Turn
 from memory_engine.models.messages import ExtractionJob
@@ -24,17 +24,11 @@ def run(engine: Engine, tenant: str, request: ConsolidateRequest) -> StatusRespo
 
     Idempotent on `new_dialog.uuid`: a replay with the same content changes nothing stored (it
     queues the job again while a batch's worth is buffered); other content under the same uuid is
-    a Conflict.
+    a Conflict, and so is a turn naming another thread than its session's (the store checks both
+    in its one write: no read here).
     """
     now = engine.clock.now()
     dialog = request.new_dialog
-    existing = engine.store.get_session(tenant, request.session_uuid)
-    if existing and existing.parent_session_uuid != request.parent_session_uuid:
-        raise Conflict(
-            f"Session '{request.session_uuid}' belongs to thread '{existing.parent_session_uuid}', "
-            f"not '{request.parent_session_uuid}': send the same parent_session_uuid as its first turn.",
-            [{"field": "parent_session_uuid", "message": "differs from the session's thread"}],
-        )
     session = Session(
         tenant=tenant,
         session_uuid=request.session_uuid,
@@ -64,7 +58,7 @@ def run(engine: Engine, tenant: str, request: ConsolidateRequest) -> StatusRespo
         engine.queue.send(ExtractionJob(tenant=tenant, session_uuid=request.session_uuid, force=True))
     elif job_due(outcome.created, after, point):  # a replay queues again: see job_due
         engine.queue.send(ExtractionJob(tenant=tenant, session_uuid=request.session_uuid))
-    if existing is None and outcome.created and settings.close_earlier_sessions:
+    if outcome.session_created and outcome.created and settings.close_earlier_sessions:
         close_earlier_sessions(engine, tenant, request.parent_session_uuid, request.session_uuid)
     return StatusResponse(message=None if outcome.created else "duplicate dialog ignored")
 

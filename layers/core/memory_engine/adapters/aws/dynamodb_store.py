@@ -33,7 +33,7 @@ from memory_engine.adapters.aws.dynamodb_table import (
     update,
 )
 from memory_engine.errors import Conflict, InvalidInput, Unavailable
-from memory_engine.models.domain import Memory, Session, Turn, TurnStatus
+from memory_engine.models.domain import Memory, Session, Turn, TurnStatus, check_thread
 from memory_engine.ports import ConsolidateOutcome, ForkPlan, RemovalOutcome
 
 MAX_ATTEMPTS = 12  # optimistic retries of one write under contention before answering 503
@@ -92,6 +92,7 @@ class DynamoDbStore:
             else:
                 seq, buffered = items.number(current, "next_seq"), items.number(current, "buffered")
                 thread = items.text(current, "parent_session_uuid") or ""
+                check_thread(session.session_uuid, thread, session.parent_session_uuid)
                 session_write = update(
                     keys.key(pk, keys.SESSION_SK),
                     "SET next_seq = :next, buffered = :after",
@@ -108,7 +109,9 @@ class DynamoDbStore:
             parts = [put(part) for part in items.part_items(item, chunks)]
             try:
                 self.table.transact([session_write, put(item, _NOT_THERE, return_old=True), *parts])
-                return ConsolidateOutcome(created=True, buffered_count=buffered + 1)
+                return ConsolidateOutcome(
+                    created=True, buffered_count=buffered + 1, session_created=current is None
+                )
             except TransactionCancelled as cancelled:
                 if cancelled.failed(1):
                     return self._replayed(session, turn, cancelled.old_item(1))

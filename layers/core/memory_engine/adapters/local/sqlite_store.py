@@ -19,7 +19,7 @@ from memory_engine.adapters.local.sqlite_rows import (
     update_memory_row,
 )
 from memory_engine.errors import Conflict, InvalidInput, NotFound
-from memory_engine.models.domain import Memory, Session, Turn, TurnStatus
+from memory_engine.models.domain import Memory, Session, Turn, TurnStatus, check_thread
 from memory_engine.ports import ConsolidateOutcome, ForkPlan, RemovalOutcome
 
 _BUFFERED = TurnStatus.BUFFERED.value
@@ -70,6 +70,7 @@ class SqliteStore:
                 insert_session(conn, session)
                 next_seq = session.next_seq
             else:
+                check_thread(session_uuid, row["parent_session_uuid"], session.parent_session_uuid)
                 next_seq = int(row["next_seq"])
             existing = _turn_row(conn, tenant, session_uuid, turn.dialog_uuid)
             if existing is not None and not Turn.model_validate(dict(existing)).same_content(turn):
@@ -82,7 +83,9 @@ class SqliteStore:
                     (next_seq + 1, tenant, session_uuid),
                 )
             count = _buffered_count(conn, tenant, session_uuid)
-            return ConsolidateOutcome(created=existing is None, buffered_count=count)
+            return ConsolidateOutcome(
+                created=existing is None, buffered_count=count, session_created=row is None
+            )
 
     def get_turn(self, tenant: str, session_uuid: str, dialog_uuid: str) -> Turn | None:
         with self._db.read() as conn:
