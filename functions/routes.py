@@ -1,11 +1,38 @@
 """The route table as data: read by the local server and by the CDK app alike.
 
-A route added here is served locally and gets its own Lambda and API Gateway method.
+A route added here is served locally and gets its own Lambda and API Gateway method, with the
+permissions its `needs` name (infra/access.py turns them into IAM statements; a route without
+needs fails the synth).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
+
+
+class Need(StrEnum):
+    """What a function may touch on AWS; nothing beyond its needs is granted."""
+
+    TABLE_READ = "table:read"  # GetItem, Query, BatchGetItem on the table and its indexes
+    TABLE_WRITE = "table:write"  # Put/Update/Delete/BatchWrite, ConditionCheck
+    KEYS_READ = "keys:read"  # GetItem only: the authorizer's hashed-key lookup
+    QUEUE_SEND = "queue:send"  # SendMessage to the extraction queue
+    INDEX_READ = "index:read"  # search the index
+    INDEX_WRITE = "index:write"  # index and delete documents
+    INDEX_ADMIN = "index:admin"  # create the index and its mapping (deploy time)
+    EMBED = "embed"  # invoke the embedding function or endpoint
+    EXTRACT = "extract"  # the extractor's configuration (LLM model, endpoint, key)
+
+
+READ, WRITE, SEND = Need.TABLE_READ, Need.TABLE_WRITE, Need.QUEUE_SEND
+SEARCH, INDEX, EMBED, EXTRACT = Need.INDEX_READ, Need.INDEX_WRITE, Need.EMBED, Need.EXTRACT
+# What building the whole engine takes (the extraction worker's needs).
+ENGINE_NEEDS = frozenset({READ, WRITE, SEND, SEARCH, INDEX, EMBED, EXTRACT})
+
+
+def needs(*wanted: Need) -> frozenset[Need]:
+    return frozenset(wanted)
 
 
 @dataclass(frozen=True)
@@ -17,37 +44,48 @@ class Route:
     # False for a path API Gateway REST cannot hold (a ':' in a path part): served by the local
     # server only; on AWS the same function answers its other spelling (`/v1/memories/retrieve`).
     rest_api: bool = True
+    # What the function may touch on AWS (least privilege). Required: None fails the synth, so a
+    # new route never silently gets more than it asked for. Routes of one function agree.
+    needs: frozenset[Need] | None = None
 
+
+# Scoped memory bank: facts are embedded and indexed as they are written.
+BANK_RETRIEVE = needs(READ, SEARCH, EMBED)
+BANK_GENERATE = needs(READ, WRITE, SEARCH, INDEX, EMBED, EXTRACT)
+# Chat: reads the user's memories, calls the upstream model (its key is the extractor's
+# configuration), queues the exchange for the worker.
+CHAT = needs(READ, SEARCH, EMBED, SEND, EXTRACT)
 
 ROUTES: tuple[Route, ...] = (
-    Route("GET", "/v1/engine/health/", "health", auth=False),
-    Route("POST", "/v1/engine/consolidate/", "consolidate"),
-    Route("POST", "/v1/engine/retrieve/", "retrieve"),
-    Route("DELETE", "/v1/engine/delete/", "delete"),
-    Route("POST", "/v1/engine/fork-delete/", "fork_delete"),
-    Route("POST", "/v1/engine/embed/", "embed"),
+    Route("GET", "/v1/engine/health/", "health", auth=False, needs=needs()),
+    Route("POST", "/v1/engine/consolidate/", "consolidate", needs=needs(READ, WRITE, SEND)),
+    Route("POST", "/v1/engine/retrieve/", "retrieve", needs=needs(READ, SEARCH, EMBED)),
+    Route("DELETE", "/v1/engine/delete/", "delete", needs=needs(READ, WRITE, SEND, INDEX)),
+    Route("POST", "/v1/engine/fork-delete/", "fork_delete", needs=needs(READ, WRITE, SEND, INDEX)),
+    Route("POST", "/v1/engine/embed/", "embed", needs=needs(EMBED)),
     # Game-NPC memory (docs/api.md §2): the game envelope {"code", "msg", "data"}.
-    Route("POST", "/open/game/memory", "game_memory"),
-    Route("POST", "/open/game/recordmemory", "game_record_memory"),
+    Route("POST", "/open/game/memory", "game_memory", needs=needs(READ)),
+    Route("POST", "/open/game/recordmemory", "game_record_memory", needs=needs(READ, WRITE, SEND)),
     # Scoped memory bank (docs/api.md §3).
-    Route("POST", "/v1/memories", "memories_create"),
-    Route("GET", "/v1/memories/{id}", "memories_get"),
-    Route("DELETE", "/v1/memories/{id}", "memories_delete"),
-    Route("POST", "/v1/memories/retrieve", "memories_retrieve"),
-    Route("POST", "/v1/memories:retrieve", "memories_retrieve", rest_api=False),
-    Route("POST", "/v1/memories/generate", "memories_generate"),
-    Route("POST", "/v1/memories:generate", "memories_generate", rest_api=False),
+    Route("POST", "/v1/memories", "memories_create", needs=needs(READ, WRITE, INDEX, EMBED)),
+    Route("GET", "/v1/memories/{id}", "memories_get", needs=needs(READ)),
+    Route("DELETE", "/v1/memories/{id}", "memories_delete", needs=needs(READ, WRITE, INDEX)),
+    Route("POST", "/v1/memories/retrieve", "memories_retrieve", needs=BANK_RETRIEVE),
+    Route("POST", "/v1/memories:retrieve", "memories_retrieve", rest_api=False, needs=BANK_RETRIEVE),
+    Route("POST", "/v1/memories/generate", "memories_generate", needs=BANK_GENERATE),
+    Route("POST", "/v1/memories:generate", "memories_generate", rest_api=False, needs=BANK_GENERATE),
     # OpenAI-compatible chat with long-term memory (docs/api.md §4).
-    Route("POST", "/v1/chat/completions", "chat_completions"),
-    Route("DELETE", "/v1/users/{userid}/memory", "user_memory_delete"),
+    Route("POST", "/v1/chat/completions", "chat_completions", needs=CHAT),
+    Route("DELETE", "/v1/users/{userid}/memory", "user_memory_delete", needs=needs(READ, WRITE, INDEX, SEND)),
     # The memory inspector (docs/inspector.md): read-only views of the key's data, a delete
-    # preview and a forced extraction.
-    Route("GET", "/v1/inspect/threads", "inspect_threads"),
-    Route("GET", "/v1/inspect/session", "inspect_session"),
-    Route("GET", "/v1/inspect/memories", "inspect_memories"),
-    Route("GET", "/v1/inspect/queue", "inspect_queue"),
-    Route("GET", "/v1/inspect/delete-preview", "inspect_delete_preview"),
-    Route("POST", "/v1/inspect/extract", "inspect_extract"),
+    # preview and a forced extraction (a queue send). The queue view reads nothing of SQS (only
+    # the worker may receive from a queue): it answers that the jobs are not listable there.
+    Route("GET", "/v1/inspect/threads", "inspect_threads", needs=needs(READ)),
+    Route("GET", "/v1/inspect/session", "inspect_session", needs=needs(READ)),
+    Route("GET", "/v1/inspect/memories", "inspect_memories", needs=needs(READ)),
+    Route("GET", "/v1/inspect/queue", "inspect_queue", needs=needs(READ)),
+    Route("GET", "/v1/inspect/delete-preview", "inspect_delete_preview", needs=needs(READ)),
+    Route("POST", "/v1/inspect/extract", "inspect_extract", needs=needs(READ, SEND)),
 )
 
 # What API Gateway REST serves: every route but the spellings it cannot hold.
@@ -63,6 +101,3 @@ def functions() -> list[str]:
 # Fed by a queue, not a route: the CDK app gives each its FIFO queue, dead-letter queue and event
 # source mapping (partial batch responses).
 WORKERS: tuple[str, ...] = ("extraction_worker",)
-# Container-image functions (functions/<name>/Dockerfile, built with the repository root as context),
-# invoked by other functions: the embedding model behind MEMORY_ENGINE_EMBEDDER=lambda.
-IMAGE_FUNCTIONS: tuple[str, ...] = ("embedder_image",)

@@ -1,7 +1,8 @@
 """The whole service in one stack: data, workers, search, embedding, API, monitoring.
 
 Functions are made in one place (`_function`), so that each one's environment and permissions
-follow from its needs (`infra/access.py`) and nothing else.
+follow from its needs (declared on its route in `functions/routes.py`, or in `infra/access.py`
+for the functions that are no route) and nothing else.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
 from functions.routes import REST_ROUTES, WORKERS, Route
-from infra.access import Need, needs_of, uses_engine
+from infra.access import MissingNeeds, Need, function_needs, uses_engine
 from infra.api import Api
 from infra.config import StackConfig
 from infra.data import Data
@@ -40,6 +41,7 @@ class MemoryEngineStack(Stack):
     ) -> None:
         super().__init__(scope, construct_id, **kwargs)
         self.config = config
+        self.needs = function_needs(routes)  # a route without needs stops the synth here
         self.data = Data(self, "Data", protect=config.protect_data)
         self.runtime = Runtime(self, "Runtime", config=config)
         self.queues = {name: Worker(self, f"Queue-{name}", config=config) for name in workers}
@@ -78,7 +80,12 @@ class MemoryEngineStack(Stack):
     def _function(
         self, scope: Construct, folder: str, *, memory_size: int = 1024, timeout: Duration | None = None
     ) -> lambda_.Function:
-        needs = needs_of(folder)
+        if folder not in self.needs:
+            raise MissingNeeds(
+                f"Function {folder} has no needs: declare them on its route in functions/routes.py "
+                "(or, for a function that is no route, in infra/access.py OTHER_FUNCTION_NEEDS)."
+            )
+        needs = self.needs[folder]
         function = self.runtime.python_function(
             scope,
             _construct_id(folder),

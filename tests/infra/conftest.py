@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from aws_cdk.assertions import Template
 
-from functions.routes import REST_ROUTES, Route
+from functions.routes import REST_ROUTES, Need, Route, needs
 from infra.app import add_stack, check, new_app
 from infra.config import StackConfig
 from infra.stack import MemoryEngineStack
@@ -29,8 +29,10 @@ DEV_DOMAIN = "MemoryEngine-dev-domain"
 # routes.py with two more routes, as a later change would add them: nothing else edited.
 MORE_ROUTES = "MemoryEngine-dev-more-routes"
 NEW_ROUTES = (
-    Route("POST", "/v1/engine/summaries/", "engine_summaries"),
-    Route("GET", "/v1/engine/summaries/{id}", "engine_summary_get"),
+    Route(
+        "POST", "/v1/engine/summaries/", "engine_summaries", needs=needs(Need.TABLE_READ, Need.TABLE_WRITE)
+    ),
+    Route("GET", "/v1/engine/summaries/{id}", "engine_summary_get", needs=needs(Need.TABLE_READ)),
 )
 
 
