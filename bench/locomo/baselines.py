@@ -8,7 +8,6 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 
 from bench.locomo.data import Conversation, Question
 from memory_engine.ports import Embedder
@@ -60,9 +59,3 @@ class DenseTurns:
         query = np.asarray(self._embedder.embed([question.question], mode="query")[0], dtype=np.float32)
         order = np.argsort(-(self._matrix @ query), kind="stable")  # ties: the earlier turn first
         return [self._ids[i] for i in order]
-
-
-def turn_texts(conversation: Conversation, ranked: Sequence[str]) -> dict[str, str]:
-    """Each turn's text by dia_id, the `content` a turn-level retriever would return."""
-    wanted = set(ranked)
-    return {turn.dia_id: turn.line() for turn in conversation.turns if turn.dia_id in wanted}

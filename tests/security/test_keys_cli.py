@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from memory_engine import wiring
-from memory_engine.auth import authorize, key_id_of
+from memory_engine.auth import KeyResolver, authenticate, key_id_of
 from memory_engine.settings import reset_settings
 from memory_engine_app import cli
 
@@ -25,6 +25,12 @@ def configured(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path
     yield tmp_path
     wiring.reset()
     reset_settings()
+
+
+def authorize(header: str, keys: KeyResolver) -> str | None:
+    """The tenant an Authorization header resolves to, or None (401)."""
+    principal = authenticate(header, keys)
+    return principal.tenant if principal else None
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

@@ -116,19 +116,8 @@ def key_matches(key: str, stored_hash: str) -> bool:
 class KeyResolver(Protocol):
     def principal_for(self, key: str) -> Principal | None: ...
 
-    def tenant_for(self, key: str) -> str | None: ...
 
-
-class _Resolver:
-    def principal_for(self, key: str) -> Principal | None:
-        raise NotImplementedError
-
-    def tenant_for(self, key: str) -> str | None:
-        principal = self.principal_for(key)
-        return principal.tenant if principal else None
-
-
-class SingleKey(_Resolver):
+class SingleKey:
     """One key for one tenant: the local server's own key (MEMORY_ENGINE_API_KEY or generated)."""
 
     def __init__(self, key: str, tenant: str = LOCAL_TENANT, key_id: str = LOCAL_KEY_ID) -> None:
@@ -140,7 +129,7 @@ class SingleKey(_Resolver):
         return self._principal if hmac.compare_digest(presented, self._key) else None
 
 
-class StoreKeys(_Resolver):
+class StoreKeys:
     """Keys from a `KeyStore`: well-formed, known, not revoked (or in a rotation's grace period),
     and matching the stored hash."""
 
@@ -158,7 +147,7 @@ class StoreKeys(_Resolver):
         return Principal(record.tenant, record.key_id)
 
 
-class AnyKey(_Resolver):
+class AnyKey:
     """The first resolver that knows the key wins (the local key, then the key store)."""
 
     def __init__(self, resolvers: Sequence[KeyResolver]) -> None:
@@ -193,9 +182,3 @@ def authenticate(header: str | None, keys: KeyResolver) -> Principal | None:
     """The principal for an Authorization header, or None (→ 401)."""
     key = parse_authorization(header)
     return keys.principal_for(key) if key else None
-
-
-def authorize(header: str | None, keys: KeyResolver) -> str | None:
-    """The tenant for an Authorization header, or None (→ 401)."""
-    principal = authenticate(header, keys)
-    return principal.tenant if principal else None

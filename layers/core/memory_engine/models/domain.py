@@ -176,10 +176,6 @@ def is_reserved_thread(thread: str) -> bool:
     return bool(SCOPE_THREAD_PATTERN.match(thread))
 
 
-def utcnow() -> datetime:
-    return datetime.now(UTC)
-
-
 def new_memory_id(created_at: datetime) -> str:
     """`YYYYMMDD_HHMMSS_xxxxxx`: UTC creation time plus 6 random lowercase hex digits."""
     return f"{created_at.astimezone(UTC):%Y%m%d_%H%M%S}_{secrets.token_hex(3)}"
