@@ -3,7 +3,7 @@
     python -m bench.concurrency [--writers 8] [--rate 10] [--seconds 10] [--runs 2] [--no-busy-session]
 
 The server is assembled as `memory-engine serve` assembles it (wiring from the environment on a
-fresh data dir: SQLite store and queue, the locked in-memory index, the ONNX MiniLM embedder, the
+fresh data dir: SQLite store and queue, the locked in-memory index, the default embedder, the
 built-in extractor; the threaded HTTP server; the in-process worker), with the rate limit off. A
 thread is seeded first (LoCoMo dev turns when ../shared/data holds them, extracted into
 memories). Then, in each run, phases of `--seconds` each, one after another, each starting with
@@ -86,15 +86,16 @@ def consolidate(client: Client, session: str, thread: str, uuid: str, text: str,
 
 
 @contextmanager
-def local_server(data_dir: Path, embedder: str) -> Iterator[tuple[int, Callable[[], int]]]:
+def local_server(data_dir: Path, embedder: str | None) -> Iterator[tuple[int, Callable[[], int]]]:
     """The local server on a free port; yields the port and a count of queued jobs."""
     os.environ.update(
         MEMORY_ENGINE_DATA_DIR=str(data_dir),
         MEMORY_ENGINE_API_KEY=KEY,
-        MEMORY_ENGINE_EMBEDDER=embedder,
         MEMORY_ENGINE_RATE_LIMIT_PER_SECOND="0",
         POWERTOOLS_METRICS_DISABLED="true",
     )
+    if embedder:
+        os.environ["MEMORY_ENGINE_EMBEDDER"] = embedder
     from memory_engine import wiring
     from memory_engine.adapters.local.worker import LocalWorker
     from memory_engine.settings import get_settings, reset_settings
@@ -217,7 +218,9 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=10.0, help="length of each phase")
     parser.add_argument("--runs", type=int, default=2, help="passes over the phases")
     parser.add_argument("--seed-turns", type=int, default=400, help="turns extracted into the seeded thread")
-    parser.add_argument("--embedder", default="onnx", choices=["onnx", "minilm"])
+    parser.add_argument(
+        "--embedder", default=None, choices=["e5", "onnx", "minilm"], help="default: the server's own"
+    )
     parser.add_argument("--no-busy-session", action="store_true", help="skip the one-busy-session phase")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
@@ -248,7 +251,7 @@ def main() -> None:
                 "seconds_per_phase": args.seconds,
                 "runs": args.runs,
                 "seed_turns": args.seed_turns,
-                "embedder": args.embedder,
+                "embedder": args.embedder or "the server's default",
                 "extractor": "builtin",
             },
             "target_p95_ms": TARGET_P95_MS,
