@@ -8,12 +8,14 @@ from typing import Any
 
 import pytest
 
+from functions.extraction_worker.handler import lambda_handler
 from memory_engine import observability
 from memory_engine.engine import Engine
 from memory_engine.errors import Unavailable
 from memory_engine.http import build_resolver, lambda_entry
 from memory_engine.observability import record_job, traced, tracer
-from tests.handlers.conftest import Invoke
+from memory_engine_app.server.apigw import LocalContext
+from tests.handlers.conftest import Invoke, load_event
 
 
 def emf_lines(text: str) -> list[dict[str, Any]]:
@@ -93,3 +95,18 @@ def test_outside_lambda_the_tracer_is_off_and_handlers_are_left_as_they_are() ->
     found = tracer()
     assert found is None or found.disabled
     assert traced(handler) is handler
+
+
+def test_each_queue_job_is_counted_by_kind_and_outcome(
+    invoke: Invoke, capsys: pytest.CaptureFixture[str]
+) -> None:
+    invoke("consolidate")
+    capsys.readouterr()
+    event = load_event("extraction_worker")
+    poison = {**event["Records"][0], "messageId": "poison", "body": "not a job"}
+    event["Records"].append(poison)
+
+    lambda_handler(event, LocalContext())
+
+    jobs = [(line["kind"], line["outcome"]) for line in emf_lines(capsys.readouterr().out) if "Jobs" in line]
+    assert jobs == [("extract", "done"), ("unreadable", "failed")]
