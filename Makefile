@@ -6,7 +6,7 @@ EXTRAS ?= local,aws,llm,cdk,dev,bench
 STAMP := $(VENV)/.installed
 PORT ?= 8080
 
-.PHONY: install run test lint typecheck unit e2e openapi bench bench-mem0-env clean layer synth browser-deps
+.PHONY: install run run-aws-local test lint typecheck unit e2e openapi bench bench-mem0-env clean layer synth browser-deps
 
 install: $(STAMP)
 
@@ -19,6 +19,11 @@ $(STAMP): pyproject.toml
 
 run: install
 	PORT=$(PORT) $(PY) -m memory_engine_app.server
+
+# The AWS backend with no account: moto (DynamoDB, SQS) in server mode on MOTO_PORT, the API on PORT.
+MOTO_PORT ?= 5000
+run-aws-local: install
+	PORT=$(PORT) MOTO_PORT=$(MOTO_PORT) $(PY) -m memory_engine_app.aws_local
 
 lint: install
 	$(PY) -m ruff check .

@@ -19,6 +19,7 @@ from aws_lambda_powertools.utilities.data_classes.api_gateway_authorizer_event i
 from memory_engine import wiring
 from memory_engine.auth import authenticate, usage_key_value
 from memory_engine.http import logger
+from memory_engine.observability import traced
 
 # API Gateway answers 401 only for a failed invocation whose error message is exactly this.
 UNAUTHORIZED = "Unauthorized"
@@ -29,6 +30,7 @@ class Unauthorized(Exception):
         super().__init__(UNAUTHORIZED)
 
 
+@traced
 @logger().inject_lambda_context(clear_state=True)
 def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     request = APIGatewayAuthorizerRequestEvent(event)

@@ -19,6 +19,7 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from memory_engine import wiring
 from memory_engine.http import logger
 from memory_engine.models.messages import parse_job
+from memory_engine.observability import record_job
 from memory_engine.usecases import jobs
 
 processor = SqsFifoPartialProcessor(skip_group_on_error=True)
@@ -40,4 +41,20 @@ def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     response = process_partial_response(
         event=event, record_handler=record_handler, processor=processor, context=context
     )
+    count_jobs(event, dict(response))
     return dict(response)
+
+
+def count_jobs(event: dict[str, Any], response: dict[str, Any]) -> None:
+    """One `Jobs` metric per record, by kind: done, or failed (delivered again, parked at last)."""
+    failed = {item["itemIdentifier"] for item in response.get("batchItemFailures", [])}
+    for record in event.get("Records", []):
+        outcome = "failed" if record.get("messageId") in failed else "done"
+        record_job(_kind(record.get("body", "")), outcome)
+
+
+def _kind(body: str) -> str:
+    try:
+        return parse_job(body).kind
+    except ValueError:  # not a job (JSON or validation error): the DLQ will hold it
+        return "unreadable"

@@ -7,6 +7,7 @@ model. Everything that turns exceptions into status codes lives here, once.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 from functools import lru_cache
 from typing import Annotated, Any
@@ -225,15 +226,22 @@ LambdaHandler = Callable[[dict[str, Any], Any], dict[str, Any]]
 
 
 def lambda_entry(app: APIGatewayRestResolver) -> LambdaHandler:
-    """The Lambda entry point for a resolver: JSON logs with the request id as correlation id."""
+    """The Lambda entry point for a resolver: JSON logs with the request id as correlation id,
+    the route's metrics (`observability`, one EMF line per invocation) and its X-Ray trace."""
+    from memory_engine.observability import metrics, record_request, route_of, traced
 
     # log_event stays off whatever POWERTOOLS_LOGGER_LOG_EVENT says: the event holds the API key
     # and the user's words.
+    @metrics().log_metrics
+    @traced
     @logger().inject_lambda_context(
         correlation_id_path="requestContext.requestId", clear_state=True, log_event=False
     )
     def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-        return app.resolve(json_content_type(event), context)
+        started = time.perf_counter()
+        response = app.resolve(json_content_type(event), context)
+        record_request(route_of(event), int(response.get("statusCode", 500)), time.perf_counter() - started)
+        return response
 
     return lambda_handler
 

@@ -45,6 +45,10 @@ def client(service: str, region: str | None = None) -> Any:
             import boto3
             from botocore.config import Config
 
+            from memory_engine.observability import trace_aws_calls
+
+            trace_aws_calls()
+
             # Standard retries back off on throttling and 5xx; timeouts stay well inside Lambda's.
             config = Config(
                 retries={"mode": "standard", "max_attempts": 5},

@@ -1,0 +1,90 @@
+"""Metrics and traces of the Lambda functions: Powertools Metrics (CloudWatch's embedded metric
+format, EMF) and Tracer (X-Ray).
+
+EMF metrics are log lines: no API call and no latency on the request path. Per API request
+(`lambda_entry`): `Requests`, `ServerErrors` (5xx) and `Latency` (ms), dimension `route`
+("POST /v1/engine/retrieve/"). Per queue job: `Jobs`, dimensions `kind` and `outcome`. The
+namespace is POWERTOOLS_METRICS_NAMESPACE (the stack sets it), else `MemoryEngine`; the local
+server and the benchmarks turn metrics off with POWERTOOLS_METRICS_DISABLED. Traces: each
+handler's invocation and its AWS SDK calls, in Lambda only (the stack turns active tracing on).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from functools import lru_cache
+from typing import Any, TypeVar
+
+from aws_lambda_powertools import Metrics, Tracer
+from aws_lambda_powertools.metrics import MetricUnit, single_metric
+
+Handler = TypeVar("Handler", bound=Callable[..., Any])
+NAMESPACE = "MemoryEngine"
+SERVICE = "memory-engine"
+
+
+def namespace() -> str:
+    return os.environ.get("POWERTOOLS_METRICS_NAMESPACE") or NAMESPACE
+
+
+@lru_cache(maxsize=1)
+def metrics() -> Metrics:
+    """The process's metric set, flushed once per invocation by `Metrics.log_metrics`."""
+    return Metrics(namespace=namespace(), service=SERVICE)
+
+
+def route_of(event: dict[str, Any]) -> str:
+    """The route as API Gateway names it: method and resource template, never the raw path (ids
+    in a path would make one metric per id)."""
+    return f"{event.get('httpMethod') or '-'} {event.get('resource') or '-'}"
+
+
+def record_request(route: str, status: int, seconds: float) -> None:
+    """One API request: counted, timed, and whether it failed on the engine's side (5xx)."""
+    recorder = metrics()
+    recorder.add_dimension(name="route", value=route)
+    recorder.add_metric(name="Requests", unit=MetricUnit.Count, value=1)
+    recorder.add_metric(name="ServerErrors", unit=MetricUnit.Count, value=1 if status >= 500 else 0)
+    recorder.add_metric(name="Latency", unit=MetricUnit.Milliseconds, value=round(seconds * 1000, 3))
+
+
+def record_job(kind: str, outcome: str) -> None:
+    """One queue job (extract, chat_memory, forget_user) and how it ended: its own metric line,
+    since one batch of records holds jobs of several kinds and outcomes."""
+    with single_metric(
+        name="Jobs", unit=MetricUnit.Count, value=1, namespace=namespace(), default_dimensions={}
+    ) as metric:
+        metric.add_dimension(name="kind", value=kind)
+        metric.add_dimension(name="outcome", value=outcome)
+
+
+@lru_cache(maxsize=1)
+def tracer() -> Tracer | None:
+    """The X-Ray tracer, or None where X-Ray's SDK is not installed (a local install without the
+    `aws` extra; the Lambda layer has it). Powertools disables it outside Lambda by itself.
+
+    No auto-patching: it would import botocore, requests and more into functions that never use
+    them; the AWS adapters patch botocore when they build their first client (`trace_aws_calls`).
+    """
+    try:
+        import aws_xray_sdk  # noqa: F401
+    except ImportError:
+        return None
+    return Tracer(service=SERVICE, auto_patch=False)
+
+
+def traced(handler: Handler) -> Handler:
+    """`handler` in an X-Ray subsegment, where tracing is on. Neither the response nor an error
+    is recorded in the trace: both may quote what the user said."""
+    found = tracer()
+    if found is None or found.disabled:
+        return handler
+    return found.capture_lambda_handler(handler, capture_response=False, capture_error=False)
+
+
+def trace_aws_calls() -> None:
+    """Trace every AWS SDK call (a subsegment per call) where tracing is on."""
+    found = tracer()
+    if found is not None and not found.disabled:
+        found.patch(["botocore"])

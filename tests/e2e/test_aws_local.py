@@ -1,0 +1,115 @@
+"""`make run-aws-local`: the API on the AWS backend over real HTTP, moto in server mode standing in
+for DynamoDB and SQS. A turn goes through DynamoDB and the SQS queue to the worker and comes back
+from retrieve as a memory, and the records are in moto's table."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.e2e.conftest import ROOT, LocalServer, free_port, wait_for
+
+
+class AwsLocalServer(LocalServer):
+    """The local server started by memory_engine_app.aws_local, with the key it prints."""
+
+    moto_port: int = 0
+    key: str = ""
+
+    def start(self) -> None:
+        self.moto_port = free_port()
+        env = {
+            **os.environ,
+            "PORT": str(self.port),
+            "MOTO_PORT": str(self.moto_port),
+            "MEMORY_ENGINE_DATA_DIR": str(self.data_dir),
+            "PYTHONPATH": os.pathsep.join([str(ROOT / "layers" / "core"), str(ROOT)]),
+        }
+        env.pop("MEMORY_ENGINE_API_KEY", None)
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "memory_engine_app.aws_local"],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        assert self.process.stdout is not None
+        deadline = time.monotonic() + 120
+        for line in self.process.stdout:
+            if line.startswith("API key"):
+                self.key = line.split()[-1]
+                break
+            if time.monotonic() > deadline:
+                break
+        if not self.key:
+            raise RuntimeError(f"aws_local printed no API key: {self.stop()}")
+        wait_for(lambda: self._healthy(), 60)
+
+    def _healthy(self) -> bool:
+        try:
+            return self.call("GET", "/v1/engine/health/", key=None)[0] == 200
+        except OSError:
+            return False
+
+    def table_items(self) -> list[dict[str, Any]]:
+        import boto3
+
+        dynamodb = boto3.client(
+            "dynamodb",
+            endpoint_url=f"http://127.0.0.1:{self.moto_port}",
+            region_name="us-east-1",
+            aws_access_key_id="testing",
+            aws_secret_access_key="testing",
+        )
+        items: list[dict[str, Any]] = dynamodb.scan(TableName="memory-engine")["Items"]
+        return items
+
+
+@pytest.fixture(scope="module")
+def aws_local(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AwsLocalServer]:
+    server = AwsLocalServer(Path(tmp_path_factory.mktemp("data")))
+    server.start()
+    yield server
+    server.stop()
+
+
+def test_a_turn_goes_through_dynamodb_and_sqs_and_comes_back_as_a_memory(aws_local: AwsLocalServer) -> None:
+    # Given the API on the AWS backend (moto), with the key it issued in DynamoDB
+    turn = {
+        "session_uuid": "s1",
+        "parent_session_uuid": "thread-1",
+        "new_dialog": {"uuid": "d1", "query": "My cat Mochi was born in Lisbon.", "answer": "Lovely!"},
+        "user_name": "Alex",
+        "language": "en",
+        "options": {"force_summary": True},
+    }
+    # When a turn is consolidated (its extraction queued on SQS, run by the worker)
+    assert aws_local.call("POST", "/v1/engine/consolidate/", turn, key=aws_local.key) == (
+        200,
+        {"status": "success", "message": None},
+    )
+    query = {"parent_session_uuids": ["thread-1"], "user_input": {"query": "Where was my cat born?"}}
+
+    def memory_hits() -> list[dict[str, Any]]:
+        status, body = aws_local.call("POST", "/v1/engine/retrieve/", query, key=aws_local.key)
+        assert status == 200
+        return [hit for hit in body["data"] if hit["kind"] == "memory"]
+
+    # Then retrieve finds the memory, and the session, turn and memory items are in the table
+    (hit,) = wait_for(memory_hits, 90)
+    assert "Lisbon" in hit["content"] and hit["source_dialog_uuids"] == ["d1"]
+    sort_keys = [item["sk"]["S"] for item in aws_local.table_items()]
+    assert any(key.startswith("TURN#") for key in sort_keys), sort_keys
+
+
+def test_the_local_key_is_not_accepted_there_only_the_issued_one(aws_local: AwsLocalServer) -> None:
+    assert aws_local.call("GET", "/v1/engine/health/", key=None)[0] == 200
+    assert aws_local.call("POST", "/v1/engine/embed/", {"text": "hi"}, key="e2e-secret-key")[0] == 401

@@ -1,0 +1,112 @@
+"""Every API invocation emits its route's metrics as one CloudWatch EMF line (Powertools Metrics):
+Requests, ServerErrors and Latency under the `route` dimension, in the stack's namespace."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from functions.extraction_worker.handler import lambda_handler
+from memory_engine import observability
+from memory_engine.engine import Engine
+from memory_engine.errors import Unavailable
+from memory_engine.http import build_resolver, lambda_entry
+from memory_engine.observability import record_job, traced, tracer
+from memory_engine_app.server.apigw import LocalContext
+from tests.handlers.conftest import Invoke, load_event
+
+
+def emf_lines(text: str) -> list[dict[str, Any]]:
+    lines = [json.loads(line) for line in text.splitlines() if line.startswith("{")]
+    return [line for line in lines if "_aws" in line]
+
+
+def test_a_request_emits_its_routes_count_latency_and_no_server_error(
+    invoke: Invoke, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status, _ = invoke("retrieve")
+
+    (line,) = emf_lines(capsys.readouterr().out)
+    (directive,) = line["_aws"]["CloudWatchMetrics"]
+    assert status == 200
+    assert directive["Namespace"] == "MemoryEngine"
+    assert ["route", "service"] in directive["Dimensions"]
+    assert line["route"] == "POST /v1/engine/retrieve/"
+    assert (line["Requests"], line["ServerErrors"]) == ([1.0], [0.0])
+    assert line["Latency"][0] >= 0
+
+
+def test_a_dependency_failure_counts_as_a_server_error_of_its_route(
+    invoke: Invoke, engine: Engine, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def down(*args: object, **kwargs: object) -> None:
+        raise Unavailable("DynamoDB is unavailable (test); retry.")
+
+    monkeypatch.setattr(engine.store, "append_turn", down)
+
+    status, _ = invoke("consolidate")
+
+    (line,) = emf_lines(capsys.readouterr().out)
+    assert status == 503
+    assert line["route"] == "POST /v1/engine/consolidate/" and line["ServerErrors"] == [1.0]
+
+
+def test_a_job_emits_its_kind_and_outcome_in_the_stacks_namespace(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("POWERTOOLS_METRICS_NAMESPACE", "MemoryEngineTest")
+
+    record_job("extract", "done")
+
+    (line,) = emf_lines(capsys.readouterr().out)
+    assert line["_aws"]["CloudWatchMetrics"][0]["Namespace"] == "MemoryEngineTest"
+    assert (line["kind"], line["outcome"], line["Jobs"]) == ("extract", "done", [1.0])
+
+
+class RecordingTracer:
+    disabled = False
+
+    def __init__(self) -> None:
+        self.options: dict[str, Any] = {}
+
+    def capture_lambda_handler(self, handler: Any, **options: Any) -> Any:
+        self.options = options
+        return handler
+
+
+def test_in_lambda_each_handler_is_traced_without_its_response_or_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    recording = RecordingTracer()
+    monkeypatch.setattr(observability, "tracer", lambda: recording)
+
+    lambda_entry(build_resolver())
+
+    # Responses and error messages may quote the user's words: they stay out of X-Ray
+    assert recording.options == {"capture_response": False, "capture_error": False}
+
+
+def test_outside_lambda_the_tracer_is_off_and_handlers_are_left_as_they_are() -> None:
+    def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        return {}
+
+    found = tracer()
+    assert found is None or found.disabled
+    assert traced(handler) is handler
+
+
+def test_each_queue_job_is_counted_by_kind_and_outcome(
+    invoke: Invoke, capsys: pytest.CaptureFixture[str]
+) -> None:
+    invoke("consolidate")
+    capsys.readouterr()
+    event = load_event("extraction_worker")
+    poison = {**event["Records"][0], "messageId": "poison", "body": "not a job"}
+    event["Records"].append(poison)
+
+    lambda_handler(event, LocalContext())
+
+    jobs = [(line["kind"], line["outcome"]) for line in emf_lines(capsys.readouterr().out) if "Jobs" in line]
+    assert jobs == [("extract", "done"), ("unreadable", "failed")]
