@@ -181,7 +181,7 @@ def _retrieve_all(
         for conversation in conversations:
             for question in conversation.questions:
                 hits = ask(engine, question)
-                ranked = expand(hits)
+                ranked = expand(hits, variant.evidence_order)
                 tokens = sum(count_tokens(hit.content) for hit in hits_covering(hits, DEPTH))
                 within = [expand(ask(engine, question, max_tokens=budget)) for budget in BUDGETS]
                 scores.append(_score(ranked, question, tokens, within))

@@ -103,13 +103,15 @@ class Variant:
     """One engine configuration of the run.
 
     `extract_all`: the client ends each session with force_summary; `close_sessions`: the engine
-    setting `close_earlier_sessions`.
+    setting `close_earlier_sessions`; `evidence_order` False: hits expand to their turns in
+    source order, ignoring `evidence` (the protocol before hits ranked their turns).
     """
 
     name: str
     config: RetrievalConfig
     extract_all: bool = False
     close_sessions: bool = True
+    evidence_order: bool = True  # False: a memory stands for its turns in source order (as before)
 
 
 def build_engine(
@@ -171,12 +173,15 @@ def ask(engine: Engine, question: Question, max_tokens: int | None = None) -> li
     ]
 
 
-def expand(hits: Sequence[Hit]) -> list[str]:
+def expand(hits: Sequence[Hit], evidence_order: bool = True) -> list[str]:
     """The protocol's ranking: each hit's matched turns best first, then its other turns in their
     order (a hit cut to its evidence: the evidence alone), repeats dropped."""
     ranked: list[str] = []
     for hit in hits:
-        ranked += hit.evidence if hit.truncated else [*hit.evidence, *hit.dialogs]
+        if hit.truncated:
+            ranked += hit.evidence
+        else:
+            ranked += [*hit.evidence, *hit.dialogs] if evidence_order else hit.dialogs
     return list(dict.fromkeys(ranked))
 
 
