@@ -57,6 +57,8 @@ def main(argv: Sequence[str] | None = None, embedder: Embedder | None = None) ->
     else:
         cached = baseline = CachingEmbedder(embedder)
     variants = VARIANTS if args.ablations else VARIANTS[:1]
+    if args.shared_only:  # the rows that need no ingestion of their own
+        variants = tuple(v for v in variants if ingestion_key(v) == ingestion_key(VARIANTS[0]))
     started = time.perf_counter()
 
     scores: dict[str, list[QuestionScore]] = {}
@@ -104,6 +106,12 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--plot", type=Path, default=RESULTS / "locomo_retrieval.png")
     parser.add_argument("--no-plot", dest="plot", action="store_const", const=None)
     parser.add_argument("--no-ablations", dest="ablations", action="store_false", help="default engine only")
+    parser.add_argument(
+        "--shared-ingestion-only",
+        dest="shared_only",
+        action="store_true",
+        help="only the ablations that share the default's ingestion (one ingestion in all)",
+    )
     parser.add_argument("--conversations", type=int, default=0, help="only the first N (quick looks)")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
     return parser

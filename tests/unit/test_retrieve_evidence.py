@@ -26,9 +26,14 @@ def say(engine: Engine, n: int, text: str) -> None:
     consolidate.run(engine, TENANT, request)
 
 
-def ask(engine: Engine, query: str, **options: object) -> RetrieveResponse:
+def ask(engine: Engine, query: str, recent: tuple[str, ...] = (), **options: object) -> RetrieveResponse:
     request = RetrieveRequest.model_validate(
-        {"parent_session_uuids": ["thread-1"], "user_input": {"query": query}, "options": options}
+        {
+            "parent_session_uuids": ["thread-1"],
+            "user_input": {"query": query},
+            "recent_dialogs": list(recent),
+            "options": options,
+        }
     )
     return retrieve.run(engine, TENANT, request)
 
@@ -46,7 +51,7 @@ def engine() -> Engine:
 
 
 def test_a_memory_hits_evidence_names_the_turn_that_matched_first(engine: Engine) -> None:
-    hits = ask(engine, "what does the tortoise Sheldon love?", limit=5).data
+    hits = ask(engine, "does the tortoise Sheldon love strawberries?", limit=5).data
 
     memory = next(hit for hit in hits if hit.kind == "memory")
     assert memory.evidence[0].dialog_uuid == "d3"
@@ -87,7 +92,7 @@ def test_an_empty_last_dialog_uuid_is_the_same_as_none() -> None:
 def test_max_tokens_never_exceeds_the_budget_and_reports_what_it_returned(
     engine: Engine, budget: int
 ) -> None:
-    response = ask(engine, "what does the tortoise Sheldon love?", limit=10, max_tokens=budget)
+    response = ask(engine, "does the tortoise Sheldon love strawberries?", limit=10, max_tokens=budget)
 
     used = sum(count_tokens(hit.content) for hit in response.data)
     assert response.tokens == used
@@ -95,12 +100,14 @@ def test_max_tokens_never_exceeds_the_budget_and_reports_what_it_returned(
 
 
 def test_a_memory_cut_to_the_budget_keeps_whole_matched_turns(engine: Engine) -> None:
-    # Given a budget too small for a memory's content but enough for its best turn
-    whole = ask(engine, "what does the tortoise Sheldon love?", limit=1).data[0]
+    # Given a budget too small for a memory's content but enough for its best turn (the buffered
+    # tortoise turn d18 is in the caller's prompt already, so the memory comes first)
+    question, recent = "does the tortoise Sheldon love strawberries?", ("d18",)
+    whole = ask(engine, question, recent, limit=1).data[0]
     budget = count_tokens(whole.evidence[0].text)
-    assert count_tokens(whole.content) > budget
+    assert whole.kind == "memory" and count_tokens(whole.content) > budget
 
-    cut = ask(engine, "what does the tortoise Sheldon love?", limit=1, max_tokens=budget).data[0]
+    cut = ask(engine, question, recent, limit=1, max_tokens=budget).data[0]
 
     # Then the content is the matched turn itself, never part of one
     assert cut.truncated

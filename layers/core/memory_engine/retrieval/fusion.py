@@ -68,12 +68,22 @@ class MemoryEvidence:
 
 @dataclass(frozen=True)
 class RankedUnit:
-    """A unit of the ranking: its score, the parts the score adds up from, its turns best first."""
+    """A unit of the ranking: its score, the parts the score adds up from, and its scored turns."""
 
     key: str
     score: float
     parts: dict[str, float] = field(default_factory=dict)
-    turns: tuple[tuple[str, float], ...] = ()  # (turn key, turn score), best first
+    scored_turns: tuple[tuple[str, float], ...] = ()  # (turn key, turn score), in evidence order
+
+    @property
+    def turns(self) -> tuple[tuple[str, float], ...]:
+        """Its turns best first (then by key), one entry per turn key: the hit's evidence."""
+        best: dict[str, float] = {}
+        for key, score in self.scored_turns:
+            if key and score > best.get(key, float("-inf")):
+                best[key] = score
+        ordered = sorted(best.items(), key=lambda item: (-item[1], item[0]))
+        return tuple((key, round(score, 6)) for key, score in ordered)
 
 
 def rank(
@@ -91,37 +101,46 @@ def rank(
     """
     top_turn = max((turn.lexical for turn in turns), default=0.0) or 1.0
     top_memory = max((memory.lexical for memory in memories), default=0.0) or 1.0
-    lexical_share = 1 - weights.turn_dense
-    best: dict[str, tuple[float, dict[str, float]]] = {}
+    dense_w, lexical_w, date_w = weights.turn_dense, (1 - weights.turn_dense) / top_turn, weights.turn_date
+    best: dict[str, tuple[float, TurnEvidence]] = {}
     scored: dict[str, list[tuple[str, float]]] = {}
     for turn in turns:
-        parts = {
-            "dense": weights.turn_dense * turn.dense,
-            "lexical": lexical_share * turn.lexical / top_turn,
-            "date": weights.turn_date * turn.on_date,
-        }
-        score = sum(parts.values())
+        score = dense_w * turn.dense + lexical_w * turn.lexical + date_w * turn.on_date
         scored.setdefault(turn.owner, []).append((turn.key, score))
-        if turn.owner not in best or score > best[turn.owner][0]:
-            best[turn.owner] = (score, parts)
-    units: dict[str, tuple[float, dict[str, float]]] = {
-        owner: found for owner, found in best.items() if owner not in memory_ids
-    }
+        found = best.get(turn.owner)
+        if found is None or score > found[0]:
+            best[turn.owner] = (score, turn)
+    units: dict[str, tuple[float, dict[str, float]]] = {}
+    for owner, (score, turn) in best.items():
+        if owner not in memory_ids:
+            units[owner] = (score, _turn_parts(turn, weights, top_turn))
     own = {memory.memory_id: memory for memory in memories}
     for memory_id in memory_ids:
-        score, turn_parts = best.get(memory_id, (0.0, {}))
-        parts = {**turn_parts, "handicap": -weights.memory_handicap}
+        found = best.get(memory_id)
+        score = found[0] if found else 0.0
+        parts = _turn_parts(found[1], weights, top_turn) if found else {}
+        parts["handicap"] = -weights.memory_handicap
+        score -= weights.memory_handicap
         evidence = own.get(memory_id)
         if evidence is not None:
             parts["memory"] = weights.memory_lexical * evidence.lexical / top_memory
             parts["memory_dense"] = weights.memory_dense * max(evidence.dense, 0.0)
-        units[memory_id] = (score + sum(v for k, v in parts.items() if k not in turn_parts), parts)
+            score += parts["memory"] + parts["memory_dense"]
+        units[memory_id] = (score, parts)
     ranked = [
-        RankedUnit(key, round(score, 6), parts, _best_first(scored.get(key, [])))
+        RankedUnit(key, round(score, 6), parts, tuple(scored.get(key, ())))
         for key, (score, parts) in units.items()
     ]
     ranked.sort(key=lambda unit: (-unit.score, unit.key))
     return ranked
+
+
+def _turn_parts(turn: TurnEvidence, weights: FusionWeights, top_turn: float) -> dict[str, float]:
+    return {
+        "dense": weights.turn_dense * turn.dense,
+        "lexical": (1 - weights.turn_dense) * turn.lexical / top_turn,
+        "date": weights.turn_date * turn.on_date,
+    }
 
 
 def fuse(
@@ -132,12 +151,3 @@ def fuse(
 ) -> list[tuple[str, float]]:
     """`rank`, as (key, score) pairs."""
     return [(unit.key, unit.score) for unit in rank(memories, turns, weights, memory_ids)]
-
-
-def _best_first(turns: list[tuple[str, float]]) -> tuple[tuple[str, float], ...]:
-    # One entry per turn key (a turn found twice keeps its best score), best first, then by key.
-    best: dict[str, float] = {}
-    for key, score in turns:
-        if key and score > best.get(key, float("-inf")):
-            best[key] = score
-    return tuple(sorted(((k, round(s, 6)) for k, s in best.items()), key=lambda item: (-item[1], item[0])))

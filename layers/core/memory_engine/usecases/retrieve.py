@@ -6,6 +6,7 @@ import hashlib
 import operator
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import datetime
 from functools import lru_cache
 from itertools import islice
 
@@ -29,7 +30,9 @@ class Evidence:
     turns: list[TurnEvidence]
     memory_ids: frozenset[str]
     buffered: dict[str, Turn]  # ranking key -> still-buffered turn
-    lines: dict[str, str]  # turn key (index document or buffered key) -> the turn's line
+    # Turn key (index document or buffered key) -> its text as indexed and when it was said;
+    # a hit's evidence shows the line (`spoken_line`), made only for the turns of returned hits.
+    lines: dict[str, tuple[str, datetime | None]]
 
 
 def run(engine: Engine, tenant: str, request: RetrieveRequest) -> RetrieveResponse:
@@ -74,14 +77,14 @@ def gather(engine: Engine, tenant: str, request: RetrieveRequest) -> Evidence:
         for hit in turn_hits
         if hit.memory_id
     ]
-    lines = {hit.doc_id: spoken_line(hit.text, hit.occurred_at) for hit in turn_hits if hit.memory_id}
+    lines = {hit.doc_id: (hit.text, hit.occurred_at) for hit in turn_hits if hit.memory_id}
     buffered = {
         _turn_key(turn): turn
         for turn in engine.store.buffered_turns_in_threads(tenant, threads)
         if turn.dialog_uuid not in excluded
     }
     turns.extend(_buffered_evidence(engine, buffered, query, vector, dates))
-    lines.update((key, turn.text()) for key, turn in buffered.items())
+    lines.update((key, (turn.text(), None)) for key, turn in buffered.items())
     return Evidence(
         memories=[MemoryEvidence(hit.doc_id, hit.dense, hit.lexical) for hit in memory_hits],
         turns=turns,
@@ -176,7 +179,9 @@ def _turn_vectors(engine: Engine, turns: dict[str, Turn]) -> dict[str, list[floa
     return {key: vector for key, vector in found.items() if vector is not None}
 
 
-def _memory_hit(memory: Memory, unit: RankedUnit, lines: dict[str, str]) -> RetrievedMemory:
+def _memory_hit(
+    memory: Memory, unit: RankedUnit, lines: dict[str, tuple[str, datetime | None]]
+) -> RetrievedMemory:
     return RetrievedMemory(
         memory_id=memory.memory_id,
         content=memory.content,
@@ -189,13 +194,16 @@ def _memory_hit(memory: Memory, unit: RankedUnit, lines: dict[str, str]) -> Retr
     )
 
 
-def _memory_evidence(memory: Memory, unit: RankedUnit, lines: dict[str, str]) -> Iterator[HitEvidence]:
+def _memory_evidence(
+    memory: Memory, unit: RankedUnit, lines: dict[str, tuple[str, datetime | None]]
+) -> Iterator[HitEvidence]:
     """The memory's matched turns, best first: a turn document's id is `<memory id>:<position>`."""
     sources = memory.source_dialog_uuids
     for key, score in unit.turns:
         position = key.rsplit(":", 1)[-1]
         if position.isdigit() and int(position) < len(sources):
-            yield HitEvidence(dialog_uuid=sources[int(position)], score=score, text=lines.get(key, ""))
+            text = spoken_line(*lines.get(key, ("", None)))
+            yield HitEvidence(dialog_uuid=sources[int(position)], score=score, text=text)
 
 
 def _turn_hit(turn: Turn, unit: RankedUnit) -> RetrievedMemory:
