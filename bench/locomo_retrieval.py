@@ -24,19 +24,21 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench.locomo.baselines import Bm25Turns, DenseTurns
+from bench.locomo.baselines import Bm25Turns, DenseTurns, TurnFusion
 from bench.locomo.data import Conversation, default_data, load
 from bench.locomo.engine_run import CachingEmbedder, Variant, ask, build_engine, expand, hits_covering, ingest
 from bench.locomo.metrics import QuestionScore, Summary, by_category, score
 from bench.locomo.plot import draw
 from bench.locomo.report import record, table, write_json, write_run
-from bench.locomo.tokens import count_tokens, tokenizer_name
+from bench.locomo.tokens import BUDGETS, count_tokens, tokenizer_name, within_budget
 from bench.locomo.variants import DEFAULT_NAME, VARIANTS, ingestion_key
 from memory_engine.ports import Embedder
 
 RESULTS = Path(__file__).resolve().parent / "results"
+CACHE = Path(__file__).resolve().parent / ".cache"
 BM25_NAME = "BM25 over turns (k1 1.5, b 0.75)"
 DENSE_NAME = "MiniLM over turns (cosine)"
+FUSION_NAME = "turn-level fusion (issue #14: BM25 turn + window, MiniLM; 0.25/0.25/0.5)"
 DEPTH = 10  # the tokens column: what a caller reads to see this many ranked turns
 Ranked = dict[tuple[str, int], list[str]]
 
@@ -46,12 +48,24 @@ def main(argv: Sequence[str] | None = None, embedder: Embedder | None = None) ->
     conversations = load(args.data)
     if args.conversations:
         conversations = conversations[: args.conversations]
-    cached = CachingEmbedder(embedder or _minilm())
+    # The engine runs with the shipped default embedder; the baselines with MiniLM, as in the data
+    # README's figures. Both behind a cache kept on disk between runs (not with a test's embedder).
+    if embedder is None:
+        name, default = _default_embedder()
+        cached = CachingEmbedder(default, CACHE / f"embeddings-{name}.pkl")
+        baseline = cached if name == "minilm" else CachingEmbedder(_minilm(), CACHE / "embeddings-minilm.pkl")
+    else:
+        cached = baseline = CachingEmbedder(embedder)
     variants = VARIANTS if args.ablations else VARIANTS[:1]
+    if args.shared_only:  # the rows that need no ingestion of their own
+        variants = tuple(v for v in variants if ingestion_key(v) == ingestion_key(VARIANTS[0]))
     started = time.perf_counter()
 
     scores: dict[str, list[QuestionScore]] = {}
-    scores[BM25_NAME], scores[DENSE_NAME] = _baselines(conversations, cached, args.quiet)
+    scores[BM25_NAME], scores[DENSE_NAME], scores[FUSION_NAME] = _baselines(
+        conversations, baseline, args.quiet
+    )
+    baseline.save()
     runs: dict[str, Ranked] = {}
     for group in _groups(variants):
         with tempfile.TemporaryDirectory(prefix="locomo-") as workdir:
@@ -60,13 +74,16 @@ def main(argv: Sequence[str] | None = None, embedder: Embedder | None = None) ->
             _ingest_all(engine, conversations, group[0], args.quiet)
             for variant in group:
                 engine = replace(engine, retrieval=variant.config)
-                found = _retrieve_all(engine, conversations, variant, args.quiet)
-                scores[variant.name], runs[variant.name] = found
+                scores[variant.name], runs[variant.name] = _retrieve_all(
+                    engine, conversations, variant, args.quiet
+                )
             close = getattr(engine.store, "close", None)
             if close:
                 close()
+        cached.save()
 
-    order = [DEFAULT_NAME, BM25_NAME, DENSE_NAME, *(v.name for v in variants if v.name != DEFAULT_NAME)]
+    others = [v.name for v in variants if v.name != DEFAULT_NAME]
+    order = [DEFAULT_NAME, BM25_NAME, DENSE_NAME, FUSION_NAME, *others]
     systems = {name: by_category(scores[name]) for name in order}
     print(table(systems))
     _check_goal(systems)
@@ -89,6 +106,12 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--plot", type=Path, default=RESULTS / "locomo_retrieval.png")
     parser.add_argument("--no-plot", dest="plot", action="store_const", const=None)
     parser.add_argument("--no-ablations", dest="ablations", action="store_false", help="default engine only")
+    parser.add_argument(
+        "--shared-ingestion-only",
+        dest="shared_only",
+        action="store_true",
+        help="only the ablations that share the default's ingestion (one ingestion in all)",
+    )
     parser.add_argument("--conversations", type=int, default=0, help="only the first N (quick looks)")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
     return parser
@@ -98,6 +121,15 @@ def _minilm() -> Embedder:
     from memory_engine.adapters.local.minilm_embedder import MiniLmEmbedder
 
     return MiniLmEmbedder()
+
+
+def _default_embedder() -> tuple[str, Embedder]:
+    """The embedder the engine ships with (MEMORY_ENGINE_EMBEDDER picks another), and its name."""
+    from memory_engine.settings import Settings
+    from memory_engine.wiring import build_embedder
+
+    settings = Settings()
+    return settings.embedder, build_embedder(settings)
 
 
 def _progress(total: int, desc: str, quiet: bool) -> Any:
@@ -116,24 +148,28 @@ def _groups(variants: Sequence[Variant]) -> list[list[Variant]]:
 
 def _baselines(
     conversations: Sequence[Conversation], embedder: Embedder, quiet: bool
-) -> tuple[list[QuestionScore], list[QuestionScore]]:
+) -> tuple[list[QuestionScore], list[QuestionScore], list[QuestionScore]]:
+    """The turn-level retrievers; a turn's content is its line, packed into budgets whole."""
     bm25: list[QuestionScore] = []
     dense: list[QuestionScore] = []
+    fusion: list[QuestionScore] = []
     total = sum(len(c.questions) for c in conversations)
     with _progress(total, "baselines: retrieve", quiet) as bar:
         for conversation in conversations:
             lines = {turn.dia_id: turn.line() for turn in conversation.turns}
-            retrievers: tuple[Bm25Turns | DenseTurns, ...] = (
+            retrievers: tuple[Bm25Turns | DenseTurns | TurnFusion, ...] = (
                 Bm25Turns(conversation),
                 DenseTurns(conversation, embedder),
+                TurnFusion(conversation, embedder),
             )
             for question in conversation.questions:
-                for retriever, out in zip(retrievers, (bm25, dense), strict=True):
+                for retriever, out in zip(retrievers, (bm25, dense, fusion), strict=True):
                     ranked = retriever.rank(question)
                     tokens = sum(count_tokens(lines[dia_id]) for dia_id in ranked[:DEPTH])
-                    out.append(_score(ranked, question, tokens))
+                    within = [within_budget(ranked, lines, budget) for budget in BUDGETS]
+                    out.append(_score(ranked, question, tokens, within))
                 bar.update()
-    return bm25, dense
+    return bm25, dense, fusion
 
 
 def _ingest_all(engine: Any, conversations: Sequence[Conversation], variant: Variant, quiet: bool) -> None:
@@ -153,16 +189,19 @@ def _retrieve_all(
         for conversation in conversations:
             for question in conversation.questions:
                 hits = ask(engine, question)
-                ranked = expand(hits)
+                ranked = expand(hits, variant.evidence_order)
                 tokens = sum(count_tokens(hit.content) for hit in hits_covering(hits, DEPTH))
-                scores.append(_score(ranked, question, tokens))
+                within = [expand(ask(engine, question, max_tokens=budget)) for budget in BUDGETS]
+                scores.append(_score(ranked, question, tokens, within))
                 ranked_by_question[question.sample_id, question.qa_index] = ranked
                 bar.update()
     return scores, ranked_by_question
 
 
-def _score(ranked: list[str], question: Any, tokens: int) -> QuestionScore:
-    return score(ranked, question.gold_turns, question.gold_sessions, question.category, tokens)
+def _score(
+    ranked: list[str], question: Any, tokens: int, within: Sequence[Sequence[str]] = ((), ())
+) -> QuestionScore:
+    return score(ranked, question.gold_turns, question.gold_sessions, question.category, tokens, within)
 
 
 def _check_goal(systems: dict[str, dict[str, Summary]]) -> None:
@@ -191,6 +230,7 @@ def _meta(args: argparse.Namespace, conversations: Sequence[Conversation], secon
         "questions": sum(len(c.questions) for c in conversations),
         "headline": "mean over questions of categories 1-4; category 5 reported apart",
         "tokens": f"tokens of `content` of the hits covering the first {DEPTH} turns ({tokenizer_name()})",
+        "budgets": f"recall_500t / recall_1000t: turns returned with options.max_tokens {list(BUDGETS)}",
         "seconds": round(seconds, 1),
         "machine": f"{platform.machine()}, {_cores()} cores (shared), Python {platform.python_version()}",
         "recorded": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),

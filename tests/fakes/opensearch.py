@@ -83,15 +83,19 @@ def _decode(body: Any) -> list[Any]:
     return [json.loads(line) for line in lines]
 
 
+_SOURCE = ("doc_id", "vector", "occurred_at", "turn_text")
+
+
 def hits(found: list[dict[str, Any]]) -> dict[str, Any]:
-    """A search response over `found` ({"doc_id", "score", optional "vector", "occurred_at", "_id"})."""
+    """A search response over `found` ({"doc_id", "score", optional "vector", "occurred_at",
+    "turn_text", "_id"})."""
     return {
         "hits": {
             "hits": [
                 {
                     "_id": hit.get("_id", hit.get("doc_id", "")),
                     "_score": hit.get("score", 1.0),
-                    "_source": {key: hit[key] for key in ("doc_id", "vector", "occurred_at") if key in hit},
+                    "_source": {key: hit[key] for key in _SOURCE if key in hit},
                     "sort": [hit.get("_id", "")],
                 }
                 for hit in found

@@ -296,6 +296,31 @@ def test_turn_documents_are_searched_apart_in_their_own_text_field_and_name_thei
     assert [(hit.doc_id, hit.memory_id) for hit in found] == [("m1:3", "m1")]
 
 
+def test_turn_hits_bring_back_their_text_for_the_hits_evidence() -> None:
+    # Given a turn document found by words and another by meaning
+    said = "Ana: apples\n8 May 2023"
+    by_words = {"doc_id": "m1:0", "score": 2.0, "turn_text": said, "vector": [0, 1, 0, 0]}
+    by_meaning = {"doc_id": "m1:1", "score": 1.5, "turn_text": "Ben: pears"}
+    cluster = StubCluster(msearch_answers=[[hits([by_meaning]), hits([by_words])], [hits([])]])
+
+    # When turn documents are searched
+    found = index_on(cluster).search(TENANT, ["thread-1"], "apples", [0.0, 1.0, 0.0, 0.0], k=3, kind="turn")
+
+    # Then both queries ask for the turn text, and each hit carries it
+    knn, lexical = cluster.sent("_msearch")[0].bodies[1], cluster.sent("_msearch")[0].bodies[3]
+    assert "turn_text" in knn["_source"] and "turn_text" in lexical["_source"]
+    assert {hit.doc_id: hit.text for hit in found} == {"m1:1": "Ben: pears", "m1:0": said}
+
+
+def test_memory_searches_do_not_bring_back_the_memory_text() -> None:
+    cluster = StubCluster(msearch_answers=[[hits([]), hits([])]])
+
+    index_on(cluster).search(TENANT, ["thread-1"], "apples", [0.0, 1.0, 0.0, 0.0], k=3)
+
+    knn, lexical = cluster.sent("_msearch")[0].bodies[1], cluster.sent("_msearch")[0].bodies[3]
+    assert "text" not in knn["_source"] and "text" not in lexical["_source"]
+
+
 def test_a_turn_document_is_stored_with_its_kind_memory_and_turn_text() -> None:
     cluster = StubCluster()
     turn = doc("m1:0").model_copy(update={"kind": "turn", "memory_id": "m1", "text": "Alex: hello"})

@@ -262,6 +262,8 @@ class IndexHit(BaseModel):
     memory_id: str | None = None
     # Echo of the document's `occurred_at`, for matching dates the query names.
     occurred_at: datetime | None = None
+    # Echo of the document's `text` for a turn document (its line and date): a hit's evidence.
+    text: str = ""
 
 
 class SearchIndex(Protocol):

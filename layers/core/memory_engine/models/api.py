@@ -104,6 +104,13 @@ class UserInput(Body):
 
 class RetrieveOptions(Body):
     limit: int = Field(5, ge=1, le=50)
+    max_tokens: int | None = Field(
+        None,
+        ge=1,
+        le=100_000,
+        description="pack the hits into at most this many tokens of `content`, best evidence first",
+    )
+    explain: bool = Field(False, description="add each hit's `score_parts` (what its score is made of)")
 
 
 class RetrieveRequest(Body):
@@ -113,12 +120,26 @@ class RetrieveRequest(Body):
     user_input: UserInput
     options: RetrieveOptions = Field(default_factory=RetrieveOptions)
 
+    @field_validator("last_dialog_uuid", mode="before")
+    @classmethod
+    def _empty_is_absent(cls, value: object) -> object:
+        # A first call has no last dialog, and clients send "" for it (API.md): same as absent.
+        return None if value == "" else value
+
     def excluded_dialogs(self) -> set[str]:
         """Dialogs the caller already has in its prompt."""
         excluded = {item if isinstance(item, str) else item.uuid for item in self.recent_dialogs}
         if self.last_dialog_uuid:
             excluded.add(self.last_dialog_uuid)
         return excluded
+
+
+class TurnEvidence(BaseModel):
+    """One turn of a hit that matched the query, and how well (the hit's fused turn score)."""
+
+    dialog_uuid: str
+    score: float
+    text: str
 
 
 class RetrievedMemory(BaseModel):
@@ -129,11 +150,19 @@ class RetrievedMemory(BaseModel):
     kind: Literal["memory", "dialog"]
     session_uuid: str
     source_dialog_uuids: list[str]
+    # The hit's turns that matched, best first (a raw turn hit: itself).
+    evidence: list[TurnEvidence] = Field(default_factory=list)
+    # With options.explain: the parts the score adds up from (see retrieval.fusion).
+    score_parts: dict[str, float] | None = None
+    # With options.max_tokens: true when `content` was cut to the turns in `evidence` (whole turns).
+    truncated: bool = False
 
 
 class RetrieveResponse(BaseModel):
     status: Literal["success"] = "success"
     data: list[RetrievedMemory]
+    # With options.max_tokens: tokens of `content` returned, counted by retrieval.tokens.
+    tokens: int | None = None
 
 
 class DeleteRequest(Body):

@@ -6,24 +6,29 @@ raw buffered turn. Evidence comes at two granularities:
 
 - turn evidence: each source turn of a memory is indexed on its own (a "turn" document pointing
   back to its memory), and each buffered turn is scored ad hoc. A turn's score mixes its cosine
-  with its BM25 score divided by the best BM25 score among all turn candidates of the query;
+  with its BM25 score divided by the best BM25 score among all turn candidates of the query (the
+  turn's BM25 is over its line and, where indexed, the lines around it: see `retrieval.config`);
 - memory evidence: the memory's own document (every extracted field plus the batch's dialogue),
   BM25 divided by the best among memory candidates, and the cosine of its summary vector.
 
 A turn said on a date the query names ("in May 2023") gets a bonus (retrieval.dates).
 A memory scores as its best turn plus its own evidence, minus a handicap for standing for a whole
-batch where a raw turn stands for one. Weights are measured on LoCoMo (bench/locomo_retrieval.py).
+batch where a raw turn stands for one; its matched turns, best first, are its evidence. Weights
+are measured on LoCoMo (bench/locomo_retrieval.py, bench/locomo/tune.py).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+__all__ = ["FusionWeights", "MemoryEvidence", "RankedUnit", "TurnEvidence", "fuse", "rank"]
 
 
 @dataclass(frozen=True)
 class FusionWeights:
-    """How much each signal counts. Measured choices live in bench/ and docs/retrieval.md."""
+    """How much each signal counts. The measured default is `retrieval.config.DEFAULT_WEIGHTS`
+    (docs/retrieval.md)."""
 
     # A turn's score is turn_dense · cosine + (1 - turn_dense) · normalised BM25,
     turn_dense: float = 0.8
@@ -39,12 +44,17 @@ class FusionWeights:
 
 @dataclass(frozen=True)
 class TurnEvidence:
-    """One turn's raw scores; `owner` is the unit it stands for (its memory, or itself if buffered)."""
+    """One turn's raw scores; `owner` is the unit it stands for (its memory, or itself if buffered).
+
+    `key` names the turn itself (its index document, or the buffered turn's key): what a hit's
+    evidence lists. Empty when the caller does not need evidence.
+    """
 
     owner: str
     dense: float
     lexical: float
     on_date: float = 0.0  # retrieval.dates.date_match of the turn's date and the query's dates
+    key: str = ""
 
 
 @dataclass(frozen=True)
@@ -56,34 +66,88 @@ class MemoryEvidence:
     lexical: float
 
 
+@dataclass(frozen=True)
+class RankedUnit:
+    """A unit of the ranking: its score, the parts the score adds up from, and its scored turns."""
+
+    key: str
+    score: float
+    parts: dict[str, float] = field(default_factory=dict)
+    scored_turns: tuple[tuple[str, float], ...] = ()  # (turn key, turn score), in evidence order
+
+    @property
+    def turns(self) -> tuple[tuple[str, float], ...]:
+        """Its turns best first (then by key), one entry per turn key: the hit's evidence."""
+        best: dict[str, float] = {}
+        for key, score in self.scored_turns:
+            if key and score > best.get(key, float("-inf")):
+                best[key] = score
+        ordered = sorted(best.items(), key=lambda item: (-item[1], item[0]))
+        return tuple((key, round(score, 6)) for key, score in ordered)
+
+
+def rank(
+    memories: Sequence[MemoryEvidence],
+    turns: Sequence[TurnEvidence],
+    weights: FusionWeights,
+    memory_ids: frozenset[str] | set[str],
+) -> list[RankedUnit]:
+    """Rank every unit that has evidence, best first (ties broken by key for stable output).
+
+    `memory_ids` names which owners are memories (the others are buffered turns): a memory found
+    only through its own document still ranks, with no turn part. A unit's `parts` are its best
+    turn's dense, lexical and date terms, and for a memory its document's terms and the handicap;
+    they add up to its score.
+    """
+    top_turn = max((turn.lexical for turn in turns), default=0.0) or 1.0
+    top_memory = max((memory.lexical for memory in memories), default=0.0) or 1.0
+    dense_w, lexical_w, date_w = weights.turn_dense, (1 - weights.turn_dense) / top_turn, weights.turn_date
+    best: dict[str, tuple[float, TurnEvidence]] = {}
+    scored: dict[str, list[tuple[str, float]]] = {}
+    for turn in turns:
+        score = dense_w * turn.dense + lexical_w * turn.lexical + date_w * turn.on_date
+        scored.setdefault(turn.owner, []).append((turn.key, score))
+        found = best.get(turn.owner)
+        if found is None or score > found[0]:
+            best[turn.owner] = (score, turn)
+    units: dict[str, tuple[float, dict[str, float]]] = {}
+    for owner, (score, turn) in best.items():
+        if owner not in memory_ids:
+            units[owner] = (score, _turn_parts(turn, weights, top_turn))
+    own = {memory.memory_id: memory for memory in memories}
+    for memory_id in memory_ids:
+        found = best.get(memory_id)
+        score = found[0] if found else 0.0
+        parts = _turn_parts(found[1], weights, top_turn) if found else {}
+        parts["handicap"] = -weights.memory_handicap
+        score -= weights.memory_handicap
+        evidence = own.get(memory_id)
+        if evidence is not None:
+            parts["memory"] = weights.memory_lexical * evidence.lexical / top_memory
+            parts["memory_dense"] = weights.memory_dense * max(evidence.dense, 0.0)
+            score += parts["memory"] + parts["memory_dense"]
+        units[memory_id] = (score, parts)
+    ranked = [
+        RankedUnit(key, round(score, 6), parts, tuple(scored.get(key, ())))
+        for key, (score, parts) in units.items()
+    ]
+    ranked.sort(key=lambda unit: (-unit.score, unit.key))
+    return ranked
+
+
+def _turn_parts(turn: TurnEvidence, weights: FusionWeights, top_turn: float) -> dict[str, float]:
+    return {
+        "dense": weights.turn_dense * turn.dense,
+        "lexical": (1 - weights.turn_dense) * turn.lexical / top_turn,
+        "date": weights.turn_date * turn.on_date,
+    }
+
+
 def fuse(
     memories: Sequence[MemoryEvidence],
     turns: Sequence[TurnEvidence],
     weights: FusionWeights,
     memory_ids: frozenset[str] | set[str],
 ) -> list[tuple[str, float]]:
-    """Rank every unit that has evidence, best first (ties broken by key for stable output).
-
-    `memory_ids` names which owners are memories (the others are buffered turns): a memory found
-    only through its own document still ranks, with no turn part.
-    """
-    top_turn = max((turn.lexical for turn in turns), default=0.0) or 1.0
-    top_memory = max((memory.lexical for memory in memories), default=0.0) or 1.0
-    best_turn: dict[str, float] = {}
-    for turn in turns:
-        score = weights.turn_dense * turn.dense + (1 - weights.turn_dense) * turn.lexical / top_turn
-        score += weights.turn_date * turn.on_date
-        if score > best_turn.get(turn.owner, float("-inf")):
-            best_turn[turn.owner] = score
-    scores = {owner: score for owner, score in best_turn.items() if owner not in memory_ids}
-    own = {memory.memory_id: memory for memory in memories}
-    for memory_id in memory_ids:
-        evidence = own.get(memory_id)
-        score = best_turn.get(memory_id, 0.0) - weights.memory_handicap
-        if evidence is not None:
-            score += weights.memory_lexical * evidence.lexical / top_memory
-            score += weights.memory_dense * max(evidence.dense, 0.0)
-        scores[memory_id] = score
-    ranked = [(key, round(score, 6)) for key, score in scores.items()]
-    ranked.sort(key=lambda item: (-item[1], item[0]))
-    return ranked
+    """`rank`, as (key, score) pairs."""
+    return [(unit.key, unit.score) for unit in rank(memories, turns, weights, memory_ids)]

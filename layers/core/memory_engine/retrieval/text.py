@@ -1,12 +1,13 @@
 """Lexical analysis shared by BM25, the buffered-turn scorer and the benchmarks.
 
 One analyzer for every lexical path, so a word indexed one way is always queried the same way.
-Pure Python on purpose: the core ships without numpy or PyStemmer.
+Pure Python on purpose: the core ships without numpy or PyStemmer (the stemmer is snowballstemmer's).
 """
 
 from __future__ import annotations
 
 import re
+import threading
 import unicodedata
 from functools import lru_cache
 
@@ -110,134 +111,19 @@ def _stripped(word: str) -> tuple[str, ...]:
     return tuple(out)
 
 
-# --- Porter stemmer (M. F. Porter, 1980, the original algorithm) -------------------------------
-# Written out here because the core cannot depend on PyStemmer or NLTK.
-
-_STEP2: tuple[tuple[str, str], ...] = (
-    ("ational", "ate"), ("tional", "tion"), ("enci", "ence"), ("anci", "ance"), ("izer", "ize"),
-    ("abli", "able"), ("alli", "al"), ("entli", "ent"), ("eli", "e"), ("ousli", "ous"),
-    ("ization", "ize"), ("ation", "ate"), ("ator", "ate"), ("alism", "al"), ("iveness", "ive"),
-    ("fulness", "ful"), ("ousness", "ous"), ("aliti", "al"), ("iviti", "ive"), ("biliti", "ble"),
-)  # fmt: skip
-_STEP3: tuple[tuple[str, str], ...] = (
-    ("icate", "ic"), ("ative", ""), ("alize", "al"), ("iciti", "ic"), ("ical", "ic"), ("ful", ""),
-    ("ness", ""),
-)  # fmt: skip
-_STEP4: tuple[str, ...] = (
-    "al", "ance", "ence", "er", "ic", "able", "ible", "ant", "ement", "ment", "ent", "ion", "ou",
-    "ism", "ate", "iti", "ous", "ive", "ize",
-)  # fmt: skip
-# Within a step only the longest matching suffix counts, whether or not its condition holds.
-_STEP2_BY_LEN = sorted(_STEP2, key=lambda rule: len(rule[0]), reverse=True)
-_STEP3_BY_LEN = sorted(_STEP3, key=lambda rule: len(rule[0]), reverse=True)
-_STEP4_BY_LEN = sorted(_STEP4, key=len, reverse=True)
-
-
-def _is_cons(word: str, i: int) -> bool:
-    ch = word[i]
-    if ch in "aeiou":
-        return False
-    if ch == "y":
-        return i == 0 or not _is_cons(word, i - 1)
-    return True
-
-
-def _measure(stem_: str) -> int:
-    """Porter's m: the number of vowel-consonant sequences in [C](VC)^m[V]."""
-    i, n, length = 0, 0, len(stem_)
-    while i < length and _is_cons(stem_, i):
-        i += 1
-    while i < length:
-        while i < length and not _is_cons(stem_, i):
-            i += 1
-        if i >= length:
-            break
-        while i < length and _is_cons(stem_, i):
-            i += 1
-        n += 1
-    return n
-
-
-def _has_vowel(stem_: str) -> bool:
-    return any(not _is_cons(stem_, i) for i in range(len(stem_)))
-
-
-def _double_cons(word: str) -> bool:
-    return len(word) >= 2 and word[-1] == word[-2] and _is_cons(word, len(word) - 1)
-
-
-def _cvc(word: str) -> bool:
-    n = len(word)
-    return (
-        n >= 3
-        and _is_cons(word, n - 3)
-        and not _is_cons(word, n - 2)
-        and _is_cons(word, n - 1)
-        and word[-1] not in "wxy"
-    )
-
-
-def _step1(word: str) -> str:
-    if word.endswith("sses") or word.endswith("ies"):
-        word = word[:-2]
-    elif word.endswith("s") and not word.endswith("ss"):
-        word = word[:-1]
-
-    if word.endswith("eed"):
-        if _measure(word[:-3]) > 0:
-            word = word[:-1]
-    else:
-        for suffix in ("ed", "ing"):
-            if word.endswith(suffix) and _has_vowel(word[: -len(suffix)]):
-                word = word[: -len(suffix)]
-                if word.endswith(("at", "bl", "iz")):
-                    word += "e"
-                elif _double_cons(word) and word[-1] not in "lsz":
-                    word = word[:-1]
-                elif _measure(word) == 1 and _cvc(word):
-                    word += "e"
-                break
-
-    if word.endswith("y") and _has_vowel(word[:-1]):
-        word = word[:-1] + "i"
-    return word
-
-
-def _replace(word: str, rules: list[tuple[str, str]], min_measure: int) -> str:
-    for suffix, replacement in rules:
-        if word.endswith(suffix):
-            base = word[: -len(suffix)]
-            return base + replacement if _measure(base) > min_measure else word
-    return word
-
-
-def _step4(word: str) -> str:
-    for suffix in _STEP4_BY_LEN:
-        if word.endswith(suffix):
-            base = word[: -len(suffix)]
-            if _measure(base) > 1 and (suffix != "ion" or base.endswith(("s", "t"))):
-                return base
-            return word
-    return word
-
-
-def _step5(word: str) -> str:
-    if word.endswith("e"):
-        base = word[:-1]
-        m = _measure(base)
-        if m > 1 or (m == 1 and not _cvc(base)):
-            word = base
-    if word.endswith("ll") and _measure(word) > 1:
-        word = word[:-1]
-    return word
+_STEMMERS = threading.local()  # a snowball stemmer keeps state while it works: one per thread
 
 
 @lru_cache(maxsize=65536)
 def stem(word: str) -> str:
-    """Porter stem of one lower-case word ("ponies" → "poni", "hopping" → "hop")."""
+    """Porter stem of one lower-case word ("ponies" → "poni", "hopping" → "hop"), by the
+    `snowballstemmer` package's Porter algorithm (pure Python). Words of one or two letters stay
+    as they are ("us" is not "u")."""
     if len(word) <= 2:
         return word
-    word = _step1(word)
-    word = _replace(word, _STEP2_BY_LEN, 0)
-    word = _replace(word, _STEP3_BY_LEN, 0)
-    return _step5(_step4(word))
+    stemmer = getattr(_STEMMERS, "porter", None)
+    if stemmer is None:
+        import snowballstemmer
+
+        stemmer = _STEMMERS.porter = snowballstemmer.stemmer("porter")
+    return str(stemmer.stemWord(word))

@@ -44,6 +44,11 @@ def turn_lexical_text(turn: Turn, config: RetrievalConfig = DEFAULT_CONFIG) -> s
     return f"{text}\n{spoken_date(turn.timestamp)}" if config.dates_in_text else text
 
 
+def spoken_line(indexed: str, moment: datetime | None) -> str:
+    """A turn document's text back to the turn's line (its date, if indexed, taken off)."""
+    return indexed.removesuffix(f"\n{spoken_date(moment)}") if moment else indexed
+
+
 def lexical_text(memory: Memory, dates: Sequence[str] = ()) -> str:
     """What BM25 matches for a memory: every extracted field plus the source dialogue itself."""
     fields = memory.fields

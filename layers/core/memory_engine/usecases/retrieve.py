@@ -6,17 +6,20 @@ import hashlib
 import operator
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import datetime
 from functools import lru_cache
 from itertools import islice
 
 from memory_engine.engine import Engine
 from memory_engine.models.api import RetrievedMemory, RetrieveRequest, RetrieveResponse
+from memory_engine.models.api import TurnEvidence as HitEvidence
 from memory_engine.models.domain import Memory, Turn
 from memory_engine.retrieval.bm25 import bm25_scores
 from memory_engine.retrieval.dates import DateMention, date_match, named_dates, relative_dates
-from memory_engine.retrieval.fusion import MemoryEvidence, TurnEvidence, fuse
+from memory_engine.retrieval.fusion import MemoryEvidence, RankedUnit, TurnEvidence, rank
+from memory_engine.retrieval.packing import pack
 from memory_engine.retrieval.text import tokenize
-from memory_engine.usecases.indexing import turn_embedding_text, turn_lexical_text
+from memory_engine.usecases.indexing import spoken_line, turn_embedding_text, turn_lexical_text
 
 
 @dataclass(frozen=True)
@@ -27,6 +30,9 @@ class Evidence:
     turns: list[TurnEvidence]
     memory_ids: frozenset[str]
     buffered: dict[str, Turn]  # ranking key -> still-buffered turn
+    # Turn key (index document or buffered key) -> its text as indexed and when it was said;
+    # a hit's evidence shows the line (`spoken_line`), made only for the turns of returned hits.
+    lines: dict[str, tuple[str, datetime | None]]
 
 
 def run(engine: Engine, tenant: str, request: RetrieveRequest) -> RetrieveResponse:
@@ -37,10 +43,16 @@ def run(engine: Engine, tenant: str, request: RetrieveRequest) -> RetrieveRespon
     and those dialogs themselves are left out.
     """
     evidence = gather(engine, tenant, request)
-    ranked = fuse(evidence.memories, evidence.turns, engine.retrieval.weights, evidence.memory_ids)
-    limit = min(request.options.limit, engine.settings.retrieve_max_limit)
-    hits = _first_hits(engine, tenant, ranked, evidence.buffered, request.excluded_dialogs(), limit)
-    return RetrieveResponse(data=list(hits))
+    ranked = rank(evidence.memories, evidence.turns, engine.retrieval.weights, evidence.memory_ids)
+    options = request.options
+    limit = min(options.limit, engine.settings.retrieve_max_limit)
+    hits = list(_first_hits(engine, tenant, ranked, evidence, request.excluded_dialogs(), limit))
+    if not options.explain:
+        hits = [hit.model_copy(update={"score_parts": None}) for hit in hits]
+    if options.max_tokens is None:
+        return RetrieveResponse(data=hits)
+    packed, tokens = pack(hits, options.max_tokens)
+    return RetrieveResponse(data=packed, tokens=tokens)
 
 
 def gather(engine: Engine, tenant: str, request: RetrieveRequest) -> Evidence:
@@ -61,16 +73,18 @@ def gather(engine: Engine, tenant: str, request: RetrieveRequest) -> Evidence:
         turn_hits = engine.index.search(tenant, threads, query, vector, turn_k, kind="turn")
     dates = named_dates(query) + relative_dates(query, engine.clock.now())
     turns = [
-        TurnEvidence(hit.memory_id, hit.dense, hit.lexical, date_match(hit.occurred_at, dates))
+        TurnEvidence(hit.memory_id, hit.dense, hit.lexical, date_match(hit.occurred_at, dates), hit.doc_id)
         for hit in turn_hits
         if hit.memory_id
     ]
+    lines = {hit.doc_id: (hit.text, hit.occurred_at) for hit in turn_hits if hit.memory_id}
     buffered = {
         _turn_key(turn): turn
         for turn in engine.store.buffered_turns_in_threads(tenant, threads)
         if turn.dialog_uuid not in excluded
     }
     turns.extend(_buffered_evidence(engine, buffered, query, vector, dates))
+    lines.update((key, (turn.text(), None)) for key, turn in buffered.items())
     return Evidence(
         memories=[MemoryEvidence(hit.doc_id, hit.dense, hit.lexical) for hit in memory_hits],
         turns=turns,
@@ -78,14 +92,15 @@ def gather(engine: Engine, tenant: str, request: RetrieveRequest) -> Evidence:
             [hit.doc_id for hit in memory_hits] + [hit.memory_id for hit in turn_hits if hit.memory_id]
         ),
         buffered=buffered,
+        lines=lines,
     )
 
 
 def _first_hits(
     engine: Engine,
     tenant: str,
-    ranked: list[tuple[str, float]],
-    turns: dict[str, Turn],
+    ranked: list[RankedUnit],
+    evidence: Evidence,
     excluded: set[str],
     limit: int,
 ) -> Iterator[RetrievedMemory]:
@@ -94,25 +109,27 @@ def _first_hits(
     given = 0
     read: dict[str, Memory] = {}
     asked: set[str] = set()
-    for position, (key, score) in enumerate(ranked):
+    turns = evidence.buffered
+    for position, unit in enumerate(ranked):
         if given == limit:
             return
-        turn = turns.get(key)
+        turn = turns.get(unit.key)
         if turn is not None:
             given += 1
-            yield _turn_hit(turn, score)
+            yield _turn_hit(turn, unit)
             continue
-        if key not in asked:
-            unread = (k for k, _ in islice(ranked, position, None) if k not in turns and k not in asked)
+        if unit.key not in asked:
+            later = islice(ranked, position, None)
+            unread = (u.key for u in later if u.key not in turns and u.key not in asked)
             window = list(islice(unread, limit - given))
             read.update(engine.store.get_memories(tenant, window))
             asked.update(window)
-        memory = read.get(key)
+        memory = read.get(unit.key)
         # Deleted since it was indexed, or the caller already has all of it (a fact has no dialogs).
         if memory is None or (memory.source_dialog_uuids and set(memory.source_dialog_uuids) <= excluded):
             continue
         given += 1
-        yield _memory_hit(memory, score)
+        yield _memory_hit(memory, unit, evidence.lines)
 
 
 def _turn_key(turn: Turn) -> str:
@@ -132,7 +149,7 @@ def _buffered_evidence(
     vectors = _turn_vectors(engine, turns)
     return [
         TurnEvidence(
-            key, _dot(vector, vectors[key]), lexical.get(key, 0.0), date_match(turn.timestamp, dates)
+            key, _dot(vector, vectors[key]), lexical.get(key, 0.0), date_match(turn.timestamp, dates), key
         )
         for key, turn in turns.items()
     ]
@@ -162,23 +179,45 @@ def _turn_vectors(engine: Engine, turns: dict[str, Turn]) -> dict[str, list[floa
     return {key: vector for key, vector in found.items() if vector is not None}
 
 
-def _memory_hit(memory: Memory, score: float) -> RetrievedMemory:
+def _memory_hit(
+    memory: Memory, unit: RankedUnit, lines: dict[str, tuple[str, datetime | None]]
+) -> RetrievedMemory:
     return RetrievedMemory(
         memory_id=memory.memory_id,
         content=memory.content,
-        score=score,
+        score=unit.score,
         kind="memory",
         session_uuid=memory.session_uuid,
         source_dialog_uuids=memory.source_dialog_uuids,
+        evidence=list(_memory_evidence(memory, unit, lines)),
+        score_parts=_rounded(unit.parts),
     )
 
 
-def _turn_hit(turn: Turn, score: float) -> RetrievedMemory:
+def _memory_evidence(
+    memory: Memory, unit: RankedUnit, lines: dict[str, tuple[str, datetime | None]]
+) -> Iterator[HitEvidence]:
+    """The memory's matched turns, best first: a turn document's id is `<memory id>:<position>`."""
+    sources = memory.source_dialog_uuids
+    for key, score in unit.turns:
+        position = key.rsplit(":", 1)[-1]
+        if position.isdigit() and int(position) < len(sources):
+            text = spoken_line(*lines.get(key, ("", None)))
+            yield HitEvidence(dialog_uuid=sources[int(position)], score=score, text=text)
+
+
+def _turn_hit(turn: Turn, unit: RankedUnit) -> RetrievedMemory:
     return RetrievedMemory(
         memory_id=turn.dialog_uuid,
         content=turn.text(),
-        score=score,
+        score=unit.score,
         kind="dialog",
         session_uuid=turn.session_uuid,
         source_dialog_uuids=[turn.dialog_uuid],
+        evidence=[HitEvidence(dialog_uuid=turn.dialog_uuid, score=unit.score, text=turn.text())],
+        score_parts=_rounded(unit.parts),
     )
+
+
+def _rounded(parts: dict[str, float]) -> dict[str, float]:
+    return {name: round(value, 6) for name, value in parts.items()}

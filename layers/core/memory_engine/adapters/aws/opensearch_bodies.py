@@ -135,12 +135,18 @@ def added_fields() -> Body:
     return {"properties": {"occurred_at": {"type": "date"}}}
 
 
+def _returned(kind: DocKind) -> list[str]:
+    """What a search hit brings back: a turn's text too, for the hit's evidence."""
+    fields = ["doc_id", "memory_id", "occurred_at"]
+    return [*fields, TEXT_FIELD[kind]] if kind == "turn" else fields
+
+
 def knn_query(
     tenant: str, threads: Sequence[str], vector: Sequence[float], k: int, kind: DocKind = "memory"
 ) -> Body:
     return {
         "size": k,
-        "_source": ["doc_id", "memory_id", "occurred_at"],
+        "_source": _returned(kind),
         "query": {
             "knn": {
                 "vector": {
@@ -165,7 +171,7 @@ def lexical_query(
     words still gets its cosine to the query (fusion needs both scores)."""
     return {
         "size": k,
-        "_source": ["doc_id", "memory_id", "occurred_at", "vector"],
+        "_source": [*_returned(kind), "vector"],
         "query": {
             "bool": {
                 "must": [{"match": {TEXT_FIELD[kind]: {"query": text}}}],

@@ -219,6 +219,7 @@ class OpenSearchIndex:
                 lexical=lexical[doc_id].lexical if doc_id in lexical else words.get(doc_id, 0.0),
                 memory_id=_memory_of(doc_id, kind),
                 occurred_at=found.occurred_at,
+                text=found.text,
             )
             for doc_id, found in dense.items()
         ]
@@ -229,6 +230,7 @@ class OpenSearchIndex:
                 lexical=found.lexical,
                 memory_id=_memory_of(doc_id, kind),
                 occurred_at=found.occurred_at,
+                text=found.text,
             )
             for doc_id, found in lexical.items()
             if doc_id not in dense
@@ -298,6 +300,7 @@ class _Found(NamedTuple):
     dense: float
     lexical: float
     occurred_at: datetime | None
+    text: str = ""
 
 
 def _dense_hits(response: Body) -> dict[str, _Found]:
@@ -307,7 +310,7 @@ def _dense_hits(response: Body) -> dict[str, _Found]:
         doc_id = source["doc_id"]
         if doc_id not in found:  # a Serverless upsert may briefly leave two copies: keep the best
             cosine = bodies.cosine_from_score(float(hit["_score"]))
-            found[doc_id] = _Found(cosine, 0.0, _moment(source.get("occurred_at")))
+            found[doc_id] = _Found(cosine, 0.0, _moment(source.get("occurred_at")), _turn_text(source))
     return found
 
 
@@ -320,8 +323,14 @@ def _lexical_hits(response: Body, query: Sequence[float]) -> dict[str, _Found]:
             continue
         stored = source.get("vector") or []
         cosine = sum(a * b for a, b in zip(query, stored, strict=False)) if query and stored else 0.0
-        found[source["doc_id"]] = _Found(cosine, float(hit["_score"]), _moment(source.get("occurred_at")))
+        moment = _moment(source.get("occurred_at"))
+        found[source["doc_id"]] = _Found(cosine, float(hit["_score"]), moment, _turn_text(source))
     return found
+
+
+def _turn_text(source: Body) -> str:
+    """A turn document's text (asked for in `_source` of turn searches only)."""
+    return str(source.get(bodies.TEXT_FIELD["turn"]) or "")
 
 
 def _moment(value: Any) -> datetime | None:

@@ -256,6 +256,7 @@ class LocalSearchIndex:
                     lexical=float(by_slot[bm25.slot(doc_id)]) if by_slot is not None else 0.0,
                     memory_id=docs[doc_id].memory_id,
                     occurred_at=docs[doc_id].occurred_at,
+                    text=docs[doc_id].text if kind == "turn" else "",
                 )
                 for doc_id, score in dense.items()
             ]
@@ -271,6 +272,7 @@ class LocalSearchIndex:
                             lexical=score,
                             memory_id=doc.memory_id,
                             occurred_at=doc.occurred_at,
+                            text=doc.text if kind == "turn" else "",
                         )
                     )
             return hits
