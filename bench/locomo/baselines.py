@@ -11,7 +11,6 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from typing import Any
 
 from bench.locomo.data import Conversation, Question
@@ -107,8 +106,3 @@ def _min_max(values: Any) -> Any:
     low, high = float(values.min()), float(values.max())
     return (values - low) / (high - low) if high > low else values * 0.0
 
-
-def turn_texts(conversation: Conversation, ranked: Sequence[str]) -> dict[str, str]:
-    """Each turn's text by dia_id, the `content` a turn-level retriever would return."""
-    wanted = set(ranked)
-    return {turn.dia_id: turn.line() for turn in conversation.turns if turn.dia_id in wanted}
