@@ -105,4 +105,3 @@ class TurnFusion:
 def _min_max(values: Any) -> Any:
     low, high = float(values.min()), float(values.max())
     return (values - low) / (high - low) if high > low else values * 0.0
-
