@@ -102,7 +102,7 @@ def main() -> None:
             for _ in range(args.queries)
         ]
         touched = statistics.mean(
-            sum(bm25._arrays[term].size for term in tokenize(text) if term in bm25._arrays)
+            sum(len(bm25._arrays[term]) for term in tokenize(text) if term in bm25._arrays)
             for text, _ in queries
         )
         total: list[float] = []

@@ -77,7 +77,7 @@ def start_once(folder: Path, timeout_s: float = 600) -> dict[str, Any]:
     }
     started = time.perf_counter()
     server = subprocess.Popen(
-        [sys.executable, "-m", "memory_engine.cli", "serve", "--port", str(port)],
+        [sys.executable, "-m", "memory_engine_app.cli", "serve", "--port", str(port)],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
@@ -155,9 +155,8 @@ def main() -> None:
             "value": rss_gb, "target": TARGET_RSS_GB_AT_100K, "met": rss_gb <= TARGET_RSS_GB_AT_100K,
         }  # fmt: skip
     for name, target in targets.items():
-        print(
-            f"{name}: {target['value']:.2f} (target {target['target']}) — {'met' if target['met'] else 'MISSED'}"
-        )
+        verdict = "met" if target["met"] else "MISSED"
+        print(f"{name}: {target['value']:.2f} (target {target['target']}) — {verdict}")
     save("restart", {"rows": rows, "targets": targets})
 
 

@@ -298,7 +298,7 @@ def test_a_fork_reaches_the_index_on_disk(engine: Engine, settings: Settings) ->
 def test_reindex_rebuilds_the_local_index_from_scratch(
     engine: Engine, settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from memory_engine import cli
+    from memory_engine_app import cli
 
     # Given an index folder with a document the store never had
     some = engine.index.get(TENANT, sorted(_stored(engine))[0])  # type: ignore[attr-defined]

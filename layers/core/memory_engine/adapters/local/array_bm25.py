@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import numpy as np
@@ -58,30 +58,62 @@ class Bm25Stats:
 
 
 class _TermArrays:
-    """One term's postings in this shard; the order is arbitrary (removal swaps in the last)."""
+    """One term's postings in this shard; the order is arbitrary (removal swaps in the last).
 
-    __slots__ = ("size", "slots", "tf")
+    Appends go to two Python lists first (a numpy scalar store costs ~20 us, a list append ~50
+    ns: indexing 9 documents per memory would spend most of its time there) and join the arrays
+    the next time a query or a removal needs them.
+    """
+
+    __slots__ = ("new_slots", "new_tf", "size", "slots", "tf")
 
     def __init__(self) -> None:
         import numpy as np
 
         self.size = 0
-        self.slots: NDArray[np.int32] = np.zeros(4, dtype=np.int32)
-        self.tf: NDArray[np.int32] = np.zeros(4, dtype=np.int32)
+        self.slots: NDArray[np.int32] = np.zeros(0, dtype=np.int32)
+        self.tf: NDArray[np.int32] = np.zeros(0, dtype=np.int32)
+        self.new_slots: list[int] = []
+        self.new_tf: list[int] = []
+
+    def __len__(self) -> int:
+        return self.size + len(self.new_slots)
 
     def append(self, slot: int, tf: int) -> None:
+        self.new_slots.append(slot)
+        self.new_tf.append(tf)
+
+    def settle(self) -> None:
+        """Move pending appends into the arrays (capacity doubles, so appends stay amortised O(1))."""
+        if not self.new_slots:
+            return
         import numpy as np
 
-        if self.size == len(self.slots):
-            self.slots = np.concatenate([self.slots, np.zeros_like(self.slots)])
-            self.tf = np.concatenate([self.tf, np.zeros_like(self.tf)])
-        self.slots[self.size] = slot
-        self.tf[self.size] = tf
-        self.size += 1
+        size, extra = self.size, len(self.new_slots)
+        if size + extra > len(self.slots):
+            capacity = max(4, 2 * (size + extra))
+            slots, tf = np.zeros(capacity, dtype=np.int32), np.zeros(capacity, dtype=np.int32)
+            slots[:size], tf[:size] = self.slots[:size], self.tf[:size]
+            self.slots, self.tf = slots, tf
+        self.slots[size : size + extra] = self.new_slots
+        self.tf[size : size + extra] = self.new_tf
+        self.size = size + extra
+        self.new_slots, self.new_tf = [], []
+
+    def __getstate__(self) -> tuple[int, NDArray[np.int32], NDArray[np.int32]]:
+        self.settle()
+        return self.size, self.slots[: self.size].copy(), self.tf[: self.size].copy()
+
+    def __setstate__(self, state: Any) -> None:
+        if isinstance(state, tuple) and len(state) == 2:  # the default form of a slots class
+            state = tuple(state[1][name] for name in ("size", "slots", "tf"))
+        self.size, self.slots, self.tf = state
+        self.new_slots, self.new_tf = [], []
 
     def discard(self, slot: int) -> None:
         import numpy as np
 
+        self.settle()
         at = int(np.flatnonzero(self.slots[: self.size] == slot)[0])
         last = self.size - 1
         self.slots[at] = self.slots[last]
@@ -139,7 +171,7 @@ class ArrayBm25:
         for term in terms:
             arrays = self._arrays[term]
             arrays.discard(slot)
-            if not arrays.size:
+            if not len(arrays):
                 del self._arrays[term]
         self.stats.remove(terms, int(self._doc_len[slot]))
         self._doc_len[slot] = 0
@@ -164,6 +196,7 @@ class ArrayBm25:
             arrays = self._arrays.get(term)
             if arrays is None:
                 continue
+            arrays.settle()
             df = stats.df[term]
             slots, tf = arrays.slots[: arrays.size], arrays.tf[: arrays.size]
             weight = repeats * math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))

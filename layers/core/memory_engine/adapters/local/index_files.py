@@ -317,7 +317,7 @@ def _link(state: TenantState) -> None:
         bm25 = shard.bm25
         bm25.stats = kind_stats
         for term, arrays in bm25._arrays.items():
-            kind_stats.df[term] = kind_stats.df.get(term, 0) + arrays.size
+            kind_stats.df[term] = kind_stats.df.get(term, 0) + len(arrays)
         kind_stats.n_docs += len(bm25)
         kind_stats.total_len += int(bm25._doc_len.sum())
         for doc_id, meta in shard.meta.items():
