@@ -129,6 +129,10 @@ class ExactVectors(Vectors):
     def vector(self, doc_id: str) -> Matrix:
         return self.matrix[self.row_of[doc_id]]
 
+    def cosines(self, doc_ids: list[str], query: Matrix) -> list[float]:
+        rows = self.matrix[[self.row_of[doc_id] for doc_id in doc_ids]]
+        return [float(x) for x in rows @ query]
+
 
 class GraphVectors(Vectors):
     """An HNSW graph over integer labels; a doc id keeps its label for the graph's lifetime.
@@ -211,6 +215,16 @@ class GraphVectors(Vectors):
         import numpy as np
 
         return np.asarray(self.graph.get_vector(self.label_of[doc_id]), dtype=np.float32)
+
+    def cosines(self, doc_ids: list[str], query: Matrix) -> list[float]:
+        import numpy as np
+
+        if not doc_ids:
+            return []
+        rows = np.asarray(
+            self.graph.get_vectors([self.label_of[doc_id] for doc_id in doc_ids]), dtype=np.float32
+        )
+        return [float(x) for x in rows @ query]
 
     # -- persistence: the graph goes to its own file, the labels with the shard ---------------
 
