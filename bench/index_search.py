@@ -92,7 +92,8 @@ def main() -> None:
         started = time.perf_counter()
         index = _build(args, size, rng)
         build_s = time.perf_counter() - started
-        bm25 = index._tenants["bench"].bm25["memory"]  # private, read only to report the workload
+        shard = index.tenants["bench"].shards["memory", "thread-0"]
+        bm25 = shard.bm25  # read only, to report the workload
         queries = [
             (
                 " ".join(_words(rng, args.query_words, args.zipf, args.stop)),
@@ -101,7 +102,8 @@ def main() -> None:
             for _ in range(args.queries)
         ]
         touched = statistics.mean(
-            sum(len(bm25._postings.get(term, ())) for term in tokenize(text)) for text, _ in queries
+            sum(len(bm25._arrays[term]) for term in tokenize(text) if term in bm25._arrays)
+            for text, _ in queries
         )
         total: list[float] = []
         dense: list[float] = []
@@ -113,7 +115,7 @@ def main() -> None:
                 sink.append((time.perf_counter() - started) * 1000)
         row = {
             "docs": size,
-            "docs_in_thread": len(index._tenants["bench"].blocks["memory", "thread-0"]),
+            "docs_in_thread": len(shard),
             "build_s": round(build_s, 2),
             "postings_per_doc": round(touched / size, 2),
             "p50_ms": round(statistics.median(total), 2),

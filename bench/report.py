@@ -55,22 +55,27 @@ def embedding(result: dict[str, Any]) -> list[str]:
 def retrieve(result: dict[str, Any]) -> list[str]:
     lines = [
         f"Retrieve latency (`python -m bench.retrieve_latency`; {_machine(result)}; query embedding "
-        "excluded):",
+        "excluded; ANN = the default index, exact = the same shards scanned exactly, same run):",
         "",
-        "| memories | callers | p50 ms | p95 ms | calls/s |",
-        "|---|---|---|---|---|",
+        "| memories | index documents | index | callers | p50 ms | p95 ms | calls/s |",
+        "|---|---|---|---|---|---|---|",
     ]
     for row in result["rows"]:
         lines.append(
-            f"| {row['memories']:,} | {row['callers']} | {row['p50_ms']:.1f} | {row['p95_ms']:.1f} "
-            f"| {row['calls_per_s']:,.0f} |"
+            f"| {row['memories']:,} | {row.get('documents', 0):,} | {row.get('index', 'exact')} "
+            f"| {row['callers']} | {row['p50_ms']:.1f} | {row['p95_ms']:.1f} | {row['calls_per_s']:,.0f} |"
         )
+    recall = result.get("recall", [])
+    if recall:
+        lines += ["", "| memories | kind | candidates k | ANN recall@10 vs exact |", "|---|---|---|---|"]
+        lines += [f"| {r['memories']:,} | {r['kind']} | {r['k']} | {r['recall_at_10']:.3f} |" for r in recall]
     model = result["query_embedding"]
-    lines += [
-        "",
-        f"Query embedding, apart (ONNX, one query): p50 {model['p50_ms']:.1f} ms, "
-        f"p95 {model['p95_ms']:.1f} ms.",
-    ]
+    if model:
+        lines += [
+            "",
+            f"Query embedding, apart (ONNX, one query): p50 {model['p50_ms']:.1f} ms, "
+            f"p95 {model['p95_ms']:.1f} ms.",
+        ]
     for name, target in result["targets"].items():
         lines.append(
             f"- {name}: {target['value']:.2f} (target {target['target']}) — "

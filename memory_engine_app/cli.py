@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
 from memory_engine.errors import MemoryEngineError
-from memory_engine.ports import Embedder, SearchIndex
+from memory_engine.ports import Embedder, SearchIndex, Store
 from memory_engine_app.cli_admin import ADMIN_COMMANDS, add_admin_commands, run_admin
+
+if TYPE_CHECKING:
+    from memory_engine.settings import Settings
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -79,17 +83,50 @@ def reindex(tenant: str | None, reembed: bool = False) -> int:
         if reembed:
             embedder = wiring.build_embedder(settings)
     else:
+        from memory_engine.adapters.local.sqlite_store import SqliteStore
+
+        store = wiring.build_store(settings)
+        if isinstance(store, SqliteStore):
+            if reembed:
+                _reembed(store, wiring.build_embedder(settings), tenant)
+            return _reindex_local(settings, store, tenant)
         engine = wiring.engine()
         store, index, embedder = engine.store, engine.index, engine.embedder
     if reembed and embedder is not None:
-        from memory_engine.usecases.reembed import reembed as reembed_memories
-
-        with tqdm(unit=" memories", desc="re-embed") as bar:
-            done = reembed_memories(store, embedder, tenant, progress=lambda n: bar.update(n - bar.n))
-        print(f"re-embedded {done} memories", file=sys.stderr)
+        _reembed(store, embedder, tenant)
     with tqdm(unit=" memories", desc="reindex") as bar:
         count = rebuild(store, index, tenant, progress=lambda n: bar.update(n - bar.n))
     print(f"indexed {count} memories", file=sys.stderr)
+    return 0
+
+
+def _reembed(store: Store, embedder: Embedder, tenant: str | None) -> None:
+    from tqdm import tqdm
+
+    from memory_engine.usecases.reembed import reembed as reembed_memories
+
+    with tqdm(unit=" memories", desc="re-embed") as bar:
+        done = reembed_memories(store, embedder, tenant, progress=lambda n: bar.update(n - bar.n))
+    print(f"re-embedded {done} memories", file=sys.stderr)
+
+
+def _reindex_local(settings: Settings, store: Store, tenant: str | None) -> int:
+    """Rebuild the persisted local index from scratch (every tenant), or one tenant's part of it;
+    run it while no server uses the same data folder (the index files have one writer)."""
+    from tqdm import tqdm
+
+    from memory_engine import wiring
+    from memory_engine.adapters.local.index_files import PersistedIndex
+    from memory_engine.usecases.indexing import rebuild
+
+    threshold = settings.local_index_ann_threshold or None
+    if tenant is None:
+        index = PersistedIndex(wiring.local_index_path(settings), threshold)
+    else:
+        index = wiring.open_local_index(settings, store)
+    with index.bulk(), tqdm(unit=" memories", desc="reindex") as bar:
+        count = rebuild(store, index, tenant, progress=lambda n: bar.update(n - bar.n))
+    print(f"indexed {count} memories into {index.directory}", file=sys.stderr)
     return 0
 
 

@@ -275,4 +275,7 @@ def serve(host: str = "127.0.0.1", port: int | None = None) -> None:
     finally:
         server.server_close()
         worker.stop()
+        close_index = getattr(engine.index, "close", None)  # the persisted local index: checkpoint
+        if callable(close_index):
+            close_index()
         print("memory-engine stopped", flush=True)

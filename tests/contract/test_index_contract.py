@@ -1,6 +1,7 @@
 """SearchIndex contract: the same assertions for every backend that can run here.
 
-The local in-process index always; the OpenSearch adapter when OPENSEARCH_URL points at a cluster
+The local in-process index always, exact and with HNSW graphs (`local-ann`); the OpenSearch
+adapter when OPENSEARCH_URL points at a cluster
 (a test index of its own per test, created and dropped; OPENSEARCH_SERVICE `es` or `aoss`, default
 `es`, and OPENSEARCH_ANALYZER, default `standard`, describe it). Tenants are unique per test so a
 shared cluster is safe. Vectors are hand-made 8-dimensional directions, so no model is loaded.
@@ -37,6 +38,14 @@ def _local_locked() -> Iterator[SearchIndex]:
 
 
 @contextmanager
+def _local_ann() -> Iterator[SearchIndex]:
+    # A threshold of one document: every shard is an HNSW graph from its first document on.
+    from memory_engine.adapters.local.memory_index import LocalSearchIndex
+
+    yield LocalSearchIndex(ann_threshold=1)
+
+
+@contextmanager
 def _opensearch() -> Iterator[SearchIndex]:
     url = os.environ.get("OPENSEARCH_URL")
     if not url:
@@ -61,6 +70,7 @@ def _opensearch() -> Iterator[SearchIndex]:
 _FACTORIES: dict[str, Callable[[], AbstractContextManager[SearchIndex]]] = {
     "local": _local,
     "local-locked": _local_locked,
+    "local-ann": _local_ann,
     "opensearch": _opensearch,
 }
 

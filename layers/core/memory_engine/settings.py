@@ -65,6 +65,9 @@ class Settings(BaseSettings):
 
     retrieve_default_limit: int = Field(5, ge=1)
     retrieve_max_limit: int = Field(50, ge=1)
+    # Local index: a thread's documents of one kind are scanned exactly up to this many, searched
+    # in an HNSW graph past it (0: always exact). Its files live beside the SQLite file.
+    local_index_ann_threshold: int = Field(20_000, ge=0)
 
     worker_poll_seconds: float = Field(0.05, gt=0)
     worker_max_receives: int = Field(5, ge=1, description="deliveries before a job is parked as dead")

@@ -7,6 +7,7 @@ configuration picks the adapter that needs them, so a handler's cold start pays 
 from __future__ import annotations
 
 from functools import lru_cache
+from pathlib import Path
 from threading import Lock
 from typing import TYPE_CHECKING
 
@@ -29,6 +30,7 @@ from memory_engine.settings import Settings, get_settings
 
 if TYPE_CHECKING:
     from memory_engine.adapters.aws.opensearch_index import OpenSearchIndex
+    from memory_engine.adapters.local.index_files import PersistedIndex
     from memory_engine.adapters.openai import LlmExtractor
     from memory_engine.extraction.facts import FactExtractor
 
@@ -108,13 +110,17 @@ def build_queue(settings: Settings) -> Queue:
 def build_index(settings: Settings, store: Store) -> SearchIndex:
     if settings.opensearch_url:
         return build_opensearch_index(settings)
-    # Without OpenSearch (refused inside Lambda by the settings), tests and local runs rebuild an
-    # in-memory index from whichever store is configured.
+    # Without OpenSearch (refused inside Lambda by the settings): an in-process index. Beside the
+    # SQLite store it is persisted next to the database file and loaded at start; beside any other
+    # store (DynamoDB without OpenSearch, in tests) it is rebuilt from the store in memory.
     from memory_engine.adapters.local.memory_index import LocalSearchIndex
+    from memory_engine.adapters.local.sqlite_store import SqliteStore
     from memory_engine.usecases.indexing import rebuild
 
-    # The local index lives in memory: it is rebuilt from the store, the system of record.
-    index = LocalSearchIndex()
+    threshold = settings.local_index_ann_threshold or None
+    if isinstance(store, SqliteStore):
+        return open_local_index(settings, store)
+    index = LocalSearchIndex(ann_threshold=threshold)
     rebuild(store, index)
     return index
 
@@ -127,6 +133,34 @@ def shared_index(settings: Settings, index: SearchIndex) -> SearchIndex:
     from memory_engine.adapters.local.locked import LockedIndex
 
     return LockedIndex(index)
+
+
+def local_index_path(settings: Settings) -> Path:
+    """The local index's folder: beside the SQLite file, named after it."""
+    return Path(database_path(settings) + ".index")
+
+
+def open_local_index(settings: Settings, store: Store, fresh: bool = False) -> PersistedIndex:
+    """Load the persisted local index, checked against the store (see adapters/local/index_files):
+    missing, damaged or `fresh` → rebuilt from the store; behind or ahead of it → the difference
+    indexed or deleted. Either way it is checkpointed before the engine uses it."""
+    from memory_engine.adapters.local.index_files import IndexFileError, PersistedIndex, stored_memory_ids
+    from memory_engine.usecases.index_sync import logged_rebuild, sync
+
+    directory = local_index_path(settings)
+    threshold = settings.local_index_ann_threshold or None
+    try:
+        if fresh:
+            raise IndexFileError("a rebuild was asked for")
+        index = PersistedIndex.load(directory, threshold)
+    except IndexFileError as why:
+        index = PersistedIndex(directory, threshold)
+        with index.bulk():
+            logged_rebuild(store, index, str(why))
+        return index
+    with index.bulk():
+        sync(store, index, index.memory_ids(), stored_memory_ids(Path(database_path(settings))))
+    return index
 
 
 def build_opensearch_index(settings: Settings) -> OpenSearchIndex:

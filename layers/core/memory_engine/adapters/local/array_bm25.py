@@ -2,10 +2,14 @@
 
 The pure-Python `Bm25` walks postings one by one, which is fine for a few hundred buffered turns
 but costs ~80 ms when a query's terms have ~100k postings. Here each document holds an integer
-slot, and a term's postings become arrays the first time a query uses the term; later writes
-update those arrays in place, so a query is a handful of vector operations. Every document also
-carries a group label (the local index uses its thread), so filtering is one mask. numpy is
-imported lazily.
+slot and each term its postings as two growable int32 arrays (slots, term frequencies), updated in
+place by writes, so a query is a handful of vector operations over the postings of its own terms.
+
+The local index keeps one `ArrayBm25` per (kind, thread) shard, so a query never touches another
+thread's postings, and shares one `Bm25Stats` between the shards of a kind: document frequencies,
+document count and average length are the kind's, as one field of one OpenSearch index has them.
+Documents may also carry a group label, for callers that keep several groups in one instance.
+numpy is imported lazily; instances pickle (the persisted index stores them).
 """
 
 from __future__ import annotations
@@ -13,45 +17,103 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-__all__ = ["ArrayBm25"]
+__all__ = ["ArrayBm25", "Bm25Stats"]
 
 _MIN_SLOTS = 64
 
 
+class Bm25Stats:
+    """Collection statistics shared by every shard of one kind: N, total length, df per term."""
+
+    __slots__ = ("df", "n_docs", "total_len")
+
+    def __init__(self) -> None:
+        self.df: dict[str, int] = {}
+        self.n_docs = 0
+        self.total_len = 0
+
+    def add(self, terms: Iterable[str], length: int) -> None:
+        df = self.df
+        for term in terms:
+            df[term] = df.get(term, 0) + 1
+        self.n_docs += 1
+        self.total_len += length
+
+    def remove(self, terms: Iterable[str], length: int) -> None:
+        df = self.df
+        for term in terms:
+            left = df[term] - 1
+            if left:
+                df[term] = left
+            else:
+                del df[term]
+        self.n_docs -= 1
+        self.total_len -= length
+
+
 class _TermArrays:
-    """One term's postings as growable arrays; the order is arbitrary (removal swaps in the last)."""
+    """One term's postings in this shard; the order is arbitrary (removal swaps in the last).
 
-    __slots__ = ("size", "slots", "tf")
+    Appends go to two Python lists first (a numpy scalar store costs ~20 us, a list append ~50
+    ns: indexing 9 documents per memory would spend most of its time there) and join the arrays
+    the next time a query or a removal needs them.
+    """
 
-    def __init__(self, postings: dict[int, int]) -> None:
+    __slots__ = ("new_slots", "new_tf", "size", "slots", "tf")
+
+    def __init__(self) -> None:
         import numpy as np
 
-        self.size = len(postings)
-        capacity = max(8, 2 * self.size)
-        self.slots: NDArray[np.intp] = np.zeros(capacity, dtype=np.intp)
-        self.tf: NDArray[np.float64] = np.zeros(capacity)
-        self.slots[: self.size] = np.fromiter(postings.keys(), dtype=np.intp, count=self.size)
-        self.tf[: self.size] = np.fromiter(postings.values(), dtype=np.float64, count=self.size)
+        self.size = 0
+        self.slots: NDArray[np.int32] = np.zeros(0, dtype=np.int32)
+        self.tf: NDArray[np.int32] = np.zeros(0, dtype=np.int32)
+        self.new_slots: list[int] = []
+        self.new_tf: list[int] = []
+
+    def __len__(self) -> int:
+        return self.size + len(self.new_slots)
 
     def append(self, slot: int, tf: int) -> None:
+        self.new_slots.append(slot)
+        self.new_tf.append(tf)
+
+    def settle(self) -> None:
+        """Move pending appends into the arrays (capacity doubles, so appends stay amortised O(1))."""
+        if not self.new_slots:
+            return
         import numpy as np
 
-        if self.size == len(self.slots):
-            self.slots = np.concatenate([self.slots, np.zeros_like(self.slots)])
-            self.tf = np.concatenate([self.tf, np.zeros_like(self.tf)])
-        self.slots[self.size] = slot
-        self.tf[self.size] = tf
-        self.size += 1
+        size, extra = self.size, len(self.new_slots)
+        if size + extra > len(self.slots):
+            capacity = max(4, 2 * (size + extra))
+            slots, tf = np.zeros(capacity, dtype=np.int32), np.zeros(capacity, dtype=np.int32)
+            slots[:size], tf[:size] = self.slots[:size], self.tf[:size]
+            self.slots, self.tf = slots, tf
+        self.slots[size : size + extra] = self.new_slots
+        self.tf[size : size + extra] = self.new_tf
+        self.size = size + extra
+        self.new_slots, self.new_tf = [], []
+
+    def __getstate__(self) -> tuple[int, NDArray[np.int32], NDArray[np.int32]]:
+        self.settle()
+        return self.size, self.slots[: self.size].copy(), self.tf[: self.size].copy()
+
+    def __setstate__(self, state: Any) -> None:
+        if isinstance(state, tuple) and len(state) == 2:  # the default form of a slots class
+            state = tuple(state[1][name] for name in ("size", "slots", "tf"))
+        self.size, self.slots, self.tf = state
+        self.new_slots, self.new_tf = [], []
 
     def discard(self, slot: int) -> None:
         import numpy as np
 
+        self.settle()
         at = int(np.flatnonzero(self.slots[: self.size] == slot)[0])
         last = self.size - 1
         self.slots[at] = self.slots[last]
@@ -60,22 +122,21 @@ class _TermArrays:
 
 
 class ArrayBm25:
-    """Inverted index over string ids with a group label per document; same formula as `Bm25`."""
+    """Inverted index over string ids (optionally labelled by group); same formula as `Bm25`."""
 
-    def __init__(self, k1: float = 1.2, b: float = 0.75) -> None:
+    def __init__(self, k1: float = 1.2, b: float = 0.75, stats: Bm25Stats | None = None) -> None:
         import numpy as np
 
         self.k1 = k1
         self.b = b
+        self.stats = stats if stats is not None else Bm25Stats()
         self._slot_of: dict[str, int] = {}
         self._ids: list[str] = []  # by slot; a free slot keeps a stale id that nothing points at
         self._free: list[int] = []
         self._doc_len: NDArray[np.float64] = np.zeros(_MIN_SLOTS)
         self._group: NDArray[np.int32] = np.full(_MIN_SLOTS, -1, dtype=np.int32)  # -1: free slot
-        self._postings: dict[str, dict[int, int]] = {}  # term -> slot -> term frequency
         self._doc_terms: dict[int, tuple[str, ...]] = {}
-        self._arrays: dict[str, _TermArrays] = {}  # only for terms some query has used
-        self._total_len = 0
+        self._arrays: dict[str, _TermArrays] = {}
 
     def __len__(self) -> int:
         return len(self._slot_of)
@@ -92,70 +153,60 @@ class ArrayBm25:
         slot = self._take_slot(doc_id)
         counts = Counter(tokens)
         for term, tf in counts.items():
-            self._postings.setdefault(term, {})[slot] = tf
             arrays = self._arrays.get(term)
-            if arrays is not None:
-                arrays.append(slot, tf)
+            if arrays is None:
+                arrays = self._arrays[term] = _TermArrays()
+            arrays.append(slot, tf)
         self._doc_terms[slot] = tuple(counts)
         length = sum(counts.values())
         self._doc_len[slot] = length
         self._group[slot] = group
-        self._total_len += length
+        self.stats.add(counts, length)
 
     def remove(self, doc_id: str) -> None:
         slot = self._slot_of.pop(doc_id, None)
         if slot is None:
             return
-        for term in self._doc_terms.pop(slot):
-            postings = self._postings[term]
-            del postings[slot]
-            if not postings:
-                del self._postings[term]
-                self._arrays.pop(term, None)
-            elif term in self._arrays:
-                self._arrays[term].discard(slot)
-        self._total_len -= int(self._doc_len[slot])
+        terms = self._doc_terms.pop(slot)
+        for term in terms:
+            arrays = self._arrays[term]
+            arrays.discard(slot)
+            if not len(arrays):
+                del self._arrays[term]
+        self.stats.remove(terms, int(self._doc_len[slot]))
         self._doc_len[slot] = 0
         self._group[slot] = -1
         self._free.append(slot)
 
-    def scores(self, query_tokens: Iterable[str], groups: Sequence[int]) -> NDArray[np.float64]:
-        """BM25 score per slot for documents in `groups`; 0 for the others and for free slots.
-
-        Collection statistics (N, df, avgdl) are over every group, as in `Bm25.scores`.
-        """
+    def scores(self, query_tokens: Iterable[str], groups: Sequence[int] | None = None) -> NDArray[np.float64]:
+        """BM25 score per slot (documents of `groups` only, every group when None); 0 for the
+        others and for free slots. Collection statistics are the shared `stats`."""
         import numpy as np
 
         capacity = len(self._ids)
         out = np.zeros(capacity)
-        n_docs = len(self._slot_of)
-        if n_docs == 0:
+        stats = self.stats
+        if not self._slot_of or stats.n_docs == 0:
             return out
-        avgdl = self._total_len / n_docs or 1.0
+        n_docs = stats.n_docs
+        avgdl = stats.total_len / n_docs or 1.0
         base = self.k1 * (1.0 - self.b)
         per_len = self.k1 * self.b / avgdl
         for term, repeats in Counter(query_tokens).items():
-            arrays = self._term_arrays(term)
+            arrays = self._arrays.get(term)
             if arrays is None:
                 continue
-            df = arrays.size
-            slots, tf = arrays.slots[:df], arrays.tf[:df]
+            arrays.settle()
+            df = stats.df[term]
+            slots, tf = arrays.slots[: arrays.size], arrays.tf[: arrays.size]
             weight = repeats * math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
             # Slots are unique within a term, so a fancy-indexed += adds each posting once.
             out[slots] += weight * tf / (tf + base + per_len * self._doc_len[slots])
-        labels = self._group[:capacity]
-        inside = labels == groups[0] if len(groups) == 1 else np.isin(labels, np.asarray(groups))
-        out[~inside] = 0.0
+        if groups is not None:
+            labels = self._group[:capacity]
+            inside = labels == groups[0] if len(groups) == 1 else np.isin(labels, np.asarray(groups))
+            out[~inside] = 0.0
         return out
-
-    def _term_arrays(self, term: str) -> _TermArrays | None:
-        arrays = self._arrays.get(term)
-        if arrays is None:
-            postings = self._postings.get(term)
-            if not postings:
-                return None
-            arrays = self._arrays[term] = _TermArrays(postings)
-        return arrays
 
     def _take_slot(self, doc_id: str) -> int:
         import numpy as np

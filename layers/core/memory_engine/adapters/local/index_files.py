@@ -1,0 +1,386 @@
+"""The local index on disk, beside the SQLite file: per-shard snapshots plus an append-only journal.
+
+Layout of the folder (`memory-engine.sqlite3.index/`):
+- `manifest.json`: format version, generation, and per shard its files with size and CRC-32;
+- `shard-<id>-<generation>.pkl`: one shard's postings, metadata and (exact shards) vectors;
+- `shard-<id>-<generation>.hnsw`: a graph shard's HNSW graph (voyager's own format);
+- `journal-<generation>.log`: every write since that generation's snapshot, appended as it
+  happens (length, CRC-32, pickled record), so a write never rewrites a file.
+
+A checkpoint (journal past `journal_limit` documents, and at close) writes the shards that writes
+touched since the last one, fsyncs them, swaps the manifest in atomically, starts a new journal
+and removes files nothing names any more. Loading checks every named file's size and CRC-32 and
+raises `IndexFileError` on anything missing, short or different; a torn journal tail (a crash in
+mid-append) is dropped and logged. The store stays the system of record: `usecases.index_sync`
+compares what was loaded with the store and indexes the difference, or rebuilds from scratch.
+
+The folder is trusted like the SQLite file beside it (pickle), and written by one process.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import pickle
+import struct
+import zlib
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, Any
+
+from memory_engine.adapters.local.array_bm25 import Bm25Stats
+from memory_engine.adapters.local.memory_index import (
+    DEFAULT_ANN_THRESHOLD,
+    LocalSearchIndex,
+    Shard,
+    ShardKey,
+    TenantState,
+)
+from memory_engine.adapters.local.vectors import ExactVectors, GraphParams, GraphVectors
+from memory_engine.ports import IndexDocument
+
+__all__ = ["FORMAT_VERSION", "IndexFileError", "PersistedIndex", "stored_memory_ids"]
+
+log = logging.getLogger("memory_engine.index")
+
+FORMAT_VERSION = 1
+MANIFEST = "manifest.json"
+DEFAULT_JOURNAL_LIMIT = 20_000  # documents journaled before a checkpoint (bounds replay at start)
+_HEADER = struct.Struct("<II")  # payload length, CRC-32 of the payload
+
+
+class IndexFileError(Exception):
+    """The index folder is missing, from another format, or damaged: rebuild it from the store."""
+
+
+class PersistedIndex(LocalSearchIndex):
+    """A `LocalSearchIndex` whose every write is applied, then journaled in `directory`, under the
+    index's lock (so the journal's order is the order writes took effect)."""
+
+    def __init__(
+        self,
+        directory: Path,
+        ann_threshold: int | None = DEFAULT_ANN_THRESHOLD,
+        graph: GraphParams | None = None,
+        journal_limit: int = DEFAULT_JOURNAL_LIMIT,
+    ) -> None:
+        super().__init__(ann_threshold, graph)
+        self.directory = directory
+        self.journal_limit = journal_limit
+        self.generation = _current_generation(directory)  # a fresh index never reuses file names
+        self._bulk = False
+        self._entries: dict[tuple[str, ShardKey], dict[str, Any]] = {}  # manifest entry per shard
+        self._journal: IO[bytes] | None = None
+        self._journaled = 0
+
+    # -- writes: memory, then the journal ------------------------------------------------------
+
+    def upsert(self, docs: Sequence[IndexDocument]) -> None:
+        if not docs:
+            return
+        import numpy as np
+
+        with self.lock:
+            record = [
+                (doc.model_dump(exclude={"vector"}), np.asarray(doc.vector, dtype=np.float32)) for doc in docs
+            ]
+            super().upsert(docs)  # validates first: a refused batch is not journaled
+            self._append(("upsert", record), len(docs))
+
+    def delete(self, tenant: str, doc_ids: Sequence[str]) -> None:
+        with self.lock:
+            super().delete(tenant, doc_ids)
+            self._append(("delete", tenant, list(doc_ids)), len(doc_ids))
+
+    def clear(self, tenant: str | None = None) -> None:
+        with self.lock:
+            super().clear(tenant)
+            self._append(("clear", tenant), 1)
+
+    @contextmanager
+    def bulk(self) -> Iterator[None]:
+        """Writes inside are not journaled; one checkpoint at the end persists them (rebuilds:
+        journaling a whole store would write it twice). A crash inside loses them from the index
+        only: the next start finds the index behind the store and catches up."""
+        with self.lock:
+            self._bulk, self.insert_threads = True, -1
+            try:
+                yield
+            finally:
+                self._bulk, self.insert_threads = False, 1
+                self.checkpoint()
+
+    def _append(self, record: tuple[Any, ...], weight: int) -> None:
+        if self._bulk:
+            return
+        if self._journal is None:
+            self._journal = open(self.directory / _journal_name(self.generation), "ab")  # noqa: SIM115
+        payload = pickle.dumps(record, protocol=pickle.HIGHEST_PROTOCOL)
+        self._journal.write(_HEADER.pack(len(payload), zlib.crc32(payload)) + payload)
+        self._journal.flush()  # in the OS's hands: a crash of this process loses nothing
+        self._journaled += weight
+        if self._journaled >= self.journal_limit:
+            self.checkpoint()
+
+    # -- checkpoint ---------------------------------------------------------------------------
+
+    def checkpoint(self) -> None:
+        """Write the shards changed since the last checkpoint and a new manifest; empty the journal."""
+        with self.lock:
+            if not self.dirty and self._journaled == 0 and (self.directory / MANIFEST).exists():
+                return
+            self.directory.mkdir(parents=True, exist_ok=True)
+            generation = self.generation + 1
+            live = {(tenant, key): shard for tenant, key, shard in self.shards()}
+            entries = {where: entry for where, entry in self._entries.items() if where in live}
+            for where in self.dirty:
+                if where in live:
+                    entries[where] = _write_shard(
+                        self.directory, where, live[where], self.tenants[where[0]].dim, generation
+                    )
+            manifest = {
+                "format": FORMAT_VERSION,
+                "generation": generation,
+                "shards": list(entries.values()),
+            }
+            _atomic_write(self.directory / MANIFEST, json.dumps(manifest).encode())
+            if self._journal is not None:
+                self._journal.close()
+                self._journal = None
+            (self.directory / _journal_name(generation)).write_bytes(b"")
+            self.generation, self._entries, self._journaled = generation, entries, 0
+            self.dirty.clear()
+            _remove_unnamed(self.directory, entries.values(), generation)
+
+    def close(self) -> None:
+        """Checkpoint what the journal holds, so the next start loads without replaying."""
+        with self.lock:
+            self.checkpoint()
+            if self._journal is not None:
+                self._journal.close()
+                self._journal = None
+
+    # -- load ---------------------------------------------------------------------------------
+
+    @classmethod
+    def load(
+        cls,
+        directory: Path,
+        ann_threshold: int | None = DEFAULT_ANN_THRESHOLD,
+        graph: GraphParams | None = None,
+        journal_limit: int = DEFAULT_JOURNAL_LIMIT,
+    ) -> PersistedIndex:
+        """The index as the folder holds it (snapshot plus journal), or IndexFileError."""
+        index = cls(directory, ann_threshold, graph, journal_limit)
+        try:
+            manifest = json.loads((directory / MANIFEST).read_bytes())
+        except FileNotFoundError as error:
+            raise IndexFileError(f"no index manifest at {directory / MANIFEST}") from error
+        except ValueError as error:
+            raise IndexFileError(f"the index manifest {directory / MANIFEST} is not JSON") from error
+        if not isinstance(manifest, dict) or manifest.get("format") != FORMAT_VERSION:
+            raise IndexFileError(f"the index at {directory} has another format than {FORMAT_VERSION}")
+        try:
+            for entry in manifest["shards"]:
+                tenant, key, shard, dim = _read_shard(directory, entry, index.graph)
+                state = index.tenants.get(tenant)
+                if state is None:
+                    state = index.tenants[tenant] = TenantState(dim)
+                state.shards[key] = shard
+                index._entries[(tenant, key)] = entry
+            generation = int(manifest["generation"])
+        except IndexFileError:
+            raise
+        except Exception as error:  # a damaged pickle or graph: whatever it raises
+            raise IndexFileError(
+                f"the index at {directory} could not be read ({type(error).__name__})"
+            ) from error
+        for state in index.tenants.values():
+            _link(state)
+        index.generation = generation
+        replayed = index._replay(directory / _journal_name(generation))
+        if replayed:
+            log.info("index: replayed %d journaled writes from %s", replayed, directory)
+        return index
+
+    def _replay(self, path: Path) -> int:
+        count = 0
+        for record in _records(path):
+            if record[0] == "upsert":
+                docs = [IndexDocument(**fields, vector=vector.tolist()) for fields, vector in record[1]]
+                LocalSearchIndex.upsert(self, docs)
+                self._journaled += len(docs)
+            elif record[0] == "delete":
+                LocalSearchIndex.delete(self, record[1], record[2])
+                self._journaled += len(record[2])
+            else:
+                LocalSearchIndex.clear(self, record[1])
+                self._journaled += 1
+            count += 1
+        return count
+
+
+def _current_generation(directory: Path) -> int:
+    try:
+        return int(json.loads((directory / MANIFEST).read_bytes())["generation"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return 0
+
+
+def stored_memory_ids(database: Path) -> dict[str, set[str]]:
+    """Per tenant, the memory ids the SQLite store holds (read-only; the index's high-water mark)."""
+    import sqlite3
+
+    conn = sqlite3.connect(f"file:{database}?mode=ro", uri=True)
+    try:
+        held: dict[str, set[str]] = {}
+        for tenant, memory_id in conn.execute("SELECT tenant, memory_id FROM memories"):
+            held.setdefault(tenant, set()).add(memory_id)
+        return held
+    except sqlite3.OperationalError:  # a fresh database: no table yet
+        return {}
+    finally:
+        conn.close()
+
+
+# -- shard files ------------------------------------------------------------------------------
+
+
+def _shard_name(where: tuple[str, ShardKey], generation: int) -> str:
+    tenant, (kind, thread) = where
+    digest = hashlib.sha256(f"{tenant}\0{kind}\0{thread}".encode()).hexdigest()[:20]
+    return f"shard-{digest}-{generation}"
+
+
+def _journal_name(generation: int) -> str:
+    return f"journal-{generation}.log"
+
+
+def _write_shard(
+    directory: Path, where: tuple[str, ShardKey], shard: Shard, dim: int, generation: int
+) -> dict[str, Any]:
+    name = _shard_name(where, generation)
+    files: dict[str, list[int]] = {}
+    vectors: Any = shard.vectors
+    if isinstance(vectors, GraphVectors):
+        graph_file = directory / f"{name}.hnsw"
+        vectors.save(str(graph_file))
+        _fsync(graph_file)
+        files[graph_file.name] = _size_and_crc(graph_file)
+        vectors = ("graph", graph_file.name, vectors.state())
+    payload = pickle.dumps(
+        {"meta": shard.meta, "bm25": shard.bm25, "vectors": vectors}, protocol=pickle.HIGHEST_PROTOCOL
+    )
+    _atomic_write(directory / f"{name}.pkl", payload)
+    files[f"{name}.pkl"] = [len(payload), zlib.crc32(payload)]
+    tenant, (kind, thread) = where
+    return {
+        "tenant": tenant,
+        "kind": kind,
+        "thread": thread,
+        "dim": dim,
+        "data": f"{name}.pkl",
+        "files": files,
+    }
+
+
+def _read_shard(
+    directory: Path, entry: dict[str, Any], params: GraphParams
+) -> tuple[str, ShardKey, Shard, int]:
+    for file_name, (size, crc) in entry["files"].items():
+        path = directory / file_name
+        if not path.is_file():
+            raise IndexFileError(f"index file {path} is missing")
+        if path.stat().st_size != size or _size_and_crc(path)[1] != crc:
+            raise IndexFileError(f"index file {path} is damaged (size or checksum differs)")
+    data = pickle.loads((directory / entry["data"]).read_bytes())
+    dim = int(entry["dim"])
+    vectors = data["vectors"]
+    if isinstance(vectors, tuple):
+        _, graph_file, state = vectors
+        vectors = GraphVectors.load(dim, params, str(directory / graph_file), state)
+    elif not isinstance(vectors, ExactVectors):
+        raise IndexFileError(f"index file {entry['data']} holds no vectors")
+    shard = Shard.__new__(Shard)
+    shard.vectors, shard.bm25, shard.meta = vectors, data["bm25"], data["meta"]
+    return entry["tenant"], (entry["kind"], entry["thread"]), shard, dim
+
+
+def _link(state: TenantState) -> None:
+    """Rebuild what the shards imply: where each document is, memories' parts, shared BM25 stats."""
+    stats: dict[str, Bm25Stats] = {}
+    for key, shard in state.shards.items():
+        kind_stats = stats.setdefault(key[0], Bm25Stats())
+        bm25 = shard.bm25
+        bm25.stats = kind_stats
+        for term, arrays in bm25._arrays.items():
+            kind_stats.df[term] = kind_stats.df.get(term, 0) + len(arrays)
+        kind_stats.n_docs += len(bm25)
+        kind_stats.total_len += int(bm25._doc_len.sum())
+        for doc_id, meta in shard.meta.items():
+            state.where[doc_id] = key
+            if meta[4]:
+                state.parts.setdefault(meta[4], set()).add(doc_id)
+    state.stats = stats  # type: ignore[assignment]
+
+
+def _records(path: Path) -> Iterator[tuple[Any, ...]]:
+    """The journal's records in order, up to the first torn or damaged one (logged, then dropped)."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return
+    at = 0
+    while at < len(data):
+        header = data[at : at + _HEADER.size]
+        if len(header) < _HEADER.size:
+            break
+        length, crc = _HEADER.unpack(header)
+        payload = data[at + _HEADER.size : at + _HEADER.size + length]
+        if len(payload) < length or zlib.crc32(payload) != crc:
+            break
+        yield pickle.loads(payload)
+        at += _HEADER.size + length
+    if at < len(data):
+        log.warning(
+            "index: journal %s ends in %d unreadable bytes (a torn write); they are ignored",
+            path,
+            len(data) - at,
+        )
+
+
+# -- files ------------------------------------------------------------------------------------
+
+
+def _size_and_crc(path: Path) -> list[int]:
+    crc = 0
+    with open(path, "rb") as handle:
+        while chunk := handle.read(1 << 22):
+            crc = zlib.crc32(chunk, crc)
+    return [path.stat().st_size, crc]
+
+
+def _atomic_write(path: Path, payload: bytes) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "wb") as handle:
+        handle.write(payload)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(tmp, path)
+
+
+def _fsync(path: Path) -> None:
+    with open(path, "rb+") as handle:
+        os.fsync(handle.fileno())
+
+
+def _remove_unnamed(directory: Path, entries: Any, generation: int) -> None:
+    named = {MANIFEST, _journal_name(generation)}
+    for entry in entries:
+        named.update(entry["files"])
+    for path in directory.iterdir():
+        if path.name not in named and (path.name.startswith(("shard-", "journal-")) or path.suffix == ".tmp"):
+            path.unlink(missing_ok=True)
