@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from functools import lru_cache
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from aws_lambda_powertools import Metrics, Tracer
 from aws_lambda_powertools.metrics import MetricUnit, single_metric
@@ -80,7 +80,7 @@ def traced(handler: Handler) -> Handler:
     found = tracer()
     if found is None or found.disabled:
         return handler
-    return found.capture_lambda_handler(handler, capture_response=False, capture_error=False)
+    return cast(Handler, found.capture_lambda_handler(handler, capture_response=False, capture_error=False))
 
 
 def trace_aws_calls() -> None:
