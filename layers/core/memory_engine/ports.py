@@ -77,6 +77,12 @@ class Store(Protocol):
         """Buffered turns of every session whose parent_session_uuid is in `threads`."""
         ...
 
+    def full_buffers(self, at_least: int) -> list[tuple[str, str]]:
+        """(tenant, session_uuid) of every session, of every tenant, that buffers `at_least` turns
+        or more, sorted: what the sweep queues extraction for (cost: the buffered turns, not the
+        whole store)."""
+        ...
+
     def save_memory(self, memory: Memory) -> bool:
         """Write the memory and mark its source turns extracted, only if all are still buffered.
 
@@ -174,10 +180,23 @@ class ReceivedJob(BaseModel):
     receive_count: int
 
 
-class JobSource(Protocol):
-    """The consumer side of a queue that the engine polls itself (the local worker).
+class DeadJob(BaseModel):
+    """A job parked after its last failed attempt, with what it failed on (for `jobs list|retry`).
 
-    On AWS the Lambda service polls SQS and hands the worker its records instead.
+    `error` is "" when the queue itself parked it (SQS redrive after a crash or a timeout)."""
+
+    id: str  # the dead letter's id in its queue (local row id; SQS message id)
+    job: Job
+    error: str = ""
+    receive_count: int = 0
+    dead_at: datetime | None = None
+
+
+class JobSource(Protocol):
+    """The consumer side of the queue: received jobs are acked, retried later, or parked as dead.
+
+    The local worker polls it itself; on AWS the Lambda service polls SQS and hands the worker its
+    records, and the worker settles failures through the same methods (`usecases.jobs.attempt`).
     """
 
     def receive(self, max_messages: int = 1, visibility_seconds: float = 30) -> list[ReceivedJob]: ...
@@ -185,6 +204,26 @@ class JobSource(Protocol):
     def ack(self, receipt: str) -> bool: ...
 
     def release(self, receipt: str) -> bool: ...
+
+    def retry_later(self, receipt: str, delay_seconds: float, error: str) -> bool:
+        """Deliver the job again after `delay_seconds` (its group waits meanwhile: FIFO order)."""
+        ...
+
+    def bury(self, message: ReceivedJob, error: str) -> None:
+        """Park the job among the dead letters with the error it failed on; it is no longer queued."""
+        ...
+
+
+class DeadLetters(Protocol):
+    """The dead jobs of a queue, for operators: list them, send them back to the queue."""
+
+    def dead_letters(self) -> list[DeadJob]:
+        """Every dead job, oldest first."""
+        ...
+
+    def redrive(self, ids: Sequence[str] | None = None) -> list[DeadJob]:
+        """Queue the dead jobs named by id (None: all) again, as new jobs; returns those queued."""
+        ...
 
 
 class IndexDocument(BaseModel):

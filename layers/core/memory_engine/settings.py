@@ -65,8 +65,14 @@ class Settings(BaseSettings):
     retrieve_max_limit: int = Field(50, ge=1)
 
     worker_poll_seconds: float = Field(0.05, gt=0)
-    worker_max_receives: int = Field(5, ge=1, description="deliveries before a job is parked as dead")
+    worker_max_receives: int = Field(3, ge=1, description="deliveries before a job is parked as dead")
     worker_visibility_seconds: float = Field(30.0, gt=0)
+    # A failed job waits about base·2^(n-1) s after its n-th failure (jittered), at most max.
+    worker_retry_base_seconds: float = Field(10.0, ge=0, description="backoff after a job's first failure")
+    worker_retry_max_seconds: float = Field(900.0, ge=0, description="longest backoff between attempts")
+    # Local worker: how often it queues a job for every session whose buffer holds a full batch
+    # with no job (also at start-up). On AWS a scheduled rule does it (infra: sweep_minutes).
+    worker_sweep_seconds: float = Field(300.0, gt=0, description="local sweep for stuck buffers")
 
     log_level: str = "INFO"
 
@@ -77,6 +83,7 @@ class Settings(BaseSettings):
     # -- AWS backend (backend == "aws"): see docs/dynamodb.md and docs/aws.md --
     table_name: str | None = Field(None, description="the single DynamoDB table")
     queue_url: str | None = Field(None, description="the SQS FIFO extraction queue")
+    dead_letter_url: str | None = Field(None, description="its dead-letter queue (default: from its redrive)")
     opensearch_url: str | None = Field(None, description="OpenSearch endpoint (https://...)")
     opensearch_service: Literal["aoss", "es"] = "aoss"
     opensearch_index: str = Field("memories", min_length=1)

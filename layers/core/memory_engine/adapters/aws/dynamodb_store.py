@@ -15,6 +15,7 @@ Every write that the engine's guarantees rest on is one conditional TransactWrit
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from itertools import islice
 
@@ -159,6 +160,20 @@ class DynamoDbStore:
             )
         turns = reads.turns(self.table, found)
         return sorted(turns, key=lambda turn: (turn.session_uuid, turn.seq))
+
+    def full_buffers(self, at_least: int) -> list[tuple[str, str]]:
+        # gsi1 is sparse (buffered turns only), so the scan reads what waits, not the table. The
+        # session is what follows the tenant's part of the turn's pk (taken as it is).
+        counts: Counter[tuple[str, str]] = Counter()
+        for item in self.table.scan(
+            IndexName=keys.GSI1,
+            ProjectionExpression="pk, #tenant",
+            ExpressionAttributeNames={"#tenant": "tenant"},
+        ):
+            tenant = items.required(item, "tenant")
+            session_uuid = items.required(item, "pk").removeprefix(keys.session_pk(tenant, ""))
+            counts[(tenant, session_uuid)] += 1
+        return sorted(session for session, count in counts.items() if count >= at_least)
 
     # -- memories ----------------------------------------------------------------------------
 

@@ -5,8 +5,11 @@
 - A received message is hidden for `visibility_seconds`; not acked by then, it is delivered again
   (also after a restart: the table is on disk and times are wall-clock).
 - Content-based dedup: sending a job identical to one still waiting in its group is a no-op.
-- A message received more than `max_receives` times is parked in a dead-letter table instead of
-  being delivered again, so a poison job can neither block its session nor be silently dropped.
+- A failed job is retried later (`retry_later`: hidden for a backoff delay, its error kept) or
+  parked at once (`bury`, with its error) by the worker. A message received more than
+  `max_receives` times is parked by the queue itself (a worker that crashed on it every time), so
+  a poison job can neither block its session nor be silently dropped.
+- Dead letters are listed (`dead_letters`) and queued again (`redrive`) by `memory-engine jobs`.
 """
 
 from __future__ import annotations
@@ -16,16 +19,17 @@ import logging
 import sqlite3
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 
 from memory_engine.adapters.local.sqlite_db import SqliteDatabase
 from memory_engine.models.messages import Job, parse_job
-from memory_engine.ports import ReceivedJob
+from memory_engine.ports import DeadJob, ReceivedJob
 
 log = logging.getLogger("memory_engine.queue")
 
-DEFAULT_MAX_RECEIVES = 5
+DEFAULT_MAX_RECEIVES = 3
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS queue_messages (
@@ -36,7 +40,8 @@ CREATE TABLE IF NOT EXISTS queue_messages (
     receive_count INTEGER NOT NULL DEFAULT 0,
     receipt TEXT,
     visible_at REAL NOT NULL DEFAULT 0,
-    sent_at REAL NOT NULL
+    sent_at REAL NOT NULL,
+    last_error TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS queue_messages_by_group ON queue_messages (group_id, id);
 CREATE UNIQUE INDEX IF NOT EXISTS queue_messages_by_receipt ON queue_messages (receipt);
@@ -47,16 +52,31 @@ CREATE TABLE IF NOT EXISTS queue_dead (
     body TEXT NOT NULL,
     receive_count INTEGER NOT NULL,
     sent_at REAL NOT NULL,
-    dead_at REAL NOT NULL
+    dead_at REAL NOT NULL,
+    error TEXT NOT NULL DEFAULT ''
 );
 """
 
-# The head (oldest message) of every group that can be delivered now: never received or released
-# (receipt NULL), or received but its visibility expired. A head in flight hides its whole group.
+# Columns added after the first release, for files written before them.
+_ADDED_COLUMNS = {
+    "queue_messages": ("last_error", "TEXT NOT NULL DEFAULT ''"),
+    "queue_dead": ("error", "TEXT NOT NULL DEFAULT ''"),
+}
+
+
+def _migrate(conn: sqlite3.Connection) -> None:
+    for table, (column, declaration) in _ADDED_COLUMNS.items():
+        columns = {row["name"] for row in conn.execute(f"PRAGMA table_info({table})")}
+        if column not in columns:
+            conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
+
+
+# The head (oldest message) of every group that can be delivered now: visible (never received,
+# released, past its visibility, or past its retry delay). A hidden head hides its whole group.
 _DELIVERABLE_HEADS = """
 SELECT m.id, m.group_id, m.body, m.receive_count FROM queue_messages AS m
 WHERE m.id = (SELECT MIN(id) FROM queue_messages WHERE group_id = m.group_id)
-  AND (m.receipt IS NULL OR m.visible_at <= ?)
+  AND m.visible_at <= ?
   AND m.group_id NOT IN (SELECT value FROM json_each(?))
 ORDER BY m.id
 LIMIT ?
@@ -78,7 +98,7 @@ class SqliteQueue:
     ) -> None:
         if max_receives < 1:
             raise ValueError(f"max_receives must be at least 1, got {max_receives}")
-        self._db = SqliteDatabase(path, _SCHEMA)
+        self._db = SqliteDatabase(path, _SCHEMA, migrate=_migrate)
         self._max_receives = max_receives
         # Wall-clock seconds, not monotonic: visibility deadlines must mean the same after a restart.
         self._clock = clock
@@ -149,11 +169,60 @@ class SqliteQueue:
             ).rowcount
             return updated > 0
 
+    def retry_later(self, receipt: str, delay_seconds: float, error: str) -> bool:
+        """Hide a delivered message for `delay_seconds` (a backoff), keeping the error it failed on.
+        False when the receipt is stale."""
+        with self._db.write() as conn:
+            updated = conn.execute(
+                "UPDATE queue_messages SET receipt = NULL, visible_at = ?, last_error = ? WHERE receipt = ?",
+                (self._clock() + max(0.0, delay_seconds), error, receipt),
+            ).rowcount
+            return updated > 0
+
+    def bury(self, message: ReceivedJob, error: str) -> None:
+        """Park a delivered message among the dead letters now, with the error it failed on."""
+        with self._db.write() as conn:
+            row = conn.execute(
+                "SELECT id FROM queue_messages WHERE receipt = ?", (message.receipt,)
+            ).fetchone()
+            if row is not None:
+                conn.execute("UPDATE queue_messages SET last_error = ? WHERE id = ?", (error, row["id"]))
+                self._bury(conn, row["id"], self._clock())
+
     def dead_jobs(self) -> list[Job]:
-        """Jobs parked after too many receives, oldest first."""
+        """Jobs parked as dead, oldest first."""
+        return [dead.job for dead in self.dead_letters()]
+
+    def dead_letters(self) -> list[DeadJob]:
+        """Every dead job with its error and receives, oldest first."""
         with self._db.read() as conn:
-            rows = conn.execute("SELECT body FROM queue_dead ORDER BY id").fetchall()
-        return [parse_job(row["body"]) for row in rows]
+            rows = conn.execute(
+                "SELECT id, body, receive_count, dead_at, error FROM queue_dead ORDER BY id"
+            ).fetchall()
+        return [
+            DeadJob(
+                id=str(row["id"]),
+                job=parse_job(row["body"]),
+                error=row["error"],
+                receive_count=row["receive_count"],
+                dead_at=datetime.fromtimestamp(row["dead_at"], UTC),
+            )
+            for row in rows
+        ]
+
+    def redrive(self, ids: Sequence[str] | None = None) -> list[DeadJob]:
+        """Queue the named dead jobs (None: all) again as new messages, in the order they died."""
+        wanted = None if ids is None else set(ids)
+        moved = [dead for dead in self.dead_letters() if wanted is None or dead.id in wanted]
+        with self._db.write() as conn:
+            for dead in moved:
+                # A new message, not the old row: it goes behind what its session queued meanwhile.
+                conn.execute(
+                    "INSERT INTO queue_messages (group_id, body, sent_at) VALUES (?, ?, ?)",
+                    (dead.job.group_id(), dead.job.model_dump_json(), self._clock()),
+                )
+                conn.execute("DELETE FROM queue_dead WHERE id = ?", (int(dead.id),))
+        return moved
 
     def pending_count(self) -> int:
         """Messages not yet acked: waiting or in flight (dead letters not included)."""
@@ -162,11 +231,13 @@ class SqliteQueue:
 
     def _bury(self, conn: sqlite3.Connection, message_id: int, now: float) -> None:
         row = conn.execute(
-            "SELECT group_id, body, receive_count, sent_at FROM queue_messages WHERE id = ?", (message_id,)
+            "SELECT group_id, body, receive_count, sent_at, last_error FROM queue_messages WHERE id = ?",
+            (message_id,),
         ).fetchone()
         conn.execute(
-            "INSERT INTO queue_dead (group_id, body, receive_count, sent_at, dead_at) VALUES (?, ?, ?, ?, ?)",
-            (row["group_id"], row["body"], row["receive_count"], row["sent_at"], now),
+            "INSERT INTO queue_dead (group_id, body, receive_count, sent_at, dead_at, error)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            (row["group_id"], row["body"], row["receive_count"], row["sent_at"], now, row["last_error"]),
         )
         conn.execute("DELETE FROM queue_messages WHERE id = ?", (message_id,))
         log.warning(

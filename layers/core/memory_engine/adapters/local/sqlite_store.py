@@ -105,6 +105,15 @@ class SqliteStore:
             (tenant, _BUFFERED, json.dumps(list(threads))),
         )
 
+    def full_buffers(self, at_least: int) -> list[tuple[str, str]]:
+        with self._db.read() as conn:
+            rows = conn.execute(
+                "SELECT tenant, session_uuid FROM turns WHERE status = ? GROUP BY tenant, session_uuid"
+                " HAVING COUNT(*) >= ? ORDER BY tenant, session_uuid",
+                (_BUFFERED, at_least),
+            ).fetchall()
+        return [(row["tenant"], row["session_uuid"]) for row in rows]
+
     # -- memories ----------------------------------------------------------------------------
 
     def save_memory(self, memory: Memory) -> bool:
