@@ -10,7 +10,7 @@ import pytest
 
 pytest.importorskip("openai")
 
-from memory_engine.adapters.openai import LlmBadOutput, LlmExtractor, LlmUnavailable
+from memory_engine.adapters.openai import LlmBadOutput, LlmExtractor, LlmUnavailable, chat_client
 from memory_engine.adapters.openai.client import RetryPolicy
 from memory_engine.extraction.prompts.render import compact_schema
 from memory_engine.extraction.schema import MemoryOut, strict_json_schema
@@ -269,11 +269,13 @@ def test_no_retry_starts_past_the_deadline(server: FakeOpenAIServer, sleeps: lis
     server.script(*[(503, error_body("overloaded", "server_error"))] * 4)
     ticks = iter(range(0, 10_000, 100))
     extractor = LlmExtractor(
-        model=MODEL,
-        base_url=server.base_url,
-        sleep=sleeps.append,
-        clock=lambda: float(next(ticks)),
-        retry=RetryPolicy(deadline_s=150),
+        chat_client()(
+            model=MODEL,
+            base_url=server.base_url,
+            sleep=sleeps.append,
+            clock=lambda: float(next(ticks)),
+            retry=RetryPolicy(deadline_s=150),
+        )
     )
     # When a batch is extracted
     # Then it gives up once the next backoff would end past the deadline
@@ -291,4 +293,4 @@ def test_without_the_openai_package_building_the_extractor_says_what_to_install(
     # When an LLM extractor is built
     # Then the error names the extra to install
     with pytest.raises(LlmUnavailable, match=r"memory-engine\[llm\]"):
-        LlmExtractor(model=MODEL)
+        LlmExtractor(chat_client()(model=MODEL))

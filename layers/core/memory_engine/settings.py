@@ -51,6 +51,8 @@ class Settings(BaseSettings):
     llm_timeout_seconds: float = Field(60.0, gt=0)
     llm_max_output_tokens: int | None = Field(2000, ge=256)
     llm_temperature: float | None = Field(0.0, ge=0, le=2)
+    # Answers that miss the schema before a job gives up (repairs included); then it is parked.
+    llm_content_attempts: int = Field(3, ge=1, le=20)
 
     # OpenAI-compatible chat (/v1/chat/completions): the upstream is OPENAI_BASE_URL / OPENAI_API_KEY.
     chat_model: str | None = Field(None, description="model used when a request names none")

@@ -220,16 +220,20 @@ def build_llm_extractor(settings: Settings) -> LlmExtractor:
             "MEMORY_ENGINE_EXTRACTOR=llm needs MEMORY_ENGINE_LLM_MODEL (the model name), and "
             "OPENAI_BASE_URL / OPENAI_API_KEY for any endpoint other than OpenAI's."
         )
-    from memory_engine.adapters.openai import LlmExtractor  # openai loads only when chosen
+    from memory_engine.adapters.openai import LlmExtractor, chat_client  # openai loads only when chosen
+    from memory_engine.adapters.openai.client import RetryPolicy
 
     return LlmExtractor(
-        model=settings.llm_model,
-        base_url=settings.openai_base_url,
-        api_key=settings.openai_api_key.get_secret_value() if settings.openai_api_key else None,
-        structured_output=settings.llm_structured_output,
-        timeout_s=settings.llm_timeout_seconds,
-        max_output_tokens=settings.llm_max_output_tokens,
-        temperature=settings.llm_temperature,
+        chat_client()(
+            model=settings.llm_model,
+            base_url=settings.openai_base_url,
+            api_key=settings.openai_api_key.get_secret_value() if settings.openai_api_key else None,
+            structured_output=settings.llm_structured_output,
+            timeout_s=settings.llm_timeout_seconds,
+            max_output_tokens=settings.llm_max_output_tokens,
+            temperature=settings.llm_temperature,
+            retry=RetryPolicy(content_attempts=settings.llm_content_attempts),
+        )
     )
 
 

@@ -74,7 +74,20 @@ def describe(error: BaseException) -> str:
         text = f"{type(error).__name__}: {error.message}"
     else:
         text = f"{type(error).__name__} (see the worker log)"
+    spent = spent_on(error)
+    if spent:
+        # First, so the cut for length never drops it.
+        text = (
+            f"[{spent.get('requests', 0)} LLM requests, {spent.get('prompt_tokens', 0)} prompt + "
+            f"{spent.get('completion_tokens', 0)} completion tokens spent] {text}"
+        )
     return text[:MAX_ERROR_CHARS]
+
+
+def spent_on(error: BaseException) -> dict[str, int]:
+    """What a failed model call cost, when the error says (the LLM adapter's errors do)."""
+    spent = getattr(error, "spent", None)
+    return dict(spent) if isinstance(spent, dict) else {}
 
 
 def attempt(
@@ -94,8 +107,14 @@ def attempt(
         if source is None:
             raise
         reason = describe(error)
-        details = {"kind": message.job.kind, "receive": message.receive_count, **error_details(error)}
-        if message.receive_count >= policy.attempts:
+        details = {
+            "kind": message.job.kind,
+            "receive": message.receive_count,
+            **spent_on(error),
+            **error_details(error),
+        }
+        # A final error (the model keeps missing the schema) would fail the same way again.
+        if message.receive_count >= policy.attempts or getattr(error, "final", False) is True:
             source.bury(message, reason)
             log.warning("job failed for the last time; parked as dead", extra=details)
             return "dead"
