@@ -18,8 +18,8 @@ from memory_engine.adapters.aws import clients
 from memory_engine.engine import Engine
 from memory_engine.models.api import ConsolidateRequest
 from memory_engine.models.domain import TurnStatus
-from memory_engine.server.apigw import LocalContext
 from memory_engine.usecases import consolidate
+from memory_engine_app.server.apigw import LocalContext
 from tests.fakes.aws import REGION
 from tests.fakes.ports import FailingExtractor
 from tests.fakes.sqs_lambda import EventSourceMapping

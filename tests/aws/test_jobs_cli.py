@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from memory_engine import cli, wiring
+from memory_engine import wiring
 from memory_engine.models.messages import ExtractionJob
 from memory_engine.settings import get_settings, reset_settings
+from memory_engine_app import cli
 from tests.fakes.aws import REGION, create_queue, create_table, moto_aws
 
 JOB = ExtractionJob(tenant="tenant-a", session_uuid="session-1")

@@ -93,7 +93,7 @@ def _aws(tmp_path: Path) -> Iterator[Deployment]:
     from functions.extraction_worker.handler import lambda_handler
     from memory_engine.adapters.aws.dynamodb_store import DynamoDbStore
     from memory_engine.adapters.aws.sqs_queue import SqsQueue
-    from memory_engine.server.apigw import LocalContext
+    from memory_engine_app.server.apigw import LocalContext
     from tests.fakes.aws import REGION, create_queue, create_table, moto_aws
     from tests.fakes.sqs_lambda import EventSourceMapping
 
