@@ -33,9 +33,10 @@ def test_two_jobs_that_failed_together_come_back_at_different_times() -> None:
 
 
 @pytest.mark.parametrize(
-    ("buffered", "due"), [(19, False), (20, True), (21, False), (27, False), (28, True), (36, True)]
+    ("buffered", "due"),
+    [(19, False), (20, True), (21, False), (28, False), (40, False), (44, True), (48, False), (52, True)],
 )
-def test_a_new_turn_queues_at_the_point_and_again_each_batch_past_it(buffered: int, due: bool) -> None:
+def test_a_new_turn_queues_at_the_point_and_each_batch_past_twice_the_point(buffered: int, due: bool) -> None:
     assert job_due(True, buffered, point=20, every=8) is due
 
 

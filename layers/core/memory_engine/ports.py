@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -75,6 +75,11 @@ class Store(Protocol):
 
     def buffered_turns_in_threads(self, tenant: str, threads: Sequence[str]) -> list[Turn]:
         """Buffered turns of every session whose parent_session_uuid is in `threads`."""
+        ...
+
+    def save_turn_vectors(self, tenant: str, session_uuid: str, vectors: Mapping[str, list[float]]) -> int:
+        """Store each turn's passage vector (`Turn.embedding`), by dialog uuid; turns no longer
+        stored are skipped. Returns how many were written."""
         ...
 
     def full_buffers(self, at_least: int) -> list[tuple[str, str]]:

@@ -65,6 +65,9 @@ class Settings(BaseSettings):
 
     retrieve_default_limit: int = Field(5, ge=1)
     retrieve_max_limit: int = Field(50, ge=1)
+    # Buffered turns without a stored vector that one retrieve may embed (the newest first); the
+    # worker stores every buffered turn's vector, so this only bounds the wait for it.
+    retrieve_embed_budget: int = Field(32, ge=0)
 
     worker_poll_seconds: float = Field(0.05, gt=0)
     worker_max_receives: int = Field(3, ge=1, description="deliveries before a job is parked as dead")

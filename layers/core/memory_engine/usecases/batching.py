@@ -21,16 +21,18 @@ def crossed_threshold(before: int, after: int, threshold: int) -> bool:
 def job_due(created: bool, buffered: int, point: int, every: int) -> bool:
     """Whether a turn write that leaves `buffered` turns in its session's buffer queues extraction.
 
-    A new turn queues a job when it brings the buffer to the extraction point, and again each
-    `every` turns (a batch) while the buffer stays at or past it: a buffer that keeps growing past
-    the point has no live job (its job died, say while the LLM was down, or was lost in a crash),
-    and the next batch's worth of turns queues one. A twin of a live job costs one run that finds
-    nothing to do. A replay (the turn was already stored) queues one again while the buffer is at
-    or past the point: it may be the retry of a 503 whose turn was stored but whose job never
-    reached the queue. Extraction is idempotent, so a redundant job is harmless.
+    A new turn queues a job when it brings the buffer to the extraction point. Past twice the
+    point it queues one again each `every` turns (a batch): a live job cuts the buffer back under a
+    batch and queues one itself for what arrived meanwhile, so a buffer that kept growing that far
+    has no live job (it died, say while the LLM was down, or was lost in a crash). A twin of a live
+    job costs one run that finds nothing to do. A replay (the turn was already stored) queues one
+    again while the buffer is at or past the point: it may be the retry of a 503 whose turn was
+    stored but whose job never reached the queue. Extraction is idempotent, so a redundant job is
+    harmless.
     """
     if created:
-        return buffered >= point and (buffered - point) % max(1, every) == 0
+        stuck = buffered > 2 * point and (buffered - point) % max(1, every) == 0
+        return buffered == point or stuck
     return buffered >= point
 
 
