@@ -92,7 +92,7 @@ def main() -> None:
         rows.append(["second retrieve, same process", timed_retrieve(fresh)])
     print(f"{args.turns} buffered turns in {args.sessions} sessions of one thread")
     print_table(["what", "seconds"], rows)
-    payload = {"turns": args.turns, "sessions": args.sessions, "seconds": dict(rows)}
+    payload: dict[str, Any] = {"turns": args.turns, "sessions": args.sessions, "seconds": dict(rows)}
     save("buffered_retrieve", payload, args.out)
 
 
