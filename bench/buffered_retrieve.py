@@ -83,8 +83,8 @@ def main() -> None:
             ]
         )
         started = time.perf_counter()
-        for session in range(args.sessions):
-            extract.run(engine, ExtractionJob(tenant="bench", session_uuid=f"s{session}"))
+        for number in range(args.sessions):
+            extract.run(engine, ExtractionJob(tenant="bench", session_uuid=f"s{number}"))
         worker_s = time.perf_counter() - started
         rows.append(["worker: store every buffered turn's vector", worker_s])
         fresh = engine_over(folder, embedder, args.turns)
