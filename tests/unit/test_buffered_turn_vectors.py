@@ -13,7 +13,7 @@ from memory_engine.models.messages import ExtractionJob
 from memory_engine.ports import EmbedMode
 from memory_engine.usecases import consolidate, extract, retrieve
 from tests.fakes.engine import ENGINE_BACKENDS
-from tests.fakes.ports import HashEmbedder
+from tests.fakes.ports import FailingExtractor, HashEmbedder
 
 TENANT, SESSION, THREAD = "acme", "s1", "t1"
 
@@ -111,3 +111,27 @@ def test_extraction_reuses_the_stored_turn_vectors(engine: Engine) -> None:
     # One passage: the memory's own text; its 8 turn vectors were the stored ones
     assert embedder(engine).passages == before + 1
     assert len(memory.turn_embeddings) == 8
+
+
+def test_a_job_that_fails_in_the_llm_still_stores_the_vectors_of_the_turns_it_leaves(engine: Engine) -> None:
+    # Given 24 buffered turns (3 batches at the point) and an LLM that is down
+    engine.settings = engine.settings.model_copy(update={"extraction_threshold": 20})
+    say(engine, 24)
+    engine.extractor = FailingExtractor({SESSION})
+
+    # When the job runs and fails
+    with pytest.raises(RuntimeError):
+        extract.run(engine, ExtractionJob(tenant=TENANT, session_uuid=SESSION))
+
+    # Then every buffered turn has its vector stored: a restart's first retrieve embeds none
+    assert all(turn.embedding is not None for turn in engine.store.buffered_turns(TENANT, SESSION))
+
+
+def test_turns_extracted_by_the_job_get_no_extra_vector_write(engine: Engine) -> None:
+    engine.settings = engine.settings.model_copy(update={"extraction_threshold": 20})
+    say(engine, 20)
+
+    extract.run(engine, ExtractionJob(tenant=TENANT, session_uuid=SESSION))
+
+    turns = engine.store.list_turns(TENANT, SESSION)
+    assert [turn.embedding is not None for turn in turns] == [False] * 16 + [True] * 4

@@ -29,9 +29,26 @@ def run(engine: Engine, job: ExtractionJob, redelivered: bool = False) -> list[M
     if redelivered:
         memories = engine.store.list_memories(job.tenant, job.session_uuid)
         index_stored(engine.store, engine.index, memories, engine.retrieval)
+    stored = engine.store.buffered_turns(job.tenant, job.session_uuid)
+    buffered = turn_vectors.embedded(engine, stored)
+    # The turns that stay buffered get their vectors stored whatever happens (an LLM outage
+    # included): retrieve reads them; those extracted now leave the buffer and need none.
+    unstored = {turn.dialog_uuid for turn in stored if turn.embedding is None}
+    try:
+        return _extract_batches(engine, job, session, buffered, redelivered, unstored)
+    finally:
+        turn_vectors.store(engine, [turn for turn in buffered if turn.dialog_uuid in unstored])
+
+
+def _extract_batches(
+    engine: Engine,
+    job: ExtractionJob,
+    session: Session,
+    buffered: list[Turn],
+    redelivered: bool,
+    unstored: set[str],
+) -> list[Memory]:
     settings = engine.settings
-    # Embedded and stored first, whatever the LLM does: retrieve reads these vectors.
-    buffered = turn_vectors.store_missing(engine, engine.store.buffered_turns(job.tenant, job.session_uuid))
     # A retry finishes what the failed run started: the batches it did write took the buffer
     # under the threshold, but the job was queued for every complete batch.
     threshold = 0 if redelivered else settings.extraction_threshold
@@ -45,6 +62,7 @@ def run(engine: Engine, job: ExtractionJob, redelivered: bool = False) -> list[M
             if found:
                 merged = update_registry(registry, found)
                 engine.store.save_characters(job.tenant, session.parent_session_uuid, merged)
+            unstored.difference_update(turn.dialog_uuid for turn in batch)
             index_stored(engine.store, engine.index, [memory], engine.retrieval, batch)
             written.append(memory)
     if batches:

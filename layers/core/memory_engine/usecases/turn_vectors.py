@@ -1,9 +1,11 @@
 """Passage vectors of buffered turns: embedded once, off the request path, and kept with the turn.
 
-The worker embeds a session's buffered turns that have no vector yet at the start of every
-extraction job (before the LLM is asked anything, so an LLM outage does not stop it) and stores
-them in the store (`Turn.embedding`); extraction then reuses them for the memory's turn
-documents. Retrieve scores a buffered turn with its stored vector, or the process's cache, and
+Every extraction job embeds its session's buffered turns that have no vector yet (before the LLM
+is asked anything) and uses them for the memory's turn documents; when it ends, failed or not, it
+stores the vectors of the turns that stay buffered (`Turn.embedding`): those extracted now leave
+the buffer and need none, so a turn costs no extra write in the common case.
+
+Retrieve scores a buffered turn with its stored vector, or the process's cache, and
 embeds at most `retrieve_embed_budget` turns that have neither (the newest first: in a
 conversation those are the ones just said), so its cost does not grow with the number of turns
 waiting for extraction. A turn over the budget is scored lexically until it has a vector.
@@ -12,12 +14,16 @@ waiting for extraction. A turn over the budget is scored lexically until it has 
 from __future__ import annotations
 
 import hashlib
+import logging
 from collections.abc import Mapping, Sequence
 from itertools import groupby
 
 from memory_engine.engine import Engine
+from memory_engine.errors import Unavailable
 from memory_engine.models.domain import Turn
 from memory_engine.usecases.indexing import turn_embedding_text
+
+log = logging.getLogger("memory_engine.worker")
 
 
 def cache_key(turn: Turn) -> str:
@@ -36,24 +42,34 @@ def _embed(engine: Engine, turns: Sequence[Turn]) -> list[list[float]]:
     return [vector for vector in found if vector is not None]
 
 
-def store_missing(engine: Engine, turns: Sequence[Turn]) -> list[Turn]:
-    """`turns` with a vector each: stored ones as they are, the others embedded and stored now
-    (the worker's side). Turns of several sessions may be mixed."""
+def embedded(engine: Engine, turns: Sequence[Turn]) -> list[Turn]:
+    """`turns` with a vector each: stored ones as they are, the others from the process cache or
+    embedded now (the worker's side; nothing is written)."""
     missing = [turn for turn in turns if turn.embedding is None]
     if not missing:
         return list(turns)
     vectors = dict(zip((id(turn) for turn in missing), _embed(engine, missing), strict=True))
-    by_session = sorted(missing, key=lambda turn: (turn.tenant, turn.session_uuid))
-    for (tenant, session_uuid), group in groupby(
-        by_session, key=lambda turn: (turn.tenant, turn.session_uuid)
-    ):
-        engine.store.save_turn_vectors(
-            tenant, session_uuid, {turn.dialog_uuid: vectors[id(turn)] for turn in group}
-        )
     return [
         turn if turn.embedding is not None else turn.model_copy(update={"embedding": vectors[id(turn)]})
         for turn in turns
     ]
+
+
+def store(engine: Engine, turns: Sequence[Turn]) -> None:
+    """Store the vectors the turns carry, one call per session; best effort: a turn whose vector
+    could not be stored is embedded again by the next job (the failure is logged)."""
+
+    def session(turn: Turn) -> tuple[str, str]:
+        return turn.tenant, turn.session_uuid
+
+    with_vector = [turn for turn in turns if turn.embedding is not None]
+    try:
+        for (tenant, session_uuid), group in groupby(sorted(with_vector, key=session), key=session):
+            engine.store.save_turn_vectors(
+                tenant, session_uuid, {turn.dialog_uuid: turn.embedding for turn in group if turn.embedding}
+            )
+    except Unavailable as error:
+        log.warning("could not store buffered turns' vectors: %s", error.message)
 
 
 def for_query(engine: Engine, turns: Mapping[str, Turn], budget: int) -> dict[str, list[float]]:
