@@ -157,22 +157,15 @@ def extraction_latency(batches: int) -> list[float]:
     """Seconds from the 20th turn's answer until retrieve returns the batch's memory."""
     from functions.consolidate.handler import lambda_handler
     from memory_engine import wiring
-    from memory_engine.adapters.local.worker import LocalWorker
     from memory_engine.models.api import RetrieveRequest
-    from memory_engine.usecases import jobs, retrieve
+    from memory_engine.usecases import retrieve
     from memory_engine_app.server.apigw import LocalContext
 
     samples = []
     with tempfile.TemporaryDirectory() as scratch, local_engine(Path(scratch)):
         engine = wiring.engine()
         engine.embedder.embed(["warm up"])  # the model loads at server start, not on a batch
-        settings = engine.settings
-        worker = LocalWorker(
-            wiring.job_source(),
-            lambda job, redelivered: jobs.run(wiring.engine(), job, redelivered),
-            settings.worker_poll_seconds,
-            settings.worker_visibility_seconds,
-        )
+        worker = wiring.local_worker(engine, sweep=False)
         worker.start()
         try:
             for batch in range(batches):

@@ -72,9 +72,8 @@ def _session_time(raw: str | None) -> str | None:
 def engine_side(samples: list[dict[str, Any]], gold: list[dict[str, Any]]) -> dict[str, Any]:
     from bench.ingest import local_engine
     from memory_engine import wiring
-    from memory_engine.adapters.local.worker import LocalWorker
     from memory_engine.models.api import ConsolidateRequest, RetrieveRequest
-    from memory_engine.usecases import consolidate, jobs, retrieve
+    from memory_engine.usecases import consolidate, retrieve
 
     tenant = "bench"
     with tempfile.TemporaryDirectory() as scratch, local_engine(Path(scratch)):
@@ -82,9 +81,7 @@ def engine_side(samples: list[dict[str, Any]], gold: list[dict[str, Any]]) -> di
         engine = wiring.engine()
         engine.embedder.embed(["warm up"])
         load_s = time.perf_counter() - started
-        worker = LocalWorker(
-            wiring.job_source(), lambda job, redelivered: jobs.run(wiring.engine(), job, redelivered)
-        )
+        worker = wiring.local_worker(engine, sweep=False)
         consolidate_s = extract_s = 0.0
         count = 0
         for sample in samples:

@@ -52,6 +52,11 @@ class StackConfig(BaseModel):
 
     # Worker and queue.
     max_receive_count: int = Field(5, ge=1, le=1000)
+    # Attempts of a failing job before the worker parks it in the DLQ with its error; the redrive
+    # above (max_receive_count) is the safety net for a worker that crashed or timed out on it.
+    job_attempts: int = Field(3, ge=1, le=100)
+    # How often a scheduled rule has the worker sweep for full buffers without a job.
+    sweep_minutes: int = Field(15, ge=1, le=1440)
     worker_concurrency: int = Field(10, ge=2, le=1000)  # SQS event source minimum is 2
     worker_timeout_seconds: int = Field(600, ge=30, le=900)
 

@@ -86,6 +86,14 @@ class Data(Construct):
             iam.PolicyStatement(actions=list(READ_ACTIONS), resources=self._arns())
         )
 
+    def grant_buffer_scan(self, grantee: iam.IGrantable) -> None:
+        """Scan of the buffered-turns index only (gsi1, sparse): what the worker's sweep reads."""
+        from memory_engine.adapters.aws.dynamodb_keys import GSI1
+
+        grantee.grant_principal.add_to_principal_policy(
+            iam.PolicyStatement(actions=["dynamodb:Scan"], resources=[f"{self.table.table_arn}/index/{GSI1}"])
+        )
+
     def grant_write(self, grantee: iam.IGrantable) -> None:
         grantee.grant_principal.add_to_principal_policy(
             iam.PolicyStatement(actions=list(WRITE_ACTIONS), resources=[self.table.table_arn])

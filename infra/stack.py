@@ -53,6 +53,9 @@ class MemoryEngineStack(Stack):
         for name, worker in self.queues.items():
             function = self._function(self, name, timeout=Duration.seconds(config.worker_timeout_seconds))
             worker.consume(function)
+            if name == EXTRACTION_WORKER:
+                worker.sweep(function)
+                self.data.grant_buffer_scan(function)
             worker_functions[name] = (worker, function)
 
         self.api = Api(
@@ -118,7 +121,9 @@ class MemoryEngineStack(Stack):
             **self.embedding.environment(),
         }
         if folder in self.queues:
-            env["MEMORY_ENGINE_WORKER_MAX_RECEIVES"] = str(config.max_receive_count)
+            attempts = min(config.job_attempts, config.max_receive_count)
+            env["MEMORY_ENGINE_WORKER_MAX_RECEIVES"] = str(attempts)
+            env["MEMORY_ENGINE_DEAD_LETTER_URL"] = self.queues[folder].dead_letters.queue_url
         if Need.EXTRACT in needs:
             env["MEMORY_ENGINE_EXTRACTOR"] = config.extractor
             if config.llm_model:

@@ -1,14 +1,22 @@
-"""A worker's SQS FIFO queue, its FIFO dead-letter queue, and the event source that feeds it.
+"""A worker's SQS FIFO queue, its FIFO dead-letter queue, the event source that feeds it, and the
+scheduled sweep that invokes it.
 
 Order and one-at-a-time per session come from the queue, not from the function: every job of a
 session shares one message group (`ExtractionJob.group_id`), and Lambda hands a FIFO group's next
 message over only once the previous one is done. Concurrency across sessions is capped so the
 table, the index and the LLM endpoint see a bounded load.
+
+The worker parks a job that failed its last attempt in the dead-letter queue itself (with the
+error as a message attribute), so it may send there. Every `sweep_minutes` an EventBridge rule
+invokes it with `{"sweep": true}`: it queues a job for every session whose buffer holds a full
+batch (one whose job died, or was lost), see `memory_engine.usecases.sweep`.
 """
 
 from __future__ import annotations
 
 from aws_cdk import Duration, RemovalPolicy
+from aws_cdk import aws_events as events
+from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_event_sources as sources
 from aws_cdk import aws_sqs as sqs
@@ -60,4 +68,22 @@ class Worker(Construct):
                 report_batch_item_failures=True,
                 max_concurrency=self._config.worker_concurrency,
             )
+        )
+        self.dead_letters.grant_send_messages(function)
+
+    def sweep(self, function: lambda_.Function) -> events.Rule:
+        """Invoke the function with the sweep event on a schedule."""
+        return events.Rule(
+            self,
+            "Sweep",
+            description="memory-engine: queue extraction for full buffers without a job",
+            schedule=events.Schedule.rate(Duration.minutes(self._config.sweep_minutes)),
+            targets=[
+                targets.LambdaFunction(
+                    function,
+                    event=events.RuleTargetInput.from_object({"sweep": True}),
+                    # A missed sweep is made up by the next one: no retries piling up.
+                    retry_attempts=0,
+                )
+            ],
         )

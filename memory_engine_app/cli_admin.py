@@ -1,6 +1,7 @@
 """Admin commands of `memory-engine`: API keys (`keys create|list|revoke|rotate|sync`) against the
 configured key store (SQLite locally, DynamoDB with the AWS backend) and, on AWS, the API Gateway
-usage plan that rate-limits each key; and `openapi`."""
+usage plan that rate-limits each key; dead extraction jobs (`jobs list|retry`) of the configured
+queue (the local dead-letter table, or the SQS dead-letter queue); and `openapi`."""
 
 from __future__ import annotations
 
@@ -12,9 +13,9 @@ from typing import TYPE_CHECKING, Any
 from memory_engine.errors import MemoryEngineError
 
 if TYPE_CHECKING:
-    from memory_engine.ports import KeyStore, UsagePlanKeys
+    from memory_engine.ports import DeadLetters, KeyStore, UsagePlanKeys
 
-ADMIN_COMMANDS = ("keys", "openapi")
+ADMIN_COMMANDS = ("keys", "openapi", "jobs")
 
 
 def add_admin_commands(commands: Any) -> None:
@@ -38,12 +39,21 @@ def add_admin_commands(commands: Any) -> None:
         "sync", help="give every working key its API Gateway usage-plan key, remove those of retired keys"
     )
     sync.add_argument("--dry-run", action="store_true", help="print what would change, change nothing")
+    jobs_cmd = commands.add_parser("jobs", help="list dead jobs with their errors, and queue them again")
+    job_actions = jobs_cmd.add_subparsers(dest="action", required=True)
+    dead = job_actions.add_parser("list", help="dead jobs, oldest first, with the error each died of")
+    dead.add_argument("--json", action="store_true", help="one JSON object per line")
+    retry = job_actions.add_parser("retry", help="queue dead jobs again (by id, or --all)")
+    retry.add_argument("ids", nargs="*", help="ids from `jobs list`")
+    retry.add_argument("--all", action="store_true", help="every dead job")
 
 
 def run_admin(args: argparse.Namespace) -> int:
     """Run an admin command; a refusal (unknown key, bad tenant name) is exit code 1 with a message."""
     try:
-        return write_openapi(args.out) if args.command == "openapi" else _keys(args)
+        if args.command == "openapi":
+            return write_openapi(args.out)
+        return _jobs(args) if args.command == "jobs" else _keys(args)
     except MemoryEngineError as error:
         print(f"memory-engine {args.command}: {error.message}", file=sys.stderr)
         return 1
@@ -111,3 +121,45 @@ def _sync(store: KeyStore, usage: UsagePlanKeys, now: datetime, dry_run: bool) -
         print(f"{verb[1]} {key_id}")
     print(f"usage plan: {len(outcome.added)} {verb[0]}, {len(outcome.removed)} {verb[1]}", file=sys.stderr)
     return 0
+
+
+def dead_letters() -> DeadLetters:
+    """The configured queue's dead letters, without building the engine (no model, no index)."""
+    from memory_engine import wiring
+    from memory_engine.errors import Unavailable
+    from memory_engine.settings import get_settings
+
+    queue = wiring.build_queue(get_settings())
+    if not hasattr(queue, "dead_letters") or not hasattr(queue, "redrive"):
+        raise Unavailable(f"The configured queue ({type(queue).__name__}) keeps no dead letters.")
+    return queue  # type: ignore[return-value]
+
+
+def _jobs(args: argparse.Namespace) -> int:
+    letters = dead_letters()
+    if args.action == "list":
+        found = letters.dead_letters()
+        for dead in found:
+            if args.json:
+                print(dead.model_dump_json())
+            else:
+                when = f"{dead.dead_at:%Y-%m-%dT%H:%M:%SZ}" if dead.dead_at else "-"
+                error = dead.error or "(parked by the queue: no error recorded)"
+                where = f"{dead.job.kind}  {dead.job.group_id()}"
+                print(f"{dead.id}  {where}  {dead.receive_count}x  {when}  {error}")
+        print(f"{len(found)} dead job(s)", file=sys.stderr)
+        return 0
+    if not args.ids and not args.all:
+        print(
+            "memory-engine jobs retry: name the ids to retry (from `jobs list`), or pass --all",
+            file=sys.stderr,
+        )
+        return 2
+    moved = letters.redrive(None if args.all else args.ids)
+    for dead in moved:
+        print(f"queued {dead.id}  {dead.job.kind}  {dead.job.group_id()}")
+    missing = sorted(set(args.ids) - {dead.id for dead in moved})
+    for unknown in missing:
+        print(f"no dead job {unknown}", file=sys.stderr)
+    print(f"{len(moved)} job(s) queued again", file=sys.stderr)
+    return 1 if missing else 0

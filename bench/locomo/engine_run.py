@@ -27,10 +27,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench.locomo.data import Conversation, Question
+from memory_engine import wiring
 from memory_engine.adapters.local.memory_index import LocalSearchIndex
 from memory_engine.adapters.local.sqlite_queue import SqliteQueue
 from memory_engine.adapters.local.sqlite_store import SqliteStore
-from memory_engine.adapters.local.worker import LocalWorker
 from memory_engine.engine import Engine
 from memory_engine.extraction.builtin import BuiltinExtractor
 from memory_engine.models.api import (
@@ -44,7 +44,7 @@ from memory_engine.models.api import (
 from memory_engine.ports import Embedder, EmbedMode, Extractor
 from memory_engine.retrieval.config import RetrievalConfig
 from memory_engine.settings import Settings
-from memory_engine.usecases import consolidate, jobs, retrieve
+from memory_engine.usecases import consolidate, retrieve
 
 TENANT = "locomo"
 LIMIT = 50
@@ -137,7 +137,7 @@ def ingest(engine: Engine, conversation: Conversation, extract_all: bool, tick: 
     """Consolidate every turn in order, running the worker after each one."""
     queue = engine.queue
     assert isinstance(queue, SqliteQueue)
-    worker = LocalWorker(queue, lambda job, redelivered: jobs.run(engine, job, redelivered))
+    worker = wiring.local_worker(engine, sweep=False)
     for session in conversation.sessions:
         last = len(session.turns) - 1
         for position, turn in enumerate(session.turns):

@@ -230,9 +230,6 @@ class LocalHttpServer(ThreadingHTTPServer):
 
 def serve(host: str = "127.0.0.1", port: int | None = None) -> None:
     """Run until SIGINT/SIGTERM; then stop taking requests and let the worker finish its job."""
-    from memory_engine.adapters.local.worker import LocalWorker
-    from memory_engine.usecases import jobs
-
     logging.basicConfig(level=get_settings().log_level, format="%(asctime)s %(name)s %(message)s")
     for root_handler in logging.getLogger().handlers:
         root_handler.addFilter(RedactingFilter())
@@ -240,12 +237,7 @@ def serve(host: str = "127.0.0.1", port: int | None = None) -> None:
     settings = get_settings()
     key, created = local_api_key(settings.api_key, settings.data_dir)
     engine = wiring.engine()
-    worker = LocalWorker(
-        wiring.job_source(),
-        lambda job, redelivered: jobs.run(wiring.engine(), job, redelivered),
-        settings.worker_poll_seconds,
-        settings.worker_visibility_seconds,
-    )
+    worker = wiring.local_worker(engine)
     dispatcher = Dispatcher(
         load_routes(),
         wiring.key_resolver(),

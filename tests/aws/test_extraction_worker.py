@@ -6,6 +6,7 @@ One memory per batch of 8 turns; 20 consolidated turns queue one job that writes
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -18,6 +19,7 @@ from memory_engine.engine import Engine
 from memory_engine.models.api import ConsolidateRequest
 from memory_engine.models.domain import TurnStatus
 from memory_engine.usecases import consolidate
+from memory_engine_app.server.apigw import LocalContext
 from tests.fakes.aws import REGION
 from tests.fakes.ports import FailingExtractor
 from tests.fakes.sqs_lambda import EventSourceMapping
@@ -163,3 +165,49 @@ def test_a_poison_message_goes_to_the_dead_letter_queue_after_the_configured_rec
     dead = sqs.receive_message(QueueUrl=dead_url, MaxNumberOfMessages=10)["Messages"]
     assert [message["Body"] for message in dead] == ["{not json"]
     assert engine.queue.pending_count() == 0  # type: ignore[attr-defined]
+
+
+def test_a_failed_job_stays_hidden_for_its_backoff_then_dies_with_its_error_in_the_dead_letter_queue(
+    engine: Engine,
+) -> None:
+    # Given a job whose extraction always fails, a first backoff of 2-4 s and 2 attempts
+    engine.settings = engine.settings.model_copy(
+        update={"worker_retry_base_seconds": 4.0, "worker_max_receives": 2}
+    )
+    fill(engine, "s1")
+    engine.extractor = FailingExtractor({"s1"})
+    wiring.use(engine)
+    worker = EventSourceMapping(
+        engine.queue.queue_url,  # type: ignore[attr-defined]
+        lambda_handler,
+        failed_visible_at_once=False,
+    )
+    try:
+        # When the worker fails it once
+        worker.poll()
+        # Then it is not delivered again before its delay (2-4 s) has passed
+        assert worker.poll() is False
+        time.sleep(4.2)
+        # And its second failure is its last: it goes to the dead-letter queue with its error
+        assert worker.poll() is True
+    finally:
+        wiring.use(None)
+    assert worker.responses[-1] == {"batchItemFailures": []}
+    [dead] = engine.queue.dead_letters()  # type: ignore[attr-defined]
+    assert (dead.job.session_uuid, dead.receive_count) == ("s1", 2)
+    assert dead.error == "RuntimeError (see the worker log)"
+    assert engine.queue.pending_count() == 0  # type: ignore[attr-defined]
+
+
+def test_the_scheduled_sweep_queues_a_job_for_a_full_buffer_without_one(engine: Engine) -> None:
+    # Given a full buffer whose job was lost
+    fill(engine, "s1")
+    engine.queue.ack(engine.queue.receive(1)[0].receipt)  # type: ignore[attr-defined]
+    wiring.use(engine)
+    try:
+        # When the scheduled rule invokes the worker with the sweep event
+        answer = lambda_handler({"sweep": True}, LocalContext())
+    finally:
+        wiring.use(None)
+    # Then the session has a job again
+    assert answer == {"queued": 1}

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
 from memory_engine.models.domain import Memory, MemoryFields, Session, Turn, TurnStatus
 from memory_engine.models.messages import ExtractionJob, Job
-from memory_engine.ports import ConsolidateOutcome, ForkPlan, Store
+from memory_engine.ports import ConsolidateOutcome, DeadJob, ForkPlan, Store
 
 TENANT = "tenant-a"
 OTHER_TENANT = "tenant-b"
@@ -134,6 +135,14 @@ class WorkQueue(Protocol):
     def dead_jobs(self) -> list[Job]: ...
 
     def pending_count(self) -> int: ...
+
+    def retry_later(self, receipt: str, delay_seconds: float, error: str) -> Any: ...
+
+    def bury(self, message: Any, error: str) -> None: ...
+
+    def dead_letters(self) -> list[DeadJob]: ...
+
+    def redrive(self, ids: Sequence[str] | None = None) -> list[DeadJob]: ...
 
 
 def receive_one(queue: WorkQueue, visibility_seconds: float = 30) -> Received:

@@ -355,3 +355,27 @@ def test_a_saved_registry_replaces_the_previous_one_and_keeps_korean_names(store
 
     assert store.get_characters(TENANT, THREAD) == {"Mira Holt": ["Mira", "Holt"], "김민수": ["민수"]}
     assert store.get_characters(OTHER_TENANT, THREAD) == {}
+
+
+# -- buffered turn vectors (embedded once by the worker, read by retrieve) -----------------------
+
+
+def test_a_turns_vector_is_stored_once_and_read_back_with_the_buffer(store: Store) -> None:
+    append_turns(store, make_session(), "d1", "d2")
+
+    written = store.save_turn_vectors(TENANT, SESSION, {"d1": EMBEDDING, "gone": EMBEDDING})
+
+    assert written == 1
+    by_uuid = {turn.dialog_uuid: turn.embedding for turn in store.buffered_turns(TENANT, SESSION)}
+    assert by_uuid == {"d1": EMBEDDING, "d2": None}
+    in_thread = store.buffered_turns_in_threads(TENANT, [THREAD])
+    assert [turn.embedding for turn in in_thread] == [EMBEDDING, None]
+
+
+def test_a_turns_vector_survives_its_extraction(store: Store) -> None:
+    append_turns(store, make_session(), "d1", "d2")
+    store.save_turn_vectors(TENANT, SESSION, {"d1": EMBEDDING, "d2": EMBEDDING})
+
+    assert store.save_memory(make_memory("d1"))
+
+    assert [turn.embedding for turn in store.list_turns(TENANT, SESSION)] == [EMBEDDING, EMBEDDING]

@@ -43,6 +43,7 @@ class EventSourceMapping:
         batch_size: int = 10,
         region: str = "us-east-1",
         visibility_seconds: int = 30,
+        failed_visible_at_once: bool = True,
     ) -> None:
         self.queue_url = queue_url
         self.handler = handler
@@ -50,6 +51,9 @@ class EventSourceMapping:
         # How long a received batch stays hidden: a handler that never answers (its function
         # killed) gets it back after this, as Lambda does after the queue's visibility timeout.
         self.visibility_seconds = visibility_seconds
+        # Lambda leaves a failed record hidden until its visibility ends (the worker sets it to the
+        # retry delay); True makes it visible at once instead, so tests need not wait out delays.
+        self.failed_visible_at_once = failed_visible_at_once
         self.sqs = clients.client("sqs", region)
         self.queue_arn = self.sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])[
             "Attributes"
@@ -81,6 +85,8 @@ class EventSourceMapping:
             failed = {item["itemIdentifier"] for item in response.get("batchItemFailures", [])}
         for message in received:
             if message["MessageId"] in failed:
+                if not self.failed_visible_at_once:
+                    continue
                 self.sqs.change_message_visibility(
                     QueueUrl=self.queue_url, ReceiptHandle=message["ReceiptHandle"], VisibilityTimeout=0
                 )

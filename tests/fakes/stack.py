@@ -30,7 +30,7 @@ from memory_engine.models.messages import Job
 from memory_engine.ports import Extractor, JobSource, KeyStore, Queue
 from memory_engine.ratelimit import RateLimiter
 from memory_engine.settings import Settings
-from memory_engine.usecases import jobs, keys
+from memory_engine.usecases import keys
 from memory_engine_app.server.app import (
     DEFAULT_READ_TIMEOUT_S,
     Dispatcher,
@@ -86,9 +86,7 @@ class LocalStack:
         return status, dict(answer_headers), json.loads(answer) if answer else None
 
     def worker(self) -> LocalWorker:
-        return LocalWorker(
-            self.queue, lambda job, again: jobs.run(self.engine, job, again), 0.01, visibility_seconds=30
-        )
+        return wiring.local_worker(self.engine, sweep=False)
 
     def drain(self) -> int:
         """Play the worker until no job is ready; returns how many jobs ran."""
@@ -156,7 +154,16 @@ def moto_stack(
 
 def _engine(store: Any, queue: Any, extractor: Extractor | None, settings: dict[str, Any]) -> Engine:
     return Engine(
-        settings=Settings(**{"chat_model": "test-model", **settings}),
+        # Retries at once and 5 attempts, as the queues here dead-letter after 5 receives: tests
+        # play the worker without waiting out backoff delays.
+        settings=Settings(
+            **{
+                "chat_model": "test-model",
+                "worker_retry_base_seconds": 0,
+                "worker_max_receives": 5,
+                **settings,
+            }
+        ),
         store=store,
         queue=queue,
         index=LocalSearchIndex(),

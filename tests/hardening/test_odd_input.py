@@ -213,16 +213,18 @@ def test_malformed_or_absurd_json_is_a_4xx_never_a_crash(stack: LocalStack, raw:
     assert answer[0] == status and answer[2]["status"] == "error"
 
 
-@pytest.mark.parametrize(("depth", "status"), [(60, 200), (65, 400)])
-def test_nesting_is_allowed_to_64_levels_even_in_an_ignored_field(
+@pytest.mark.parametrize(("depth", "status"), [(60, 422), (65, 400)])
+def test_nesting_is_parsed_to_64_levels_even_in_an_unknown_field(
     stack: LocalStack, depth: int, status: int
 ) -> None:
     nested = json.loads("[" * (depth - 1) + "]" * (depth - 1))  # the body object is one level more
 
     answer = stack.call("POST", "/v1/engine/consolidate/", turn(extra_field=nested))
 
+    # 60 levels parse, and then the unknown field is named (422); 65 are refused as JSON (400).
     assert answer[0] == status
-    assert (stack.engine.store.get_turn("local", "s1", "d1") is not None) == (status == 200)
+    assert ("extra_field" in answer[2]["message"]) == (status == 422)
+    assert stack.engine.store.get_turn("local", "s1", "d1") is None
 
 
 @pytest.mark.parametrize(

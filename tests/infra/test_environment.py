@@ -60,7 +60,8 @@ def test_the_authorizer_gets_only_the_table(dev: dict[str, Any]) -> None:
 
 def test_the_worker_knows_its_retry_budget_and_extractor(dev: dict[str, Any]) -> None:
     variables = env(dev, "extraction_worker")
-    assert variables["MEMORY_ENGINE_WORKER_MAX_RECEIVES"] == "5"
+    # 3 attempts per job (issue 19): under the redrive's 5, so the worker parks the job itself.
+    assert variables["MEMORY_ENGINE_WORKER_MAX_RECEIVES"] == "3"
     assert variables["MEMORY_ENGINE_EXTRACTOR"] == "builtin"
     assert "MEMORY_ENGINE_EXTRACTOR" not in env(dev, "consolidate")
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from tests.infra import cfn
@@ -73,3 +74,52 @@ def test_only_the_worker_may_receive_from_the_queue(dev: dict[str, Any]) -> None
         if "sqs:ReceiveMessage" in cfn.allowed_actions(dev, function)
     ]
     assert receivers == ["extraction_worker"]
+
+
+def test_a_schedule_invokes_the_worker_with_the_sweep_event(dev: dict[str, Any]) -> None:
+    # Given the stack's scheduled rules
+    (rule,) = [body["Properties"] for body in cfn.resources(dev, "AWS::Events::Rule").values()]
+    worker = cfn.functions_by_folder(dev)["extraction_worker"]
+
+    # Then one runs every 15 minutes and hands the extraction worker {"sweep": true}
+    assert rule["ScheduleExpression"] == "rate(15 minutes)"
+    (target,) = rule["Targets"]
+    assert target["Arn"] == {"Fn::GetAtt": [worker, "Arn"]}
+    assert json.loads(target["Input"]) == {"sweep": True}
+    permissions = cfn.resources(dev, "AWS::Lambda::Permission").values()
+    assert any(
+        p["Properties"]["Principal"] == "events.amazonaws.com"
+        and p["Properties"]["FunctionName"] == {"Fn::GetAtt": [worker, "Arn"]}
+        for p in permissions
+    )
+
+
+def test_the_worker_parks_its_dead_jobs_itself_after_fewer_attempts_than_the_redrive(
+    dev: dict[str, Any],
+) -> None:
+    # Given the worker's environment and permissions
+    worker = cfn.functions_by_folder(dev)["extraction_worker"]
+    env = cfn.props(dev, worker)["Environment"]["Variables"]
+    _, dlq_id, _ = queues(dev)
+
+    # Then it makes 3 attempts (the redrive, at 5, only catches crashes), knows the DLQ and may send there
+    assert env["MEMORY_ENGINE_WORKER_MAX_RECEIVES"] == "3"
+    assert env["MEMORY_ENGINE_DEAD_LETTER_URL"] == {"Ref": dlq_id}
+    statements = [
+        statement
+        for policy in cfn.resources(dev, "AWS::IAM::Policy").values()
+        for statement in policy["Properties"]["PolicyDocument"]["Statement"]
+        if statement["Resource"] == {"Fn::GetAtt": [dlq_id, "Arn"]}
+    ]
+    assert any("sqs:SendMessage" in statement["Action"] for statement in statements)
+
+
+def test_the_sweep_may_scan_the_buffered_turns_index_and_nothing_else(dev: dict[str, Any]) -> None:
+    scans = [
+        statement["Resource"]
+        for policy in cfn.resources(dev, "AWS::IAM::Policy").values()
+        for statement in policy["Properties"]["PolicyDocument"]["Statement"]
+        if "dynamodb:Scan" in statement["Action"]
+    ]
+
+    assert len(scans) == 1 and cfn.render(scans[0]).endswith("/index/gsi1")

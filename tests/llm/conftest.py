@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from memory_engine.adapters.openai.llm_extractor import LlmExtractor
+from memory_engine.adapters.openai.llm_extractor import LlmExtractor, chat_client
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.llm.builders import MODEL
 
@@ -32,12 +32,14 @@ def make_extractor(server: FakeOpenAIServer, sleeps: list[float]) -> Callable[..
     def make(**options: Any) -> LlmExtractor:
         options.setdefault("timeout_s", 5.0)
         return LlmExtractor(
-            model=MODEL,
-            base_url=server.base_url,
-            api_key="test-key",
-            sleep=sleeps.append,
-            retry=options.pop("retry", RetryPolicy()),
-            **options,
+            chat_client()(
+                model=MODEL,
+                base_url=server.base_url,
+                api_key="test-key",
+                sleep=sleeps.append,
+                retry=options.pop("retry", RetryPolicy()),
+                **options,
+            )
         )
 
     return make

@@ -11,7 +11,7 @@ import pytest
 
 pytest.importorskip("openai")
 
-from memory_engine.adapters.openai import LlmBadOutput, LlmExtractor, LlmUnavailable
+from memory_engine.adapters.openai import LlmBadOutput, LlmExtractor, LlmUnavailable, chat_client
 from memory_engine.adapters.openai.client import RetryPolicy
 from memory_engine.extraction.prompts.render import compact_schema
 from memory_engine.extraction.schema import MemoryOut, strict_json_schema
@@ -274,11 +274,13 @@ def test_no_request_starts_past_the_deadline(server: FakeOpenAIServer, sleeps: l
     server.script(*[(200, chat_completion("Sure! Here is the memory."))] * 4)
     ticks = iter(range(0, 10_000, 100))
     extractor = LlmExtractor(
-        model=MODEL,
-        base_url=server.base_url,
-        sleep=sleeps.append,
-        clock=lambda: float(next(ticks)),
-        retry=RetryPolicy(deadline_s=150),
+        chat_client()(
+            model=MODEL,
+            base_url=server.base_url,
+            sleep=sleeps.append,
+            clock=lambda: float(next(ticks)),
+            retry=RetryPolicy(deadline_s=150),
+        )
     )
     # When a batch is extracted
     # Then it gives up once the next request (the repair) would start past the deadline
@@ -296,4 +298,4 @@ def test_without_the_openai_package_building_the_extractor_says_what_to_install(
     # When an LLM extractor is built
     # Then the error names the extra to install
     with pytest.raises(LlmUnavailable, match=r"memory-engine\[llm\]"):
-        LlmExtractor(model=MODEL)
+        LlmExtractor(chat_client()(model=MODEL))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -90,6 +90,17 @@ class Store(Protocol):
 
     def buffered_turns_in_threads(self, tenant: str, threads: Sequence[str]) -> list[Turn]:
         """Buffered turns of every session whose parent_session_uuid is in `threads`."""
+        ...
+
+    def save_turn_vectors(self, tenant: str, session_uuid: str, vectors: Mapping[str, list[float]]) -> int:
+        """Store each turn's passage vector (`Turn.embedding`), by dialog uuid; turns no longer
+        stored are skipped. Returns how many were written."""
+        ...
+
+    def full_buffers(self, at_least: int) -> list[tuple[str, str]]:
+        """(tenant, session_uuid) of every session, of every tenant, that buffers `at_least` turns
+        or more, sorted: what the sweep queues extraction for (cost: the buffered turns, not the
+        whole store)."""
         ...
 
     def save_memory(self, memory: Memory) -> bool:
@@ -189,28 +200,38 @@ class ReceivedJob(BaseModel):
     receive_count: int
 
 
-class JobSource(Protocol):
-    """The consumer side of a queue that the engine polls itself (the local worker).
+class DeadJob(BaseModel):
+    """A job parked after its last failed attempt, with what it failed on (for `jobs list|retry`).
 
-    On AWS the Lambda service polls SQS and hands the worker its records instead.
+    `error` is "" when the queue itself parked it (SQS redrive after a crash or a timeout)."""
+
+    id: str  # the dead letter's id in its queue (local row id; SQS message id)
+    job: Job
+    error: str = ""
+    receive_count: int = 0
+    dead_at: datetime | None = None
+
+
+class JobSource(Protocol):
+    """The consumer side of the queue: received jobs are acked, retried later, or parked as dead.
+
+    The local worker polls it itself; on AWS the Lambda service polls SQS and hands the worker its
+    records, and the worker settles failures through the same methods (`usecases.jobs.attempt`).
     """
 
     def receive(self, max_messages: int = 1, visibility_seconds: float = 30) -> list[ReceivedJob]: ...
 
     def ack(self, receipt: str) -> bool: ...
 
-    def release(self, receipt: str, error: str | None = None) -> bool:
-        """Make the job visible again now. `error` says why it failed: a queue that can keep it
-        (local) shows the last one with the job if it is dead-lettered (`QueueInspector`)."""
+    def release(self, receipt: str) -> bool: ...
+
+    def retry_later(self, receipt: str, delay_seconds: float, error: str) -> bool:
+        """Deliver the job again after `delay_seconds` (its group waits meanwhile: FIFO order)."""
         ...
 
-
-class DeadJob(BaseModel):
-    """A job parked in the dead-letter queue after too many failed deliveries."""
-
-    job: Job
-    # The last failure's reason (None for a job dead-lettered before reasons were kept).
-    error: str | None = None
+    def bury(self, message: ReceivedJob, error: str) -> None:
+        """Park the job among the dead letters with the error it failed on; it is no longer queued."""
+        ...
 
 
 class QueueSnapshot(BaseModel):
@@ -230,6 +251,18 @@ class QueueInspector(Protocol):
     """What the memory inspector reads of a queue: a tenant's pending and dead jobs."""
 
     def snapshot(self, tenant: str) -> QueueSnapshot: ...
+
+
+class DeadLetters(Protocol):
+    """The dead jobs of a queue, for operators: list them, send them back to the queue."""
+
+    def dead_letters(self) -> list[DeadJob]:
+        """Every dead job, oldest first."""
+        ...
+
+    def redrive(self, ids: Sequence[str] | None = None) -> list[DeadJob]:
+        """Queue the dead jobs named by id (None: all) again, as new jobs; returns those queued."""
+        ...
 
 
 class IndexDocument(BaseModel):

@@ -51,6 +51,8 @@ class Settings(BaseSettings):
     llm_timeout_seconds: float = Field(60.0, gt=0)
     llm_max_output_tokens: int | None = Field(2000, ge=256)
     llm_temperature: float | None = Field(0.0, ge=0, le=2)
+    # Answers that miss the schema before a job gives up (repairs included); then it is parked.
+    llm_content_attempts: int = Field(3, ge=1, le=20)
 
     # OpenAI-compatible chat (/v1/chat/completions): the upstream is OPENAI_BASE_URL / OPENAI_API_KEY.
     chat_model: str | None = Field(None, description="model used when a request names none")
@@ -68,10 +70,19 @@ class Settings(BaseSettings):
     # Local index: a thread's documents of one kind are scanned exactly up to this many, searched
     # in an HNSW graph past it (0: always exact). Its files live beside the SQLite file.
     local_index_ann_threshold: int = Field(20_000, ge=0)
+    # Buffered turns without a stored vector that one retrieve may embed (the newest first); the
+    # worker stores every buffered turn's vector, so this only bounds the wait for it.
+    retrieve_embed_budget: int = Field(32, ge=0)
 
     worker_poll_seconds: float = Field(0.05, gt=0)
-    worker_max_receives: int = Field(5, ge=1, description="deliveries before a job is parked as dead")
+    worker_max_receives: int = Field(3, ge=1, description="deliveries before a job is parked as dead")
     worker_visibility_seconds: float = Field(30.0, gt=0)
+    # A failed job waits about base·2^(n-1) s after its n-th failure (jittered), at most max.
+    worker_retry_base_seconds: float = Field(10.0, ge=0, description="backoff after a job's first failure")
+    worker_retry_max_seconds: float = Field(900.0, ge=0, description="longest backoff between attempts")
+    # Local worker: how often it queues a job for every session whose buffer holds a full batch
+    # with no job (also at start-up). On AWS a scheduled rule does it (infra: sweep_minutes).
+    worker_sweep_seconds: float = Field(300.0, gt=0, description="local sweep for stuck buffers")
 
     log_level: str = "INFO"
 
@@ -86,6 +97,7 @@ class Settings(BaseSettings):
     # -- AWS backend (backend == "aws"): see docs/dynamodb.md and docs/aws.md --
     table_name: str | None = Field(None, description="the single DynamoDB table")
     queue_url: str | None = Field(None, description="the SQS FIFO extraction queue")
+    dead_letter_url: str | None = Field(None, description="its dead-letter queue (default: from its redrive)")
     opensearch_url: str | None = Field(None, description="OpenSearch endpoint (https://...)")
     opensearch_service: Literal["aoss", "es"] = "aoss"
     opensearch_index: str = Field("memories", min_length=1)

@@ -31,6 +31,7 @@ from memory_engine.settings import Settings, get_settings
 if TYPE_CHECKING:
     from memory_engine.adapters.aws.opensearch_index import OpenSearchIndex
     from memory_engine.adapters.local.index_files import PersistedIndex
+    from memory_engine.adapters.local.worker import LocalWorker
     from memory_engine.adapters.openai import LlmExtractor
     from memory_engine.extraction.facts import FactExtractor
 
@@ -101,7 +102,9 @@ def build_queue(settings: Settings) -> Queue:
     if settings.backend == "aws":
         from memory_engine.adapters.aws.sqs_queue import SqsQueue
 
-        return SqsQueue(settings.queue_url or "", settings.aws_region)
+        return SqsQueue(
+            settings.queue_url or "", settings.aws_region, dead_letter_url=settings.dead_letter_url
+        )
     from memory_engine.adapters.local.sqlite_queue import SqliteQueue
 
     return SqliteQueue(database_path(settings), max_receives=settings.worker_max_receives)
@@ -209,10 +212,32 @@ def build_embedder(settings: Settings) -> Embedder:
     return MiniLmEmbedder(settings.embedding_model_dir, settings.embedding_batch_size)
 
 
-def job_source() -> JobSource:
-    """The consumer side of the local queue, for the local worker."""
-    queue = engine().queue
-    if not hasattr(queue, "receive"):
+def local_worker(built: Engine | None = None, sweep: bool = True) -> LocalWorker:
+    """The in-process worker over the engine's queue (the configured one by default): each job
+    runs through `usecases.jobs.attempt` with the configured retries and backoff, and the worker
+    sweeps for stuck buffers at start-up and every MEMORY_ENGINE_WORKER_SWEEP_SECONDS."""
+    from memory_engine.adapters.local.worker import LocalWorker
+    from memory_engine.usecases import jobs
+    from memory_engine.usecases import sweep as sweeping
+
+    target = built or engine()
+    source = job_source(target)
+    settings = target.settings
+    policy = jobs.RetryPolicy.of(settings)
+    return LocalWorker(
+        source,
+        lambda message: jobs.attempt(target, source, message, policy),
+        settings.worker_poll_seconds,
+        settings.worker_visibility_seconds,
+        sweep=(lambda: sweeping.run(target)) if sweep else None,
+        sweep_seconds=settings.worker_sweep_seconds,
+    )
+
+
+def job_source(built: Engine | None = None) -> JobSource:
+    """The consumer side of the engine's queue (the configured engine's by default)."""
+    queue = (built or engine()).queue
+    if not all(hasattr(queue, name) for name in ("receive", "retry_later", "bury")):
         raise Unavailable("This backend's queue is consumed by the worker Lambda, not polled locally.")
     return queue  # type: ignore[return-value]
 
@@ -239,16 +264,20 @@ def build_llm_extractor(settings: Settings) -> LlmExtractor:
             "MEMORY_ENGINE_EXTRACTOR=llm needs MEMORY_ENGINE_LLM_MODEL (the model name), and "
             "OPENAI_BASE_URL / OPENAI_API_KEY for any endpoint other than OpenAI's."
         )
-    from memory_engine.adapters.openai import LlmExtractor  # openai loads only when chosen
+    from memory_engine.adapters.openai import LlmExtractor, chat_client  # openai loads only when chosen
+    from memory_engine.adapters.openai.client import RetryPolicy
 
     return LlmExtractor(
-        model=settings.llm_model,
-        base_url=settings.openai_base_url,
-        api_key=settings.openai_api_key.get_secret_value() if settings.openai_api_key else None,
-        structured_output=settings.llm_structured_output,
-        timeout_s=settings.llm_timeout_seconds,
-        max_output_tokens=settings.llm_max_output_tokens,
-        temperature=settings.llm_temperature,
+        chat_client()(
+            model=settings.llm_model,
+            base_url=settings.openai_base_url,
+            api_key=settings.openai_api_key.get_secret_value() if settings.openai_api_key else None,
+            structured_output=settings.llm_structured_output,
+            timeout_s=settings.llm_timeout_seconds,
+            max_output_tokens=settings.llm_max_output_tokens,
+            temperature=settings.llm_temperature,
+            retry=RetryPolicy(content_attempts=settings.llm_content_attempts),
+        )
     )
 
 

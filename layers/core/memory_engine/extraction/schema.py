@@ -1,5 +1,12 @@
 """What the LLM answers with (internal output models), their JSON schemas for structured output,
-and the bounds of docs/api.md applied after validation."""
+and the bounds of docs/api.md applied after validation.
+
+Parsing is lenient where the meaning is unambiguous, so a near miss costs no repair round trip:
+a list of strings where objects with one text field are expected (`key_facts: ["…"]`,
+`characters: ["Caroline"]`, `key_dialogue: ["Caroline: hi"]`, fact operations as plain facts to
+add), and the reverse, objects with a single text value where strings are expected
+(`keywords: [{"keyword": "dog"}]`). Anything else that misses the schema is still an error.
+"""
 
 from __future__ import annotations
 
@@ -8,9 +15,9 @@ import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from functools import cache
-from typing import Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from memory_engine.extraction.registry import Registry, canonical_index, canonical_name, tidy, update_registry
 from memory_engine.models.domain import MemoryFields
@@ -27,19 +34,54 @@ class _Out(BaseModel):
     model_config = ConfigDict(extra="ignore", str_strip_whitespace=True)
 
 
+def _only_text(value: Any) -> Any:
+    """An object holding exactly one string, where a string is expected: that string."""
+    if isinstance(value, dict) and len(value) == 1:
+        (only,) = value.values()
+        if isinstance(only, str):
+            return only
+    return value
+
+
+# A string, also when the model wrapped it in an object of one text field.
+Text = Annotated[str, BeforeValidator(_only_text)]
+
+
 class CharacterOut(_Out):
     name: str
-    aliases: list[str]
+    aliases: list[Text]
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_name(cls, value: Any) -> Any:
+        return {"name": value, "aliases": []} if isinstance(value, str) else value
 
 
 class FactOut(_Out):
     turn: int
     fact: str
 
+    @model_validator(mode="before")
+    @classmethod
+    def _from_fact(cls, value: Any) -> Any:
+        # turn 0: unknown; sorting puts it first, and a stable sort keeps the model's order.
+        return {"turn": 0, "fact": value} if isinstance(value, str) else value
+
 
 class QuoteOut(_Out):
     speaker: str
     quote: str
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_line(cls, value: Any) -> Any:
+        """ "Caroline: I'm in" → speaker Caroline; a quote without a "name:" prefix has none."""
+        if not isinstance(value, str):
+            return value
+        speaker, colon, quote = value.partition(":")
+        if colon and speaker.strip() and quote.strip() and len(speaker) <= 40:
+            return {"speaker": speaker, "quote": quote}
+        return {"speaker": "", "quote": value}
 
 
 class MemoryOut(_Out):
@@ -47,7 +89,7 @@ class MemoryOut(_Out):
     trimmed afterwards (`to_memory_fields`), not a reason to pay for another round trip."""
 
     summary: str = Field(min_length=1)
-    keywords: list[str]
+    keywords: list[Text]
     key_facts: list[FactOut]
     key_dialogue: list[QuoteOut]
     intent: str
@@ -65,6 +107,12 @@ class FactOperationOut(_Out):
     op: FactOp
     id: str | None
     fact: str
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_fact(cls, value: Any) -> Any:
+        # A plain string is a new fact: "add" needs no id, and one that repeats a known fact is kept.
+        return {"op": "add", "id": None, "fact": value} if isinstance(value, str) else value
 
 
 class FactOperationsOut(_Out):

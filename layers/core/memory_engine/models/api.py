@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, WithJsonSc
 
 from memory_engine.models.domain import is_reserved_thread
 from memory_engine.models.messages import CHAT_SESSION_PREFIX
+from memory_engine.models.strict import StrictBody
 
 # Ids name store keys and index documents: bounded and free of control characters.
 NO_CONTROL_CHARS = r"^[^\x00-\x1f\x7f]+$"
@@ -42,8 +43,8 @@ def no_nul(value: str) -> str:
     return value
 
 
-class Body(BaseModel):
-    model_config = ConfigDict(extra="ignore", str_strip_whitespace=False)
+class Body(StrictBody):
+    """A native or game request body: an unknown field is a 422 naming it (see models.strict)."""
 
 
 class NewDialog(Body):
@@ -93,9 +94,14 @@ class StatusResponse(BaseModel):
 
 
 class RecentDialog(Body):
+    """A dialog the caller has in its prompt; only `uuid` is read. The other fields of a
+    `new_dialog` are accepted too, so a client can echo the dialogs it sent as they were."""
+
     uuid: str = Identifier
     query: str | None = Field(None, max_length=MAX_TURN_CHARS)
     answer: str | None = Field(None, max_length=MAX_TURN_CHARS)
+    timestamp: Annotated[datetime, WithJsonSchema(_TIMESTAMP_SCHEMA)] | None = None
+    npc_id: IdentifierStr | None = None
 
 
 class UserInput(Body):

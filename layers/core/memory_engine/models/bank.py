@@ -6,16 +6,21 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from pydantic import (
+    AliasChoices,
+    AliasGenerator,
     BaseModel,
+    ConfigDict,
     Field,
     SerializerFunctionWrapHandler,
     ValidationInfo,
     field_validator,
     model_serializer,
 )
+from pydantic.alias_generators import to_camel
 
-from memory_engine.models.api import Body, no_nul
+from memory_engine.models.api import no_nul
 from memory_engine.models.domain import Memory
+from memory_engine.models.strict import StrictBody
 
 MAX_SCOPE_KEYS = 32
 MAX_SCOPE_KEY_CHARS = 128
@@ -36,6 +41,16 @@ class Sparse(BaseModel):
     @model_serializer(mode="wrap")
     def _without_none(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         return {key: value for key, value in handler(self).items() if value is not None}
+
+
+class Body(StrictBody):
+    """A memory-bank request body. Its real clients speak Google's REST style, so every field is
+    accepted in camelCase too (`similaritySearchParams`, `topK`, `pageToken`); the snake_case
+    names stay the documented ones (first in the OpenAPI schema). Any other field is a 422."""
+
+    model_config = ConfigDict(
+        alias_generator=AliasGenerator(validation_alias=lambda name: AliasChoices(name, to_camel(name)))
+    )
 
 
 class Scoped(Body):

@@ -75,6 +75,9 @@ class Turn(BaseModel):
     status: TurnStatus = TurnStatus.BUFFERED
     memory_id: str | None = None
     length_limit: int = 1000
+    # The turn's passage vector, stored once the worker embedded it (None until then): retrieve
+    # scores a buffered turn with it instead of embedding the turn on the request path.
+    embedding: list[float] | None = Field(None, repr=False)
 
     def same_content(self, other: Turn) -> bool:
         """Idempotency check: a retried consolidate carries the same words, speaker and time."""

@@ -18,17 +18,21 @@ def crossed_threshold(before: int, after: int, threshold: int) -> bool:
     return before < threshold <= after
 
 
-def job_due(created: bool, buffered: int, point: int) -> bool:
+def job_due(created: bool, buffered: int, point: int, every: int) -> bool:
     """Whether a turn write that leaves `buffered` turns in its session's buffer queues extraction.
 
-    A new turn queues a job when it brings the buffer to the extraction point. A replay (the turn
-    was already stored) queues one again while the buffer is at or past the point: it may be the
-    retry of a 503 whose turn was stored but whose job never reached the queue, and no later turn
-    crosses the point again. When the first attempt did queue it, the twin finds nothing to do
-    (extraction is idempotent).
+    A new turn queues a job when it brings the buffer to the extraction point. Past twice the
+    point it queues one again each `every` turns (a batch): a live job cuts the buffer back under a
+    batch and queues one itself for what arrived meanwhile, so a buffer that kept growing that far
+    has no live job (it died, say while the LLM was down, or was lost in a crash). A twin of a live
+    job costs one run that finds nothing to do. A replay (the turn was already stored) queues one
+    again while the buffer is at or past the point: it may be the retry of a 503 whose turn was
+    stored but whose job never reached the queue. Extraction is idempotent, so a redundant job is
+    harmless.
     """
     if created:
-        return crossed_threshold(buffered - 1, buffered, point)
+        stuck = buffered > 2 * point and (buffered - point) % max(1, every) == 0
+        return buffered == point or stuck
     return buffered >= point
 
 

@@ -56,7 +56,7 @@ def run(engine: Engine, tenant: str, request: ConsolidateRequest) -> StatusRespo
     point = extraction_point(settings.extraction_threshold, settings.batch_size)
     if request.options.force_summary and after > 0:
         engine.queue.send(ExtractionJob(tenant=tenant, session_uuid=request.session_uuid, force=True))
-    elif job_due(outcome.created, after, point):  # a replay queues again: see job_due
+    elif job_due(outcome.created, after, point, settings.batch_size):  # a replay queues again: see job_due
         engine.queue.send(ExtractionJob(tenant=tenant, session_uuid=request.session_uuid))
     if outcome.session_created and outcome.created and settings.close_earlier_sessions:
         close_earlier_sessions(engine, tenant, request.parent_session_uuid, request.session_uuid)

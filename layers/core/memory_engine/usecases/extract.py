@@ -9,13 +9,9 @@ from memory_engine.extraction.registry import update_registry
 from memory_engine.models.domain import Memory, Session, Turn, new_memory_id
 from memory_engine.models.messages import ExtractionJob
 from memory_engine.ports import ExtractionContext
+from memory_engine.usecases import turn_vectors
 from memory_engine.usecases.batching import cut_batches, extraction_point
-from memory_engine.usecases.indexing import (
-    embedding_text,
-    extraction_text,
-    index_stored,
-    turn_embedding_text,
-)
+from memory_engine.usecases.indexing import embedding_text, extraction_text, index_stored
 
 
 def run(engine: Engine, job: ExtractionJob, redelivered: bool = False) -> list[Memory]:
@@ -33,8 +29,26 @@ def run(engine: Engine, job: ExtractionJob, redelivered: bool = False) -> list[M
     if redelivered:
         memories = engine.store.list_memories(job.tenant, job.session_uuid)
         index_stored(engine.store, engine.index, memories, engine.retrieval)
+    stored = engine.store.buffered_turns(job.tenant, job.session_uuid)
+    buffered = turn_vectors.embedded(engine, stored)
+    # The turns that stay buffered get their vectors stored whatever happens (an LLM outage
+    # included): retrieve reads them; those extracted now leave the buffer and need none.
+    unstored = {turn.dialog_uuid for turn in stored if turn.embedding is None}
+    try:
+        return _extract_batches(engine, job, session, buffered, redelivered, unstored)
+    finally:
+        turn_vectors.store(engine, [turn for turn in buffered if turn.dialog_uuid in unstored])
+
+
+def _extract_batches(
+    engine: Engine,
+    job: ExtractionJob,
+    session: Session,
+    buffered: list[Turn],
+    redelivered: bool,
+    unstored: set[str],
+) -> list[Memory]:
     settings = engine.settings
-    buffered = engine.store.buffered_turns(job.tenant, job.session_uuid)
     # A retry finishes what the failed run started: the batches it did write took the buffer
     # under the threshold, but the job was queued for every complete batch.
     threshold = 0 if redelivered else settings.extraction_threshold
@@ -48,6 +62,7 @@ def run(engine: Engine, job: ExtractionJob, redelivered: bool = False) -> list[M
             if found:
                 merged = update_registry(registry, found)
                 engine.store.save_characters(job.tenant, session.parent_session_uuid, merged)
+            unstored.difference_update(turn.dialog_uuid for turn in batch)
             index_stored(engine.store, engine.index, [memory], engine.retrieval, batch)
             written.append(memory)
     if batches:
@@ -99,9 +114,9 @@ def _extract_one(
         created_at=created_at,
         metadata=extraction.metadata,
     )
-    # One model call for the memory's vector and its turns' vectors (searched as turn documents).
-    texts = [embedding_text(draft)]
-    if engine.retrieval.turn_documents:
-        texts.extend(turn_embedding_text(turn) for turn in batch)
-    vectors = engine.embedder.embed(texts, mode="passage")
-    return draft.model_copy(update={"embedding": vectors[0], "turn_embeddings": vectors[1:]})
+    # The turns' vectors (searched as turn documents) were stored with them before extraction.
+    [vector] = engine.embedder.embed([embedding_text(draft)], mode="passage")
+    stored = [turn.embedding for turn in batch if turn.embedding is not None]
+    if not engine.retrieval.turn_documents or len(stored) != len(batch):
+        stored = []
+    return draft.model_copy(update={"embedding": vector, "turn_embeddings": stored})

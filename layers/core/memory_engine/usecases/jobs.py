@@ -1,12 +1,29 @@
-"""The worker's one entry point: a queued job of any kind, routed to its use case."""
+"""The worker's one entry point: a queued job of any kind, routed to its use case; and what
+happens when it fails (retried later with a jittered exponential backoff, then parked as dead).
+
+Both workers go through `attempt`: the local thread and the SQS-triggered Lambda.
+"""
 
 from __future__ import annotations
 
-from typing import assert_never
+import logging
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal, assert_never
 
 from memory_engine.engine import Engine
+from memory_engine.errors import MemoryEngineError
+from memory_engine.logsafe import error_details
 from memory_engine.models.messages import ChatMemoryJob, ExtractionJob, ForgetUserJob, Job
+from memory_engine.ports import JobSource, ReceivedJob
+from memory_engine.settings import Settings
 from memory_engine.usecases import chat_memory, extract, forget_user
+
+log = logging.getLogger("memory_engine.worker")
+
+Outcome = Literal["done", "retry", "dead"]
+MAX_ERROR_CHARS = 2_000
 
 
 def run(engine: Engine, job: Job, redelivered: bool = False) -> object:
@@ -21,3 +38,88 @@ def run(engine: Engine, job: Job, redelivered: bool = False) -> object:
     if isinstance(job, ForgetUserJob):
         return forget_user.forget(engine, job.tenant, job.userid)
     assert_never(job)
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How often a failing job runs and how long it waits in between.
+
+    `attempts` deliveries at most; after the n-th failure the job waits about base·2ⁿ⁻¹ seconds
+    (capped at `max_delay_s`), with "equal jitter": half of that fixed, half drawn at random, so
+    jobs that failed together (an LLM outage) do not all come back in the same second.
+    """
+
+    attempts: int = 3
+    base_delay_s: float = 10.0
+    max_delay_s: float = 900.0
+
+    @classmethod
+    def of(cls, settings: Settings) -> RetryPolicy:
+        return cls(
+            attempts=settings.worker_max_receives,
+            base_delay_s=settings.worker_retry_base_seconds,
+            max_delay_s=settings.worker_retry_max_seconds,
+        )
+
+    def delay(self, failures: int, draw: Callable[[], float] = random.random) -> float:
+        """Seconds to wait after the `failures`-th failure (1, 2, ...)."""
+        ceiling = min(self.max_delay_s, self.base_delay_s * 2 ** max(0, failures - 1))
+        return ceiling / 2 + draw() * ceiling / 2
+
+
+def describe(error: BaseException) -> str:
+    """What a dead job records of its failure: the engine's own messages say what went wrong
+    without quoting user text; for anything else only the type (its message might)."""
+    if isinstance(error, MemoryEngineError):
+        text = f"{type(error).__name__}: {error.message}"
+    else:
+        text = f"{type(error).__name__} (see the worker log)"
+    spent = spent_on(error)
+    if spent:
+        # First, so the cut for length never drops it.
+        text = (
+            f"[{spent.get('requests', 0)} LLM requests, {spent.get('prompt_tokens', 0)} prompt + "
+            f"{spent.get('completion_tokens', 0)} completion tokens spent] {text}"
+        )
+    return text[:MAX_ERROR_CHARS]
+
+
+def spent_on(error: BaseException) -> dict[str, int]:
+    """What a failed model call cost, when the error says (the LLM adapter's errors do)."""
+    spent = getattr(error, "spent", None)
+    return dict(spent) if isinstance(spent, dict) else {}
+
+
+def attempt(
+    engine: Engine,
+    source: JobSource | None,
+    message: ReceivedJob,
+    policy: RetryPolicy,
+    draw: Callable[[], float] = random.random,
+) -> Outcome:
+    """Run a received job and settle a failure: retried after a backoff while attempts remain,
+    else parked as dead with its error. "done" jobs are left for the caller to ack (the Lambda's
+    event source mapping deletes them itself). Without a `source` to settle with (a queue that is
+    not polled, as in handler tests), a failure is raised for the queue's own redelivery."""
+    try:
+        run(engine, message.job, message.receive_count > 1)
+    except Exception as error:
+        if source is None:
+            raise
+        reason = describe(error)
+        details = {
+            "kind": message.job.kind,
+            "receive": message.receive_count,
+            **spent_on(error),
+            **error_details(error),
+        }
+        # A final error (the model keeps missing the schema) would fail the same way again.
+        if message.receive_count >= policy.attempts or getattr(error, "final", False) is True:
+            source.bury(message, reason)
+            log.warning("job failed for the last time; parked as dead", extra=details)
+            return "dead"
+        delay = policy.delay(message.receive_count, draw)
+        source.retry_later(message.receipt, delay, reason)
+        log.warning("job failed; retried in %.0f s", delay, extra=details)
+        return "retry"
+    return "done"

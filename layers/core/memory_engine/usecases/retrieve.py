@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import operator
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -19,7 +18,8 @@ from memory_engine.retrieval.dates import DateMention, date_match, named_dates, 
 from memory_engine.retrieval.fusion import MemoryEvidence, RankedUnit, TurnEvidence, rank
 from memory_engine.retrieval.packing import pack
 from memory_engine.retrieval.text import tokenize
-from memory_engine.usecases.indexing import spoken_line, turn_embedding_text, turn_lexical_text
+from memory_engine.usecases import turn_vectors
+from memory_engine.usecases.indexing import spoken_line, turn_lexical_text
 
 
 @dataclass(frozen=True)
@@ -146,10 +146,15 @@ def _buffered_evidence(
     lexical = bm25_scores(
         {key: list(_terms(turn_lexical_text(turn, config))) for key, turn in turns.items()}, tokenize(query)
     )
-    vectors = _turn_vectors(engine, turns)
+    # Stored with the turn by the worker, or cached; at most a budget embedded here (turn_vectors).
+    vectors = turn_vectors.for_query(engine, turns, engine.settings.retrieve_embed_budget)
     return [
         TurnEvidence(
-            key, _dot(vector, vectors[key]), lexical.get(key, 0.0), date_match(turn.timestamp, dates), key
+            key,
+            _dot(vector, vectors[key]) if key in vectors else 0.0,
+            lexical.get(key, 0.0),
+            date_match(turn.timestamp, dates),
+            key,
         )
         for key, turn in turns.items()
     ]
@@ -163,20 +168,6 @@ def _dot(a: list[float], b: list[float]) -> float:
 def _terms(text: str) -> tuple[str, ...]:
     """A buffered turn is analysed once, not once per query, while it stays buffered."""
     return tuple(tokenize(text))
-
-
-def _turn_vectors(engine: Engine, turns: dict[str, Turn]) -> dict[str, list[float]]:
-    """Embed buffered turns once each; the cache key changes if the text does."""
-    texts = {key: turn_embedding_text(turn) for key, turn in turns.items()}
-    keys = {key: f"{key}:{hashlib.sha1(text.encode()).hexdigest()}" for key, text in texts.items()}
-    found = {key: engine.turn_vectors.get(cache_key) for key, cache_key in keys.items()}
-    missing = [key for key, vector in found.items() if vector is None]
-    if missing:
-        fresh = engine.embedder.embed([texts[key] for key in missing], mode="passage")
-        for key, fresh_vector in zip(missing, fresh, strict=True):
-            engine.turn_vectors.put(keys[key], fresh_vector)
-            found[key] = fresh_vector
-    return {key: vector for key, vector in found.items() if vector is not None}
 
 
 def _memory_hit(

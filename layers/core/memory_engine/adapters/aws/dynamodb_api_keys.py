@@ -12,11 +12,14 @@ and its listing entry are written in one transaction. Tenant names hold no `#` (
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from datetime import datetime
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from pydantic import TypeAdapter
 
+from memory_engine.adapters.aws.clients import aws_errors, client
 from memory_engine.errors import Conflict, NotFound
 from memory_engine.models.keys import ApiKey
 
@@ -31,8 +34,28 @@ def key_pk(key_id: str) -> str:
     return f"KEY#{key_id}"
 
 
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _mapped(
+    method: Callable[Concatenate[DynamoDbKeyStore, P], R],
+) -> Callable[Concatenate[DynamoDbKeyStore, P], R]:
+    """Run a KeyStore method inside the shared AWS error mapping: throttling, outages and a
+    missing table become `Unavailable` (a 503 naming no table), as for every other adapter."""
+
+    @functools.wraps(method)
+    def mapped(self: DynamoDbKeyStore, *args: P.args, **kwargs: P.kwargs) -> R:
+        with aws_errors(
+            "The API key table", "Create it or fix MEMORY_ENGINE_TABLE_NAME.", resource=self._table
+        ):
+            return method(self, *args, **kwargs)
+
+    return mapped
+
+
 class DynamoDbKeyStore:
-    """The `KeyStore` port over the low-level DynamoDB client (built on first use)."""
+    """The `KeyStore` port over the low-level DynamoDB client (the shared one, built on first use)."""
 
     def __init__(self, table_name: str, region: str | None = None, dynamodb: Any = None) -> None:
         self._table = table_name
@@ -42,11 +65,10 @@ class DynamoDbKeyStore:
     @property
     def client(self) -> Any:
         if self._client is None:
-            import boto3  # only when a key is first read or written
-
-            self._client = boto3.client("dynamodb", region_name=self._region)
+            self._client = client("dynamodb", self._region)  # only when a key is first used
         return self._client
 
+    @_mapped
     def create_key(self, key: ApiKey) -> None:
         try:
             self.client.transact_write_items(
@@ -64,10 +86,12 @@ class DynamoDbKeyStore:
         except self.client.exceptions.TransactionCanceledException as error:
             raise Conflict(f"Key id {key.key_id} is taken; draw another.") from error
 
+    @_mapped
     def get_key(self, key_id: str) -> ApiKey | None:
         found = self.client.get_item(TableName=self._table, Key=_key(key_id), ConsistentRead=True)
         return _record(found["Item"]) if "Item" in found else None
 
+    @_mapped
     def list_keys(self, tenant: str | None = None) -> list[ApiKey]:
         query: dict[str, Any] = {
             "TableName": self._table,
@@ -84,6 +108,7 @@ class DynamoDbKeyStore:
         keys = [key for key in self._get_many(key_ids) if tenant is None or key.tenant == tenant]
         return sorted(keys, key=lambda key: (key.created_at, key.key_id))
 
+    @_mapped
     def revoke_key(self, key_id: str, at: datetime) -> ApiKey:
         while True:
             key = self._existing(key_id)
@@ -109,6 +134,7 @@ class DynamoDbKeyStore:
                 continue  # changed meanwhile: read again
             return revoked
 
+    @_mapped
     def rotate_key(self, key_id: str, replacement: ApiKey, revoke_at: datetime) -> ApiKey:
         old = self._existing(key_id)
         if old.revoked_at is not None or old.replaced_by is not None:

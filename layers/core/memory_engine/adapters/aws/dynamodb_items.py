@@ -179,6 +179,8 @@ def turn_item(turn: Turn, thread: str) -> tuple[Item, list[bytes]]:
         base["memory_id"] = s(turn.memory_id)
     if turn.status is TurnStatus.BUFFERED:
         base |= buffered_keys(turn.tenant, turn.session_uuid, thread, turn.seq)
+    if turn.embedding is not None:
+        base["embedding"] = b(pack_vector(turn.embedding))
     return pack(base, {"query": turn.query, "answer": turn.answer})
 
 
@@ -199,6 +201,7 @@ def turn_from(item: Mapping[str, Any], parts: Sequence[Mapping[str, Any]] = ()) 
         status=TurnStatus(required(item, "status")),
         memory_id=text(item, "memory_id"),
         length_limit=number(item, "length_limit"),
+        embedding=unpack_vector(bytes(item["embedding"]["B"])) if "embedding" in item else None,
     )
 
 

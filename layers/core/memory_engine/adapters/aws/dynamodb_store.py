@@ -15,7 +15,8 @@ Every write that the engine's guarantees rest on is one conditional TransactWrit
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
 from itertools import islice
 
 from memory_engine.adapters.aws import dynamodb_items as items
@@ -32,6 +33,7 @@ from memory_engine.adapters.aws.dynamodb_table import (
     put,
     update,
 )
+from memory_engine.adapters.encoding import pack_vector
 from memory_engine.errors import Conflict, InvalidInput, Unavailable
 from memory_engine.models.domain import Memory, Session, Turn, TurnStatus, check_thread
 from memory_engine.ports import ConsolidateOutcome, ForkPlan, RemovalOutcome
@@ -177,6 +179,33 @@ class DynamoDbStore:
             )
         turns = reads.turns(self.table, found)
         return sorted(turns, key=lambda turn: (turn.session_uuid, turn.seq))
+
+    def save_turn_vectors(self, tenant: str, session_uuid: str, vectors: Mapping[str, list[float]]) -> int:
+        # One small UpdateItem per turn (a buffered turn's gsi1 copy carries the vector, so
+        # retrieve reads it with the turn); a turn deleted meanwhile fails its condition, skipped.
+        pk = keys.session_pk(tenant, session_uuid)
+        return sum(
+            self.table.update_existing(
+                keys.key(pk, keys.turn_sk(dialog_uuid)),
+                "SET embedding = :vector",
+                {":vector": items.b(pack_vector(vector))},
+            )
+            for dialog_uuid, vector in vectors.items()
+        )
+
+    def full_buffers(self, at_least: int) -> list[tuple[str, str]]:
+        # gsi1 is sparse (buffered turns only), so the scan reads what waits, not the table. The
+        # session is what follows the tenant's part of the turn's pk (taken as it is).
+        counts: Counter[tuple[str, str]] = Counter()
+        for item in self.table.scan(
+            IndexName=keys.GSI1,
+            ProjectionExpression="pk, #tenant",
+            ExpressionAttributeNames={"#tenant": "tenant"},
+        ):
+            tenant = items.required(item, "tenant")
+            session_uuid = items.required(item, "pk").removeprefix(keys.session_pk(tenant, ""))
+            counts[(tenant, session_uuid)] += 1
+        return sorted(session for session, count in counts.items() if count >= at_least)
 
     # -- memories ----------------------------------------------------------------------------
 

@@ -189,6 +189,25 @@ class DynamoTable:
         with self._errors():
             self.client.put_item(TableName=self.name, Item=item)
 
+    def update_existing(self, item_key: Item, expression: str, values: Item) -> bool:
+        """One UpdateItem, only if the item exists; False when it does not."""
+        from botocore.exceptions import ClientError
+
+        try:
+            with self._errors():
+                self.client.update_item(
+                    TableName=self.name,
+                    Key=item_key,
+                    UpdateExpression=expression,
+                    ExpressionAttributeValues=values,
+                    ConditionExpression="attribute_exists(pk)",
+                )
+        except ClientError as error:
+            if error_code(error) != "ConditionalCheckFailedException":
+                raise
+            return False
+        return True
+
     def transact(self, actions: Sequence[Action]) -> None:
         """All actions or none: one TransactWriteItems call (botocore makes its retries idempotent
         with a ClientRequestToken). Raises TransactionCancelled when DynamoDB refuses it."""

@@ -9,19 +9,33 @@ redundant job costs one extraction run that finds nothing to do (extraction is i
 
 The Lambda event source mapping is the consumer on AWS. `receive`/`ack`/`release`, `dead_jobs`
 and `pending_count` are the same consumer side the local worker has, for tests and operations.
+
+Failures: `retry_later` hides the message for the backoff delay (a visibility change; SQS keeps no
+error with it, the log does); `bury` sends the job to the dead-letter queue with its error as a
+message attribute and deletes it from the queue. The queue's redrive policy stays as the safety
+net for a worker that crashed or timed out on the job (those dead letters carry no error).
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import re
 import uuid
+from collections.abc import Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 from memory_engine.adapters.aws.clients import aws_errors, client
+from memory_engine.errors import Unavailable
 from memory_engine.models.messages import Job, parse_job
-from memory_engine.ports import QueueSnapshot, ReceivedJob
+from memory_engine.ports import DeadJob, QueueSnapshot, ReceivedJob
+
+# SQS message attributes of a dead letter written by `bury`.
+ERROR_ATTRIBUTE = "error"
+RECEIVES_ATTRIBUTE = "receive_count"
+MAX_ERROR_CHARS = 2_000
 
 # SQS message group ids: at most 128 characters from this set.
 _GROUP_SAFE = re.compile(r"^[A-Za-z0-9!\"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~]{1,128}$")
@@ -38,11 +52,15 @@ def message_group(job: Job) -> str:
 class SqsQueue:
     """Producer side of the extraction queue (plus a polling consumer side for tests and ops)."""
 
-    def __init__(self, queue_url: str, region: str | None = None, sqs: Any = None) -> None:
+    def __init__(
+        self, queue_url: str, region: str | None = None, sqs: Any = None, dead_letter_url: str | None = None
+    ) -> None:
         self.queue_url = queue_url
         self._region = region
         self._client = sqs
-        self._dead_letter_url: str | None = None
+        # Known from configuration in the worker (MEMORY_ENGINE_DEAD_LETTER_URL); else read once
+        # from the queue's redrive policy.
+        self._dead_letter_url: str | None = dead_letter_url or None
 
     @property
     def client(self) -> Any:
@@ -106,23 +124,89 @@ class SqsQueue:
         towards a job's dead-lettering). Operators read dead letters with `dead_jobs`."""
         return QueueSnapshot(pending=None, dead=None)
 
+    def retry_later(self, receipt: str, delay_seconds: float, error: str) -> bool:
+        """Hidden for the backoff delay (SQS allows up to 12 hours); the error goes to the log only."""
+        with self._errors():
+            self.client.change_message_visibility(
+                QueueUrl=self.queue_url,
+                ReceiptHandle=receipt,
+                VisibilityTimeout=min(43_200, max(0, math.ceil(delay_seconds))),
+            )
+        return True
+
+    def bury(self, message: ReceivedJob, error: str) -> None:
+        """To the dead-letter queue with its error, then off the queue (send first: never lost)."""
+        url = self._require_dead_letter_url()
+        with self._errors():
+            self.client.send_message(
+                QueueUrl=url,
+                MessageBody=message.job.model_dump_json(),
+                MessageGroupId=message_group(message.job),
+                MessageDeduplicationId=uuid.uuid4().hex,
+                MessageAttributes={
+                    ERROR_ATTRIBUTE: {"DataType": "String", "StringValue": error[:MAX_ERROR_CHARS] or "-"},
+                    RECEIVES_ATTRIBUTE: {"DataType": "Number", "StringValue": str(message.receive_count)},
+                },
+            )
+            self.client.delete_message(QueueUrl=self.queue_url, ReceiptHandle=message.receipt)
+
     def dead_jobs(self) -> list[Job]:
         """The jobs parked in the dead-letter queue, oldest first (read, then made visible again)."""
+        return [dead.job for dead in self.dead_letters()]
+
+    def dead_letters(self) -> list[DeadJob]:
+        """Every dead job with its error (read, then made visible again)."""
         url = self._dead_letter_queue_url()
         if url is None:
             return []
+        seen = self._read_all(url)
+        self._make_visible(url, seen)
+        return [_dead(message) for message in seen]
+
+    def redrive(self, ids: Sequence[str] | None = None) -> list[DeadJob]:
+        """Send the named dead jobs (None: all) to the queue as new messages, then delete them from
+        the dead-letter queue; the others are made visible again."""
+        url = self._dead_letter_queue_url()
+        if url is None:
+            return []
+        wanted = None if ids is None else set(ids)
+        seen = self._read_all(url)
+        chosen = [message for message in seen if wanted is None or message["MessageId"] in wanted]
+        moved: list[DeadJob] = []
+        try:
+            for message in chosen:
+                dead = _dead(message)
+                self.send(dead.job)
+                with self._errors():
+                    self.client.delete_message(QueueUrl=url, ReceiptHandle=message["ReceiptHandle"])
+                moved.append(dead)
+        finally:
+            self._make_visible(url, [message for message in seen if message not in chosen])
+        return moved
+
+    def _read_all(self, url: str) -> list[dict[str, Any]]:
         seen: list[dict[str, Any]] = []
         while True:
-            messages = self._receive(url, 10, 5)
+            messages = self._receive(url, 10, 30)
             if not messages:
-                break
+                return seen
             seen.extend(messages)
+
+    def _make_visible(self, url: str, messages: list[dict[str, Any]]) -> None:
         with self._errors():
-            for message in seen:
+            for message in messages:
                 self.client.change_message_visibility(
                     QueueUrl=url, ReceiptHandle=message["ReceiptHandle"], VisibilityTimeout=0
                 )
-        return [parse_job(message["Body"]) for message in seen]
+
+    def _require_dead_letter_url(self) -> str:
+        url = self._dead_letter_queue_url()
+        if url is None:
+            raise Unavailable(
+                "The extraction queue has no dead-letter queue: set MEMORY_ENGINE_DEAD_LETTER_URL "
+                "or give the queue a redrive policy."
+            )
+        return url
 
     def _receive(self, url: str, count: int, visibility_seconds: float) -> list[dict[str, Any]]:
         with self._errors():
@@ -131,15 +215,14 @@ class SqsQueue:
                 MaxNumberOfMessages=count,
                 VisibilityTimeout=max(0, math.ceil(visibility_seconds)),
                 WaitTimeSeconds=0,
-                MessageSystemAttributeNames=["ApproximateReceiveCount", "MessageGroupId"],
+                MessageSystemAttributeNames=["ApproximateReceiveCount", "MessageGroupId", "SentTimestamp"],
+                MessageAttributeNames=["All"],
             )
         messages: list[dict[str, Any]] = response.get("Messages", [])
         return messages
 
     def _dead_letter_queue_url(self) -> str | None:
         if self._dead_letter_url is None:
-            import json
-
             with self._errors():
                 attributes = self.client.get_queue_attributes(
                     QueueUrl=self.queue_url, AttributeNames=["RedrivePolicy"]
@@ -158,4 +241,21 @@ def _received(message: dict[str, Any]) -> ReceivedJob:
         receipt=message["ReceiptHandle"],
         job=parse_job(message["Body"]),
         receive_count=int(message.get("Attributes", {}).get("ApproximateReceiveCount", 1)),
+    )
+
+
+def _dead(message: dict[str, Any]) -> DeadJob:
+    """A dead-letter message as a DeadJob: error and receives from `bury`'s attributes when it wrote
+    them, else (moved by the redrive policy) the receive count SQS kept."""
+    attributes = message.get("MessageAttributes", {})
+    system = message.get("Attributes", {})
+    receives = attributes.get(RECEIVES_ATTRIBUTE, {}).get("StringValue")
+    error = attributes.get(ERROR_ATTRIBUTE, {}).get("StringValue", "")
+    sent = system.get("SentTimestamp")
+    return DeadJob(
+        id=message["MessageId"],
+        job=parse_job(message["Body"]),
+        error="" if error == "-" else error,
+        receive_count=int(receives) if receives else int(system.get("ApproximateReceiveCount", 0)),
+        dead_at=datetime.fromtimestamp(int(sent) / 1000, UTC) if sent else None,
     )

@@ -5,8 +5,11 @@
 - A received message is hidden for `visibility_seconds`; not acked by then, it is delivered again
   (also after a restart: the table is on disk and times are wall-clock).
 - Content-based dedup: sending a job identical to one still waiting in its group is a no-op.
-- A message received more than `max_receives` times is parked in a dead-letter table instead of
-  being delivered again, so a poison job can neither block its session nor be silently dropped.
+- A failed job is retried later (`retry_later`: hidden for a backoff delay, its error kept) or
+  parked at once (`bury`, with its error) by the worker. A message received more than
+  `max_receives` times is parked by the queue itself (a worker that crashed on it every time), so
+  a poison job can neither block its session nor be silently dropped.
+- Dead letters are listed (`dead_letters`) and queued again (`redrive`) by `memory-engine jobs`.
 """
 
 from __future__ import annotations
@@ -16,7 +19,8 @@ import logging
 import sqlite3
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 
 from memory_engine.adapters.local.sqlite_db import SqliteDatabase
@@ -25,8 +29,8 @@ from memory_engine.ports import DeadJob, QueueSnapshot, ReceivedJob
 
 log = logging.getLogger("memory_engine.queue")
 
-DEFAULT_MAX_RECEIVES = 5
-MAX_ERROR_CHARS = 2_000  # a failure's reason kept with its job, for the inspector
+DEFAULT_MAX_RECEIVES = 3
+MAX_ERROR_CHARS = 2_000  # a failure's reason kept with its job, for `jobs list` and the inspector
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS queue_messages (
@@ -38,7 +42,7 @@ CREATE TABLE IF NOT EXISTS queue_messages (
     receipt TEXT,
     visible_at REAL NOT NULL DEFAULT 0,
     sent_at REAL NOT NULL,
-    last_error TEXT
+    last_error TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS queue_messages_by_group ON queue_messages (group_id, id);
 CREATE UNIQUE INDEX IF NOT EXISTS queue_messages_by_receipt ON queue_messages (receipt);
@@ -50,16 +54,30 @@ CREATE TABLE IF NOT EXISTS queue_dead (
     receive_count INTEGER NOT NULL,
     sent_at REAL NOT NULL,
     dead_at REAL NOT NULL,
-    error TEXT
+    error TEXT NOT NULL DEFAULT ''
 );
 """
 
-# The head (oldest message) of every group that can be delivered now: never received or released
-# (receipt NULL), or received but its visibility expired. A head in flight hides its whole group.
+# Columns added after the first release, for files written before them.
+_ADDED_COLUMNS = {
+    "queue_messages": ("last_error", "TEXT NOT NULL DEFAULT ''"),
+    "queue_dead": ("error", "TEXT NOT NULL DEFAULT ''"),
+}
+
+
+def _migrate(conn: sqlite3.Connection) -> None:
+    for table, (column, declaration) in _ADDED_COLUMNS.items():
+        columns = {row["name"] for row in conn.execute(f"PRAGMA table_info({table})")}
+        if column not in columns:
+            conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
+
+
+# The head (oldest message) of every group that can be delivered now: visible (never received,
+# released, past its visibility, or past its retry delay). A hidden head hides its whole group.
 _DELIVERABLE_HEADS = """
 SELECT m.id, m.group_id, m.body, m.receive_count FROM queue_messages AS m
 WHERE m.id = (SELECT MIN(id) FROM queue_messages WHERE group_id = m.group_id)
-  AND (m.receipt IS NULL OR m.visible_at <= ?)
+  AND m.visible_at <= ?
   AND m.group_id NOT IN (SELECT value FROM json_each(?))
 ORDER BY m.id
 LIMIT ?
@@ -159,21 +177,68 @@ class SqliteQueue:
         """The tenant's waiting or in-flight jobs and its dead letters, oldest first."""
         with self._db.read() as conn:
             waiting = conn.execute("SELECT body FROM queue_messages ORDER BY id").fetchall()
-            dead = conn.execute("SELECT body, error FROM queue_dead ORDER BY id").fetchall()
         # Filtered on the parsed job's tenant, not on the group id text (a tenant may hold a '#').
         pending = [job for job in (parse_job(row["body"]) for row in waiting) if job.tenant == tenant]
-        parked = [
-            DeadJob(job=job, error=row["error"])
-            for row in dead
-            if (job := parse_job(row["body"])).tenant == tenant
-        ]
-        return QueueSnapshot(pending=pending, dead=parked)
+        dead = [dead for dead in self.dead_letters() if dead.job.tenant == tenant]
+        return QueueSnapshot(pending=pending, dead=dead)
+
+    def retry_later(self, receipt: str, delay_seconds: float, error: str) -> bool:
+        """Hide a delivered message for `delay_seconds` (a backoff), keeping the error it failed on.
+        False when the receipt is stale."""
+        with self._db.write() as conn:
+            updated = conn.execute(
+                "UPDATE queue_messages SET receipt = NULL, visible_at = ?, last_error = ? WHERE receipt = ?",
+                (self._clock() + max(0.0, delay_seconds), error[:MAX_ERROR_CHARS], receipt),
+            ).rowcount
+            return updated > 0
+
+    def bury(self, message: ReceivedJob, error: str) -> None:
+        """Park a delivered message among the dead letters now, with the error it failed on."""
+        with self._db.write() as conn:
+            row = conn.execute(
+                "SELECT id FROM queue_messages WHERE receipt = ?", (message.receipt,)
+            ).fetchone()
+            if row is not None:
+                conn.execute(
+                    "UPDATE queue_messages SET last_error = ? WHERE id = ?",
+                    (error[:MAX_ERROR_CHARS], row["id"]),
+                )
+                self._bury(conn, row["id"], self._clock())
 
     def dead_jobs(self) -> list[Job]:
-        """Jobs parked after too many receives, oldest first."""
+        """Jobs parked as dead, oldest first."""
+        return [dead.job for dead in self.dead_letters()]
+
+    def dead_letters(self) -> list[DeadJob]:
+        """Every dead job with its error and receives, oldest first."""
         with self._db.read() as conn:
-            rows = conn.execute("SELECT body FROM queue_dead ORDER BY id").fetchall()
-        return [parse_job(row["body"]) for row in rows]
+            rows = conn.execute(
+                "SELECT id, body, receive_count, dead_at, error FROM queue_dead ORDER BY id"
+            ).fetchall()
+        return [
+            DeadJob(
+                id=str(row["id"]),
+                job=parse_job(row["body"]),
+                error=row["error"],
+                receive_count=row["receive_count"],
+                dead_at=datetime.fromtimestamp(row["dead_at"], UTC),
+            )
+            for row in rows
+        ]
+
+    def redrive(self, ids: Sequence[str] | None = None) -> list[DeadJob]:
+        """Queue the named dead jobs (None: all) again as new messages, in the order they died."""
+        wanted = None if ids is None else set(ids)
+        moved = [dead for dead in self.dead_letters() if wanted is None or dead.id in wanted]
+        with self._db.write() as conn:
+            for dead in moved:
+                # A new message, not the old row: it goes behind what its session queued meanwhile.
+                conn.execute(
+                    "INSERT INTO queue_messages (group_id, body, sent_at) VALUES (?, ?, ?)",
+                    (dead.job.group_id(), dead.job.model_dump_json(), self._clock()),
+                )
+                conn.execute("DELETE FROM queue_dead WHERE id = ?", (int(dead.id),))
+        return moved
 
     def pending_count(self) -> int:
         """Messages not yet acked: waiting or in flight (dead letters not included)."""
@@ -196,11 +261,3 @@ class SqliteQueue:
             row["receive_count"],
             extra={"group_id": row["group_id"], "body": row["body"]},
         )
-
-
-def _migrate(conn: sqlite3.Connection) -> None:
-    """Add the error columns to a queue file written before they existed."""
-    for table, column in (("queue_messages", "last_error"), ("queue_dead", "error")):
-        columns = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
-        if column not in columns:
-            conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} TEXT")

@@ -39,6 +39,7 @@ CREATE TABLE IF NOT EXISTS turns (
     status TEXT NOT NULL CHECK (status IN ('buffered', 'extracted', 'forgotten')),
     memory_id TEXT,
     length_limit INTEGER NOT NULL,
+    embedding BLOB,
     PRIMARY KEY (tenant, session_uuid, dialog_uuid)
 );
 CREATE UNIQUE INDEX IF NOT EXISTS turns_by_seq ON turns (tenant, session_uuid, seq);
@@ -81,6 +82,8 @@ def migrate_store(conn: sqlite3.Connection) -> None:
         conn.execute("ALTER TABLE memories ADD COLUMN scope TEXT NOT NULL DEFAULT '{}'")
     if "turn_embeddings" not in columns:
         conn.execute("ALTER TABLE memories ADD COLUMN turn_embeddings BLOB NOT NULL DEFAULT x''")
+    if "embedding" not in {row["name"] for row in conn.execute("PRAGMA table_info(turns)")}:
+        conn.execute("ALTER TABLE turns ADD COLUMN embedding BLOB")
 
 
 def insert_session(conn: sqlite3.Connection, session: Session) -> None:
@@ -102,8 +105,8 @@ def insert_session(conn: sqlite3.Connection, session: Session) -> None:
 def insert_turns(conn: sqlite3.Connection, turns: Sequence[Turn]) -> None:
     conn.executemany(
         "INSERT INTO turns (tenant, session_uuid, dialog_uuid, seq, query, answer, user_name, npc_id, type,"
-        " timestamp, created_at, status, memory_id, length_limit)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        " timestamp, created_at, status, memory_id, length_limit, embedding)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [
             (
                 turn.tenant,
@@ -120,6 +123,7 @@ def insert_turns(conn: sqlite3.Connection, turns: Sequence[Turn]) -> None:
                 turn.status.value,
                 turn.memory_id,
                 turn.length_limit,
+                None if turn.embedding is None else pack_vector(turn.embedding),
             )
             for turn in turns
         ],
@@ -170,6 +174,12 @@ def update_memory_row(conn: sqlite3.Connection, memory: Memory) -> bool:
         ),
     ).rowcount
     return updated > 0
+
+
+def turn_from_row(row: sqlite3.Row) -> Turn:
+    values = dict(row)
+    packed = values.pop("embedding", None)
+    return Turn.model_validate({**values, "embedding": None if packed is None else unpack_vector(packed)})
 
 
 def memory_from_row(row: sqlite3.Row) -> Memory:

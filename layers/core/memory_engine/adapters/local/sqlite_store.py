@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from memory_engine.adapters.local.sqlite_db import SqliteDatabase
+from memory_engine.adapters.local.sqlite_db import SqliteDatabase, pack_vector
 from memory_engine.adapters.local.sqlite_rows import (
     STORE_SCHEMA,
     insert_memories,
@@ -16,6 +16,7 @@ from memory_engine.adapters.local.sqlite_rows import (
     insert_turns,
     memory_from_row,
     migrate_store,
+    turn_from_row,
     update_memory_row,
 )
 from memory_engine.errors import Conflict, InvalidInput, NotFound
@@ -73,7 +74,7 @@ class SqliteStore:
                 check_thread(session_uuid, row["parent_session_uuid"], session.parent_session_uuid)
                 next_seq = int(row["next_seq"])
             existing = _turn_row(conn, tenant, session_uuid, turn.dialog_uuid)
-            if existing is not None and not Turn.model_validate(dict(existing)).same_content(turn):
+            if existing is not None and not turn_from_row(existing).same_content(turn):
                 raise _dialog_reused(session_uuid, turn.dialog_uuid)
             if existing is None:
                 fresh = {"seq": next_seq, "status": TurnStatus.BUFFERED, "memory_id": None}
@@ -90,7 +91,7 @@ class SqliteStore:
     def get_turn(self, tenant: str, session_uuid: str, dialog_uuid: str) -> Turn | None:
         with self._db.read() as conn:
             row = _turn_row(conn, tenant, session_uuid, dialog_uuid)
-        return None if row is None else Turn.model_validate(dict(row))
+        return None if row is None else turn_from_row(row)
 
     def list_turns(self, tenant: str, session_uuid: str) -> list[Turn]:
         return self._turns(
@@ -115,6 +116,26 @@ class SqliteStore:
             " ORDER BY t.session_uuid, t.seq",
             (tenant, _BUFFERED, json.dumps(list(threads))),
         )
+
+    def save_turn_vectors(self, tenant: str, session_uuid: str, vectors: Mapping[str, list[float]]) -> int:
+        with self._db.write() as conn:
+            return sum(
+                conn.execute(
+                    "UPDATE turns SET embedding = ?"
+                    " WHERE tenant = ? AND session_uuid = ? AND dialog_uuid = ?",
+                    (pack_vector(vector), tenant, session_uuid, dialog_uuid),
+                ).rowcount
+                for dialog_uuid, vector in vectors.items()
+            )
+
+    def full_buffers(self, at_least: int) -> list[tuple[str, str]]:
+        with self._db.read() as conn:
+            rows = conn.execute(
+                "SELECT tenant, session_uuid FROM turns WHERE status = ? GROUP BY tenant, session_uuid"
+                " HAVING COUNT(*) >= ? ORDER BY tenant, session_uuid",
+                (_BUFFERED, at_least),
+            ).fetchall()
+        return [(row["tenant"], row["session_uuid"]) for row in rows]
 
     # -- memories ----------------------------------------------------------------------------
 
@@ -325,7 +346,7 @@ class SqliteStore:
     def _turns(self, sql: str, params: tuple[Any, ...]) -> list[Turn]:
         with self._db.read() as conn:
             rows = conn.execute(sql, params).fetchall()
-        return [Turn.model_validate(dict(row)) for row in rows]
+        return [turn_from_row(row) for row in rows]
 
 
 def _dialog_reused(session_uuid: str, dialog_uuid: str) -> Conflict:

@@ -1,17 +1,20 @@
-"""The local stand-in for the SQS-triggered worker: a thread that drains the SQLite queue.
+"""The local stand-in for the SQS-triggered worker: a thread that drains the SQLite queue, and
+sweeps for stuck buffers at start-up and then every `sweep_seconds`.
 
-It runs jobs of every kind through one `process` callable (`memory_engine.usecases.jobs.run`).
+Each received job goes to one `attempt` callable (`memory_engine.usecases.jobs.attempt`), which
+runs it and settles a failure (a retry after a backoff, or a dead letter); the sweep is
+`memory_engine.usecases.sweep.run`.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable
 
 from memory_engine.logsafe import error_details
-from memory_engine.models.messages import Job
-from memory_engine.ports import JobSource
+from memory_engine.ports import JobSource, ReceivedJob
 
 log = logging.getLogger("memory_engine.worker")
 
@@ -22,21 +25,28 @@ def failure_reason(error: BaseException) -> str:
 
 
 class LocalWorker:
-    """Receives one job at a time and runs `process(job, redelivered)` on it; a failure makes the
-    job visible again (the queue parks it as dead after its max receives), so an accepted turn is
-    never dropped. `redelivered` is True from the second delivery on (SQS: ApproximateReceiveCount)."""
+    """Receives one job at a time and hands it to `attempt`, which says "done" (acked here),
+    "retry" or "dead" (already settled with the queue). A job that raises out of `attempt` (the
+    queue failed while settling it) is released, so an accepted turn is never dropped."""
 
     def __init__(
         self,
         queue: JobSource,
-        process: Callable[[Job, bool], object],
+        attempt: Callable[[ReceivedJob], str],
         poll_seconds: float = 0.05,
         visibility_seconds: float = 30.0,
+        sweep: Callable[[], object] | None = None,
+        sweep_seconds: float = 300.0,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._queue = queue
-        self._process = process
+        self._attempt = attempt
         self._poll_seconds = poll_seconds
         self._visibility_seconds = visibility_seconds
+        self._sweep = sweep
+        self._sweep_seconds = sweep_seconds
+        self._clock = clock
+        self._next_sweep = 0.0  # at once: a restart finds the buffers a dead job left behind
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -57,26 +67,35 @@ class LocalWorker:
             done += 1
         return done
 
+    def sweep_if_due(self) -> None:
+        """Run the sweep when its time has come (start-up, then every `sweep_seconds`)."""
+        if self._sweep is None or self._clock() < self._next_sweep:
+            return
+        self._next_sweep = self._clock() + self._sweep_seconds
+        try:
+            self._sweep()
+        except Exception as error:  # the store or queue is down: the next sweep tries again
+            log.warning("sweep failed", extra=error_details(error))
+
     def run_once(self) -> bool:
         received = self._queue.receive(1, self._visibility_seconds)
         if not received:
             return False
         message = received[0]
         try:
-            self._process(message.job, message.receive_count > 1)
+            outcome = self._attempt(message)
         except Exception as error:
-            log.warning(
-                "job failed; it will be retried",
-                extra={"receive": message.receive_count, **error_details(error)},
-            )
-            self._queue.release(message.receipt, failure_reason(error))
+            log.warning("could not settle a failed job; released", extra=error_details(error))
+            self._queue.release(message.receipt)
         else:
-            self._queue.ack(message.receipt)
+            if outcome == "done":
+                self._queue.ack(message.receipt)
         return True
 
     def _run(self) -> None:
         while not self._stop.is_set():
             try:
+                self.sweep_if_due()
                 busy = self.run_once()
             except Exception as error:  # the queue itself failed: back off, never die
                 log.warning("worker loop error", extra=error_details(error))

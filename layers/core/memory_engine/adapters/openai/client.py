@@ -15,7 +15,7 @@ from typing import Any, Literal, TypeVar
 import openai
 from pydantic import BaseModel, ValidationError
 
-from memory_engine.adapters.openai.errors import LlmBadOutput, LlmUnavailable
+from memory_engine.adapters.openai.errors import LlmBadOutput, LlmError, LlmUnavailable
 from memory_engine.extraction.schema import strict_json_schema
 
 logger = logging.getLogger(__name__)
@@ -38,6 +38,8 @@ class RetryPolicy:
     # max_retries is one less, and it waits between them as it does for every OpenAI user.
     transport_attempts: int = 4
     content_rounds: int = 2  # fresh tries, each with one repair, when answers do not validate
+    # At most this many answers that miss the schema, repairs included (None: every round's two).
+    content_attempts: int | None = None
     base_delay_s: float = 1.0  # before a fresh round (the client paces its own retries)
     max_delay_s: float = 30.0
     # No request starts after this long: one batch then takes at most deadline_s plus one request's
@@ -208,8 +210,24 @@ class ChatClient:
         self, messages: Sequence[Message], output: type[T], name: str, repair: RepairTexts
     ) -> tuple[T, Usage]:
         """An answer validated by `output`. Raises LlmBadOutput when every round fails, LlmUnavailable
-        when the endpoint does; never returns an empty or partial value."""
+        when the endpoint does; never returns an empty or partial value. Either error's `spent` says
+        what the failed call cost."""
         usage = Usage(model=self.model)
+        try:
+            return self._structured(messages, output, name, repair, usage), usage
+        except LlmError as error:
+            error.spent = {
+                "requests": usage.requests,
+                "prompt_tokens": usage.prompt_tokens,
+                "completion_tokens": usage.completion_tokens,
+            }
+            raise
+
+    def _structured(
+        self, messages: Sequence[Message], output: type[T], name: str, repair: RepairTexts, usage: Usage
+    ) -> T:
+        invalid = 0
+        cap = self._retry.content_attempts or 2 * self._retry.content_rounds
         response_format = self.response_format(output, name)
         deadline = self._clock() + self._retry.deadline_s
         problem = ""
@@ -221,23 +239,28 @@ class ChatClient:
                 answer = self.complete(conversation, response_format, usage, deadline)
                 value, problem = self._validate(answer, output)
                 if value is not None:
-                    return value, usage
+                    return value
+                invalid += 1
                 logger.warning(
                     "LLM answer invalid (round %d, %s): %s",
                     round_number,
                     "repair" if repairing else "first",
                     problem.replace("\n", " ")[:300],
                 )
+                if invalid >= cap:
+                    break
                 if not repairing:
                     template = repair.truncated if answer.finish_reason == "length" else repair.invalid
                     conversation += [
                         {"role": "assistant", "content": answer.content},
                         {"role": "user", "content": template.format(errors=problem)},
                     ]
+            if invalid >= cap:
+                break
         raise LlmBadOutput(
             f"The model {self.model} gave no valid answer in {usage.requests} requests (last problem: "
-            f"{problem[:500]}). The batch will be retried later; if this persists, check that the model "
-            "follows JSON output, or switch structured output to json_object."
+            f"{problem[:500]}). Check that the model follows JSON output, or switch structured output "
+            "to json_object (MEMORY_ENGINE_LLM_STRUCTURED_OUTPUT)."
         )
 
     @staticmethod

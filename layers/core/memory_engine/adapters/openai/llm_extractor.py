@@ -2,20 +2,20 @@
 with characters named canonically across the thread. Also the short-fact extraction behind
 /v1/memories:generate and chat memory.
 
-Importing this module does not import `openai`; building an LlmExtractor does.
+Importing this module does not import `openai`; `chat_client()` does (the extractor is built over
+the chat client it returns).
 """
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from memory_engine.adapters.openai.errors import LlmUnavailable
 from memory_engine.errors import InvalidInput
 from memory_engine.extraction.facts import FactOperation, normalize
 from memory_engine.extraction.prompts.base import PromptSet
-from memory_engine.extraction.prompts.render import StructuredOutput, facts_messages, memory_messages
+from memory_engine.extraction.prompts.render import facts_messages, memory_messages
 from memory_engine.extraction.schema import (
     FactOperationsOut,
     MemoryOut,
@@ -27,7 +27,7 @@ from memory_engine.models.domain import Turn
 from memory_engine.ports import Extraction, ExtractionContext
 
 if TYPE_CHECKING:
-    from memory_engine.adapters.openai.client import ChatClient, RepairTexts, RetryPolicy, Usage
+    from memory_engine.adapters.openai.client import ChatClient, RepairTexts, Usage
 
 MEMORY_SCHEMA_NAME = "memory"
 FACTS_SCHEMA_NAME = "fact_operations"
@@ -39,57 +39,37 @@ def _repair_texts(prompt: PromptSet) -> RepairTexts:
     return RepairTexts(invalid=prompt.repair, truncated=prompt.truncated)
 
 
+def chat_client() -> type[ChatClient]:
+    """The chat client class, imported now: the core must import without the `llm` extra, and
+    building an LLM extractor without it says what to install."""
+    try:
+        from memory_engine.adapters.openai.client import ChatClient
+    except ModuleNotFoundError as exc:
+        if exc.name != "openai":
+            raise
+        raise LlmUnavailable(
+            "The LLM extractor needs the openai package: pip install 'memory-engine[llm]', "
+            "or unset MEMORY_ENGINE_EXTRACTOR to use the built-in extractor."
+        ) from exc
+    return ChatClient
+
+
 class LlmExtractor:
     """Extractor (and FactExtractor) over any OpenAI-compatible chat-completions endpoint.
 
-    `structured_output="json_schema"` sends the schema as a strict response format (OpenAI, vLLM,
-    llama.cpp, recent Ollama); `"json_object"` is for servers with JSON mode only, and tells the
-    schema in the system prompt instead. Each extraction's metadata records `model`,
+    The chat client's `structured_output="json_schema"` sends the schema as a strict response
+    format (OpenAI, vLLM, llama.cpp, recent Ollama); `"json_object"` is for servers with JSON mode
+    only, and tells the schema in the system prompt instead. Each extraction's metadata records `model`,
     `prompt_version`, `prompt_tokens`, `completion_tokens`, `attempts` (chat requests made,
     repairs and retries included) and `characters_json`: the batch's characters as a JSON object
     canonical name → aliases, to merge into the thread's registry with
     `memory_engine.extraction.registry.update_registry`.
     """
 
-    def __init__(
-        self,
-        *,
-        model: str,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        structured_output: StructuredOutput = "json_schema",
-        timeout_s: float = 60.0,
-        max_output_tokens: int | None = 2000,
-        temperature: float | None = 0.0,
-        retry: RetryPolicy | None = None,
-        sleep: Callable[[float], None] = time.sleep,
-        clock: Callable[[], float] = time.monotonic,
-        client: Any = None,
-    ) -> None:
-        # Here, not at module level: the core must import without the `llm` extra installed.
-        try:
-            from memory_engine.adapters.openai.client import ChatClient
-        except ModuleNotFoundError as exc:
-            if exc.name != "openai":
-                raise
-            raise LlmUnavailable(
-                "The LLM extractor needs the openai package: pip install 'memory-engine[llm]', "
-                "or unset MEMORY_ENGINE_EXTRACTOR to use the built-in extractor."
-            ) from exc
-
-        self._chat: ChatClient = ChatClient(
-            model=model,
-            base_url=base_url,
-            api_key=api_key,
-            structured_output=structured_output,
-            timeout_s=timeout_s,
-            max_output_tokens=max_output_tokens,
-            temperature=temperature,
-            retry=retry,
-            sleep=sleep,
-            clock=clock,
-            client=client,
-        )
+    def __init__(self, chat: ChatClient) -> None:
+        # The chat client's options (endpoint, model, timeouts, retries) are declared once, on the
+        # client: build it with `chat_client()(...)`.
+        self._chat = chat
 
     @property
     def model(self) -> str:

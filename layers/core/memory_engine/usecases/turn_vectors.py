@@ -1,0 +1,92 @@
+"""Passage vectors of buffered turns: embedded once, off the request path, and kept with the turn.
+
+Every extraction job embeds its session's buffered turns that have no vector yet (before the LLM
+is asked anything) and uses them for the memory's turn documents; when it ends, failed or not, it
+stores the vectors of the turns that stay buffered (`Turn.embedding`): those extracted now leave
+the buffer and need none, so a turn costs no extra write in the common case.
+
+Retrieve scores a buffered turn with its stored vector, or the process's cache, and
+embeds at most `retrieve_embed_budget` turns that have neither (the newest first: in a
+conversation those are the ones just said), so its cost does not grow with the number of turns
+waiting for extraction. A turn over the budget is scored lexically until it has a vector.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Mapping, Sequence
+from itertools import groupby
+
+from memory_engine.engine import Engine
+from memory_engine.errors import Unavailable
+from memory_engine.models.domain import Turn
+from memory_engine.usecases.indexing import turn_embedding_text
+
+log = logging.getLogger("memory_engine.worker")
+
+
+def cache_key(turn: Turn) -> str:
+    """The process cache's key: the turn, and its text (a new text is a new vector)."""
+    digest = hashlib.sha1(turn_embedding_text(turn).encode()).hexdigest()
+    return f"{turn.tenant}:{turn.session_uuid}:{turn.dialog_uuid}:{digest}"
+
+
+def _embed(engine: Engine, turns: Sequence[Turn]) -> list[list[float]]:
+    """Vectors for `turns`, from the cache where the server (same process) already embedded them."""
+    found = [engine.turn_vectors.get(cache_key(turn)) for turn in turns]
+    missing = [turn for turn, vector in zip(turns, found, strict=True) if vector is None]
+    if missing:
+        fresh = iter(engine.embedder.embed([turn_embedding_text(turn) for turn in missing], mode="passage"))
+        found = [vector if vector is not None else next(fresh) for vector in found]
+    return [vector for vector in found if vector is not None]
+
+
+def embedded(engine: Engine, turns: Sequence[Turn]) -> list[Turn]:
+    """`turns` with a vector each: stored ones as they are, the others from the process cache or
+    embedded now (the worker's side; nothing is written)."""
+    missing = [turn for turn in turns if turn.embedding is None]
+    if not missing:
+        return list(turns)
+    vectors = dict(zip((id(turn) for turn in missing), _embed(engine, missing), strict=True))
+    return [
+        turn if turn.embedding is not None else turn.model_copy(update={"embedding": vectors[id(turn)]})
+        for turn in turns
+    ]
+
+
+def store(engine: Engine, turns: Sequence[Turn]) -> None:
+    """Store the vectors the turns carry, one call per session; best effort: a turn whose vector
+    could not be stored is embedded again by the next job (the failure is logged)."""
+
+    def session(turn: Turn) -> tuple[str, str]:
+        return turn.tenant, turn.session_uuid
+
+    with_vector = [turn for turn in turns if turn.embedding is not None]
+    try:
+        for (tenant, session_uuid), group in groupby(sorted(with_vector, key=session), key=session):
+            engine.store.save_turn_vectors(
+                tenant, session_uuid, {turn.dialog_uuid: turn.embedding for turn in group if turn.embedding}
+            )
+    except Unavailable as error:
+        log.warning("could not store buffered turns' vectors: %s", error.message)
+
+
+def for_query(engine: Engine, turns: Mapping[str, Turn], budget: int) -> dict[str, list[float]]:
+    """The vectors retrieve can score with, by the caller's key: stored, cached, and up to
+    `budget` embedded now (newest first, then kept in the cache). Turns left out have none yet."""
+    vectors: dict[str, list[float]] = {}
+    unknown: list[tuple[str, Turn]] = []
+    for key, turn in turns.items():
+        vector = turn.embedding or engine.turn_vectors.get(cache_key(turn))
+        if vector is not None:
+            vectors[key] = vector
+        else:
+            unknown.append((key, turn))
+    chosen = sorted(unknown, key=lambda item: (item[1].timestamp, item[1].seq), reverse=True)[:budget]
+    if chosen:
+        fresh = engine.embedder.embed([turn_embedding_text(turn) for _, turn in chosen], mode="passage")
+        for (key, turn), vector in zip(chosen, fresh, strict=True):
+            engine.turn_vectors.put(cache_key(turn), vector)
+            vectors[key] = vector
+    return vectors

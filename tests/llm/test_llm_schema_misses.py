@@ -1,0 +1,138 @@
+"""Answers that miss the schema: read leniently where the meaning is unambiguous, capped at 3 per
+job otherwise, with the tokens of failed answers counted and the error kept on the dead job."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("openai")
+
+from memory_engine import wiring
+from memory_engine.adapters.local.memory_index import LocalSearchIndex
+from memory_engine.adapters.local.sqlite_queue import SqliteQueue
+from memory_engine.adapters.local.sqlite_store import SqliteStore
+from memory_engine.adapters.openai import LlmBadOutput, LlmExtractor
+from memory_engine.adapters.openai.client import RetryPolicy
+from memory_engine.engine import Engine
+from memory_engine.models.api import ConsolidateRequest
+from memory_engine.ports import ExtractionContext
+from memory_engine.settings import Settings
+from memory_engine.usecases import consolidate
+from tests.fakes.openai_server import FakeOpenAIServer, chat_completion
+from tests.fakes.ports import HashEmbedder, StepClock
+from tests.llm.builders import as_content, memory_answer, turns
+
+Make = Callable[..., LlmExtractor]
+EN = ExtractionContext(user_name="Caroline", language="en")
+BATCH = turns(
+    ("Caroline", "I went to a LGBTQ support group yesterday and it was so powerful.", ""),
+    ("Melanie", "Wow, Caro, I'm proud of you! How did it feel?", ""),
+)
+NOT_JSON = "Sure! Here is the memory you asked for."
+
+
+def test_plain_strings_where_objects_are_expected_are_read_without_a_repair(
+    server: FakeOpenAIServer, make_extractor: Make
+) -> None:
+    # Given an answer with facts, quotes and characters as plain strings
+    answer = memory_answer(
+        key_facts=["Caroline went to an LGBTQ support group.", "Melanie is proud of Caroline."],
+        key_dialogue=["Caroline: It was so powerful.", "Melanie: I'm proud of you!"],
+        characters=["Caroline", "Melanie"],
+    )
+    server.script((200, chat_completion(as_content(answer))))
+
+    # When a batch is extracted
+    extraction = make_extractor().extract(BATCH, EN)
+
+    # Then one request was enough and each string landed in its field
+    assert len(server.requests) == 1
+    fields = extraction.fields
+    assert fields.key_facts == ["Caroline went to an LGBTQ support group.", "Melanie is proud of Caroline."]
+    assert fields.key_dialogue == ["Caroline: It was so powerful.", "Melanie: I'm proud of you!"]
+    assert fields.characters == ["Caroline", "Melanie"]
+
+
+def test_objects_of_one_text_field_where_strings_are_expected_are_read_as_those_strings(
+    server: FakeOpenAIServer, make_extractor: Make
+) -> None:
+    answer = memory_answer(keywords=[{"keyword": "support group"}, {"text": "pride"}])
+    server.script((200, chat_completion(as_content(answer))))
+
+    extraction = make_extractor().extract(BATCH, EN)
+
+    assert len(server.requests) == 1 and extraction.fields.keywords == ["support group", "pride"]
+
+
+def test_an_answer_that_is_still_ambiguous_gets_a_repair(
+    server: FakeOpenAIServer, make_extractor: Make
+) -> None:
+    # An object with two text fields where a keyword is expected: which one is the keyword?
+    answer = memory_answer(keywords=[{"keyword": "pride", "why": "the march"}])
+    server.script(
+        (200, chat_completion(as_content(answer))), (200, chat_completion(as_content(memory_answer())))
+    )
+
+    make_extractor().extract(BATCH, EN)
+
+    assert len(server.requests) == 2
+
+
+def test_a_model_that_keeps_missing_the_schema_gets_three_answers_then_the_error_says_what_it_cost(
+    server: FakeOpenAIServer, make_extractor: Make
+) -> None:
+    server.script(*[(200, chat_completion(NOT_JSON, prompt_tokens=100, completion_tokens=50))] * 4)
+
+    with pytest.raises(LlmBadOutput, match="no valid answer in 3 requests") as raised:
+        make_extractor(retry=RetryPolicy(content_attempts=3)).extract(BATCH, EN)
+
+    assert len(server.requests) == 3
+    assert raised.value.spent == {"requests": 3, "prompt_tokens": 300, "completion_tokens": 150}
+
+
+@pytest.fixture
+def engine(server: FakeOpenAIServer, tmp_path: Path) -> Iterator[Engine]:
+    settings = Settings(
+        extractor="llm",
+        llm_model="test-model",
+        openai_base_url=server.base_url,
+        openai_api_key="sk-test",
+        worker_retry_base_seconds=0,
+    )  # type: ignore[call-arg]
+    path = tmp_path / "memory-engine.sqlite3"
+    yield Engine(
+        settings=settings,
+        store=SqliteStore(path),
+        queue=SqliteQueue(path),
+        index=LocalSearchIndex(),
+        embedder=HashEmbedder(),
+        extractor=wiring.build_extractor(settings),
+        clock=StepClock(),
+    )
+
+
+def test_a_job_whose_answers_keep_missing_the_schema_dies_after_three_model_calls_with_its_error(
+    server: FakeOpenAIServer, engine: Engine
+) -> None:
+    # Given a model that never answers JSON (about 20 calls per job before this cap)
+    server.script(*[(200, chat_completion(NOT_JSON))] * 20)
+    for n in range(20):
+        request = {
+            "session_uuid": "s1",
+            "parent_session_uuid": "t",
+            "new_dialog": {"uuid": f"d{n}", "query": "hi"},
+        }
+        consolidate.run(engine, "acme", ConsolidateRequest.model_validate(request))
+
+    # When the worker runs until the queue is idle
+    wiring.local_worker(engine, sweep=False).drain()
+
+    # Then the job made 3 model calls in all, and its dead letter says why and what it cost
+    assert len(server.requests) == 3
+    [dead] = engine.queue.dead_letters()  # type: ignore[attr-defined]
+    assert dead.receive_count == 1
+    assert dead.error.startswith("[3 LLM requests, 300 prompt + 150 completion tokens spent] LlmBadOutput:")
+    assert len(engine.store.buffered_turns("acme", "s1")) == 20

@@ -1,0 +1,123 @@
+"""Retry delays, when a turn queues a job again, and how a failed job is settled."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from memory_engine.adapters.local.sqlite_queue import SqliteQueue
+from memory_engine.errors import Unavailable
+from memory_engine.models.messages import ExtractionJob
+from memory_engine.ports import ReceivedJob
+from memory_engine.usecases import jobs
+from memory_engine.usecases.batching import job_due
+from memory_engine.usecases.jobs import RetryPolicy
+from tests.fakes.engine import fake_engine
+
+JOB = ExtractionJob(tenant="tenant-a", session_uuid="s1")
+
+
+@pytest.mark.parametrize(("failures", "low", "high"), [(1, 5, 10), (2, 10, 20), (3, 20, 40), (12, 450, 900)])
+def test_retry_delays_double_with_jitter_up_to_the_cap(failures: int, low: float, high: float) -> None:
+    policy = RetryPolicy(attempts=3, base_delay_s=10, max_delay_s=900)
+
+    assert (policy.delay(failures, lambda: 0.0), policy.delay(failures, lambda: 1.0)) == (low, high)
+
+
+def test_two_jobs_that_failed_together_come_back_at_different_times() -> None:
+    delays = {RetryPolicy().delay(1) for _ in range(20)}
+
+    assert len(delays) > 1
+
+
+@pytest.mark.parametrize(
+    ("buffered", "due"),
+    [(19, False), (20, True), (21, False), (28, False), (40, False), (44, True), (48, False), (52, True)],
+)
+def test_a_new_turn_queues_at_the_point_and_each_batch_past_twice_the_point(buffered: int, due: bool) -> None:
+    assert job_due(True, buffered, point=20, every=8) is due
+
+
+class Recorder:
+    """A JobSource that records how a failure was settled."""
+
+    def __init__(self) -> None:
+        self.settled: list[tuple[str, object]] = []
+
+    def receive(self, max_messages: int = 1, visibility_seconds: float = 30) -> list[ReceivedJob]:
+        return []
+
+    def ack(self, receipt: str) -> bool:
+        return True
+
+    def release(self, receipt: str) -> bool:
+        return True
+
+    def retry_later(self, receipt: str, delay_seconds: float, error: str) -> bool:
+        self.settled.append(("retry", delay_seconds))
+        return True
+
+    def bury(self, message: ReceivedJob, error: str) -> None:
+        self.settled.append(("dead", error))
+
+
+class DownStore:
+    def __getattr__(self, name: str) -> object:
+        def fail(*_: object) -> object:
+            raise Unavailable("The database is unavailable; nothing was written.")
+
+        return fail
+
+
+def test_a_failed_job_is_retried_after_the_backoff_until_its_last_attempt_then_dead() -> None:
+    engine = fake_engine()
+    engine.store = DownStore()  # type: ignore[assignment]
+    source = Recorder()
+    policy = RetryPolicy(attempts=3, base_delay_s=10)
+
+    outcomes = [
+        jobs.attempt(engine, source, ReceivedJob(receipt="r", job=JOB, receive_count=n), policy, lambda: 0.0)
+        for n in (1, 2, 3)
+    ]
+
+    assert outcomes == ["retry", "retry", "dead"]
+    assert source.settled == [
+        ("retry", 5.0),
+        ("retry", 10.0),
+        ("dead", "Unavailable: The database is unavailable; nothing was written."),
+    ]
+
+
+def test_a_failure_that_is_not_the_engines_own_records_only_its_type() -> None:
+    assert jobs.describe(KeyError("some user text")) == "KeyError (see the worker log)"
+
+
+def test_a_queue_file_from_before_dead_letter_errors_is_migrated(tmp_path: Path) -> None:
+    # Given a queue file written before the error columns existed, with a dead letter in it
+    path = tmp_path / "memory-engine.sqlite3"
+    with sqlite3.connect(path) as conn:
+        conn.executescript(
+            """
+            CREATE TABLE queue_messages (id INTEGER PRIMARY KEY AUTOINCREMENT, group_id TEXT NOT NULL,
+              body TEXT NOT NULL, receive_count INTEGER NOT NULL DEFAULT 0, receipt TEXT,
+              visible_at REAL NOT NULL DEFAULT 0, sent_at REAL NOT NULL);
+            CREATE TABLE queue_dead (id INTEGER PRIMARY KEY AUTOINCREMENT, group_id TEXT NOT NULL,
+              body TEXT NOT NULL, receive_count INTEGER NOT NULL, sent_at REAL NOT NULL,
+              dead_at REAL NOT NULL);
+            """
+        )
+        conn.execute(
+            "INSERT INTO queue_dead (group_id, body, receive_count, sent_at, dead_at) VALUES (?, ?, 5, 0, 0)",
+            (JOB.group_id(), JOB.model_dump_json()),
+        )
+
+    # When the queue opens it, then a job fails and is parked
+    queue = SqliteQueue(path)
+    queue.send(JOB.model_copy(update={"force": True}))
+    queue.bury(queue.receive(1)[0], "boom")
+
+    # Then the old dead letter reads with no error and the new one with its own
+    assert [dead.error for dead in queue.dead_letters()] == ["", "boom"]
+    queue.close()
