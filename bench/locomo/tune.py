@@ -135,14 +135,15 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     chosen = _simplest(rows)
 
     folds = []
+    held_scores: list[float] = []
     for held in samples:
         train = set(samples) - {held}
         fold_rows = [{**asdict(w), "objective": _mean(found, train)} for w, found in grid]
         pick = _simplest(fold_rows)
         weights = FusionWeights(**{name: pick[name] for name in GRID})
         held_out = _mean(dict(grid)[weights], {held})
+        held_scores.append(held_out)
         folds.append({"held_out": held, "chosen": {name: pick[name] for name in GRID}, "objective": held_out})
-    held_scores = [fold["objective"] for fold in folds]
     summary = {
         "mean": statistics.fmean(held_scores),
         "sd": statistics.pstdev(held_scores),
