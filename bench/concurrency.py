@@ -97,22 +97,14 @@ def local_server(data_dir: Path, embedder: str | None) -> Iterator[tuple[int, Ca
     if embedder:
         os.environ["MEMORY_ENGINE_EMBEDDER"] = embedder
     from memory_engine import wiring
-    from memory_engine.adapters.local.worker import LocalWorker
-    from memory_engine.settings import get_settings, reset_settings
-    from memory_engine.usecases import jobs
+    from memory_engine.settings import reset_settings
     from memory_engine_app.server.app import Dispatcher, LocalHttpServer, load_routes, make_http_handler
 
     reset_settings()
     wiring.reset()
-    settings = get_settings()
     engine = wiring.engine()
     engine.embedder.embed(["warm up"])
-    worker = LocalWorker(
-        wiring.job_source(),
-        lambda job, redelivered: jobs.run(wiring.engine(), job, redelivered),
-        settings.worker_poll_seconds,
-        settings.worker_visibility_seconds,
-    )
+    worker = wiring.local_worker(engine)
     dispatcher = Dispatcher(load_routes(), wiring.key_resolver(), None)
     server = LocalHttpServer(("127.0.0.1", 0), make_http_handler(dispatcher))
     threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
