@@ -71,7 +71,10 @@ def reindex(tenant: str | None, reembed: bool = False) -> int:
     settings = get_settings()
     index: SearchIndex
     embedder: Embedder | None = None
-    if settings.backend == "aws":
+    injected = wiring.installed()
+    if injected is not None:
+        store, index, embedder = injected.store, injected.index, injected.embedder
+    elif settings.backend == "aws":
         if not settings.opensearch_url:
             print(
                 "memory-engine reindex: with MEMORY_ENGINE_BACKEND=aws it rebuilds the OpenSearch index "

@@ -7,8 +7,7 @@ import sqlite3
 from pathlib import Path
 
 from memory_engine.adapters.local.sqlite_queue import SqliteQueue
-from memory_engine.adapters.local.worker import LocalWorker
-from memory_engine.models.messages import ExtractionJob, Job
+from memory_engine.models.messages import ExtractionJob
 from memory_engine_app.server.inspector_assets import INSPECTOR_PATH, inspector_asset
 
 JOB = ExtractionJob(tenant="tenant-a", session_uuid="s1")
@@ -49,19 +48,19 @@ def test_the_bare_inspector_path_redirects_to_the_page_and_other_paths_are_not_i
     assert inspector_asset("/v1/engine/health/") is None
 
 
-def test_the_worker_keeps_the_failure_reason_and_the_dead_job_shows_it(tmp_path: Path) -> None:
+def test_a_dead_job_shows_the_error_it_was_parked_with(tmp_path: Path) -> None:
+    # Given a job the worker parked after its last failure (usecases.jobs.attempt buries it)
     queue = SqliteQueue(tmp_path / "queue.sqlite3", max_receives=2)
     queue.send(JOB)
+    [message] = queue.receive(1, 30)
+    queue.bury(message, "TimeoutError: the model did not answer in 30 s")
 
-    def fail(job: Job, redelivered: bool) -> None:
-        raise TimeoutError("the model did not answer in 30 s")
-
-    worker = LocalWorker(queue, fail)
-    while worker.run_once():
-        pass
-
-    [dead] = queue.snapshot("tenant-a").dead
+    # Then the inspector's snapshot lists it with that error, and nothing is pending
+    snapshot = queue.snapshot("tenant-a")
+    [dead] = snapshot.dead or []
     assert (dead.job, dead.error) == (JOB, "TimeoutError: the model did not answer in 30 s")
+    assert snapshot.pending == []
+    assert queue.snapshot("tenant-b").dead == []
     queue.close()
 
 

@@ -52,6 +52,11 @@ def use(replacement: Engine | None) -> None:
     _override = replacement
 
 
+def installed() -> Engine | None:
+    """The engine installed by `use`, if any: commands that build their own adapters defer to it."""
+    return _override
+
+
 @lru_cache(maxsize=1)
 def _built_engine() -> Engine:
     settings = get_settings()

@@ -19,11 +19,6 @@ from memory_engine.ports import JobSource, ReceivedJob
 log = logging.getLogger("memory_engine.worker")
 
 
-def failure_reason(error: BaseException) -> str:
-    """What the inspector shows for a failed job: the error's kind and its words."""
-    return f"{type(error).__name__}: {error}".strip()
-
-
 class LocalWorker:
     """Receives one job at a time and hands it to `attempt`, which says "done" (acked here),
     "retry" or "dead" (already settled with the queue). A job that raises out of `attempt` (the
