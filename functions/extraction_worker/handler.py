@@ -23,7 +23,7 @@ from memory_engine import wiring
 from memory_engine.errors import Unavailable
 from memory_engine.http import logger
 from memory_engine.models.messages import parse_job
-from memory_engine.observability import record_job
+from memory_engine.observability import record_jobs
 from memory_engine.ports import JobSource, ReceivedJob
 from memory_engine.usecases import jobs, sweep
 
@@ -68,20 +68,5 @@ def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     response = process_partial_response(
         event=event, record_handler=record_handler, processor=processor, context=context
     )
-    count_jobs(event, dict(response))
+    record_jobs(event, dict(response))
     return dict(response)
-
-
-def count_jobs(event: dict[str, Any], response: dict[str, Any]) -> None:
-    """One `Jobs` metric per record, by kind: done, or failed (delivered again, parked at last)."""
-    failed = {item["itemIdentifier"] for item in response.get("batchItemFailures", [])}
-    for record in event.get("Records", []):
-        outcome = "failed" if record.get("messageId") in failed else "done"
-        record_job(_kind(record.get("body", "")), outcome)
-
-
-def _kind(body: str) -> str:
-    try:
-        return parse_job(body).kind
-    except ValueError:  # not a job (JSON or validation error): the DLQ will hold it
-        return "unreadable"

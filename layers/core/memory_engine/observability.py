@@ -19,6 +19,8 @@ from typing import Any, TypeVar, cast
 from aws_lambda_powertools import Metrics, Tracer
 from aws_lambda_powertools.metrics import MetricUnit, single_metric
 
+from memory_engine.models.messages import parse_job
+
 Handler = TypeVar("Handler", bound=Callable[..., Any])
 NAMESPACE = "MemoryEngine"
 SERVICE = "memory-engine"
@@ -57,6 +59,22 @@ def record_job(kind: str, outcome: str) -> None:
     ) as metric:
         metric.add_dimension(name="kind", value=kind)
         metric.add_dimension(name="outcome", value=outcome)
+
+
+def record_jobs(event: dict[str, Any], response: dict[str, Any]) -> None:
+    """One `Jobs` metric per record of a worker batch, by kind: done, or failed (delivered again,
+    parked at last); `response` is the batch processor's answer naming the failed records."""
+    failed = {item["itemIdentifier"] for item in response.get("batchItemFailures", [])}
+    for record in event.get("Records", []):
+        outcome = "failed" if record.get("messageId") in failed else "done"
+        record_job(_job_kind(record.get("body", "")), outcome)
+
+
+def _job_kind(body: str) -> str:
+    try:
+        return parse_job(body).kind
+    except ValueError:  # not a job (JSON or validation error): the DLQ will hold it
+        return "unreadable"
 
 
 @lru_cache(maxsize=1)

@@ -13,10 +13,12 @@ import threading
 from collections.abc import Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver
-from aws_lambda_powertools.utilities.data_classes.common import BaseProxyEvent
+
+if TYPE_CHECKING:  # annotations only: the core holds no Powertools event types at run time
+    from aws_lambda_powertools.utilities.data_classes.common import BaseProxyEvent
 
 
 @dataclass
