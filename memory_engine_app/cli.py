@@ -65,6 +65,7 @@ def reindex(tenant: str | None, reembed: bool = False) -> int:
     from tqdm import tqdm
 
     from memory_engine import wiring
+    from memory_engine.backends import backend
     from memory_engine.settings import get_settings
     from memory_engine.usecases.indexing import rebuild
 
@@ -74,11 +75,11 @@ def reindex(tenant: str | None, reembed: bool = False) -> int:
     injected = wiring.installed()
     if injected is not None:
         store, index, embedder = injected.store, injected.index, injected.embedder
-    elif settings.backend == "aws":
+    elif not backend(settings).index_files:
         if not settings.opensearch_url:
             print(
-                "memory-engine reindex: with MEMORY_ENGINE_BACKEND=aws it rebuilds the OpenSearch index "
-                "from DynamoDB; set MEMORY_ENGINE_OPENSEARCH_URL.",
+                f"memory-engine reindex: with MEMORY_ENGINE_BACKEND={settings.backend} it rebuilds the "
+                "OpenSearch index from the store; set MEMORY_ENGINE_OPENSEARCH_URL.",
                 file=sys.stderr,
             )
             return 2

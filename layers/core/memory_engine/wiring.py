@@ -1,5 +1,8 @@
 """The only place where configuration becomes adapter objects: lazily, once per process.
 
+The backend's own adapters (store, queue, key store, usage plan) come from the one lazy map in
+`memory_engine.backends`; the search index, embedder and model are chosen by their own settings.
+
 Heavy dependencies (the model, boto3, opensearch, openai) are imported here only when the
 configuration picks the adapter that needs them, so a handler's cold start pays for what it uses.
 """
@@ -12,6 +15,7 @@ from threading import Lock
 from typing import TYPE_CHECKING
 
 from memory_engine.auth import AnyKey, KeyResolver, SingleKey, StoreKeys, local_api_key
+from memory_engine.backends import backend, database_path
 from memory_engine.engine import Engine, SystemClock
 from memory_engine.errors import Unavailable
 from memory_engine.ports import (
@@ -88,31 +92,12 @@ def reset() -> None:
     use(None)
 
 
-def database_path(settings: Settings) -> str:
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
-    return str(settings.data_dir / "memory-engine.sqlite3")
-
-
 def build_store(settings: Settings) -> Store:
-    if settings.backend == "aws":
-        from memory_engine.adapters.aws.dynamodb_store import DynamoDbStore
-
-        return DynamoDbStore(settings.table_name or "", settings.aws_region)
-    from memory_engine.adapters.local.sqlite_store import SqliteStore
-
-    return SqliteStore(database_path(settings))
+    return backend(settings).store(settings)
 
 
 def build_queue(settings: Settings) -> Queue:
-    if settings.backend == "aws":
-        from memory_engine.adapters.aws.sqs_queue import SqsQueue
-
-        return SqsQueue(
-            settings.queue_url or "", settings.aws_region, dead_letter_url=settings.dead_letter_url
-        )
-    from memory_engine.adapters.local.sqlite_queue import SqliteQueue
-
-    return SqliteQueue(database_path(settings), max_receives=settings.worker_max_receives)
+    return backend(settings).queue(settings)
 
 
 def build_index(settings: Settings, store: Store) -> SearchIndex:
@@ -307,13 +292,7 @@ def key_store() -> KeyStore:
 
 
 def build_key_store(settings: Settings) -> KeyStore:
-    if settings.backend == "aws":
-        from memory_engine.adapters.aws.dynamodb_api_keys import DynamoDbKeyStore
-
-        return DynamoDbKeyStore(settings.table_name or "", settings.aws_region)
-    from memory_engine.adapters.local.sqlite_keys import SqliteKeyStore
-
-    return SqliteKeyStore(database_path(settings))
+    return backend(settings).key_store(settings)
 
 
 @lru_cache(maxsize=1)
@@ -326,7 +305,7 @@ def key_resolver() -> KeyResolver:
     """
     settings = get_settings()
     resolvers: list[KeyResolver] = [StoreKeys(key_store(), SystemClock().now)]
-    if settings.backend == "local":
+    if backend(settings).single_local_key:
         resolvers.insert(0, SingleKey(local_api_key(settings.api_key, settings.data_dir)[0]))
     return AnyKey(resolvers)
 
@@ -339,15 +318,7 @@ def usage_plan_keys() -> UsagePlanKeys:
 
 
 def build_usage_plan_keys(settings: Settings) -> UsagePlanKeys:
-    if settings.backend != "aws":
-        from memory_engine.adapters.local.usage_plan import NoUsagePlan
-
-        return NoUsagePlan()
-    from memory_engine.adapters.aws.apigateway_usage_plan import ApiGatewayUsagePlanKeys, MissingUsagePlan
-
-    if not settings.usage_plan_id:
-        return MissingUsagePlan()
-    return ApiGatewayUsagePlanKeys(settings.usage_plan_id, settings.aws_region)
+    return backend(settings).usage_plan_keys(settings)
 
 
 def bootstrap_index() -> None:
