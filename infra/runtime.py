@@ -88,7 +88,7 @@ class Runtime(Construct):
         memory_size: int = 1024,
         timeout: Duration | None = None,
     ) -> lambda_.Function:
-        role, log_group = self._role_and_logs(scope, construct_id)
+        role, log_group = self.role_and_logs(scope, construct_id)
         function = lambda_.Function(
             scope,
             construct_id,
@@ -124,7 +124,7 @@ class Runtime(Construct):
         memory_size: int,
         timeout: Duration,
     ) -> lambda_.DockerImageFunction:
-        role, log_group = self._role_and_logs(scope, construct_id)
+        role, log_group = self.role_and_logs(scope, construct_id)
         return lambda_.DockerImageFunction(
             scope,
             construct_id,
@@ -139,7 +139,10 @@ class Runtime(Construct):
             description=description,
         )
 
-    def _role_and_logs(self, scope: Construct, construct_id: str) -> tuple[iam.Role, logs.LogGroup]:
+    def role_and_logs(
+        self, scope: Construct, construct_id: str, *, traced: bool = True
+    ) -> tuple[iam.Role, logs.LogGroup]:
+        """A function's own role and log group (`traced`: it sends X-Ray segments)."""
         # An own role with only its own log group, instead of the managed basic-execution policy
         # (which may write to any log group of the account).
         log_group = logs.LogGroup(
@@ -154,6 +157,8 @@ class Runtime(Construct):
             assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
         )
         log_group.grant_write(role)
+        if not traced:
+            return role, log_group
         acknowledge(
             role,
             "AwsSolutions-IAM5[Resource::*]",

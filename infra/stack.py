@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from aws_cdk import CfnOutput, CustomResource, Duration, SecretValue, Stack
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
+from aws_cdk import custom_resources as cr
 from constructs import Construct
 
 from functions.routes import REST_ROUTES, WORKERS, Route
@@ -21,6 +22,7 @@ from infra.config import StackConfig
 from infra.data import Data
 from infra.embedding import Embedding
 from infra.monitoring import Monitoring
+from infra.nag import acknowledge
 from infra.runtime import Runtime
 from infra.search import Search
 from infra.worker import Worker
@@ -158,11 +160,29 @@ class MemoryEngineStack(Stack):
     # Deploy-time index creation ----------------------------------------------------------------
 
     def _index_bootstrap(self) -> None:
+        # CDK's Provider framework speaks CloudFormation's response protocol; the function is a
+        # plain on_event handler (returns on success, raises on failure).
         function = self._function(self, "index_bootstrap", timeout=Duration.minutes(10))
+        bootstrap_cfn = function.node.default_child
+        assert isinstance(bootstrap_cfn, lambda_.CfnFunction)
+        role, log_group = self.runtime.role_and_logs(self, "SearchIndexProvider", traced=False)
+        provider = cr.Provider(
+            self,
+            "SearchIndexProvider",
+            on_event_handler=function,
+            framework_on_event_role=role,
+            log_group=log_group,
+        )
+        acknowledge(
+            role,
+            f"AwsSolutions-IAM5[Resource::<{self.get_logical_id(bootstrap_cfn)}.Arn>:*]",
+            "CDK's Provider framework may invoke any version of the index bootstrap function, and "
+            "only that function.",
+        )
         resource = CustomResource(
             self,
             "SearchIndex",
-            service_token=function.function_arn,
+            service_token=provider.service_token,
             # Any change here (index name, dimension) re-runs the bootstrap on deploy.
             properties={
                 "Index": self.search.index_name,

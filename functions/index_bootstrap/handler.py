@@ -1,16 +1,15 @@
-"""CloudFormation custom resource: create the search index (with its mapping) at deploy time.
+"""The search index's custom resource: the on_event handler behind CDK's Provider framework.
 
 Create and Update call `wiring.bootstrap_index()`, retried while OpenSearch Serverless is still
 propagating the data-access policy (a fresh policy answers 403 for up to a minute or so).
 Delete does nothing: the index goes with its collection or domain, and a retained domain keeps
-its data. Whatever happens, CloudFormation gets an answer, so a stack never hangs for an hour.
+its data. The framework (infra/stack.py) answers CloudFormation: what this returns is SUCCESS,
+what it raises is FAILED with the error's message, so a stack never hangs for an hour.
 """
 
 from __future__ import annotations
 
-import json
 import time
-import urllib.request
 from collections.abc import Callable
 from typing import Any
 
@@ -19,19 +18,23 @@ from memory_engine.http import logger
 
 PHYSICAL_ID = "memory-engine-search-index"
 RETRY_SECONDS = 10.0
-SPARE_MILLIS = 20_000  # left to answer CloudFormation before the function times out
+SPARE_MILLIS = 20_000  # left for the last error to reach the framework before the timeout
 
 
-def lambda_handler(event: dict[str, Any], context: Any) -> None:
-    status, reason = "SUCCESS", "index ready"
+def on_event(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    """Make sure the index exists; the answer's Data.Attempts says how many tries it took."""
+    physical_id = event.get("PhysicalResourceId", PHYSICAL_ID)
+    if event["RequestType"] not in {"Create", "Update"}:
+        return {"PhysicalResourceId": physical_id}
     try:
-        if event["RequestType"] in {"Create", "Update"}:
-            attempts = _until_ready(wiring.bootstrap_index, context, time.sleep)
-            reason = f"index ready after {attempts} attempt(s)"
-    except Exception as error:  # any failure must reach CloudFormation as FAILED, with its reason
+        attempts = _until_ready(wiring.bootstrap_index, context, time.sleep)
+    except Exception:
         logger().exception("index bootstrap failed")
-        status, reason = "FAILED", f"{type(error).__name__}: {error}"[:500]
-    respond(event, status, reason)
+        raise
+    return {"PhysicalResourceId": physical_id, "Data": {"Attempts": str(attempts)}}
+
+
+lambda_handler = on_event  # the entry point name every function's Lambda configuration uses
 
 
 def _until_ready(bootstrap: Callable[[], None], context: Any, sleep: Callable[[float], None]) -> int:
@@ -46,22 +49,3 @@ def _until_ready(bootstrap: Callable[[], None], context: Any, sleep: Callable[[f
                 raise
             logger().warning("index not ready yet, retrying", extra={"attempt": attempt})
             sleep(RETRY_SECONDS)
-
-
-def respond(event: dict[str, Any], status: str, reason: str) -> None:
-    """PUT the result to the pre-signed URL CloudFormation waits on."""
-    body = json.dumps(
-        {
-            "Status": status,
-            "Reason": reason,
-            "PhysicalResourceId": event.get("PhysicalResourceId", PHYSICAL_ID),
-            "StackId": event["StackId"],
-            "RequestId": event["RequestId"],
-            "LogicalResourceId": event["LogicalResourceId"],
-        }
-    ).encode()
-    request = urllib.request.Request(
-        event["ResponseURL"], data=body, method="PUT", headers={"Content-Type": ""}
-    )
-    with urllib.request.urlopen(request, timeout=30) as answer:  # CloudFormation's own https URL
-        answer.read()

@@ -1,8 +1,8 @@
-"""The deploy-time custom resource: creates the index, retries while access propagates, always answers."""
+"""The custom resource's on_event: creates the index, retries while access propagates, and raises
+what the Provider framework must report as FAILED."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -37,39 +37,24 @@ class BootstrappableIndex(LocalSearchIndex):
             raise PermissionError("403: data access policy not propagated yet")
 
 
-def cfn_event(request_type: str) -> dict[str, Any]:
-    return {
+def provider_event(request_type: str) -> dict[str, Any]:
+    """What CDK's Provider framework passes its on_event handler (the CloudFormation request)."""
+    event: dict[str, Any] = {
         "RequestType": request_type,
-        "ResponseURL": "https://cloudformation-custom-resource-response.example.com/signed",
         "StackId": "arn:aws:cloudformation:us-east-1:123456789012:stack/MemoryEngine-dev/1",
         "RequestId": "request-1",
         "LogicalResourceId": "SearchIndex",
+        "ResourceType": "AWS::CloudFormation::CustomResource",
         "ResourceProperties": {"Index": "memories", "Dimension": "384"},
     }
+    if request_type != "Create":
+        event["PhysicalResourceId"] = handler.PHYSICAL_ID
+    return event
 
 
-@pytest.fixture
-def answers(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
-    """What the handler PUTs to CloudFormation's URL (no network)."""
-    sent: list[dict[str, Any]] = []
-
-    class Answer:
-        def __enter__(self) -> Answer:
-            return self
-
-        def __exit__(self, *exc: object) -> None:
-            return None
-
-        def read(self) -> bytes:
-            return b""
-
-    def urlopen(request: Any, timeout: float) -> Answer:
-        sent.append({"url": request.full_url, "method": request.get_method(), **json.loads(request.data)})
-        return Answer()
-
-    monkeypatch.setattr(handler.urllib.request, "urlopen", urlopen)
+@pytest.fixture(autouse=True)
+def no_waiting(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(handler.time, "sleep", lambda seconds: None)
-    return sent
 
 
 @pytest.fixture
@@ -82,42 +67,47 @@ def index() -> Iterator[BootstrappableIndex]:
     wiring.use(None)
 
 
-def test_create_makes_the_index_and_reports_success(
-    index: BootstrappableIndex, answers: list[dict[str, Any]]
-) -> None:
-    handler.lambda_handler(cfn_event("Create"), Context(600_000))
+def test_create_makes_the_index_and_names_the_resource(index: BootstrappableIndex) -> None:
+    # When CloudFormation creates the resource
+    answer = handler.on_event(provider_event("Create"), Context(600_000))
+
+    # Then the index exists and the framework gets the resource's id back
     assert index.calls == 1
-    (answer,) = answers
-    assert (answer["method"], answer["Status"]) == ("PUT", "SUCCESS")
-    assert answer["url"].endswith("/signed")
-    assert (answer["RequestId"], answer["LogicalResourceId"]) == ("request-1", "SearchIndex")
+    assert answer == {"PhysicalResourceId": handler.PHYSICAL_ID, "Data": {"Attempts": "1"}}
 
 
-def test_a_refusal_while_access_propagates_is_retried_until_it_works(
-    index: BootstrappableIndex, answers: list[dict[str, Any]]
-) -> None:
+def test_a_refusal_while_access_propagates_is_retried_until_it_works(index: BootstrappableIndex) -> None:
+    # Given an index that refuses twice (the access policy is still propagating)
     index.failures = 2
-    handler.lambda_handler(cfn_event("Update"), Context(600_000))
+
+    # When the resource is updated
+    answer = handler.on_event(provider_event("Update"), Context(600_000))
+
+    # Then the third attempt made it
     assert index.calls == 3
-    assert answers[0]["Status"] == "SUCCESS"
+    assert answer["Data"] == {"Attempts": "3"}
 
 
-def test_a_failure_with_no_time_left_reports_failed_with_its_reason(
-    index: BootstrappableIndex, answers: list[dict[str, Any]]
+def test_a_failure_with_no_time_left_is_raised_for_the_framework_to_report(
+    index: BootstrappableIndex,
 ) -> None:
+    # Given an index that keeps refusing and no time left to wait
     index.failures = 99
-    handler.lambda_handler(cfn_event("Create"), Context(handler.SPARE_MILLIS))
-    (answer,) = answers
-    assert answer["Status"] == "FAILED"
-    assert "data access policy not propagated" in answer["Reason"]
+
+    # When it is created / Then the error reaches the framework (which answers FAILED with it)
+    with pytest.raises(PermissionError, match="data access policy not propagated"):
+        handler.on_event(provider_event("Create"), Context(handler.SPARE_MILLIS))
 
 
-def test_delete_leaves_the_index_to_its_collection(
-    index: BootstrappableIndex, answers: list[dict[str, Any]]
-) -> None:
-    handler.lambda_handler(cfn_event("Delete"), Context(600_000))
+def test_delete_leaves_the_index_to_its_collection(index: BootstrappableIndex) -> None:
+    answer = handler.on_event(provider_event("Delete"), Context(600_000))
+
     assert index.calls == 0
-    assert answers[0]["Status"] == "SUCCESS"
+    assert answer == {"PhysicalResourceId": handler.PHYSICAL_ID}
+
+
+def test_the_lambda_entry_point_is_the_on_event_handler() -> None:
+    assert handler.lambda_handler is handler.on_event
 
 
 def test_an_index_that_cannot_bootstrap_is_reported_not_ignored() -> None:

@@ -76,7 +76,10 @@ def test_the_index_is_created_at_deploy_after_its_access_policy(dev: dict[str, A
     (policy_id,) = cfn.resources(dev, "AWS::OpenSearchServerless::AccessPolicy")
     assert resource["Properties"]["Index"] == "memories"
     assert resource["Properties"]["Dimension"] == "384"
-    assert cfn.render(resource["Properties"]["ServiceToken"]) == (
+    # CDK's Provider framework answers CloudFormation; it calls the index_bootstrap function
+    framework = cfn.render(resource["Properties"]["ServiceToken"]).strip("<>").removesuffix(".Arn")
+    assert cfn.props(dev, framework)["Handler"] == "framework.onEvent"
+    assert cfn.render(cfn.environment(dev, framework)["USER_ON_EVENT_FUNCTION_ARN"]) == (
         f"<{cfn.functions_by_folder(dev)['index_bootstrap']}.Arn>"
     )
     assert policy_id in resource["DependsOn"]
