@@ -39,7 +39,7 @@ AWS_DEPS = ["boto3", "opensearch-py", "requests-aws4auth"]
 EXTRA_DEPS = {
     "embedder_image": ["onnxruntime", "tokenizers", "numpy"],
     "chat_completions": ["openai"],
-    "memories_generate": ["openai"],
+    "bank_generate": ["openai"],
     "extraction_worker": ["openai"],
 }
 PROBE = """

@@ -61,22 +61,22 @@ ROUTES: tuple[Route, ...] = (
     Route("POST", "/v1/engine/consolidate/", "consolidate", needs=needs(READ, WRITE, SEND)),
     Route("POST", "/v1/engine/retrieve/", "retrieve", needs=needs(READ, SEARCH, EMBED)),
     Route("DELETE", "/v1/engine/delete/", "delete", needs=needs(READ, WRITE, SEND, INDEX)),
-    Route("POST", "/v1/engine/fork-delete/", "fork_delete", needs=needs(READ, WRITE, SEND, INDEX)),
+    Route("POST", "/v1/engine/fork-delete/", "fork", needs=needs(READ, WRITE, SEND, INDEX)),
     Route("POST", "/v1/engine/embed/", "embed", needs=needs(EMBED)),
     # Game-NPC memory (docs/api.md §2): the game envelope {"code", "msg", "data"}.
     Route("POST", "/open/game/memory", "game_memory", needs=needs(READ)),
     Route("POST", "/open/game/recordmemory", "game_record_memory", needs=needs(READ, WRITE, SEND)),
     # Scoped memory bank (docs/api.md §3).
-    Route("POST", "/v1/memories", "memories_create", needs=needs(READ, WRITE, INDEX, EMBED)),
-    Route("GET", "/v1/memories/{id}", "memories_get", needs=needs(READ)),
-    Route("DELETE", "/v1/memories/{id}", "memories_delete", needs=needs(READ, WRITE, INDEX)),
-    Route("POST", "/v1/memories/retrieve", "memories_retrieve", needs=BANK_RETRIEVE),
-    Route("POST", "/v1/memories:retrieve", "memories_retrieve", rest_api=False, needs=BANK_RETRIEVE),
-    Route("POST", "/v1/memories/generate", "memories_generate", needs=BANK_GENERATE),
-    Route("POST", "/v1/memories:generate", "memories_generate", rest_api=False, needs=BANK_GENERATE),
+    Route("POST", "/v1/memories", "bank_create", needs=needs(READ, WRITE, INDEX, EMBED)),
+    Route("GET", "/v1/memories/{id}", "bank_get", needs=needs(READ)),
+    Route("DELETE", "/v1/memories/{id}", "bank_delete", needs=needs(READ, WRITE, INDEX)),
+    Route("POST", "/v1/memories/retrieve", "bank_retrieve", needs=BANK_RETRIEVE),
+    Route("POST", "/v1/memories:retrieve", "bank_retrieve", rest_api=False, needs=BANK_RETRIEVE),
+    Route("POST", "/v1/memories/generate", "bank_generate", needs=BANK_GENERATE),
+    Route("POST", "/v1/memories:generate", "bank_generate", rest_api=False, needs=BANK_GENERATE),
     # OpenAI-compatible chat with long-term memory (docs/api.md §4).
     Route("POST", "/v1/chat/completions", "chat_completions", needs=CHAT),
-    Route("DELETE", "/v1/users/{userid}/memory", "user_memory_delete", needs=needs(READ, WRITE, INDEX, SEND)),
+    Route("DELETE", "/v1/users/{userid}/memory", "forget_user", needs=needs(READ, WRITE, INDEX, SEND)),
     # The memory inspector (docs/inspector.md): read-only views of the key's data, a delete
     # preview and a forced extraction (a queue send). The queue view reads nothing of SQS (only
     # the worker may receive from a queue): it answers that the jobs are not listable there.

@@ -214,5 +214,5 @@ class MemoryEngineStack(Stack):
 
 
 def _construct_id(folder: str) -> str:
-    """`fork_delete` → `ForkDelete`: readable logical ids (and `sam local invoke` names)."""
+    """`fork` → `Fork`: readable logical ids (and `sam local invoke` names)."""
     return "".join(part.capitalize() for part in folder.split("_"))

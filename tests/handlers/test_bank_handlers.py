@@ -10,7 +10,7 @@ pytestmark = pytest.mark.usefixtures("engine")
 
 
 def created_id() -> str:
-    answer = call("memories_create")
+    answer = call("bank_create")
     assert answer.status == 200, answer.text
     return str(answer.json["name"]).removeprefix("memories/")
 
@@ -20,7 +20,7 @@ def by_id(function: str, memory_id: str) -> Answer:
 
 
 def test_the_sample_create_event_answers_the_memory() -> None:
-    answer = call("memories_create")
+    answer = call("bank_create")
 
     assert answer.status == 200
     assert set(answer.json) == {"name", "fact", "scope", "createTime", "updateTime"}
@@ -33,13 +33,13 @@ def test_the_sample_create_event_answers_the_memory() -> None:
 def test_the_sample_get_event_finds_a_created_memory() -> None:
     memory_id = created_id()
 
-    answer = by_id("memories_get", memory_id)
+    answer = by_id("bank_get", memory_id)
 
     assert (answer.status, answer.json["name"]) == (200, f"memories/{memory_id}")
 
 
 def test_getting_an_unknown_memory_is_a_404_in_the_native_error_format() -> None:
-    answer = call("memories_get")
+    answer = call("bank_get")
 
     assert answer.status == 404
     assert answer.json["status"] == "error" and "memories/20260318_040037_d60e66" in answer.json["message"]
@@ -48,7 +48,7 @@ def test_getting_an_unknown_memory_is_a_404_in_the_native_error_format() -> None
 def test_the_sample_delete_event_deletes_and_a_second_delete_is_a_404() -> None:
     memory_id = created_id()
 
-    first, second = by_id("memories_delete", memory_id), by_id("memories_delete", memory_id)
+    first, second = by_id("bank_delete", memory_id), by_id("bank_delete", memory_id)
 
     assert (first.status, first.json) == (200, {"name": f"memories/{memory_id}", "deleted": True})
     assert second.status == 404
@@ -58,7 +58,7 @@ def test_the_sample_delete_event_deletes_and_a_second_delete_is_a_404() -> None:
 def test_both_spellings_of_retrieve_find_the_sample_fact(path: str) -> None:
     created_id()
 
-    answer = call("memories_retrieve", path=path)
+    answer = call("bank_retrieve", path=path)
 
     assert answer.status == 200
     [hit] = answer.json["retrieved_memories"]
@@ -68,7 +68,7 @@ def test_both_spellings_of_retrieve_find_the_sample_fact(path: str) -> None:
 def test_simple_retrieval_leaves_out_distance_and_token_when_one_page_holds_all() -> None:
     created_id()
 
-    answer = call("memories_retrieve", {"scope": {"user_id": "123"}, "simple_retrieval_params": {}})
+    answer = call("bank_retrieve", {"scope": {"user_id": "123"}, "simple_retrieval_params": {}})
 
     assert answer.status == 200
     assert list(answer.json) == ["retrieved_memories"]
@@ -76,16 +76,16 @@ def test_simple_retrieval_leaves_out_distance_and_token_when_one_page_holds_all(
 
 
 def test_asking_for_both_retrieval_modes_is_a_422_naming_the_field() -> None:
-    body = {**sample_body("memories_retrieve"), "simple_retrieval_params": {"page_size": 5}}
+    body = {**sample_body("bank_retrieve"), "simple_retrieval_params": {"page_size": 5}}
 
-    answer = call("memories_retrieve", body)
+    answer = call("bank_retrieve", body)
 
     assert answer.status == 422
     assert [error["field"] for error in answer.json["errors"]] == ["simple_retrieval_params"]
 
 
 def test_a_scope_with_a_non_string_value_is_a_422_naming_it() -> None:
-    answer = call("memories_create", {"fact": "x", "scope": {"user_id": 123}})
+    answer = call("bank_create", {"fact": "x", "scope": {"user_id": 123}})
 
     assert answer.status == 422
     assert [error["field"] for error in answer.json["errors"]] == ["scope.user_id"]
@@ -93,7 +93,7 @@ def test_a_scope_with_a_non_string_value_is_a_422_naming_it() -> None:
 
 @pytest.mark.parametrize("path", ["/v1/memories/generate", "/v1/memories:generate"])
 def test_both_spellings_of_generate_store_the_users_fact(path: str) -> None:
-    answer = call("memories_generate", path=path)
+    answer = call("bank_generate", path=path)
 
     assert answer.status == 200
     assert [(m["action"], m["memory"]["fact"]) for m in answer.json["generated_memories"]] == [

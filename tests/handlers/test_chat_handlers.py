@@ -129,7 +129,7 @@ def test_a_request_without_messages_is_a_422_in_openai_error_format(upstream: Fa
 
 
 def test_the_sample_user_delete_event_deletes_and_queues_the_purge(engine: Engine) -> None:
-    answer = call("user_memory_delete")
+    answer = call("forget_user")
 
     assert answer.status == 200
     assert answer.json == {
@@ -143,7 +143,7 @@ def test_the_sample_user_delete_event_deletes_and_queues_the_purge(engine: Engin
 
 
 def test_deleting_a_user_with_an_invalid_id_is_a_422(engine: Engine) -> None:
-    answer = call("user_memory_delete", path="/v1/users/bob/memory", path_parameters={"userid": "bob"})
+    answer = call("forget_user", path="/v1/users/bob/memory", path_parameters={"userid": "bob"})
 
     assert answer.status == 422 and answer.json["error"]["param"] == "userid"
     assert queued(engine) == []

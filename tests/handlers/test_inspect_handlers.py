@@ -50,13 +50,13 @@ def test_the_threads_list_shows_each_thread_with_its_sessions(invoke: Invoke, en
 
 
 def test_the_threads_list_names_the_memory_bank_scopes_with_their_fact_counts(invoke: Invoke) -> None:
-    assert invoke("memories_create")[0] == 200
+    assert invoke("bank_create")[0] == 200
 
     status, body = invoke("inspect_threads")
 
     assert status == 200
     assert [(scope["scope"], scope["facts"]) for scope in body["scopes"]] == [
-        (json.loads(load_event("memories_create")["body"])["scope"], 1)
+        (json.loads(load_event("bank_create")["body"])["scope"], 1)
     ]
 
 
@@ -102,7 +102,7 @@ def test_a_forked_memory_names_the_memory_it_was_copied_from(invoke: Invoke, eng
         "target_session_uuid": "branch",
         "cutoff_dialog_uuid": "dialog-10",
     }
-    assert invoke("fork_delete", fork)[0] == 200
+    assert invoke("fork", fork)[0] == 200
 
     status, body = query("inspect_memories", thread="branch")
 

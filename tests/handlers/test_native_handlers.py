@@ -55,7 +55,7 @@ def test_the_sample_delete_event_deletes_the_sample_turn(invoke: Invoke) -> None
 
 def test_the_sample_fork_event_creates_the_branch(invoke: Invoke, engine: Engine) -> None:
     invoke("consolidate")
-    status, body = invoke("fork_delete")
+    status, body = invoke("fork")
     assert status == 200
     assert body["data"]["target_session_uuid"] == "session-1-branch"
     assert engine.store.get_session("tenant-a", "session-1-branch") is not None

@@ -12,7 +12,7 @@ pytestmark = pytest.mark.usefixtures("engine")
 
 
 def fact(text: str, user: str = "123") -> None:
-    assert call("memories_create", {"fact": text, "scope": {"user_id": user}}).status == 200
+    assert call("bank_create", {"fact": text, "scope": {"user_id": user}}).status == 200
 
 
 def test_a_google_style_similarity_search_honours_top_k() -> None:
@@ -21,7 +21,7 @@ def test_a_google_style_similarity_search_honours_top_k() -> None:
     fact("The user plays the violin.")
 
     answer = call(
-        "memories_retrieve",
+        "bank_retrieve",
         {"scope": {"user_id": "123"}, "similaritySearchParams": {"searchQuery": "dog name", "topK": 1}},
     )
 
@@ -35,14 +35,12 @@ def test_a_google_style_simple_retrieval_pages_by_page_size() -> None:
     for n in range(3):
         fact(f"fact {n}")
 
-    answer = call(
-        "memories_retrieve", {"scope": {"user_id": "123"}, "simpleRetrievalParams": {"pageSize": 2}}
-    )
+    answer = call("bank_retrieve", {"scope": {"user_id": "123"}, "simpleRetrievalParams": {"pageSize": 2}})
 
     assert answer.status == 200, answer.text
     assert len(answer.json["retrieved_memories"]) == 2 and answer.json["next_page_token"]
     following = call(
-        "memories_retrieve",
+        "bank_retrieve",
         {
             "scope": {"user_id": "123"},
             "simpleRetrievalParams": {"pageSize": 2, "pageToken": answer.json["next_page_token"]},
@@ -52,10 +50,10 @@ def test_a_google_style_simple_retrieval_pages_by_page_size() -> None:
 
 
 def test_a_google_style_generate_reads_direct_contents_source() -> None:
-    body = sample_body("memories_generate")
+    body = sample_body("bank_generate")
     body["directContentsSource"] = body.pop("direct_contents_source")
 
-    answer = call("memories_generate", body)
+    answer = call("bank_generate", body)
 
     assert answer.status == 200, answer.text
     assert answer.json["generated_memories"]
@@ -69,7 +67,7 @@ def test_a_google_style_generate_reads_direct_contents_source() -> None:
     ],
 )
 def test_any_other_unknown_bank_field_is_a_422_naming_it(body: dict[str, object], field: str) -> None:
-    answer = call("memories_retrieve", body)
+    answer = call("bank_retrieve", body)
 
     assert answer.status == 422
     assert any(error["field"].endswith(field) for error in answer.json["errors"]), answer.text

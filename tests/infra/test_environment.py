@@ -35,7 +35,7 @@ def test_every_function_names_its_service_and_metrics_namespace(dev: dict[str, A
 def test_engine_functions_get_the_whole_aws_backend_configuration(dev: dict[str, Any]) -> None:
     (table_id,) = cfn.resources(dev, "AWS::DynamoDB::Table")
     (collection_id,) = cfn.resources(dev, "AWS::OpenSearchServerless::Collection")
-    for folder in ("consolidate", "retrieve", "delete", "fork_delete", "embed", "extraction_worker"):
+    for folder in ("consolidate", "retrieve", "delete", "fork", "embed", "extraction_worker"):
         variables = env(dev, folder)
         assert set(variables) >= ENGINE, folder
         assert variables["MEMORY_ENGINE_BACKEND"] == "aws"

@@ -59,8 +59,8 @@ def test_each_role_gets_only_its_part_of_the_index(dev: dict[str, Any]) -> None:
     # Then retrieve reads, the writers write, the bootstrap creates, and nobody else appears
     readers = [f for f, needs in FUNCTION_NEEDS.items() if Need.INDEX_READ in needs and f in deployed(dev)]
     writers = [f for f, needs in FUNCTION_NEEDS.items() if Need.INDEX_WRITE in needs and f in deployed(dev)]
-    assert {"retrieve", "memories_retrieve"} <= set(readers)
-    assert {"extraction_worker", "delete", "fork_delete"} <= set(writers)
+    assert {"retrieve", "bank_retrieve"} <= set(readers)
+    assert {"extraction_worker", "delete", "fork"} <= set(writers)
     assert sorted(rules["read the memories index"]["principals"]) == sorted(role_arn(dev, f) for f in readers)
     assert sorted(rules["write the memories index"]["principals"]) == sorted(
         role_arn(dev, f) for f in writers

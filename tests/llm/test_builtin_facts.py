@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memory_engine.extraction.facts import (
+from memory_engine.extraction.fact_extractor import (
     BuiltinFactExtractor,
     FactExtractor,
     FactOperation,

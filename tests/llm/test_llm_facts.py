@@ -6,7 +6,7 @@ import json
 from collections.abc import Callable
 
 from memory_engine.adapters.openai import LlmExtractor
-from memory_engine.extraction.facts import FactOperation
+from memory_engine.extraction.fact_extractor import FactOperation
 from tests.fakes.openai_server import FakeOpenAIServer, chat_completion
 from tests.llm.builders import prompt_text
 

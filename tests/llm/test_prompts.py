@@ -71,7 +71,7 @@ def test_facts_prompt_numbers_existing_facts_in_order() -> None:
 def test_importing_the_engine_and_the_adapter_does_not_import_openai() -> None:
     # Given a fresh interpreter
     code = (
-        "import sys, memory_engine, memory_engine.adapters.openai, memory_engine.extraction.facts;"
+        "import sys, memory_engine, memory_engine.adapters.openai, memory_engine.extraction.fact_extractor;"
         "import memory_engine.extraction.prompts.render;"
         "assert 'openai' not in sys.modules, 'openai imported eagerly'"
     )

@@ -96,7 +96,7 @@ PROBES: dict[str, list[Probe]] = {
             lambda ids: {"session_uuid": B_SESSION, "dialog_uuid": ids.memory},
         ),
     ],
-    "fork_delete": [
+    "fork": [
         Probe(
             "fork A's session",
             lambda ids: {
@@ -139,16 +139,16 @@ PROBES |= {
             },
         )
     ],
-    "memories_create": [Probe("create in A's scope", lambda ids: {"fact": "B's fact", "scope": _scope(ids)})],
-    "memories_get": [
+    "bank_create": [Probe("create in A's scope", lambda ids: {"fact": "B's fact", "scope": _scope(ids)})],
+    "bank_get": [
         Probe("get A's fact", _no_body, lambda ids: f"/v1/memories/{ids.bank_memory}"),
         Probe("get A's extracted memory", _no_body, lambda ids: f"/v1/memories/{ids.memory}"),
     ],
-    "memories_delete": [
+    "bank_delete": [
         Probe("delete A's fact", _no_body, lambda ids: f"/v1/memories/{ids.bank_memory}"),
         Probe("delete A's extracted memory", _no_body, lambda ids: f"/v1/memories/{ids.memory}"),
     ],
-    "memories_retrieve": [
+    "bank_retrieve": [
         Probe(
             "search A's scope",
             lambda ids: {"scope": _scope(ids), "similarity_search_params": {"search_query": "lighthouse"}},
@@ -162,7 +162,7 @@ PROBES |= {
             "list A's chat user", lambda ids: {"scope": {"userid": ids.userid}, "simple_retrieval_params": {}}
         ),
     ],
-    "memories_generate": [
+    "bank_generate": [
         Probe(
             "generate into A's scope", lambda ids: {"scope": _scope(ids), "direct_contents_source": _EVENTS}
         )
@@ -177,7 +177,7 @@ PROBES |= {
             },
         )
     ],
-    "user_memory_delete": [Probe("forget A's user", _no_body, lambda ids: f"/v1/users/{ids.userid}/memory")],
+    "forget_user": [Probe("forget A's user", _no_body, lambda ids: f"/v1/users/{ids.userid}/memory")],
 }
 
 

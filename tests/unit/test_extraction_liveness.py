@@ -11,7 +11,7 @@ from memory_engine.models.domain import Turn
 from memory_engine.models.game import RecordMemoryRequest
 from memory_engine.models.messages import ExtractionJob
 from memory_engine.ports import Extraction, ExtractionContext
-from memory_engine.usecases import consolidate, extract, game_record
+from memory_engine.usecases import consolidate, extract, game_record_memory
 from tests.fakes.engine import fake_engine, run_worker
 from tests.fakes.ports import EchoExtractor, ListQueue
 
@@ -106,7 +106,7 @@ def test_recorded_chats_with_a_threshold_below_the_batch_size_queue_once_a_whole
 
     def record(*numbers: int) -> None:
         chats = [{"npc_id": "npc-guard", "message": f"chat {n}", "uuid": f"c{n}"} for n in numbers]
-        game_record.run(
+        game_record_memory.run(
             engine, TENANT, RecordMemoryRequest.model_validate({"session_id": SESSION, "chats": chats})
         )
 

@@ -276,7 +276,7 @@ class ScriptedFacts:
 
 
 def test_merge_applies_update_delete_and_add_from_the_extractor(engine: Engine) -> None:
-    from memory_engine.extraction.facts import FactOperation
+    from memory_engine.extraction.fact_extractor import FactOperation
 
     # Given two facts in the scope and an extractor that updates one, deletes the other, adds one
     seoul = create(engine, "The user lives in Seoul.").removeprefix("memories/")

@@ -10,7 +10,7 @@ from threading import Lock
 from typing import Any
 
 from memory_engine.errors import Unavailable
-from memory_engine.extraction.facts import BuiltinFactExtractor, FactExtractor
+from memory_engine.extraction.fact_extractor import BuiltinFactExtractor, FactExtractor
 from memory_engine.ports import ChatUpstream, Clock, Embedder, Extractor, Queue, SearchIndex, Store
 from memory_engine.retrieval.config import RetrievalConfig
 from memory_engine.settings import Settings

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from memory_engine.adapters.local.index_files import PersistedIndex
     from memory_engine.adapters.local.worker import LocalWorker
     from memory_engine.adapters.openai import LlmExtractor
-    from memory_engine.extraction.facts import FactExtractor
+    from memory_engine.extraction.fact_extractor import FactExtractor
 
 _override: Engine | None = None
 _lock = Lock()
@@ -243,7 +243,7 @@ def build_extractor(settings: Settings) -> Extractor:
 def build_fact_extractor(settings: Settings) -> FactExtractor:
     if settings.extractor == "llm":
         return build_llm_extractor(settings)
-    from memory_engine.extraction.facts import BuiltinFactExtractor
+    from memory_engine.extraction.fact_extractor import BuiltinFactExtractor
 
     return BuiltinFactExtractor()
 

@@ -14,6 +14,7 @@ from memory_engine.extraction.characters import resolve_names, strip_title
 from memory_engine.extraction.cues import IntentKind, fact_score, intent_kind, is_question
 from memory_engine.extraction.keywords import Term, salience, select_keywords, term_weights, terms
 from memory_engine.extraction.names import addressee, scan_names
+from memory_engine.extraction.scene import find_scene
 from memory_engine.extraction.sentences import (
     ASSISTANT,
     Sentence,
@@ -22,7 +23,6 @@ from memory_engine.extraction.sentences import (
     sentences_from_turns,
     speakers_of,
 )
-from memory_engine.extraction.setting import find_setting
 from memory_engine.models.domain import MemoryFields, Turn
 from memory_engine.ports import Extraction, ExtractionContext
 
@@ -74,14 +74,14 @@ class BuiltinExtractor:
             raise InvalidInput("Extraction needs at least one turn: the batch given was empty.")
         batch = _read(sorted(turns, key=lambda turn: turn.seq), context)
         keywords = select_keywords(batch.terms, batch.weights, [*batch.mentioned, *batch.places])
-        setting = find_setting([s.text for s in batch.sentences], batch.places, [t.timestamp for t in turns])
+        scene = find_scene([s.text for s in batch.sentences], batch.places, [t.timestamp for t in turns])
         fields = MemoryFields(
             summary=_summary(batch),
             keywords=keywords,
             key_facts=_key_facts(batch),
             key_dialogue=_key_dialogue(batch),
             intent=_intent(batch, keywords),
-            location=setting.describe(batch.korean),
+            location=scene.describe(batch.korean),
             characters=batch.characters,
         )
         return Extraction(fields=fields, metadata=dict(METADATA))

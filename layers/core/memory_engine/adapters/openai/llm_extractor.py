@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from memory_engine.adapters.openai.errors import LlmUnavailable
 from memory_engine.errors import InvalidInput
-from memory_engine.extraction.facts import FactOperation, normalize
+from memory_engine.extraction.fact_extractor import FactOperation, normalize
 from memory_engine.extraction.prompts.base import PromptSet
 from memory_engine.extraction.prompts.render import facts_messages, memory_messages
 from memory_engine.extraction.schema import (

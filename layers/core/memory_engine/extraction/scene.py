@@ -68,7 +68,7 @@ _WORD = re.compile(r"[A-Za-z][\w'-]*|[가-힣]+")
 
 
 @dataclass
-class Setting:
+class Scene:
     """Place, time and weather cues in order of first mention, plus the turns' date range."""
 
     places: list[str] = field(default_factory=list)
@@ -119,9 +119,9 @@ def date_range(timestamps: Sequence[datetime]) -> str:
     return first if first == last else f"{first} ~ {last}"
 
 
-def find_setting(
+def find_scene(
     sentences: Iterable[str], named_places: Iterable[str], timestamps: Sequence[datetime]
-) -> Setting:
+) -> Scene:
     """Place, time and weather cues of the sentences, each kind in order of first mention.
 
     `named_places` are capitalised places already found ("Boston", "Central Park").
@@ -161,8 +161,8 @@ def find_setting(
         if found := pattern.search(text):
             weather.append((found.start(), label))
 
-    setting = Setting(dates=date_range(timestamps))
-    for bucket, cues in ((setting.places, places), (setting.times, times), (setting.weather, weather)):
+    scene = Scene(dates=date_range(timestamps))
+    for bucket, cues in ((scene.places, places), (scene.times, times), (scene.weather, weather)):
         earliest: dict[str, int] = {}
         for at, value in cues:
             earliest[value] = min(at, earliest.get(value, at))
@@ -170,4 +170,4 @@ def find_setting(
             if len(bucket) == MAX_PER_KIND:
                 break
             _add(bucket, value)
-    return setting
+    return scene
