@@ -1,0 +1,52 @@
+"""Typed ports. Use cases depend on these; adapters (local, aws, openai) implement them.
+
+One module per port, each re-exported here: import ports from `memory_engine.ports`.
+"""
+
+from __future__ import annotations
+
+from memory_engine.ports.chat import ChatUpstream
+from memory_engine.ports.clock import Clock
+from memory_engine.ports.embedder import Embedder, EmbedMode
+from memory_engine.ports.extractor import Extraction, ExtractionContext, Extractor
+from memory_engine.ports.index import DocKind, IndexBootstrap, IndexDocument, IndexHit, SearchIndex
+from memory_engine.ports.keys import KeyStore
+from memory_engine.ports.queue import (
+    DeadJob,
+    DeadLetters,
+    JobSource,
+    Queue,
+    QueueInspector,
+    QueueSnapshot,
+    ReceivedJob,
+)
+from memory_engine.ports.store import ConsolidateOutcome, ForkPlan, RemovalOutcome, Store
+from memory_engine.ports.usage_plan import UsagePlanKeys
+
+__all__ = [
+    "ChatUpstream",
+    "Clock",
+    "ConsolidateOutcome",
+    "DeadJob",
+    "DeadLetters",
+    "DocKind",
+    "EmbedMode",
+    "Embedder",
+    "Extraction",
+    "ExtractionContext",
+    "Extractor",
+    "ForkPlan",
+    "IndexBootstrap",
+    "IndexDocument",
+    "IndexHit",
+    "JobSource",
+    "KeyStore",
+    "Queue",
+    "QueueInspector",
+    "QueueSnapshot",
+    "ReceivedJob",
+    "RemovalOutcome",
+    "SearchIndex",
+    "Store",
+    "UsagePlanKeys",
+]

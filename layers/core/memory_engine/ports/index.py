@@ -1,0 +1,84 @@
+"""The search index ports: the documents it holds, the hits it returns, its deploy-time creation."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Literal, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+# What an index document stands for: a whole memory, or one source turn of a memory (a part that
+# points back to it through `memory_id`). Lexical statistics are kept per kind.
+DocKind = Literal["memory", "turn"]
+
+
+class IndexDocument(BaseModel):
+    """A memory, or one turn of a memory, as the search index sees it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    tenant: str
+    doc_id: str
+    session_uuid: str
+    thread: str
+    text: str
+    vector: list[float] = Field(repr=False)
+    source_dialog_uuids: list[str]
+    created_at: datetime
+    kind: DocKind = "memory"
+    # For a "turn" document: the memory it is part of. Deleting that memory's document deletes it.
+    memory_id: str | None = None
+    # When it was said: the turn's timestamp (a memory's: its first turn's). None for a fact.
+    occurred_at: datetime | None = None
+
+
+class IndexHit(BaseModel):
+    """A candidate with both raw scores; either may be 0 when only one retriever found it."""
+
+    doc_id: str
+    dense: float = 0.0
+    lexical: float = 0.0
+    # Echo of the document's `memory_id` (the memory a turn document is part of); None for a memory.
+    memory_id: str | None = None
+    # Echo of the document's `occurred_at`, for matching dates the query names.
+    occurred_at: datetime | None = None
+    # Echo of the document's `text` for a turn document (its line and date): a hit's evidence.
+    text: str = ""
+
+
+class SearchIndex(Protocol):
+    """Derived data: rebuilt from the store whenever needed."""
+
+    def upsert(self, docs: Sequence[IndexDocument]) -> None: ...
+
+    def delete(self, tenant: str, doc_ids: Sequence[str]) -> None:
+        """Remove the documents and every document whose `memory_id` is among `doc_ids`."""
+        ...
+
+    def search(
+        self,
+        tenant: str,
+        threads: Sequence[str],
+        text: str,
+        vector: Sequence[float],
+        k: int,
+        kind: DocKind = "memory",
+    ) -> list[IndexHit]:
+        """Up to k dense and up to k lexical candidates of one kind within the threads, merged by doc id.
+
+        BM25 statistics (document frequencies, average length) are those of the documents of that
+        kind, so a turn's lexical score is never diluted by memory-sized documents.
+        """
+        ...
+
+    def clear(self, tenant: str | None = None) -> None: ...
+
+
+@runtime_checkable
+class IndexBootstrap(Protocol):
+    """An index that must be created before use (OpenSearch): run once at deploy time."""
+
+    def ensure_index(self) -> None:
+        """Create the index with its mapping if it does not exist; a no-op when it does."""
+        ...

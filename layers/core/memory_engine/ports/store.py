@@ -1,0 +1,168 @@
+"""The store port: the system of record (sessions, turns, memories) and what its writes report."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from pydantic import BaseModel, Field
+
+from memory_engine.errors import InvalidInput
+from memory_engine.models.domain import Memory, Session, Turn
+
+
+@dataclass(frozen=True)
+class ConsolidateOutcome:
+    """What one conditional turn write did: `created` is False for an idempotent replay.
+
+    `session_created` says the write also created the session (its first turn): consolidate
+    closes the thread's earlier sessions then, with no read of its own. It reports how the write
+    went, not what is stored, so it is left out of equality."""
+
+    created: bool
+    buffered_count: int
+    session_created: bool = field(default=False, compare=False)
+
+
+class RemovalOutcome(BaseModel):
+    deleted_memories: list[str] = Field(default_factory=list)
+    deleted_dialogs: list[str] = Field(default_factory=list)
+    rebuffered_dialogs: list[str] = Field(default_factory=list)
+    buffered_count: int = 0
+
+
+class ForkPlan(BaseModel):
+    """Everything a fork writes, computed by the use case and written by the store in one go."""
+
+    target: Session
+    turns: list[Turn]
+    memories: list[Memory]
+
+    def check_one_session(self) -> None:
+        """Raise InvalidInput when a turn or memory of the plan belongs to another session."""
+        home = (self.target.tenant, self.target.session_uuid)
+        strangers = [t.dialog_uuid for t in self.turns if (t.tenant, t.session_uuid) != home]
+        strangers += [m.memory_id for m in self.memories if (m.tenant, m.session_uuid) != home]
+        if strangers:
+            target = self.target.session_uuid
+            raise InvalidInput(f"The fork plan for {target} carries records of other sessions: {strangers}.")
+
+
+class Store(Protocol):
+    """System of record: sessions, turns (with their buffer state) and memories with embeddings."""
+
+    def get_session(self, tenant: str, session_uuid: str) -> Session | None: ...
+
+    def list_sessions(self, tenant: str) -> list[Session]:
+        """Every session of the tenant, by thread then session uuid (the inspector lists them).
+
+        Reads the whole tenant: meant for inspection, never for the request path of the API."""
+        ...
+
+    def append_turn(self, session: Session, turn: Turn) -> ConsolidateOutcome:
+        """Create the session if new and append the turn, atomically and idempotently on dialog uuid.
+
+        Raises Conflict, writing nothing, when the session exists under another thread than
+        `session.parent_session_uuid` (`models.domain.check_thread`), or when the dialog uuid exists
+        with other content. The stored turn's `seq` is assigned by the store (the value passed in
+        is ignored). One conditional write; the outcome says whether it created the session.
+        """
+        ...
+
+    def get_turn(self, tenant: str, session_uuid: str, dialog_uuid: str) -> Turn | None: ...
+
+    def list_turns(self, tenant: str, session_uuid: str) -> list[Turn]:
+        """Every turn of the session, oldest first."""
+        ...
+
+    def buffered_turns(self, tenant: str, session_uuid: str) -> list[Turn]:
+        """Turns not yet extracted, oldest first."""
+        ...
+
+    def buffered_turns_in_threads(self, tenant: str, threads: Sequence[str]) -> list[Turn]:
+        """Buffered turns of every session whose parent_session_uuid is in `threads`."""
+        ...
+
+    def save_turn_vectors(self, tenant: str, session_uuid: str, vectors: Mapping[str, list[float]]) -> int:
+        """Store each turn's passage vector (`Turn.embedding`), by dialog uuid; turns no longer
+        stored are skipped. Returns how many were written."""
+        ...
+
+    def full_buffers(self, at_least: int) -> list[tuple[str, str]]:
+        """(tenant, session_uuid) of every session, of every tenant, that buffers `at_least` turns
+        or more, sorted: what the sweep queues extraction for (cost: the buffered turns, not the
+        whole store)."""
+        ...
+
+    def save_memory(self, memory: Memory) -> bool:
+        """Write the memory and mark its source turns extracted, only if all are still buffered.
+
+        Returns False (writing nothing) when any source turn was already claimed or deleted:
+        a retried or duplicated extraction can never produce a second memory for the same turns.
+        Also False when the memory id is already stored for this tenant.
+        """
+        ...
+
+    def get_memory(self, tenant: str, memory_id: str) -> Memory | None: ...
+
+    def get_memories(self, tenant: str, memory_ids: Sequence[str]) -> dict[str, Memory]:
+        """The memories that exist among `memory_ids`, by id, read in one round trip where the
+        backend allows (retrieve shapes its top hits with it)."""
+        ...
+
+    def list_memories(self, tenant: str, session_uuid: str) -> list[Memory]: ...
+
+    def iter_memories(self, tenant: str | None = None) -> Iterator[Memory]:
+        """Every memory (of one tenant, or of all), for rebuilding the search index."""
+        ...
+
+    def delete_memory(self, tenant: str, memory_id: str) -> RemovalOutcome:
+        """Delete one memory; its turns stay as history, marked forgotten."""
+        ...
+
+    def delete_dialog(self, tenant: str, session_uuid: str, dialog_uuid: str) -> RemovalOutcome:
+        """Delete a turn and, in cascade, the memories derived from it; their other turns go back
+        to the buffer. Raises NotFound when the session has no such dialog."""
+        ...
+
+    def get_characters(self, tenant: str, thread: str) -> dict[str, list[str]]:
+        """The thread's character registry: canonical name → aliases ({} when none yet)."""
+        ...
+
+    def save_characters(self, tenant: str, thread: str, registry: dict[str, list[str]]) -> None:
+        """Replace the thread's character registry."""
+        ...
+
+    def create_fork(self, plan: ForkPlan) -> None:
+        """Write the target session, its turns and memories at once. Raises Conflict if it exists.
+
+        Turns keep the seq, status and memory_id the plan gives them; the target's next seq is the
+        last kept seq + 1.
+        """
+        ...
+
+    # -- added for the API dialects (memory bank, chat memory, game API) ------------------------
+    # Every store also keeps `Memory.scope` (a flat str→str dict, {} for engine memories) and gives
+    # it back whole. A scope's memories are those whose parent_session_uuid is `scope_key(scope)`.
+
+    def list_thread_memories(
+        self, tenant: str, thread: str, after: str | None = None, limit: int = 100
+    ) -> list[Memory]:
+        """Up to `limit` memories whose parent_session_uuid is `thread`, in memory id order,
+        starting after the memory id `after` (None: from the first). Keyset pages: walking them
+        visits every memory of the thread once, even while others are added or deleted."""
+        ...
+
+    def update_memory(self, memory: Memory) -> bool:
+        """Replace the stored memory of the same tenant and id with `memory` (fields, embedding,
+        source text, metadata, scope); its session, thread and source turns cannot change.
+        False (writing nothing) when no such memory is stored."""
+        ...
+
+    def delete_session(self, tenant: str, session_uuid: str) -> RemovalOutcome:
+        """Delete a session with all its turns and every memory extracted from it, at once.
+
+        `deleted_memories` / `deleted_dialogs` name what went (for the index); an unknown session
+        deletes nothing and is not an error."""
+        ...
