@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-from memory_engine.extraction.characters import merge_aliases, resolve_names
+from memory_engine.extraction.characters import resolve_names
 
 
 def test_a_title_a_full_name_and_its_parts_merge_into_one_character() -> None:
     # Given four ways of calling the same captain
     names = ["Captain Mira Holt", "Mira", "Holt", "Captain Holt"]
 
-    # When they are merged
-    registry = merge_aliases(names, None)
+    # When they are resolved
+    resolved = resolve_names(names)
 
     # Then one character remains, named by the longest name without title
-    assert registry == {"Mira Holt": ["Captain Holt", "Captain Mira Holt", "Holt", "Mira"]}
+    assert resolved == dict.fromkeys(names, "Mira Holt")
 
 
 def test_the_order_names_arrive_in_does_not_change_the_canonical_name() -> None:
@@ -31,22 +31,22 @@ def test_known_characters_map_a_new_alias_to_the_earlier_canonical_name() -> Non
     # Given a thread that knows "Mira" and a batch naming "Captain Mira Holt"
     known = {"Mira": ["Captain Mira"]}
 
-    # When the new names are merged with the known ones
-    registry = merge_aliases(["Captain Mira Holt", "Holt"], known)
+    # When the new names are resolved against the known ones
+    resolved = resolve_names(["Captain Mira Holt", "Holt"], known)
 
-    # Then the known canonical name stays, with the new aliases added
-    assert registry == {"Mira": ["Captain Mira", "Captain Mira Holt", "Holt"]}
+    # Then the known canonical name stays, and the new names join it
+    assert resolved == {"Captain Mira Holt": "Mira", "Holt": "Mira"}
 
 
 def test_two_people_sharing_no_words_stay_separate() -> None:
     # Given two unrelated names
     names = ["Mira Holt", "Jonas Park"]
 
-    # When they are merged
-    registry = merge_aliases(names, None)
+    # When they are resolved
+    resolved = resolve_names(names)
 
-    # Then both remain, with no aliases
-    assert registry == {"Mira Holt": [], "Jonas Park": []}
+    # Then both remain, each its own name
+    assert resolved == {"Mira Holt": "Mira Holt", "Jonas Park": "Jonas Park"}
 
 
 def test_a_short_name_fitting_two_characters_stays_on_its_own() -> None:
@@ -64,11 +64,11 @@ def test_names_differing_only_in_case_are_one_character() -> None:
     # Given the same name typed in two cases
     names = ["mira holt", "Mira Holt"]
 
-    # When they are merged
-    registry = merge_aliases(names, None)
+    # When they are resolved
+    resolved = resolve_names(names)
 
     # Then one character remains, first spelling kept
-    assert registry == {"mira holt": []}
+    assert resolved == {"mira holt": "mira holt", "Mira Holt": "mira holt"}
 
 
 def test_a_nickname_joins_the_full_name() -> None:
@@ -86,19 +86,8 @@ def test_a_korean_given_name_joins_the_full_name() -> None:
     # Given a full Korean name and the given name alone
     names = ["철수", "김철수"]
 
-    # When they are merged
-    registry = merge_aliases(names, None)
+    # When they are resolved
+    resolved = resolve_names(names)
 
-    # Then the given name is an alias of the full name
-    assert registry == {"김철수": ["철수"]}
-
-
-def test_known_characters_are_kept_even_when_absent_from_the_batch() -> None:
-    # Given a known character the batch does not mention
-    known = {"Jonas Park": ["Jonas"]}
-
-    # When a new name is merged
-    registry = merge_aliases(["Mira"], known)
-
-    # Then the registry keeps the known character and adds the new one
-    assert registry == {"Jonas Park": ["Jonas"], "Mira": []}
+    # Then the given name maps to the full name
+    assert resolved == {"철수": "김철수", "김철수": "김철수"}

@@ -140,23 +140,3 @@ def resolve_names(names: Iterable[str], known: Mapping[str, Sequence[str]] | Non
     """Each of `names` (as given) mapped to its canonical name, by the rule in this module's docstring."""
     characters, placed = _build(names, known)
     return {name: characters[index].canonical() for name, index in placed.items()}
-
-
-def merge_aliases(
-    names: Iterable[str], known: Mapping[str, Sequence[str]] | None = None
-) -> dict[str, list[str]]:
-    """The thread's character registry after seeing `names`: canonical name → sorted aliases.
-
-    Holds every known character (with any new aliases added) and every new one; the canonical name
-    itself is not repeated among its aliases. Feed the result back as `known` for the next batch.
-    """
-    characters, _ = _build(names, known)
-    registry: dict[str, list[str]] = {}
-    for character in characters:
-        canonical = character.canonical()
-        aliases = {name.casefold(): name for name in reversed(character.names)}
-        aliases.pop(canonical.casefold(), None)
-        registry.setdefault(canonical, [])
-        merged = {alias.casefold(): alias for alias in registry[canonical]} | aliases
-        registry[canonical] = sorted(merged.values())
-    return registry
