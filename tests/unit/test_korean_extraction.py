@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from memory_engine.extraction.builtin import BuiltinExtractor
-from memory_engine.extraction.characters import merge_aliases, resolve_names
+from memory_engine.extraction.characters import resolve_names
 from memory_engine.extraction.keywords import terms
 from memory_engine.extraction.names import addressee, scan_names
 from memory_engine.ports import ExtractionContext
@@ -25,7 +25,6 @@ def test_a_name_its_familiar_form_and_its_honorific_forms_are_one_character() ->
     # Then each person has one canonical name: the bare name
     assert {resolved[name] for name in names[:4]} == {"지훈"}
     assert {resolved[name] for name in names[4:]} == {"민지"}
-    assert merge_aliases(names[:3]) == {"지훈": ["지훈 씨", "지훈이"]}
 
 
 def test_a_three_syllable_full_name_still_answers_to_its_given_name() -> None:
