@@ -100,25 +100,25 @@ def _kill_local_worker(stack: LocalStack, tmp_path: Path) -> None:
 @contextmanager
 def _local_disk_full(stack: LocalStack) -> Iterator[None]:
     """No page may be added to the database file any more, as on a full disk."""
-    with stack.engine.store._db.read() as conn:  # type: ignore[attr-defined]
+    with stack.engine.store._db.writer() as conn:  # type: ignore[attr-defined]
         pages = conn.execute("PRAGMA page_count").fetchone()[0]
         conn.execute(f"PRAGMA max_page_count = {pages}")
     try:
         yield
     finally:
-        with stack.engine.store._db.read() as conn:  # type: ignore[attr-defined]
+        with stack.engine.store._db.writer() as conn:  # type: ignore[attr-defined]
             conn.execute("PRAGMA max_page_count = 1073741823")
 
 
 @contextmanager
 def _local_queue_read_only(stack: LocalStack) -> Iterator[None]:
     """The queue's own connection may not write (SQLITE_READONLY); the store's still may."""
-    with stack.queue._db.read() as conn:  # type: ignore[attr-defined]
+    with stack.queue._db.writer() as conn:  # type: ignore[attr-defined]
         conn.execute("PRAGMA query_only = ON")
     try:
         yield
     finally:
-        with stack.queue._db.read() as conn:  # type: ignore[attr-defined]
+        with stack.queue._db.writer() as conn:  # type: ignore[attr-defined]
             conn.execute("PRAGMA query_only = OFF")
 
 

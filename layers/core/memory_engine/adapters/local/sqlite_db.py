@@ -1,8 +1,11 @@
-"""One lazily opened SQLite connection shared by many threads, with explicit write transactions.
+"""A lazily opened SQLite file shared by many threads: one write connection, pooled readers.
 
-The store and the queue each own one `SqliteDatabase` (their own connection and lock), possibly on
-the same file: WAL lets one writer and many readers work at once, and the busy timeout makes a
-second writer wait instead of failing.
+The store and the queue each own one `SqliteDatabase` (their own write connection and lock),
+possibly on the same file: the busy timeout makes a second writer wait instead of failing. Reads
+go through read-only connections of their own, one per concurrent reader, taken from a pool: in
+WAL mode a reader sees the last committed state while a write transaction is open, so a retrieve
+never waits on the worker's or a consolidate's write. An in-memory database has one connection
+only, so there reads share the write connection and its lock.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from urllib.parse import quote
 
 # Re-exported: the row codecs import them from here.
 from memory_engine.adapters.encoding import pack_vector, to_text, unpack_vector
@@ -25,6 +29,7 @@ IN_MEMORY = ":memory:"
 DEFAULT_BUSY_TIMEOUT_MS = 5_000
 MMAP_BYTES = 1 << 30  # address space, not memory: pages load on demand and stay the OS's
 CACHE_KIB = 64 * 1024
+IDLE_READERS = 8  # read connections kept open between bursts; more are opened when needed
 
 # Errors that mean "the database cannot serve now" (locked too long, disk full, file gone), as
 # opposed to programming errors, which must surface as they are.
@@ -57,6 +62,13 @@ class SqliteDatabase:
         # Re-entrant so a method holding the lock may call another that takes it too.
         self._lock = threading.RLock()
         self._conn: sqlite3.Connection | None = None
+        self._created = False  # the file exists with its schema (stays true once it did)
+        # Idle read connections, and a generation that close() bumps so that a connection in use
+        # while the database closes is closed when returned instead of pooled.
+        self._pool_lock = threading.Lock()
+        self._idle: list[sqlite3.Connection] = []
+        self._generation = 0
+        self._writing = threading.local()  # how deep this thread is in write() blocks
 
     @property
     def path(self) -> str:
@@ -64,9 +76,29 @@ class SqliteDatabase:
 
     @contextmanager
     def read(self) -> Iterator[sqlite3.Connection]:
-        """The connection, for statements that only read (each runs in its own implicit transaction)."""
-        with self._lock, self._unavailable_on_failure():
-            yield self._connection()
+        """A connection for statements that only read; the block sees one committed snapshot.
+
+        It never waits on a write transaction: on a file it is a read-only connection of its own.
+        Inside a write() block of the same thread it is that block's connection, so the block
+        reads its own uncommitted changes.
+        """
+        if not self._pooled_reads() or self._writing_here():
+            with self._lock, self._unavailable_on_failure():
+                yield self._connection()
+            return
+        with self._unavailable_on_failure():
+            conn, generation = self._take_reader()
+            try:
+                conn.execute("BEGIN")  # deferred: the snapshot starts at the first read
+                try:
+                    yield conn
+                finally:
+                    if conn.in_transaction:
+                        conn.execute("COMMIT")
+            except BaseException:
+                conn.close()  # its state is unknown: never pooled again
+                raise
+            self._give_back(conn, generation)
 
     @contextmanager
     def write(self) -> Iterator[sqlite3.Connection]:
@@ -81,6 +113,7 @@ class SqliteDatabase:
                 yield conn
                 return
             conn.execute("BEGIN IMMEDIATE")
+            self._writing.depth = 1
             try:
                 yield conn
             except BaseException:
@@ -89,14 +122,63 @@ class SqliteDatabase:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
                 raise
+            finally:
+                self._writing.depth = 0
             conn.execute("COMMIT")
 
+    @contextmanager
+    def writer(self) -> Iterator[sqlite3.Connection]:
+        """The write connection outside any transaction, for connection settings (PRAGMAs)."""
+        with self._lock, self._unavailable_on_failure():
+            yield self._connection()
+
     def close(self) -> None:
-        """Close the connection; the next use opens it again."""
+        """Close the connections; the next use opens them again."""
+        with self._pool_lock:
+            idle, self._idle = self._idle, []
+            self._generation += 1
+        for conn in idle:
+            conn.close()
         with self._lock:
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
+
+    def _writing_here(self) -> bool:
+        depth: int = getattr(self._writing, "depth", 0)
+        return depth > 0
+
+    def _pooled_reads(self) -> bool:
+        return self._path != IN_MEMORY and not self._path.startswith("file:")
+
+    def _take_reader(self) -> tuple[sqlite3.Connection, int]:
+        with self._pool_lock:
+            generation = self._generation
+            if self._idle:
+                return self._idle.pop(), generation
+        if not self._created:  # the file, its schema and WAL mode exist before a reader opens it
+            with self._lock:
+                self._connection()
+        uri = f"file:{quote(str(Path(self._path).resolve()))}?mode=ro"
+        conn = sqlite3.connect(
+            uri,
+            uri=True,
+            timeout=self._busy_timeout_ms / 1000,
+            isolation_level=None,
+            check_same_thread=False,  # pooled: a connection serves one thread at a time, any thread
+        )
+        conn.row_factory = sqlite3.Row
+        conn.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout_ms)}")
+        conn.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
+        conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
+        return conn, generation
+
+    def _give_back(self, conn: sqlite3.Connection, generation: int) -> None:
+        with self._pool_lock:
+            if generation == self._generation and len(self._idle) < IDLE_READERS:
+                self._idle.append(conn)
+                return
+        conn.close()
 
     def _connection(self) -> sqlite3.Connection:
         if self._conn is None:
@@ -125,6 +207,7 @@ class SqliteDatabase:
                 conn.close()
                 raise
             self._conn = conn
+            self._created = True
         return self._conn
 
     @contextmanager
