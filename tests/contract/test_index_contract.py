@@ -301,6 +301,40 @@ def test_a_search_sees_only_documents_of_the_kind_it_asks_for(index: SearchIndex
     assert set(turns) == {"orchard:0"}
 
 
+def test_one_search_of_several_kinds_answers_each_kind_as_its_own_search_would(
+    index: SearchIndex, tenant: str
+) -> None:
+    # Given memory documents and turn documents of them
+    _seed(index, tenant)
+    index.upsert(
+        [
+            _turn_doc(tenant, "orchard:0", "orchard", "apples from the orchard", _axis(0)),
+            _turn_doc(tenant, "concert:0", "concert", "a loud jazz concert", _axis(2)),
+        ]
+    )
+
+    # When both kinds are searched in one call, each with its own number of candidates
+    found = index.search_kinds(tenant, ["thread-1"], "apples concert", _axis(0), {"memory": 2, "turn": 5})
+
+    # Then each kind's hits are those of a search of that kind alone
+    assert set(found) == {"memory", "turn"}
+    assert found["memory"] == index.search(tenant, ["thread-1"], "apples concert", _axis(0), k=2)
+    turns = index.search(tenant, ["thread-1"], "apples concert", _axis(0), k=5, kind="turn")
+    assert found["turn"] == turns
+    assert {hit.doc_id for hit in found["turn"]} == {"orchard:0", "concert:0"}
+
+
+def test_every_kind_asked_for_has_a_list_even_with_nothing_to_find(index: SearchIndex, tenant: str) -> None:
+    # Given memory documents only
+    _seed(index, tenant)
+
+    # When memories and turns are searched at once, and a kind with no candidates is asked for
+    found = index.search_kinds(tenant, ["thread-1"], "apples", _axis(0), {"memory": 0, "turn": 5})
+
+    # Then both kinds answer, empty
+    assert found == {"memory": [], "turn": []}
+
+
 def test_a_turn_hit_names_the_memory_it_is_part_of(index: SearchIndex, tenant: str) -> None:
     _seed(index, tenant)
     index.upsert([_turn_doc(tenant, "orchard:0", "orchard", "apples from the orchard", _axis(0))])

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Literal, Protocol, runtime_checkable
 
@@ -48,7 +48,10 @@ class IndexHit(BaseModel):
 
 
 class SearchIndex(Protocol):
-    """Derived data: rebuilt from the store whenever needed."""
+    """Derived data: rebuilt from the store whenever needed.
+
+    An adapter subclasses it to get `search` as `search_kinds` of one kind.
+    """
 
     def upsert(self, docs: Sequence[IndexDocument]) -> None: ...
 
@@ -68,8 +71,24 @@ class SearchIndex(Protocol):
         """Up to k dense and up to k lexical candidates of one kind within the threads, merged by doc id.
 
         BM25 statistics (document frequencies, average length) are those of the documents of that
-        kind, so a turn's lexical score is never diluted by memory-sized documents.
+        kind, so a turn's lexical score is never diluted by memory-sized documents. Each hit has
+        both scores (the other retriever's computed for it, 0 BM25 when it shares no word), dense
+        hits first, best first, then lexical-only ones (`retrieval.candidates.merge`). An empty
+        `vector` searches by words only, an empty `text` by meaning only.
         """
+        return self.search_kinds(tenant, threads, text, vector, {kind: k})[kind]
+
+    def search_kinds(
+        self,
+        tenant: str,
+        threads: Sequence[str],
+        text: str,
+        vector: Sequence[float],
+        k: Mapping[DocKind, int],
+    ) -> dict[DocKind, list[IndexHit]]:
+        """`search` for several kinds at once, up to `k[kind]` candidates of each: one call, so a
+        remote index answers every kind in the same request. Every kind asked for has a list,
+        empty when nothing matches."""
         ...
 
     def clear(self, tenant: str | None = None) -> None: ...

@@ -13,6 +13,7 @@ from memory_engine.engine import Engine
 from memory_engine.models.api import RetrievedMemory, RetrieveRequest, RetrieveResponse
 from memory_engine.models.api import TurnEvidence as HitEvidence
 from memory_engine.models.domain import Memory, Turn
+from memory_engine.ports import DocKind
 from memory_engine.retrieval.bm25 import bm25_scores
 from memory_engine.retrieval.dates import DateMention, date_match, named_dates, relative_dates
 from memory_engine.retrieval.fusion import MemoryEvidence, RankedUnit, TurnEvidence, rank
@@ -64,13 +65,11 @@ def gather(engine: Engine, tenant: str, request: RetrieveRequest) -> Evidence:
     config = engine.retrieval
     vector = engine.embedder.embed([query], mode="query")[0]
 
-    memory_hits = engine.index.search(
-        tenant, threads, query, vector, max(config.memory_candidates, limit * 4), kind="memory"
-    )
-    turn_hits = []
+    wanted: dict[DocKind, int] = {"memory": max(config.memory_candidates, limit * 4)}
     if config.turn_documents:
-        turn_k = max(config.turn_candidates, limit * 4)
-        turn_hits = engine.index.search(tenant, threads, query, vector, turn_k, kind="turn")
+        wanted["turn"] = max(config.turn_candidates, limit * 4)
+    found = engine.index.search_kinds(tenant, threads, query, vector, wanted)
+    memory_hits, turn_hits = found["memory"], found.get("turn", [])
     dates = named_dates(query) + relative_dates(query, engine.clock.now())
     turns = [
         TurnEvidence(hit.memory_id, hit.dense, hit.lexical, date_match(hit.occurred_at, dates), hit.doc_id)

@@ -13,7 +13,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from typing import Any, NamedTuple
@@ -23,7 +23,8 @@ from memory_engine.adapters.aws.clients import unavailable
 from memory_engine.adapters.aws.opensearch_bodies import Body
 from memory_engine.adapters.encoding import unit_vector
 from memory_engine.errors import InvalidInput, Unavailable
-from memory_engine.ports import DocKind, IndexDocument, IndexHit
+from memory_engine.ports import DocKind, IndexDocument, IndexHit, SearchIndex
+from memory_engine.retrieval import candidates
 
 _PAGE = 500
 # What a caller of a refused bulk or search is told. The error's reason names the index and
@@ -31,7 +32,7 @@ _PAGE = 500
 _RETRY = "retry shortly (the service log has the details)."
 
 
-class OpenSearchIndex:
+class OpenSearchIndex(SearchIndex):
     def __init__(
         self,
         url: str,
@@ -171,71 +172,87 @@ class OpenSearchIndex:
 
     # -- search ----------------------------------------------------------------------------------
 
-    def search(
+    def search_kinds(
         self,
         tenant: str,
         threads: Sequence[str],
         text: str,
         vector: Sequence[float],
-        k: int,
-        kind: DocKind = "memory",
-    ) -> list[IndexHit]:
-        """Up to k dense and up to k lexical candidates of one kind within `threads`, each with
-        both scores."""
+        k: Mapping[DocKind, int],
+    ) -> dict[DocKind, list[IndexHit]]:
+        """Every kind's k-NN and BM25 queries in one `_msearch`; then, only when some dense hits
+        were not among the BM25 ones, one more `_msearch` for their BM25 scores, all kinds in it."""
+        found: dict[DocKind, list[IndexHit]] = {kind: [] for kind in k}
         threads = list(dict.fromkeys(threads))
-        if k <= 0 or not threads:
-            return []
+        wanted = {kind: n for kind, n in k.items() if n > 0}
+        if not wanted or not threads:
+            return found
         if len(vector) and len(vector) != self.dimension:
             raise InvalidInput(
                 f"the query vector has {len(vector)} dimensions but the search index holds "
                 f"{self.dimension}; embed the query with the model that embedded the memories"
             )
         query = unit_vector(vector)
+        by_meaning, by_words = bool(len(vector)), bool(text.strip())
+        if not (by_meaning or by_words):
+            return found
         searches: list[Body] = []
-        if len(vector):
-            searches.append(bodies.knn_query(tenant, threads, query, k, kind))
-        if text.strip():
-            searches.append(bodies.lexical_query(tenant, threads, text, k, kind=kind))
-        if not searches:
-            return []
-        responses = self._msearch(searches)
-        dense = _dense_hits(responses[0]) if len(vector) else {}
-        lexical = _lexical_hits(responses[-1], query) if text.strip() else {}
-        missing_lexical = [doc_id for doc_id in dense if doc_id not in lexical]
-        words: dict[str, float] = {}
-        if text.strip() and missing_lexical:
-            rescore = bodies.lexical_query(
-                tenant, threads, text, len(missing_lexical), doc_ids=missing_lexical, kind=kind
+        for kind, n in wanted.items():
+            if by_meaning:
+                searches.append(bodies.knn_query(tenant, threads, query, n, kind))
+            if by_words:
+                searches.append(bodies.lexical_query(tenant, threads, text, n, kind=kind))
+        responses = iter(self._msearch(searches))
+        dense: dict[DocKind, dict[str, _Found]] = {}
+        lexical: dict[DocKind, dict[str, _Found]] = {}
+        for kind in wanted:  # the responses come back in the order of the searches
+            dense[kind] = _dense_hits(next(responses)) if by_meaning else {}
+            lexical[kind] = _lexical_hits(next(responses), query) if by_words else {}
+        words = self._rescore(tenant, threads, text, query, dense, lexical) if by_words else {}
+        for kind in wanted:
+            about = {**lexical[kind], **dense[kind]}
+            merged = candidates.merge(
+                {doc_id: hit.dense for doc_id, hit in dense[kind].items()},
+                {doc_id: hit.lexical for doc_id, hit in lexical[kind].items()},
+                dense_of={doc_id: hit.dense for doc_id, hit in lexical[kind].items()},
+                lexical_of=words.get(kind),
             )
-            words = {
-                doc_id: found.lexical
-                for doc_id, found in _lexical_hits(self._msearch([rescore])[0], query).items()
-            }
-        # Dense hits first, best first, then the lexical-only ones, as the local index answers.
-        hits = [
-            IndexHit(
-                doc_id=doc_id,
-                dense=found.dense,
-                lexical=lexical[doc_id].lexical if doc_id in lexical else words.get(doc_id, 0.0),
-                memory_id=_memory_of(doc_id, kind),
-                occurred_at=found.occurred_at,
-                text=found.text,
-            )
-            for doc_id, found in dense.items()
+            found[kind] = [
+                IndexHit(
+                    doc_id=hit.doc_id,
+                    dense=hit.dense,
+                    lexical=hit.lexical,
+                    memory_id=_memory_of(hit.doc_id, kind),
+                    occurred_at=about[hit.doc_id].occurred_at,
+                    text=about[hit.doc_id].text,
+                )
+                for hit in merged
+            ]
+        return found
+
+    def _rescore(
+        self,
+        tenant: str,
+        threads: list[str],
+        text: str,
+        query: Sequence[float],
+        dense: dict[DocKind, dict[str, _Found]],
+        lexical: dict[DocKind, dict[str, _Found]],
+    ) -> dict[DocKind, dict[str, float]]:
+        """The BM25 scores of the dense hits the lexical search did not return, per kind (one
+        request for every kind; none when there are no such hits)."""
+        missing = {kind: candidates.unscored(dense[kind], lexical[kind]) for kind in dense}
+        missing = {kind: doc_ids for kind, doc_ids in missing.items() if doc_ids}
+        if not missing:
+            return {}
+        rescores = [
+            bodies.lexical_query(tenant, threads, text, len(doc_ids), doc_ids=doc_ids, kind=kind)
+            for kind, doc_ids in missing.items()
         ]
-        hits += [
-            IndexHit(
-                doc_id=doc_id,
-                dense=found.dense,
-                lexical=found.lexical,
-                memory_id=_memory_of(doc_id, kind),
-                occurred_at=found.occurred_at,
-                text=found.text,
-            )
-            for doc_id, found in lexical.items()
-            if doc_id not in dense
-        ]
-        return hits
+        return {
+            kind: {doc_id: hit.lexical for doc_id, hit in _lexical_hits(response, query).items()}
+            for kind, response in zip(missing, self._msearch(rescores), strict=True)
+        }
 
     def _msearch(self, searches: list[Body]) -> list[Body]:
         lines: list[Body] = []

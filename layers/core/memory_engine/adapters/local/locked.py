@@ -8,7 +8,7 @@ one adapter call (a few milliseconds), never a network call or a whole request.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
@@ -59,7 +59,7 @@ class ReadWriteLock:
                 self._cond.notify_all()
 
 
-class LockedIndex:
+class LockedIndex(SearchIndex):
     """A SearchIndex whose calls take a shared reader/writer lock: searches (and any other method
     of the wrapped index, such as `get`) read, upsert/delete/clear write."""
 
@@ -83,17 +83,16 @@ class LockedIndex:
         with self._lock.writing():
             self._inner.clear(tenant)
 
-    def search(
+    def search_kinds(
         self,
         tenant: str,
         threads: Sequence[str],
         text: str,
         vector: Sequence[float],
-        k: int,
-        kind: DocKind = "memory",
-    ) -> list[IndexHit]:
+        k: Mapping[DocKind, int],
+    ) -> dict[DocKind, list[IndexHit]]:
         with self._lock.reading():
-            return self._inner.search(tenant, threads, text, vector, k, kind=kind)
+            return self._inner.search_kinds(tenant, threads, text, vector, k)
 
     def __len__(self) -> int:
         with self._lock.reading():

@@ -16,14 +16,15 @@ from __future__ import annotations
 
 import sys
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from memory_engine.adapters.local.array_bm25 import ArrayBm25, Bm25Stats
 from memory_engine.adapters.local.vectors import ExactVectors, GraphParams, GraphVectors, Vectors
 from memory_engine.errors import InvalidInput
-from memory_engine.ports import DocKind, IndexDocument, IndexHit
+from memory_engine.ports import DocKind, IndexDocument, IndexHit, SearchIndex
+from memory_engine.retrieval import candidates
 from memory_engine.retrieval.text import tokenize
 
 if TYPE_CHECKING:
@@ -80,7 +81,7 @@ class TenantState:
         return shard
 
 
-class LocalSearchIndex:
+class LocalSearchIndex(SearchIndex):
     """SearchIndex held in memory, safe to share between server threads and the worker.
 
     `ann_threshold` None keeps every shard exact (the reference the benchmarks compare against);
@@ -216,35 +217,29 @@ class LocalSearchIndex:
             for key, shard in state.shards.items():
                 yield tenant, key, shard
 
-    def search(
+    def search_kinds(
         self,
         tenant: str,
         threads: Sequence[str],
         text: str,
         vector: Sequence[float],
-        k: int,
-        kind: DocKind = "memory",
-    ) -> list[IndexHit]:
-        """Up to k dense and up to k lexical candidates of one kind within `threads`, merged by doc id.
+        k: Mapping[DocKind, int],
+    ) -> dict[DocKind, list[IndexHit]]:
+        """Each kind's shards of the threads searched under one hold of the lock.
 
-        Each hit carries both scores: a document found by one retriever gets the other's score
-        computed too (0 lexical when it shares no term), so fusion never sees a made-up zero.
-        Dense hits come first, best first, then lexical-only hits, best first. An empty `vector`
-        searches by words only; an empty `text` by meaning only.
+        A document found by one retriever gets the other's score computed too: its BM25 from the
+        shard's scores, or its cosine from the shard's vectors.
         """
-        if k <= 0:
-            return []
+        found: dict[DocKind, list[IndexHit]] = {kind: [] for kind in k}
+        if not any(n > 0 for n in k.values()):
+            return found
         import numpy as np
 
         with self.lock:
             state = self.tenants.get(tenant)
             if state is None:
-                return []
-            shards = [state.shards[kind, t] for t in dict.fromkeys(threads) if (kind, t) in state.shards]
-            if not shards:
-                return []
+                return found
             query: Matrix | None = None
-            dense: dict[str, tuple[float, Shard]] = {}
             if len(vector):
                 if len(vector) != state.dim:
                     raise InvalidInput(
@@ -252,44 +247,58 @@ class LocalSearchIndex:
                         f"with {state.dim}; embed the query with the model that embedded the memories"
                     )
                 query = _unit_rows(np.asarray([vector], dtype=np.float32))[0]
-                best = [
-                    (score, doc_id, shard)
-                    for shard in shards
-                    for score, doc_id in shard.vectors.top(query, k)
-                ]
-                best.sort(key=lambda item: (-item[0], item[1]))
-                dense = {doc_id: (score, shard) for score, doc_id, shard in best[:k]}
-
             terms = tokenize(text)
-            by_shard: dict[int, Any] = {}
-            lexical: list[tuple[float, str, Shard]] = []
-            if terms:
-                for shard in shards:
-                    by_slot = by_shard[id(shard)] = shard.bm25.scores(terms)
-                    lexical.extend(_top_lexical(shard, by_slot, k))
-                lexical.sort(key=lambda item: (-item[0], item[1]))
-                del lexical[k:]
+            unique = list(dict.fromkeys(threads))
+            for kind, n in k.items():
+                shards = [state.shards[kind, t] for t in unique if (kind, t) in state.shards]
+                if n > 0 and shards:
+                    found[kind] = self._search_shards(shards, query, terms, n)
+            return found
 
-            def lexical_of(doc_id: str, shard: Shard) -> float:
-                by_slot = by_shard.get(id(shard))
-                return float(by_slot[shard.bm25.slot(doc_id)]) if by_slot is not None else 0.0
-
-            hits = [
-                self._hit(doc_id, shard, score, lexical_of(doc_id, shard))
-                for doc_id, (score, shard) in dense.items()
+    def _search_shards(
+        self, shards: list[Shard], query: Matrix | None, terms: list[str], k: int
+    ) -> list[IndexHit]:
+        """Up to k dense and k lexical candidates over the shards of one kind, with both scores."""
+        dense: dict[str, float] = {}
+        shard_of: dict[str, Shard] = {}
+        if query is not None:
+            best = [
+                (score, doc_id, shard) for shard in shards for score, doc_id in shard.vectors.top(query, k)
             ]
-            only = [(score, doc_id, shard) for score, doc_id, shard in lexical if doc_id not in dense]
-            cosine: dict[str, float] = {}
-            if query is not None:  # one vector read per shard for all its lexical-only hits
-                wanted: dict[int, tuple[Shard, list[str]]] = {}
-                for _, doc_id, shard in only:
-                    wanted.setdefault(id(shard), (shard, []))[1].append(doc_id)
-                for shard, ids in wanted.values():
-                    cosine.update(zip(ids, shard.vectors.cosines(ids, query), strict=True))
-            hits.extend(
-                self._hit(doc_id, shard, cosine.get(doc_id, 0.0), score) for score, doc_id, shard in only
-            )
-            return hits
+            best.sort(key=lambda item: (-item[0], item[1]))
+            for score, doc_id, shard in best[:k]:
+                dense[doc_id] = score
+                shard_of[doc_id] = shard
+
+        lexical: dict[str, float] = {}
+        lexical_of: dict[str, float] = {}
+        if terms:
+            by_shard: dict[int, Any] = {}
+            best = []
+            for shard in shards:
+                by_slot = by_shard[id(shard)] = shard.bm25.scores(terms)
+                best.extend(_top_lexical(shard, by_slot, k))
+            best.sort(key=lambda item: (-item[0], item[1]))
+            for score, doc_id, shard in best[:k]:
+                lexical[doc_id] = score
+                shard_of.setdefault(doc_id, shard)
+            # A dense hit's BM25 is one read of the scores just computed for its shard.
+            for doc_id in candidates.unscored(dense, lexical):
+                shard = shard_of[doc_id]
+                lexical_of[doc_id] = float(by_shard[id(shard)][shard.bm25.slot(doc_id)])
+
+        dense_of: dict[str, float] = {}
+        if query is not None:  # one vector read per shard for all its lexical-only hits
+            wanted: dict[int, tuple[Shard, list[str]]] = {}
+            for doc_id in candidates.unscored(lexical, dense):
+                shard = shard_of[doc_id]
+                wanted.setdefault(id(shard), (shard, []))[1].append(doc_id)
+            for shard, ids in wanted.values():
+                dense_of.update(zip(ids, shard.vectors.cosines(ids, query), strict=True))
+        return [
+            self._hit(hit.doc_id, shard_of[hit.doc_id], hit.dense, hit.lexical)
+            for hit in candidates.merge(dense, lexical, dense_of, lexical_of)
+        ]
 
     @staticmethod
     def _hit(doc_id: str, shard: Shard, dense: float, lexical: float) -> IndexHit:
