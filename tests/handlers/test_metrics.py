@@ -70,31 +70,68 @@ class RecordingTracer:
 
     def __init__(self) -> None:
         self.options: dict[str, Any] = {}
+        self.traced: list[str] = []
 
     def capture_lambda_handler(self, handler: Any, **options: Any) -> Any:
         self.options = options
-        return handler
+
+        def in_subsegment(event: dict[str, Any], context: Any) -> Any:
+            self.traced.append(handler.__name__)
+            return handler(event, context)
+
+        return in_subsegment
 
 
-def test_in_lambda_each_handler_is_traced_without_its_response_or_error(
+def tracer_factory(recording: RecordingTracer, built: list[RecordingTracer]) -> Any:
+    """In place of `observability.tracer`: the recording tracer, noting each time it is asked for."""
+
+    def build() -> RecordingTracer:
+        built.append(recording)
+        return recording
+
+    return build
+
+
+def test_in_lambda_each_invocation_is_traced_without_its_response_or_error(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     recording = RecordingTracer()
-    monkeypatch.setattr(observability, "tracer", lambda: recording)
+    built: list[RecordingTracer] = []
+    monkeypatch.setattr(observability, "tracer", tracer_factory(recording, built))
+    handler = lambda_entry(build_resolver())
 
-    lambda_entry(build_resolver())
+    handler(load_event("health"), LocalContext())
+    handler(load_event("health"), LocalContext())
 
+    assert recording.traced == ["lambda_handler", "lambda_handler"]
     # Responses and error messages may quote the user's words: they stay out of X-Ray
     assert recording.options == {"capture_response": False, "capture_error": False}
+    assert len(built) == 1  # the tracer is looked up once, on the first invocation
 
 
-def test_outside_lambda_the_tracer_is_off_and_handlers_are_left_as_they_are() -> None:
+def test_the_tracer_is_built_on_the_first_invocation_not_when_a_handler_is_wrapped(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    built: list[RecordingTracer] = []
+    monkeypatch.setattr(observability, "tracer", tracer_factory(RecordingTracer(), built))
+
+    handler = lambda_entry(build_resolver())
+
+    assert built == []
+    handler(load_event("health"), LocalContext())
+    assert len(built) == 1
+
+
+def test_outside_lambda_the_tracer_is_off_and_handlers_run_as_they_are() -> None:
     def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-        return {}
+        return {"event": event}
+
+    wrapped = traced(handler)
 
     found = tracer()
     assert found is None or found.disabled
-    assert traced(handler) is handler
+    assert wrapped({"a": 1}, None) == {"event": {"a": 1}}
+    assert wrapped.__name__ == "handler"
 
 
 def test_each_queue_job_is_counted_by_kind_and_outcome(

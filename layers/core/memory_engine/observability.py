@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from functools import lru_cache
+from functools import lru_cache, wraps
 from typing import Any, TypeVar, cast
 
 from aws_lambda_powertools import Metrics, Tracer
@@ -94,7 +94,25 @@ def tracer() -> Tracer | None:
 
 def traced(handler: Handler) -> Handler:
     """`handler` in an X-Ray subsegment, where tracing is on. Neither the response nor an error
-    is recorded in the trace: both may quote what the user said."""
+    is recorded in the trace: both may quote what the user said.
+
+    The tracer is built on the first invocation, never at import: building it imports X-Ray's
+    SDK and botocore's session machinery, which doubled every handler's cold import. Whether
+    tracing is on is Powertools' own decision (`Tracer.disabled`: POWERTOOLS_TRACE_DISABLED, off
+    outside Lambda), taken then; once taken, every later invocation goes straight to its target.
+    """
+    target: list[Callable[..., Any]] = []
+
+    @wraps(handler)
+    def invoke(*args: Any, **kwargs: Any) -> Any:
+        if not target:
+            target.append(_with_tracer(handler))
+        return target[0](*args, **kwargs)
+
+    return cast(Handler, invoke)
+
+
+def _with_tracer(handler: Handler) -> Handler:
     found = tracer()
     if found is None or found.disabled:
         return handler
