@@ -36,6 +36,31 @@ def machine() -> dict[str, Any]:
     }
 
 
+def stamped(row: dict[str, Any]) -> dict[str, Any]:
+    """`row` with the time and load it was measured at (rows of one table may come from several runs)."""
+    load = os.getloadavg() if hasattr(os, "getloadavg") else (0.0, 0.0, 0.0)
+    return {
+        **row,
+        "load_average_1m": round(load[0], 2),
+        "measured_at": datetime.now(UTC).isoformat(timespec="seconds"),
+    }
+
+
+def kept(name: str, field: str, fresh: list[dict[str, Any]], sizes: set[int]) -> list[dict[str, Any]]:
+    """The saved rows of `name`'s `field` for sizes not measured now, then `fresh`, by size: a big
+    size measured in a later run of its own joins the table instead of replacing it."""
+    path = RESULTS / f"{name}.json"
+    old = json.loads(path.read_text()).get(field, []) if path.is_file() else []
+    mine = [row for row in old if row["memories"] not in sizes]
+    return sorted(mine + fresh, key=lambda row: int(row["memories"]))
+
+
+def saved(name: str, field: str) -> Any:
+    """One field of `name`'s saved results, or None."""
+    path = RESULTS / f"{name}.json"
+    return json.loads(path.read_text()).get(field) if path.is_file() else None
+
+
 def _cpu_model() -> str:
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():

@@ -65,16 +65,27 @@ def embedding(result: dict[str, Any]) -> list[str]:
 def retrieve(result: dict[str, Any]) -> list[str]:
     lines = [
         f"Retrieve latency (`python -m bench.retrieve_latency`; {_machine(result)}; query embedding "
-        "excluded; ANN = the default index, exact = the same shards scanned exactly, same run):",
+        "excluded; ANN = the default index, exact = the same shards scanned exactly, same run; "
+        "CPU = the process's CPU time per call, one caller; each row's 1-minute load in its last column):",
         "",
-        "| memories | index documents | index | callers | p50 ms | p95 ms | calls/s |",
-        "|---|---|---|---|---|---|---|",
+        "| memories | index documents | callers | ANN p50 ms | ANN p95 ms | ANN CPU p95 ms | exact p50 ms "
+        "| exact p95 ms | exact CPU p95 ms | exact / ANN (p95) | ANN calls/s | load |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
+    by_case: dict[tuple[int, int], dict[str, dict[str, Any]]] = {}
     for row in result["rows"]:
-        lines.append(
-            f"| {row['memories']:,} | {row.get('documents', 0):,} | {row.get('index', 'exact')} "
-            f"| {row['callers']} | {row['p50_ms']:.1f} | {row['p95_ms']:.1f} | {row['calls_per_s']:,.0f} |"
-        )
+        by_case.setdefault((row["memories"], row["callers"]), {})[row.get("index", "exact")] = row
+    for (memories, callers), pair in sorted(by_case.items()):
+        ann, exact = pair.get("ann"), pair.get("exact")
+        either = ann or exact or {}
+        cells = [f"{memories:,}", f"{either.get('documents', 0):,}", str(callers)]
+        for row in (ann, exact):
+            cpu = f"{row['cpu_p95_ms']:.1f}" if row and "cpu_p95_ms" in row else "—"
+            cells += [f"{row['p50_ms']:.1f}", f"{row['p95_ms']:.1f}", cpu] if row else ["—", "—", "—"]
+        cells.append(f"×{exact['p95_ms'] / ann['p95_ms']:.2f}" if ann and exact else "—")
+        cells.append(f"{ann['calls_per_s']:,.0f}" if ann else "—")
+        cells.append(f"{either.get('load_average_1m', result['machine']['load_average_1m'])}")
+        lines.append("| " + " | ".join(cells) + " |")
     recall = result.get("recall", [])
     if recall:
         lines += ["", "| memories | kind | candidates k | ANN recall@10 vs exact |", "|---|---|---|---|"]
@@ -90,6 +101,24 @@ def retrieve(result: dict[str, Any]) -> list[str]:
         lines.append(
             f"- {name}: {target['value']:.2f} (target {target['target']}) — "
             + ("met" if target["met"] else "MISSED")
+        )
+    return lines
+
+
+def restart(result: dict[str, Any]) -> list[str]:
+    lines = [
+        f"Restart (`python -m bench.restart`; {_machine(result)}; median of "
+        f"{len(result['rows'][0]['runs'])} starts after a warm-up start):",
+        "",
+        "| memories | index documents | start → first successful retrieve s | RSS MB | peak RSS MB "
+        "| index files MB | load |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for row in result["rows"]:
+        lines.append(
+            f"| {row['memories']:,} | {row['documents']:,} | {row['first_retrieve_s']:.1f} "
+            f"| {row['rss_mb']:,.0f} | {row['peak_rss_mb']:,.0f} | {row['index_files_mb']:,.0f} "
+            f"| {row.get('load_average_1m', result['machine']['load_average_1m'])} |"
         )
     return lines
 
@@ -173,6 +202,7 @@ def main() -> None:
     for name, render in (
         ("embedding", embedding),
         ("retrieve_latency", retrieve),
+        ("restart", restart),
         ("ingest", ingest),
         ("cold_start", cold_start),
         ("peer_mem0", peer),

@@ -1,6 +1,6 @@
 """Restart: `memory-engine serve` on a data folder with N memories, to its first successful retrieve.
 
-    python -m bench.restart [--sizes 10000 100000] [--runs 3]
+    python -m bench.restart [--sizes 10000 100000] [--runs 3] [--keep]
 
 The data folders are `bench.index_fixture`'s (9 index documents per memory, all in one thread).
 Each run starts the real local server in a fresh process (real ONNX query embedder, SQLite
@@ -8,7 +8,8 @@ store, the persisted local index loaded and checked against the store), posts a 
 50 ms from the moment the process is spawned, and stops the clock at the first 200 with hits.
 Then it reads the server's resident memory (VmRSS, and VmHWM: the peak) and stops it with
 SIGTERM. One warm-up start per size goes first, so the page cache holds the files as it would
-after any earlier run (cold-disk starts are slower by the disk's read time).
+after any earlier run (cold-disk starts are slower by the disk's read time). `--keep` keeps the
+saved rows of sizes not measured now.
 
 Writes bench/results/restart.json.
 """
@@ -28,7 +29,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from bench.common import ROOT, median, print_table, save
+from bench.common import ROOT, kept, median, print_table, save, stamped
 from bench.index_fixture import THREAD, data_dir
 
 KEY = "bench-restart-key"
@@ -109,6 +110,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--keep", action="store_true", help="keep the saved rows of other sizes")
     args = parser.parse_args()
 
     rows = []
@@ -118,7 +120,7 @@ def main() -> None:
         start_once(folder)  # warm-up: page cache, ONNX export cache
         runs = [start_once(folder) for _ in range(args.runs)]
         rows.append(
-            {
+            stamped({
                 "memories": size,
                 "documents": size * 9,
                 "first_retrieve_s": median([r["first_retrieve_s"] for r in runs]),
@@ -126,9 +128,11 @@ def main() -> None:
                 "peak_rss_mb": max(r["peak_rss_mb"] for r in runs),
                 "index_files_mb": index_mb,
                 "runs": runs,
-            }
-        )
+            })
+        )  # fmt: skip
         print(f"  {size:,} memories: first retrieve after {rows[-1]['first_retrieve_s']:.1f} s", flush=True)
+    if args.keep:
+        rows = kept("restart", "rows", rows, set(args.sizes))
     print_table(
         ["memories", "documents", "to first retrieve s", "RSS MB", "peak RSS MB", "index files MB"],
         [

@@ -1,7 +1,7 @@
 """Retrieve latency at 1k / 10k / 100k memories and 1M index documents, ANN index against exact scan.
 
     python -m bench.retrieve_latency [--sizes 1000 10000 100000 111112] [--queries 200]
-                                     [--concurrency 1 100] [--runs 3]
+                                     [--concurrency 1 100] [--runs 3] [--keep]
 
 Each size is a cached data folder (`bench.index_fixture`: LoCoMo text, structured synthetic
 vectors, every memory in the searched thread beside 12 still-buffered turns, 9 index documents
@@ -11,7 +11,9 @@ does (SQLite store, persisted local index) and runs LoCoMo dev questions through
 queries, every HNSW shard is swapped for an exact scan of the same vectors: the baseline, and the
 reference for the ANN's recall@10 (per document kind, with the candidate counts retrieve asks
 for). The query embedding is taken out (precomputed vectors; the real model's time for the same
-queries is reported apart). "100 callers" is 100 threads calling at once on one engine.
+queries is reported apart). "100 callers" is 100 threads calling at once on one engine. With
+`--keep`, the saved rows of sizes not measured now stay in the results (each row says when and at
+what load it was measured), so a size whose data folder takes long to build can run later alone.
 
 Writes bench/results/retrieve_latency.json and bench/results/retrieve_latency.png.
 """
@@ -24,7 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from bench.common import RESULTS, locomo_path, median, percentile, print_table, save
+from bench.common import RESULTS, kept, locomo_path, median, percentile, print_table, save, saved, stamped
 from bench.index_fixture import DATABASE, TENANT, THREAD, PrecomputedEmbedder, data_dir
 from memory_engine.adapters.local.index_files import PersistedIndex
 from memory_engine.adapters.local.memory_index import LocalSearchIndex
@@ -110,25 +112,28 @@ def request(query: str) -> RetrieveRequest:
     )
 
 
-def timed(engine: Engine, query: str) -> float:
-    started = time.perf_counter()
+def timed(engine: Engine, query: str) -> tuple[float, float]:
+    """Wall and process CPU milliseconds of one retrieve (CPU: meaningful with one caller only)."""
+    started, cpu = time.perf_counter(), time.process_time()
     answer = retrieve.run(engine, TENANT, request(query))
-    elapsed = (time.perf_counter() - started) * 1000
+    elapsed, used = (time.perf_counter() - started) * 1000, (time.process_time() - cpu) * 1000
     if not answer.data:
         raise AssertionError(f"no hit for {query!r}: the benchmark data is broken")
-    return elapsed
+    return elapsed, used
 
 
-def measure(engine: Engine, queries: list[str], callers: int, runs: int) -> list[float]:
-    """Per-call milliseconds over `runs` passes of the queries, by `callers` threads at once."""
-    samples: list[float] = []
+def measure(engine: Engine, queries: list[str], callers: int, runs: int) -> tuple[list[float], list[float]]:
+    """Per-call wall and CPU milliseconds over `runs` passes of the queries, by `callers` threads
+    at once. On a shared machine a call's wall time includes waiting for a core; with one caller
+    its CPU time does not, so it stays comparable across runs at different load."""
+    samples: list[tuple[float, float]] = []
     for _ in range(runs):
         if callers == 1:
             samples.extend(timed(engine, query) for query in queries)
         else:
             with ThreadPoolExecutor(callers) as pool:
                 samples.extend(pool.map(lambda query: timed(engine, query), queries))
-    return samples
+    return [wall for wall, _ in samples], [cpu for _, cpu in samples]
 
 
 def dense_top10(engine: Engine, queries: list[str], kind: DocKind, k: int) -> list[list[str]]:
@@ -192,6 +197,7 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 100])
     parser.add_argument("--runs", type=int, default=3, help="passes over the queries per case")
     parser.add_argument("--no-model", action="store_true", help="skip timing the real query embedding")
+    parser.add_argument("--keep", action="store_true", help="keep the saved rows of other sizes")
     args = parser.parse_args()
 
     queries = questions(args.queries)
@@ -209,17 +215,22 @@ def main() -> None:
                 timed(engine, query)
             for callers in args.concurrency:
                 started = time.perf_counter()
-                samples = measure(engine, queries, callers, args.runs)
+                samples, cpu = measure(engine, queries, callers, args.runs)
                 wall = time.perf_counter() - started
+                alone = (
+                    {"cpu_p50_ms": median(cpu), "cpu_p95_ms": percentile(cpu, 0.95)} if callers == 1 else {}
+                )
                 rows.append(
-                    {
+                    stamped({
                         "memories": size, "documents": documents, "index": index, "callers": callers,
                         "p50_ms": median(samples), "p95_ms": percentile(samples, 0.95),
                         "calls_per_s": len(samples) / wall, "load_s": load_s,
-                    }
+                        **alone,
+                    })
                 )  # fmt: skip
                 print(
-                    f"  {size:,} memories, {index}, {callers} caller(s): p95 {rows[-1]['p95_ms']:.1f} ms",
+                    f"  {size:,} memories, {index}, {callers} caller(s): p95 {rows[-1]['p95_ms']:.1f} ms"
+                    + (f", CPU p95 {rows[-1]['cpu_p95_ms']:.1f} ms" if callers == 1 else ""),
                     flush=True,
                 )
             for kind, k in (("memory", config.memory_candidates), ("turn", config.turn_candidates)):
@@ -239,6 +250,10 @@ def main() -> None:
         engine.store.close()  # type: ignore[attr-defined]
         del engine, twin
     model = {} if args.no_model else model_ms(queries)
+    if args.keep:
+        rows = kept("retrieve_latency", "rows", rows, set(args.sizes))
+        recalls = kept("retrieve_latency", "recall", recalls, set(args.sizes))
+        model = model or saved("retrieve_latency", "query_embedding") or {}
     print_table(
         ["memories", "documents", "index", "callers", "p50 ms", "p95 ms", "calls/s", "load s"],
         [
