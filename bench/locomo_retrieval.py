@@ -14,6 +14,7 @@ to bench/results/locomo_retrieval.png. The data stays in ../shared/data (licence
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import sys
 import tempfile
@@ -45,6 +46,9 @@ Ranked = dict[tuple[str, int], list[str]]
 
 def main(argv: Sequence[str] | None = None, embedder: Embedder | None = None) -> dict[str, Any]:
     args = _parser().parse_args(argv)
+    # Before torch (the MiniLM baseline) loads libgomp: OpenMP threads that spin at barriers starve
+    # the e5 engine on a busy 2-core machine (the e5 adapter sets the same, too late once torch ran).
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     conversations = load(args.data)
     if args.conversations:
         conversations = conversations[: args.conversations]
@@ -70,7 +74,13 @@ def main(argv: Sequence[str] | None = None, embedder: Embedder | None = None) ->
     for group in _groups(variants):
         with tempfile.TemporaryDirectory(prefix="locomo-") as workdir:
             first = group[0]
-            engine = build_engine(Path(workdir), cached, first.config, close_sessions=first.close_sessions)
+            engine = build_engine(
+                Path(workdir),
+                cached,
+                first.config,
+                close_sessions=first.close_sessions,
+                batch_size=first.batch_size,
+            )
             _ingest_all(engine, conversations, group[0], args.quiet)
             for variant in group:
                 engine = replace(engine, retrieval=variant.config)
@@ -212,7 +222,11 @@ def _check_goal(systems: dict[str, dict[str, Summary]]) -> None:
 
 
 def _describe(variant: Variant) -> dict[str, Any]:
-    flags = {"extract_all": variant.extract_all, "close_sessions": variant.close_sessions}
+    flags = {
+        "extract_all": variant.extract_all,
+        "close_sessions": variant.close_sessions,
+        "batch_size": variant.batch_size,
+    }
     return {**flags, **asdict(variant.config)}
 
 

@@ -103,7 +103,8 @@ class Variant:
     """One engine configuration of the run.
 
     `extract_all`: the client ends each session with force_summary; `close_sessions`: the engine
-    setting `close_earlier_sessions`; `evidence_order` False: hits expand to their turns in
+    setting `close_earlier_sessions`; `batch_size`: the engine setting of that name (turns per
+    memory); `evidence_order` False: hits expand to their turns in
     source order, ignoring `evidence` (the protocol before hits ranked their turns).
     """
 
@@ -112,6 +113,7 @@ class Variant:
     extract_all: bool = False
     close_sessions: bool = True
     evidence_order: bool = True  # False: a memory stands for its turns in source order (as before)
+    batch_size: int = 8  # the engine setting `batch_size`: consecutive turns per memory
 
 
 def build_engine(
@@ -120,10 +122,11 @@ def build_engine(
     config: RetrievalConfig,
     extractor: Extractor | None = None,
     close_sessions: bool = True,
+    batch_size: int = 8,
 ) -> Engine:
     database = workdir / "engine.sqlite3"
     return Engine(
-        settings=Settings(close_earlier_sessions=close_sessions),
+        settings=Settings(close_earlier_sessions=close_sessions, batch_size=batch_size),
         store=SqliteStore(database),
         queue=SqliteQueue(database),
         index=LocalSearchIndex(),

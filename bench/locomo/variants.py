@@ -22,6 +22,7 @@ VARIANTS: tuple[Variant, ...] = (
     Variant(DEFAULT_NAME, DEFAULT),
     Variant(FORCED_NAME, DEFAULT, extract_all=True),
     Variant(UNCLOSED_NAME, DEFAULT, close_sessions=False),
+    Variant("memories of 4 turns (batch_size 4)", DEFAULT, batch_size=4),
     Variant("− evidence order (a memory's turns in source order)", DEFAULT, evidence_order=False),
     Variant(
         "previous weights (0.8 dense, memory BM25 1.0, handicap 0.8), source order",
@@ -51,7 +52,13 @@ VARIANTS: tuple[Variant, ...] = (
 )
 
 
-def ingestion_key(variant: Variant) -> tuple[bool, ...]:
+def ingestion_key(variant: Variant) -> tuple[bool | int, ...]:
     """What decides the index's content: variants with the same key can share one ingestion."""
     config = variant.config
-    return (config.turn_documents, config.dates_in_text, variant.extract_all, variant.close_sessions)
+    return (
+        config.turn_documents,
+        config.dates_in_text,
+        variant.extract_all,
+        variant.close_sessions,
+        variant.batch_size,
+    )
