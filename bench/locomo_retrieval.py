@@ -150,7 +150,7 @@ def _progress(total: int, desc: str, quiet: bool) -> Any:
 
 
 def _groups(variants: Sequence[Variant]) -> list[list[Variant]]:
-    groups: dict[tuple[bool, ...], list[Variant]] = {}
+    groups: dict[tuple[bool | int, ...], list[Variant]] = {}
     for variant in variants:
         groups.setdefault(ingestion_key(variant), []).append(variant)
     return list(groups.values())
