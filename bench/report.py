@@ -7,6 +7,7 @@ bench/results/*.json, so the docs quote exactly what the benchmarks saved.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from bench.common import RESULTS
@@ -145,8 +146,8 @@ def cold_start(result: dict[str, Any]) -> list[str]:
     lines = [
         f"Cold start (`python -m bench.cold_start`; {_machine(result)}; median of {result['runs']}):",
         "",
-        "| function | import ms (wall) | CPU ms | model stack loaded | package MB (aws deps) | target |"
-        + "".join(f" at {label} ms |" for label in baselines),
+        "| function | import ms (wall) | CPU ms | heavy modules loaded | package MB (aws deps) | target |"
+        + "".join(f" at {label} ({_checkout(result, label)}) ms, wall / CPU |" for label in baselines),
         "|---|---|---|---|---|---|" + "---|" * len(baselines),
     ]
     for row in result["rows"]:
@@ -156,7 +157,10 @@ def cold_start(result: dict[str, Any]) -> list[str]:
             f"| {row['function']} | {row['import_ms']:.0f} | {row.get('cpu_ms', float('nan')):.0f} | {heavy} "
             f"| {row['package_aws']['total_mb']:.1f} | {'ok' if row['met'] else 'missed'} |"
             + "".join(
-                f" {versus[label]['import_ms']:.0f} |" if label in versus else " - |" for label in baselines
+                f" {versus[label]['import_ms']:.0f} / {versus[label].get('cpu_ms', float('nan')):.0f} |"
+                if label in versus
+                else " - |"
+                for label in baselines
             )
         )
     if "embedder_image_torch_mb" in result:
@@ -170,6 +174,11 @@ def cold_start(result: dict[str, Any]) -> list[str]:
             f"{result['embedder_image_torch_mb']:,.0f} MB.",
         ]
     return lines
+
+
+def _checkout(result: dict[str, Any], label: str) -> str:
+    """The baseline checkout's folder name (`pretracer`), which says what the commit id does not."""
+    return Path(result["baselines"][label]).name
 
 
 def peer(result: dict[str, Any]) -> list[str]:
