@@ -37,17 +37,12 @@ VARIANTS: tuple[Variant, ...] = (
     Variant(
         "− date match (question's dates vs the turn's)", replace(DEFAULT, weights=replace(_W, turn_date=0.0))
     ),
-    # The handicap offsets the memory document's bonus: without the bonus it goes too.
-    Variant(
-        "− memory-document BM25 (and its handicap)",
-        replace(DEFAULT, weights=replace(_W, memory_lexical=0.0, memory_handicap=0.0)),
-    ),
+    Variant("− memory-document BM25", replace(DEFAULT, weights=replace(_W, memory_lexical=0.0))),
     Variant("turns scored by BM25 only", replace(DEFAULT, weights=replace(_W, turn_dense=0.0))),
     Variant("turns scored by the embedder only", replace(DEFAULT, weights=replace(_W, turn_dense=1.0))),
     Variant(
-        "− closing earlier sessions, − memory handicap",
-        replace(DEFAULT, weights=replace(_W, memory_handicap=0.0)),
-        close_sessions=False,
+        "− memory-document cosine (its summary vector)",
+        replace(DEFAULT, weights=replace(_W, memory_dense=0.0)),
     ),
 )
 

@@ -10,7 +10,7 @@ from memory_engine.retrieval.fusion import FusionWeights
 # each conversation out; docs/retrieval.md): the dense share of a turn's score, the date bonus, the
 # memory document's BM25 and the handicap that offsets it against raw buffered turns.
 DEFAULT_WEIGHTS = FusionWeights(
-    turn_dense=0.95, turn_date=0.1, memory_lexical=0.25, memory_dense=0.5, memory_handicap=0.25
+    turn_dense=0.95, turn_date=0.1, memory_lexical=0.25, memory_dense=0.25, memory_handicap=0.0
 )
 # The weights shipped before evidence-ordered hits (kept for the benchmark's comparison row).
 PREVIOUS_WEIGHTS = FusionWeights()
