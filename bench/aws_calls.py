@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
+from memory_engine import facts
 from memory_engine.adapters.aws import clients
 from memory_engine.adapters.aws.dynamodb_keys import create_table_request
 from memory_engine.adapters.aws.dynamodb_store import DynamoDbStore
@@ -32,13 +33,13 @@ from memory_engine.adapters.aws.sqs_queue import SqsQueue
 from memory_engine.adapters.local.memory_index import LocalSearchIndex
 from memory_engine.engine import Engine
 from memory_engine.extraction.builtin import BuiltinExtractor
+from memory_engine.indexing.documents import rebuild
 from memory_engine.models.api import ConsolidateRequest, DeleteRequest, ForkRequest, RetrieveRequest
 from memory_engine.models.domain import MemoryFields, scope_key
 from memory_engine.models.messages import ExtractionJob
 from memory_engine.ports import EmbedMode
 from memory_engine.settings import Settings
-from memory_engine.usecases import consolidate, delete, extract, facts, fork, retrieve
-from memory_engine.usecases.indexing import rebuild
+from memory_engine.usecases import consolidate, delete, extract, fork, retrieve
 
 RESULTS = Path(__file__).resolve().parent / "results" / "aws_calls.json"
 REGION = "us-east-1"

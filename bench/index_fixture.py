@@ -28,9 +28,9 @@ from bench.common import locomo_turns
 from memory_engine.adapters.local.index_files import FORMAT_VERSION, PersistedIndex
 from memory_engine.adapters.local.sqlite_rows import insert_memories, insert_session, insert_turns
 from memory_engine.adapters.local.sqlite_store import SqliteStore
+from memory_engine.indexing.documents import index_documents
 from memory_engine.models.domain import Memory, MemoryFields, Session, Turn
 from memory_engine.ports import EmbedMode
-from memory_engine.usecases.indexing import index_documents
 
 if TYPE_CHECKING:
     import numpy as np

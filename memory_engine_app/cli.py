@@ -66,8 +66,8 @@ def reindex(tenant: str | None, reembed: bool = False) -> int:
 
     from memory_engine import wiring
     from memory_engine.backends import backend
+    from memory_engine.indexing.documents import rebuild
     from memory_engine.settings import get_settings
-    from memory_engine.usecases.indexing import rebuild
 
     settings = get_settings()
     index: SearchIndex
@@ -121,7 +121,7 @@ def _reindex_local(settings: Settings, store: Store, tenant: str | None) -> int:
 
     from memory_engine import wiring
     from memory_engine.adapters.local.index_files import PersistedIndex
-    from memory_engine.usecases.indexing import rebuild
+    from memory_engine.indexing.documents import rebuild
 
     threshold = settings.local_index_ann_threshold or None
     if tenant is None:

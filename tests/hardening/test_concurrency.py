@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from memory_engine.errors import NotFound
+from memory_engine.extraction.batching import extraction_point
 from memory_engine.models.api import DeleteRequest, ForkRequest
 from memory_engine.models.domain import Turn
 from memory_engine.usecases import delete, fork
-from memory_engine.usecases.batching import extraction_point
 from tests.fakes.ports import EchoExtractor
 from tests.fakes.stack import LOCAL_KEY, LocalStack, local_stack, serve_http
 from tests.hardening.consistency import assert_consistent

@@ -21,11 +21,11 @@ from typing import Any
 import pytest
 
 from memory_engine.errors import Unavailable
+from memory_engine.indexing.documents import rebuild
 from memory_engine.models.domain import Turn
 from memory_engine.models.messages import ExtractionJob
 from memory_engine.ports import Extraction, ExtractionContext, IndexDocument
 from memory_engine.usecases import extract
-from memory_engine.usecases.indexing import rebuild
 from tests.fakes.ports import EchoExtractor
 from tests.fakes.stack import Answer, LocalStack
 from tests.hardening.consistency import assert_consistent

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from memory_engine.indexing.documents import index_documents, spoken_date
 from memory_engine.models.domain import Memory, MemoryFields, Turn
 from memory_engine.retrieval.config import RetrievalConfig
-from memory_engine.usecases.indexing import index_documents, spoken_date
 
 WHEN = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
 

@@ -9,10 +9,10 @@ import pytest
 
 from memory_engine.adapters.local.sqlite_queue import SqliteQueue
 from memory_engine.errors import Unavailable
+from memory_engine.extraction.batching import job_due
 from memory_engine.models.messages import ExtractionJob
 from memory_engine.ports import ReceivedJob
 from memory_engine.usecases import jobs
-from memory_engine.usecases.batching import job_due
 from memory_engine.usecases.jobs import RetryPolicy
 from tests.fakes.engine import fake_engine
 

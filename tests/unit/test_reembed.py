@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from memory_engine.adapters.local.sqlite_store import SqliteStore
-from memory_engine.usecases.indexing import embedding_text
+from memory_engine.indexing.documents import embedding_text
 from memory_engine.usecases.reembed import reembed
 from tests.contract.builders import EMBEDDING, TENANT, append_turns, make_memory, make_session
 from tests.fakes.ports import HashEmbedder

@@ -300,7 +300,7 @@ def test_an_extracted_memory_keeps_one_vector_per_source_turn(engine: Engine) ->
 
 
 def test_rebuilding_the_index_brings_back_turn_documents(engine: Engine) -> None:
-    from memory_engine.usecases.indexing import rebuild
+    from memory_engine.indexing.documents import rebuild
 
     say(engine, 3, "My dog is called Pepper")
     for n in [1, 2, *range(4, 21)]:

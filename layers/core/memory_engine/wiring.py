@@ -108,7 +108,7 @@ def build_index(settings: Settings, store: Store) -> SearchIndex:
     # store (DynamoDB without OpenSearch, in tests) it is rebuilt from the store in memory.
     from memory_engine.adapters.local.memory_index import LocalSearchIndex
     from memory_engine.adapters.local.sqlite_store import SqliteStore
-    from memory_engine.usecases.indexing import rebuild
+    from memory_engine.indexing.documents import rebuild
 
     threshold = settings.local_index_ann_threshold or None
     if isinstance(store, SqliteStore):
@@ -138,7 +138,7 @@ def open_local_index(settings: Settings, store: Store, fresh: bool = False) -> P
     missing, damaged or `fresh` → rebuilt from the store; behind or ahead of it → the difference
     indexed or deleted. Either way it is checkpointed before the engine uses it."""
     from memory_engine.adapters.local.index_files import IndexFileError, PersistedIndex, stored_memory_ids
-    from memory_engine.usecases.index_sync import logged_rebuild, sync
+    from memory_engine.indexing.sync import logged_rebuild, sync
 
     directory = local_index_path(settings)
     threshold = settings.local_index_ann_threshold or None

@@ -154,6 +154,8 @@ class Memory(BaseModel):
 
 
 FACT_KIND = "fact"
+# The metadata key of a fork's copied memory naming its original (a retried fork is told by it).
+FORKED_FROM = "forked_from"
 THREAD_SCOPE_KEY = "parent_session_uuid"
 SCOPE_THREAD_PREFIX = "scope:"
 SCOPE_THREAD_PATTERN = re.compile(r"^scope:[0-9a-f]{40}$")

@@ -11,10 +11,10 @@ import logging
 
 from memory_engine.engine import Engine
 from memory_engine.errors import Unavailable
+from memory_engine.extraction.batching import extraction_point, job_due
 from memory_engine.models.api import ConsolidateRequest, StatusResponse
 from memory_engine.models.domain import Session, Turn
 from memory_engine.models.messages import ExtractionJob
-from memory_engine.usecases.batching import extraction_point, job_due
 
 log = logging.getLogger("memory_engine.consolidate")
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from memory_engine.engine import Engine
 from memory_engine.errors import NotFound
+from memory_engine.extraction.batching import crossed_threshold, extraction_point
 from memory_engine.models.api import DeleteRequest, DeleteResponse, DeleteResult
 from memory_engine.models.domain import is_memory_id
 from memory_engine.models.messages import ExtractionJob
 from memory_engine.ports import RemovalOutcome
-from memory_engine.usecases.batching import crossed_threshold, extraction_point
 
 
 def run(engine: Engine, tenant: str, request: DeleteRequest) -> DeleteResponse:

@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 
 from memory_engine.engine import Engine
+from memory_engine.extraction.batching import cut_batches, extraction_point
 from memory_engine.extraction.registry import update_registry
+from memory_engine.indexing import turn_vectors
+from memory_engine.indexing.documents import embedding_text, extraction_text, index_stored
 from memory_engine.models.domain import Memory, Session, Turn, new_memory_id
 from memory_engine.models.messages import ExtractionJob
 from memory_engine.ports import ExtractionContext
-from memory_engine.usecases import turn_vectors
-from memory_engine.usecases.batching import cut_batches, extraction_point
-from memory_engine.usecases.indexing import embedding_text, extraction_text, index_stored
 
 
 def run(engine: Engine, job: ExtractionJob, redelivered: bool = False) -> list[Memory]:

@@ -6,10 +6,10 @@ import uuid
 
 from memory_engine.engine import Engine
 from memory_engine.errors import Conflict, NotFound, Unavailable
+from memory_engine.extraction.batching import extraction_point, job_due
 from memory_engine.models.domain import Turn, TurnType
 from memory_engine.models.game import RecordMemoryRequest, RecordMemoryResponse
 from memory_engine.models.messages import ExtractionJob
-from memory_engine.usecases.batching import extraction_point, job_due
 
 
 def run(engine: Engine, tenant: str, request: RecordMemoryRequest) -> RecordMemoryResponse:

@@ -11,7 +11,7 @@ from itertools import groupby
 
 from memory_engine.engine import Engine
 from memory_engine.errors import NotFound, Unavailable
-from memory_engine.models.domain import Memory, scope_key
+from memory_engine.models.domain import FORKED_FROM, Memory, scope_key
 from memory_engine.models.inspect import (
     MemoriesResponse,
     MemoryView,
@@ -25,7 +25,6 @@ from memory_engine.models.inspect import (
     TurnView,
 )
 from memory_engine.ports import QueueInspector
-from memory_engine.usecases.fork_retry import FORKED_FROM
 
 MAX_PAGE = 500
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from memory_engine.indexing.documents import embedding_text, turn_embedding_text
 from memory_engine.models.domain import Memory
 from memory_engine.ports import Embedder, Store
-from memory_engine.usecases.indexing import embedding_text, turn_embedding_text
 
 _CHUNK = 32  # memories per model call group: bounded memory, steady progress
 

@@ -10,6 +10,8 @@ from functools import lru_cache
 from itertools import islice
 
 from memory_engine.engine import Engine
+from memory_engine.indexing import turn_vectors
+from memory_engine.indexing.documents import spoken_line, turn_lexical_text
 from memory_engine.models.api import RetrievedMemory, RetrieveRequest, RetrieveResponse
 from memory_engine.models.api import TurnEvidence as HitEvidence
 from memory_engine.models.domain import Memory, Turn
@@ -19,8 +21,6 @@ from memory_engine.retrieval.dates import DateMention, date_match, named_dates, 
 from memory_engine.retrieval.fusion import MemoryEvidence, RankedUnit, TurnEvidence, rank
 from memory_engine.retrieval.packing import pack
 from memory_engine.retrieval.text import tokenize
-from memory_engine.usecases import turn_vectors
-from memory_engine.usecases.indexing import spoken_line, turn_lexical_text
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,8 @@ from __future__ import annotations
 import logging
 
 from memory_engine.engine import Engine
+from memory_engine.extraction.batching import extraction_point
 from memory_engine.models.messages import ExtractionJob
-from memory_engine.usecases.batching import extraction_point
 
 log = logging.getLogger("memory_engine.sweep")
 

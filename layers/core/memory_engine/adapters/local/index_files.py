@@ -11,7 +11,7 @@ A checkpoint (journal past `journal_limit` documents, and at close) writes the s
 touched since the last one, fsyncs them, swaps the manifest in atomically, starts a new journal
 and removes files nothing names any more. Loading checks every named file's size and CRC-32 and
 raises `IndexFileError` on anything missing, short or different; a torn journal tail (a crash in
-mid-append) is dropped and logged. The store stays the system of record: `usecases.index_sync`
+mid-append) is dropped and logged. The store stays the system of record: `indexing.sync`
 compares what was loaded with the store and indexes the difference, or rebuilds from scratch.
 
 The folder is trusted like the SQLite file beside it (pickle), and written by one process.

@@ -15,9 +15,9 @@ from typing import Literal
 
 from memory_engine.engine import Engine
 from memory_engine.errors import NotFound
+from memory_engine.indexing.documents import index_document
 from memory_engine.models.bank import rfc3339
 from memory_engine.models.domain import FACT_KIND, Memory, MemoryFields, new_memory_id, scope_key
-from memory_engine.usecases.indexing import index_document
 
 # Existing facts shown to the extractor when merging: the nearest ones to what was said.
 MERGE_CANDIDATES = 50

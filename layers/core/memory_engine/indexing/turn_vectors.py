@@ -20,8 +20,8 @@ from itertools import groupby
 
 from memory_engine.engine import Engine
 from memory_engine.errors import Unavailable
+from memory_engine.indexing.documents import turn_embedding_text
 from memory_engine.models.domain import Turn
-from memory_engine.usecases.indexing import turn_embedding_text
 
 log = logging.getLogger("memory_engine.worker")
 

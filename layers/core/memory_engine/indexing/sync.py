@@ -13,8 +13,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from memory_engine.indexing.documents import index_stored, rebuild
 from memory_engine.ports import SearchIndex, Store
-from memory_engine.usecases.indexing import index_stored, rebuild
 
 __all__ = ["logged_rebuild", "sync"]
 
