@@ -19,7 +19,15 @@ from memory_engine.models.domain import TurnStatus
 from memory_engine.ports import ForkPlan
 from memory_engine.usecases import fork
 from tests.aws.conftest import AwsCalls
-from tests.contract.builders import SESSION, TENANT, append_turns, make_memory, make_session, make_turn
+from tests.contract.builders import (
+    SESSION,
+    TENANT,
+    append_turns,
+    make_memory,
+    make_session,
+    make_turn,
+    stored_turn,
+)
 from tests.contract.test_store_limits_contract import incompressible
 
 
@@ -79,8 +87,10 @@ def test_tenants_and_sessions_with_hashes_never_share_a_key(store: DynamoDbStore
         make_session("c", tenant="a#S#b"), make_turn("d1", session_uuid="c", tenant="a#S#b", answer="x")
     )
 
-    assert store.get_turn("a", "b#S#c", "d1") == make_turn("d1", session_uuid="b#S#c", tenant="a")
-    assert store.get_turn("a#S#b", "c", "d1") == make_turn("d1", session_uuid="c", tenant="a#S#b", answer="x")
+    assert stored_turn(store, "a", "b#S#c", "d1") == make_turn("d1", session_uuid="b#S#c", tenant="a")
+    assert stored_turn(store, "a#S#b", "c", "d1") == make_turn(
+        "d1", session_uuid="c", tenant="a#S#b", answer="x"
+    )
 
 
 def test_a_long_fork_is_written_in_several_transactions_with_the_session_in_the_last(

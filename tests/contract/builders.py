@@ -52,6 +52,13 @@ def make_turn(
     return Turn(**(values | overrides))
 
 
+def stored_turn(store: Store, tenant: str, session_uuid: str, dialog_uuid: str) -> Turn | None:
+    """The stored turn of that dialog, or None (read through `list_turns`: the port has no
+    single-turn read, as no use case needs one)."""
+    turns = store.list_turns(tenant, session_uuid)
+    return next((turn for turn in turns if turn.dialog_uuid == dialog_uuid), None)
+
+
 def append_turns(store: Store, session: Session, *dialog_uuids: str) -> list[ConsolidateOutcome]:
     """Consolidate one default turn per dialog uuid into `session`, in order."""
     return [

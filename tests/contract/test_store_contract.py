@@ -18,6 +18,7 @@ from tests.contract.builders import (
     make_memory,
     make_session,
     make_turn,
+    stored_turn,
 )
 
 
@@ -47,7 +48,7 @@ def test_a_stored_session_and_turn_read_back_whole(store: Store) -> None:
     store.append_turn(session, turn)
 
     assert store.get_session(TENANT, SESSION) == session.model_copy(update={"next_seq": 1})
-    assert store.get_turn(TENANT, SESSION, "d1") == turn
+    assert stored_turn(store, TENANT, SESSION, "d1") == turn
 
 
 def test_replaying_a_turn_with_the_same_content_changes_nothing(store: Store) -> None:
@@ -76,7 +77,7 @@ def test_reusing_a_dialog_uuid_for_other_content_is_a_conflict_naming_it(store: 
     with pytest.raises(Conflict, match="d1"):
         store.append_turn(make_session(), make_turn("d1", answer="전혀 다른 대답"))
 
-    assert store.get_turn(TENANT, SESSION, "d1") == make_turn("d1")
+    assert stored_turn(store, TENANT, SESSION, "d1") == make_turn("d1")
 
 
 def test_turns_get_consecutive_seqs_in_append_order_whatever_seq_was_passed(store: Store) -> None:
@@ -137,7 +138,7 @@ def test_saving_a_memory_marks_its_source_turns_extracted(store: Store) -> None:
     assert store.save_memory(memory) is True
 
     assert statuses(store) == {"d1": "extracted", "d2": "extracted", "d3": "buffered"}
-    turn = store.get_turn(TENANT, SESSION, "d1")
+    turn = stored_turn(store, TENANT, SESSION, "d1")
     assert turn is not None and turn.memory_id == memory.memory_id
 
 
@@ -192,7 +193,7 @@ def test_save_memory_claims_turns_exactly_once(store: Store) -> None:
 
     assert store.get_memory(TENANT, overlapping.memory_id) is None
     assert statuses(store) == {"d1": "extracted", "d2": "extracted", "d3": "buffered"}
-    turn = store.get_turn(TENANT, SESSION, "d2")
+    turn = stored_turn(store, TENANT, SESSION, "d2")
     assert turn is not None and turn.memory_id == first.memory_id
 
 
@@ -251,7 +252,7 @@ def test_deleting_a_memory_marks_its_turns_forgotten(store: Store) -> None:
     assert outcome.buffered_count == 1
     assert store.get_memory(TENANT, memory.memory_id) is None
     assert statuses(store) == {"d1": "forgotten", "d2": "forgotten", "d3": "buffered"}
-    turn = store.get_turn(TENANT, SESSION, "d1")
+    turn = stored_turn(store, TENANT, SESSION, "d1")
     assert turn is not None and turn.memory_id is None
 
 
@@ -328,7 +329,7 @@ def test_a_fork_continues_its_seqs_after_the_last_kept_turn(store: Store) -> Non
 
     store.append_turn(make_session("fork-1", parent="fork-1"), make_turn("d9", session_uuid="fork-1"))
 
-    turn = store.get_turn(TENANT, "fork-1", "d9")
+    turn = stored_turn(store, TENANT, "fork-1", "d9")
     assert turn is not None and turn.seq == 3
 
 

@@ -21,6 +21,7 @@ from tests.contract.builders import (
     make_memory,
     make_session,
     make_turn,
+    stored_turn,
 )
 
 # -- tenants and persistence -------------------------------------------------------------------
@@ -33,7 +34,7 @@ def test_another_tenant_sees_nothing_of_this_tenants_data(store: Store) -> None:
     store.create_fork(make_fork_plan())
 
     assert store.get_session(OTHER_TENANT, SESSION) is None
-    assert store.get_turn(OTHER_TENANT, SESSION, "d2") is None
+    assert stored_turn(store, OTHER_TENANT, SESSION, "d2") is None
     assert store.list_turns(OTHER_TENANT, SESSION) == []
     assert store.buffered_turns(OTHER_TENANT, SESSION) == []
     assert store.buffered_turns_in_threads(OTHER_TENANT, [THREAD, "fork-1"]) == []
@@ -63,7 +64,7 @@ def test_tenants_use_the_same_uuids_independently(store: Store) -> None:
     store.create_fork(fork_of_other_tenant)
 
     assert outcome == ConsolidateOutcome(created=True, buffered_count=1)
-    assert store.get_turn(TENANT, SESSION, "d1") == make_turn("d1")
+    assert stored_turn(store, TENANT, SESSION, "d1") == make_turn("d1")
     assert store.get_session(OTHER_TENANT, "fork-1") is not None
 
 
@@ -81,13 +82,13 @@ def test_everything_written_survives_reopening(store: Store, reopen_store: Calla
         ("d2", "extracted"),
         ("d3", "buffered"),
     ]
-    assert reopened.get_turn(TENANT, SESSION, "d3") == make_turn("d3", seq=2)
+    assert stored_turn(reopened, TENANT, SESSION, "d3") == make_turn("d3", seq=2)
 
 
 def test_stored_times_keep_their_instant(store: Store) -> None:
     store.append_turn(make_session(), make_turn("d1"))
 
-    turn = store.get_turn(TENANT, SESSION, "d1")
+    turn = stored_turn(store, TENANT, SESSION, "d1")
 
     assert turn is not None and turn.timestamp == T0 and turn.timestamp.utcoffset() is not None
 

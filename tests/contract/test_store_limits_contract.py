@@ -12,7 +12,15 @@ import random
 from memory_engine.models.api import MAX_TURN_CHARS
 from memory_engine.models.domain import MemoryFields, TurnStatus
 from memory_engine.ports import ForkPlan, Store
-from tests.contract.builders import SESSION, TENANT, append_turns, make_memory, make_session, make_turn
+from tests.contract.builders import (
+    SESSION,
+    TENANT,
+    append_turns,
+    make_memory,
+    make_session,
+    make_turn,
+    stored_turn,
+)
 
 
 def incompressible(length: int, seed: int) -> str:
@@ -31,7 +39,7 @@ def test_a_turn_at_the_size_limit_reads_back_whole(store: Store) -> None:
 
     # Then it reads back exactly, alone or among the session's turns, and replays idempotently
     assert outcome.created
-    assert store.get_turn(TENANT, SESSION, "big") == turn
+    assert stored_turn(store, TENANT, SESSION, "big") == turn
     assert store.list_turns(TENANT, SESSION) == [turn]
     assert store.buffered_turns(TENANT, SESSION) == [turn]
     assert store.append_turn(make_session(), turn).created is False

@@ -26,6 +26,7 @@ from memory_engine.models.domain import Turn
 from memory_engine.models.messages import ExtractionJob
 from memory_engine.ports import Extraction, ExtractionContext, IndexDocument
 from memory_engine.usecases import extract
+from tests.contract.builders import stored_turn
 from tests.fakes.ports import EchoExtractor
 from tests.fakes.stack import Answer, LocalStack
 from tests.hardening.consistency import assert_consistent
@@ -233,7 +234,7 @@ def test_a_store_failing_mid_consolidate_is_a_503_and_leaves_no_half_written_tur
         status, _, body = stack.call("POST", "/v1/engine/consolidate/", BIG)
 
     assert status == 503 and "retry" in body["message"].lower() and not backend.leaked(body["message"])
-    assert stack.engine.store.get_turn(TENANT, SESSION, "big") is None
+    assert stored_turn(stack.engine.store, TENANT, SESSION, "big") is None
     assert backend.records(stack) == records  # not one item of it, overflow parts included
     assert (stack.engine.store.get_session(TENANT, SESSION) is None) == new_session
     assert stack.call("POST", "/v1/engine/consolidate/", BIG)[0] == 200  # the client's retry

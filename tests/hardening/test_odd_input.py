@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from tests.contract.builders import stored_turn
 from tests.fakes.stack import LOCAL_KEY, LocalStack, serve_http
 
 MEGABYTE = "가" * 1_000_000
@@ -47,7 +48,7 @@ def test_unusual_scripts_are_stored_and_retrieved_exactly(stack: LocalStack, nam
         "POST", "/v1/engine/retrieve/", {"parent_session_uuids": ["t1"], "user_input": {"query": text}}
     )[2]
 
-    stored = stack.engine.store.get_turn("local", "s1", "d1")
+    stored = stored_turn(stack.engine.store, "local", "s1", "d1")
     assert status == 200 and stored is not None
     assert (stored.query, stored.answer) == (text, text)
     assert text in hits["data"][0]["content"]
@@ -166,7 +167,7 @@ def test_the_largest_allowed_turn_is_stored_whole(stack: LocalStack) -> None:
 
     status, _, _ = stack.call("POST", "/v1/engine/consolidate/", turn(text, answer=text))
 
-    stored = stack.engine.store.get_turn("local", "s1", "d1")
+    stored = stored_turn(stack.engine.store, "local", "s1", "d1")
     assert status == 200 and stored is not None and len(stored.query) == len(stored.answer) == 100_000
 
 
@@ -224,7 +225,7 @@ def test_nesting_is_parsed_to_64_levels_even_in_an_unknown_field(
     # 60 levels parse, and then the unknown field is named (422); 65 are refused as JSON (400).
     assert answer[0] == status
     assert ("extra_field" in answer[2]["message"]) == (status == 422)
-    assert stack.engine.store.get_turn("local", "s1", "d1") is None
+    assert stored_turn(stack.engine.store, "local", "s1", "d1") is None
 
 
 @pytest.mark.parametrize(
@@ -287,7 +288,7 @@ def test_timestamps_outside_utc_are_refused_and_others_stored_in_utc(
 
     answer = stack.call("POST", "/v1/engine/consolidate/", body)
 
-    stored = stack.engine.store.get_turn("local", "s1", "d1")
+    stored = stored_turn(stack.engine.store, "local", "s1", "d1")
     assert answer[0] == status
     if status == 200:
         assert stored is not None and stored.timestamp == datetime(2026, 3, 18, 4, 0, 37, tzinfo=UTC)

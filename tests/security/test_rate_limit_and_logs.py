@@ -13,6 +13,7 @@ from memory_engine.logsafe import redact
 from memory_engine.models.domain import Turn
 from memory_engine.ports import Extraction, ExtractionContext
 from memory_engine.usecases import consolidate
+from tests.contract.builders import stored_turn
 from tests.fakes.stack import LocalStack, local_stack
 
 SECRET_TEXT = "the vault code is PAPAYA-7731"
@@ -54,7 +55,7 @@ def test_a_throttled_request_writes_nothing(limited: LocalStack) -> None:
         say(limited, key, n)
 
     assert say(limited, key, 99) == 429
-    assert limited.engine.store.get_turn("acme", "s1", "d99") is None
+    assert stored_turn(limited.engine.store, "acme", "s1", "d99") is None
 
 
 def test_one_keys_throttling_leaves_other_keys_alone(limited: LocalStack) -> None:

@@ -245,12 +245,11 @@ def test_on_serverless_upsert_uses_generated_ids_and_replaces_older_copies_of_th
     assert "refresh" not in bulk.params  # Serverless has no refresh
 
 
-def test_deleting_by_memory_id_or_thread_and_clearing_a_tenant_always_filter_by_tenant() -> None:
+def test_deleting_by_memory_id_and_clearing_a_tenant_always_filter_by_tenant() -> None:
     cluster = StubCluster()
     index = index_on(cluster)
 
     index.delete(TENANT, ["m1", "m2"])
-    index.delete_thread(TENANT, "thread-9")
     index.clear(TENANT)
 
     lookups = [request.body["query"]["bool"]["filter"] for request in cluster.sent("_search")]
@@ -258,7 +257,6 @@ def test_deleting_by_memory_id_or_thread_and_clearing_a_tenant_always_filter_by_
     either = [{"terms": {"doc_id": ["m1", "m2"]}}, {"terms": {"memory_id": ["m1", "m2"]}}]
     assert lookups == [
         [{"term": {"tenant": TENANT}}, {"bool": {"should": either, "minimum_should_match": 1}}],
-        [{"term": {"tenant": TENANT}}, {"terms": {"thread": ["thread-9"]}}],
         [{"term": {"tenant": TENANT}}],
     ]
 

@@ -22,6 +22,7 @@ from memory_engine.models.api import (
 from memory_engine.models.domain import TurnStatus, is_memory_id
 from memory_engine.models.messages import ExtractionJob
 from memory_engine.usecases import consolidate, delete, fork, retrieve
+from tests.contract.builders import stored_turn
 from tests.fakes.engine import ENGINE_BACKENDS, peek_jobs, queued_jobs, run_worker
 
 TENANT = "acme"
@@ -223,7 +224,7 @@ def test_deleting_a_memory_keeps_its_turns_as_forgotten_history(engine: Engine) 
         say(engine, n)
     first, _ = run_worker(engine)
     delete.run(engine, TENANT, DeleteRequest(session_uuid="s1", dialog_uuid=first.memory_id))
-    turn = engine.store.get_turn(TENANT, "s1", "d1")
+    turn = stored_turn(engine.store, TENANT, "s1", "d1")
     assert turn is not None and turn.status is TurnStatus.FORGOTTEN
     assert engine.store.get_memory(TENANT, first.memory_id) is None
 

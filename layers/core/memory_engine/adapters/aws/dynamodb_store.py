@@ -145,10 +145,6 @@ class DynamoDbStore:
             )
         return ConsolidateOutcome(created=False, buffered_count=items.number(current, "buffered"))
 
-    def get_turn(self, tenant: str, session_uuid: str, dialog_uuid: str) -> Turn | None:
-        item = self.table.get(keys.session_pk(tenant, session_uuid), keys.turn_sk(dialog_uuid))
-        return None if item is None else reads.turns(self.table, [item])[0]
-
     def list_turns(self, tenant: str, session_uuid: str) -> list[Turn]:
         found = reads.turns(self.table, reads.session_turn_items(self.table, tenant, session_uuid))
         return sorted(found, key=lambda turn: turn.seq)

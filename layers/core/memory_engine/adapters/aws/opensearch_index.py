@@ -121,10 +121,6 @@ class OpenSearchIndex(SearchIndex):
             return
         self._delete_where(bodies.memories_and_their_turns(tenant, list(doc_ids)))
 
-    def delete_thread(self, tenant: str, thread: str) -> None:
-        """Remove every document of one memory thread."""
-        self._delete_where(bodies.scope_filter(tenant, threads=[thread]))
-
     def clear(self, tenant: str | None = None) -> None:
         self._delete_where(bodies.scope_filter(tenant) if tenant is not None else [{"match_all": {}}])
 

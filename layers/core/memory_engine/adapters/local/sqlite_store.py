@@ -88,11 +88,6 @@ class SqliteStore:
                 created=existing is None, buffered_count=count, session_created=row is None
             )
 
-    def get_turn(self, tenant: str, session_uuid: str, dialog_uuid: str) -> Turn | None:
-        with self._db.read() as conn:
-            row = _turn_row(conn, tenant, session_uuid, dialog_uuid)
-        return None if row is None else turn_from_row(row)
-
     def list_turns(self, tenant: str, session_uuid: str) -> list[Turn]:
         return self._turns(
             "SELECT * FROM turns WHERE tenant = ? AND session_uuid = ? ORDER BY seq", (tenant, session_uuid)
