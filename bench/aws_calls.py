@@ -6,7 +6,7 @@ What a deployment pays per request is its calls (latency: round trips; cost: req
 capacity), so the table counts them per operation, with the bytes of the DynamoDB write requests.
 The numbers are deterministic (no timing: moto's speed says nothing about DynamoDB's). The index is
 the local one and the embedder a hashed bag of words: they make no AWS call here (on AWS, retrieve
-adds one embedding invoke and one or two OpenSearch `_msearch` requests, counted in
+adds one embedding invoke and one OpenSearch `_msearch` request, counted in
 tests/unit/test_opensearch_retrieve.py). Writes bench/results/aws_calls.json.
 """
 

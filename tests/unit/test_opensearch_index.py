@@ -101,8 +101,8 @@ def test_nothing_is_sent_before_the_first_call() -> None:
 
 
 def test_search_filters_by_tenant_and_threads_inside_the_knn_clause_with_k_as_size() -> None:
-    # Given an index answering both searches with nothing
-    cluster = StubCluster(msearch_answers=[[hits([]), hits([])]])
+    # Given an index answering its three searches with nothing
+    cluster = StubCluster(msearch_answers=[[hits([]), hits([]), hits([])]])
 
     # When searching two threads for 7 candidates
     index_on(cluster).search(TENANT, ["thread-1", "thread-2"], "apples", [0.0, 2.0, 0.0, 0.0], k=7)
@@ -125,32 +125,46 @@ def test_search_filters_by_tenant_and_threads_inside_the_knn_clause_with_k_as_si
     assert lexical["size"] == 7
     assert tenant_filtered(lexical["query"])
     assert lexical["query"]["bool"]["must"] == [{"match": {"text": {"query": "apples"}}}]
+    # And the BM25 of the nearest: the same match, over the documents of that very k-NN clause
+    # (in filter context, scoring nothing), tenant-filtered itself as well
+    nearest = msearch.bodies[5]
+    assert nearest["size"] == 7 and nearest["_source"] == ["doc_id"]
+    assert nearest["query"]["bool"]["must"] == lexical["query"]["bool"]["must"]
+    assert knn["query"] in nearest["query"]["bool"]["filter"]
+    assert tenant_filtered(nearest["query"])
 
 
-def test_search_turns_scores_into_cosines_and_bm25_with_both_for_every_hit() -> None:
-    # Given a dense hit (innerproduct score 1.8 = cosine 0.8) and a lexical-only hit with its vector
+def test_search_turns_scores_into_cosines_and_bm25_with_both_for_every_hit_in_one_request() -> None:
+    # Given a dense hit (innerproduct score 1.8 = cosine 0.8) the BM25 search did not rank, a
+    # lexical-only hit with its vector, and the BM25 score of the nearest documents
     cluster = StubCluster(
         msearch_answers=[
             [
                 hits([{"doc_id": "near", "score": 1.8}]),
                 hits([{"doc_id": "worded", "score": 3.5, "vector": [0.6, 0.8, 0.0, 0.0]}]),
-            ],
-            [hits([{"doc_id": "near", "score": 1.25}])],  # the BM25 score of the dense-only hit
+                hits([{"doc_id": "near", "score": 1.25}]),
+            ]
         ]
     )
 
     # When searching
     found = index_on(cluster).search(TENANT, ["thread-1"], "apples", [1.0, 0.0, 0.0, 0.0], k=5)
 
-    # Then each hit carries both scores: the dense-only one got its BM25 score from a follow-up
-    # query limited to it (tenant filter included), the lexical-only one its cosine from its vector
+    # Then each hit carries both scores: the dense-only one its BM25 from the nearest documents'
+    # search, the lexical-only one its cosine from its vector; and one request asked for all of it
     assert [(hit.doc_id, round(hit.dense, 6), hit.lexical) for hit in found] == [
         ("near", 0.8, 1.25),
         ("worded", 0.6, 3.5),
     ]
-    rescore = cluster.sent("_msearch")[1].bodies[1]
-    assert {"terms": {"doc_id": ["near"]}} in rescore["query"]["bool"]["filter"]
-    assert tenant_filtered(rescore["query"])
+    assert len(cluster.requests) == 1
+
+
+def test_a_dense_hit_sharing_no_word_with_the_query_has_a_bm25_of_zero() -> None:
+    cluster = StubCluster(msearch_answers=[[hits([{"doc_id": "near", "score": 1.8}]), hits([]), hits([])]])
+
+    found = index_on(cluster).search(TENANT, ["thread-1"], "apples", [1.0, 0.0, 0.0, 0.0], k=5)
+
+    assert [(hit.doc_id, hit.lexical) for hit in found] == [("near", 0.0)]
 
 
 def test_hits_bring_back_when_their_document_was_said_and_none_for_older_documents() -> None:
@@ -165,6 +179,7 @@ def test_hits_bring_back_when_their_document_was_said_and_none_for_older_documen
                         {"doc_id": "old", "score": 1.0, "vector": [1, 0, 0, 0]},
                     ]
                 ),
+                hits([{"doc_id": "near", "score": 2.0}]),
             ]
         ]
     )
@@ -281,7 +296,7 @@ def test_a_bulk_action_the_cluster_refuses_is_unavailable_not_silently_dropped()
 def test_turn_documents_are_searched_apart_in_their_own_text_field_and_name_their_memory() -> None:
     # Given an index whose k-NN search finds one turn document of memory m1
     turn_hit = {"_id": "x", "score": 1.5, "doc_id": "m1:3"}
-    cluster = StubCluster(msearch_answers=[[hits([turn_hit]), hits([])], [hits([])]])
+    cluster = StubCluster(msearch_answers=[[hits([turn_hit]), hits([]), hits([])]])
 
     # When turn documents are searched
     found = index_on(cluster).search(TENANT, ["thread-1"], "apples", [0.0, 1.0, 0.0, 0.0], k=3, kind="turn")
@@ -290,6 +305,9 @@ def test_turn_documents_are_searched_apart_in_their_own_text_field_and_name_thei
     knn, lexical = cluster.sent("_msearch")[0].bodies[1], cluster.sent("_msearch")[0].bodies[3]
     assert {"term": {"kind": "turn"}} in knn["query"]["knn"]["vector"]["filter"]["bool"]["filter"]
     assert lexical["query"]["bool"]["must"] == [{"match": {"turn_text": {"query": "apples"}}}]
+    nearest = cluster.sent("_msearch")[0].bodies[5]
+    assert nearest["query"]["bool"]["must"] == lexical["query"]["bool"]["must"]
+    assert {"term": {"kind": "turn"}} in nearest["query"]["bool"]["filter"]
     # And the hit names the memory it belongs to
     assert [(hit.doc_id, hit.memory_id) for hit in found] == [("m1:3", "m1")]
 
@@ -299,7 +317,7 @@ def test_turn_hits_bring_back_their_text_for_the_hits_evidence() -> None:
     said = "Ana: apples\n8 May 2023"
     by_words = {"doc_id": "m1:0", "score": 2.0, "turn_text": said, "vector": [0, 1, 0, 0]}
     by_meaning = {"doc_id": "m1:1", "score": 1.5, "turn_text": "Ben: pears"}
-    cluster = StubCluster(msearch_answers=[[hits([by_meaning]), hits([by_words])], [hits([])]])
+    cluster = StubCluster(msearch_answers=[[hits([by_meaning]), hits([by_words]), hits([])]])
 
     # When turn documents are searched
     found = index_on(cluster).search(TENANT, ["thread-1"], "apples", [0.0, 1.0, 0.0, 0.0], k=3, kind="turn")
@@ -311,7 +329,7 @@ def test_turn_hits_bring_back_their_text_for_the_hits_evidence() -> None:
 
 
 def test_memory_searches_do_not_bring_back_the_memory_text() -> None:
-    cluster = StubCluster(msearch_answers=[[hits([]), hits([])]])
+    cluster = StubCluster(msearch_answers=[[hits([]), hits([]), hits([])]])
 
     index_on(cluster).search(TENANT, ["thread-1"], "apples", [0.0, 1.0, 0.0, 0.0], k=3)
 

@@ -50,7 +50,7 @@ def test_english_words_in_the_nori_chain_meet_the_local_analyzers_stop_words_and
 
 def test_a_korean_query_searches_the_nori_analysed_field_of_its_kind() -> None:
     # Given an index answering with nothing
-    cluster = StubCluster(msearch_answers=[[hits([]), hits([])]])
+    cluster = StubCluster(msearch_answers=[[hits([]), hits([]), hits([])]])
     index = OpenSearchIndex(url="https://stub", dimension=2, service="aoss", client=cluster.client())
 
     # When a Korean question is searched over turn documents

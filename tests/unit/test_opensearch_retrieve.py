@@ -1,5 +1,5 @@
-"""Retrieve's traffic to OpenSearch, through the stub transport: every document kind in one
-`_msearch`, and one more only for the BM25 scores of dense hits the words did not find."""
+"""Retrieve's traffic to OpenSearch, through the stub transport: one request, a `_msearch` with
+every document kind's searches (k-NN, BM25, and the BM25 scores of the nearest documents)."""
 
 from __future__ import annotations
 
@@ -37,49 +37,55 @@ def search_of(body: dict[str, Any]) -> tuple[str, str, int]:
         retriever = "knn"
     else:
         clauses = body["query"]["bool"]["filter"]
-        retriever = "words"
+        retriever = "words of the nearest" if any("knn" in clause for clause in clauses) else "words"
     [kind] = [clause["term"]["kind"] for clause in clauses if "kind" in clause.get("term", {})]
     return retriever, kind, body["size"]
 
 
-def test_retrieve_searches_memories_and_turns_by_meaning_and_words_in_one_msearch() -> None:
-    # Given a cluster whose dense hits are among its BM25 hits (nothing left to rescore)
+def requests_to(cluster: StubCluster) -> list[str]:
+    return [request.path.rsplit("/", 1)[-1] for request in cluster.requests]
+
+
+def test_retrieve_searches_memories_and_turns_by_meaning_and_words_in_one_request() -> None:
+    # Given a cluster whose dense hits are among its BM25 hits
     memory = {"doc_id": "m1", "score": 1.5, "vector": [0.0] * 64}
     turn = {"doc_id": "m1:0", "score": 1.5, "vector": [0.0] * 64, "turn_text": "Ana: apples"}
-    cluster = StubCluster(msearch_answers=[[hits([memory]), hits([memory]), hits([turn]), hits([turn])]])
+    answers = [hits([memory]), hits([memory]), hits([memory]), hits([turn]), hits([turn]), hits([turn])]
+    cluster = StubCluster(msearch_answers=[answers])
 
     # When retrieving 5 hits
     ask(engine_on(cluster), "apples in the orchard", limit=5)
 
-    # Then the index saw one HTTP request: a `_msearch` with both searches of both kinds
-    assert [request.path.rsplit("/", 1)[-1] for request in cluster.requests] == ["_msearch"]
+    # Then the index saw one HTTP request: a `_msearch` with the three searches of both kinds
+    assert requests_to(cluster) == ["_msearch"]
     [msearch] = cluster.requests
     headers, searches = msearch.bodies[0::2], msearch.bodies[1::2]
-    assert headers == [{"index": "memories"}] * 4
+    assert headers == [{"index": "memories"}] * 6
     # And each kind asks for its own number of candidates (retrieval config: 50 memories, 200 turns)
     assert [search_of(body) for body in searches] == [
         ("knn", "memory", 50),
         ("words", "memory", 50),
+        ("words of the nearest", "memory", 50),
         ("knn", "turn", 200),
         ("words", "turn", 200),
+        ("words of the nearest", "turn", 200),
     ]
 
 
-def test_dense_hits_the_words_missed_get_their_bm25_in_one_more_msearch_for_every_kind() -> None:
-    # Given dense hits of both kinds that the BM25 searches did not return
-    cluster = StubCluster(
-        msearch_answers=[
-            [hits([{"doc_id": "m1"}]), hits([]), hits([{"doc_id": "m2:0"}]), hits([])],
-            [hits([{"doc_id": "m1", "score": 0.5}]), hits([])],
-        ]
-    )
+def test_dense_hits_the_words_missed_need_no_second_request() -> None:
+    # Given dense hits of both kinds that the BM25 searches did not rank, one sharing a word
+    answers = [
+        hits([{"doc_id": "m1"}]),
+        hits([]),
+        hits([{"doc_id": "m1", "score": 0.5}]),
+        hits([{"doc_id": "m2:0"}]),
+        hits([]),
+        hits([]),
+    ]
+    cluster = StubCluster(msearch_answers=[answers])
 
     # When retrieving
     ask(engine_on(cluster), "apples in the orchard")
 
-    # Then a second `_msearch` asks for both kinds' missing BM25 scores, each limited to its hits
-    assert [request.path.rsplit("/", 1)[-1] for request in cluster.requests] == ["_msearch"] * 2
-    rescores = cluster.requests[1].bodies[1::2]
-    assert [search_of(body) for body in rescores] == [("words", "memory", 1), ("words", "turn", 1)]
-    assert {"terms": {"doc_id": ["m1"]}} in rescores[0]["query"]["bool"]["filter"]
-    assert {"terms": {"doc_id": ["m2:0"]}} in rescores[1]["query"]["bool"]["filter"]
+    # Then their BM25 scores came with the first and only request
+    assert requests_to(cluster) == ["_msearch"]

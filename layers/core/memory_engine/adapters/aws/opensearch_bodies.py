@@ -141,43 +141,62 @@ def _returned(kind: DocKind) -> list[str]:
     return [*fields, TEXT_FIELD[kind]] if kind == "turn" else fields
 
 
+def _knn_clause(tenant: str, threads: Sequence[str], vector: Sequence[float], k: int, kind: DocKind) -> Body:
+    """The k nearest documents of the kind among the tenant's threads (filtered inside the clause)."""
+    return {
+        "knn": {
+            "vector": {
+                "vector": list(vector),
+                "k": k,
+                "filter": {"bool": {"filter": scope_filter(tenant, threads, kind=kind)}},
+            }
+        }
+    }
+
+
 def knn_query(
     tenant: str, threads: Sequence[str], vector: Sequence[float], k: int, kind: DocKind = "memory"
 ) -> Body:
+    return {"size": k, "_source": _returned(kind), "query": _knn_clause(tenant, threads, vector, k, kind)}
+
+
+def nearest_words_query(
+    tenant: str, threads: Sequence[str], text: str, vector: Sequence[float], k: int, kind: DocKind = "memory"
+) -> Body:
+    """The BM25 scores of the k nearest documents (those `knn_query` finds): the k-NN clause sits in
+    filter context, where it picks the documents and scores nothing, and the match scores them.
+
+    Sent in the same `_msearch` as the k-NN and BM25 searches, so a dense hit the BM25 search did
+    not rank still gets its BM25 score without a second request. Only the nearest documents that
+    share a word with the query come back (the others' BM25 is 0). Exact while the clause yields at
+    most k documents; where it yields k per shard or segment, a near document whose words rank past
+    the k-th of them reads as 0 (docs/aws.md, One OpenSearch request per retrieve)."""
     return {
         "size": k,
-        "_source": _returned(kind),
+        "_source": ["doc_id"],
         "query": {
-            "knn": {
-                "vector": {
-                    "vector": list(vector),
-                    "k": k,
-                    "filter": {"bool": {"filter": scope_filter(tenant, threads, kind=kind)}},
-                }
+            "bool": {
+                "must": [_match(text, kind)],
+                "filter": [
+                    *scope_filter(tenant, threads, kind=kind),
+                    _knn_clause(tenant, threads, vector, k, kind),
+                ],
             }
         },
     }
 
 
-def lexical_query(
-    tenant: str,
-    threads: Sequence[str],
-    text: str,
-    k: int,
-    doc_ids: Sequence[str] | None = None,
-    kind: DocKind = "memory",
-) -> Body:
+def _match(text: str, kind: DocKind) -> Body:
+    return {"match": {TEXT_FIELD[kind]: {"query": text}}}
+
+
+def lexical_query(tenant: str, threads: Sequence[str], text: str, k: int, kind: DocKind = "memory") -> Body:
     """BM25 over the kind's text field; returns the vectors too, so a document found only by its
     words still gets its cosine to the query (fusion needs both scores)."""
     return {
         "size": k,
         "_source": [*_returned(kind), "vector"],
-        "query": {
-            "bool": {
-                "must": [{"match": {TEXT_FIELD[kind]: {"query": text}}}],
-                "filter": scope_filter(tenant, threads, doc_ids, kind),
-            }
-        },
+        "query": {"bool": {"must": [_match(text, kind)], "filter": scope_filter(tenant, threads, kind=kind)}},
     }
 
 

@@ -176,8 +176,9 @@ class OpenSearchIndex(SearchIndex):
         vector: Sequence[float],
         k: Mapping[DocKind, int],
     ) -> dict[DocKind, list[IndexHit]]:
-        """Every kind's k-NN and BM25 queries in one `_msearch`; then, only when some dense hits
-        were not among the BM25 ones, one more `_msearch` for their BM25 scores, all kinds in it."""
+        """One `_msearch` for every kind: its k-NN search, its BM25 search and the BM25 scores of
+        its k nearest documents (`bodies.nearest_words_query`), so every candidate has both scores
+        and `candidates.merge` orders them as it does for the local index."""
         found: dict[DocKind, list[IndexHit]] = {kind: [] for kind in k}
         threads = list(dict.fromkeys(threads))
         wanted = {kind: n for kind, n in k.items() if n > 0}
@@ -198,20 +199,19 @@ class OpenSearchIndex(SearchIndex):
                 searches.append(bodies.knn_query(tenant, threads, query, n, kind))
             if by_words:
                 searches.append(bodies.lexical_query(tenant, threads, text, n, kind=kind))
+            if by_meaning and by_words:
+                searches.append(bodies.nearest_words_query(tenant, threads, text, query, n, kind))
         responses = iter(self._msearch(searches))
-        dense: dict[DocKind, dict[str, _Found]] = {}
-        lexical: dict[DocKind, dict[str, _Found]] = {}
         for kind in wanted:  # the responses come back in the order of the searches
-            dense[kind] = _dense_hits(next(responses)) if by_meaning else {}
-            lexical[kind] = _lexical_hits(next(responses), query) if by_words else {}
-        words = self._rescore(tenant, threads, text, query, dense, lexical) if by_words else {}
-        for kind in wanted:
-            about = {**lexical[kind], **dense[kind]}
+            dense = _dense_hits(next(responses)) if by_meaning else {}
+            lexical = _lexical_hits(next(responses), query) if by_words else {}
+            words = _words(next(responses)) if by_meaning and by_words else {}
+            about = {**lexical, **dense}
             merged = candidates.merge(
-                {doc_id: hit.dense for doc_id, hit in dense[kind].items()},
-                {doc_id: hit.lexical for doc_id, hit in lexical[kind].items()},
-                dense_of={doc_id: hit.dense for doc_id, hit in lexical[kind].items()},
-                lexical_of=words.get(kind),
+                {doc_id: hit.dense for doc_id, hit in dense.items()},
+                {doc_id: hit.lexical for doc_id, hit in lexical.items()},
+                dense_of={doc_id: hit.dense for doc_id, hit in lexical.items()},
+                lexical_of=words,
             )
             found[kind] = [
                 IndexHit(
@@ -225,30 +225,6 @@ class OpenSearchIndex(SearchIndex):
                 for hit in merged
             ]
         return found
-
-    def _rescore(
-        self,
-        tenant: str,
-        threads: list[str],
-        text: str,
-        query: Sequence[float],
-        dense: dict[DocKind, dict[str, _Found]],
-        lexical: dict[DocKind, dict[str, _Found]],
-    ) -> dict[DocKind, dict[str, float]]:
-        """The BM25 scores of the dense hits the lexical search did not return, per kind (one
-        request for every kind; none when there are no such hits)."""
-        missing = {kind: candidates.unscored(dense[kind], lexical[kind]) for kind in dense}
-        missing = {kind: doc_ids for kind, doc_ids in missing.items() if doc_ids}
-        if not missing:
-            return {}
-        rescores = [
-            bodies.lexical_query(tenant, threads, text, len(doc_ids), doc_ids=doc_ids, kind=kind)
-            for kind, doc_ids in missing.items()
-        ]
-        return {
-            kind: {doc_id: hit.lexical for doc_id, hit in _lexical_hits(response, query).items()}
-            for kind, response in zip(missing, self._msearch(rescores), strict=True)
-        }
 
     def _msearch(self, searches: list[Body]) -> list[Body]:
         lines: list[Body] = []
@@ -338,6 +314,14 @@ def _lexical_hits(response: Body, query: Sequence[float]) -> dict[str, _Found]:
         cosine = sum(a * b for a, b in zip(query, stored, strict=False)) if query and stored else 0.0
         moment = _moment(source.get("occurred_at"))
         found[source["doc_id"]] = _Found(cosine, float(hit["_score"]), moment, _turn_text(source))
+    return found
+
+
+def _words(response: Body) -> dict[str, float]:
+    """doc id → BM25 score of the nearest documents that share a word with the query."""
+    found: dict[str, float] = {}
+    for hit in response["hits"]["hits"]:
+        found.setdefault(hit["_source"]["doc_id"], float(hit["_score"]))
     return found
 
 
