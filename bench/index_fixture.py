@@ -10,7 +10,8 @@ own API key finds them.
 Building 100k memories inserts 900k vectors into an HNSW graph: minutes on two cores, so each
 size is built once under $MEMORY_ENGINE_BENCH_CACHE (default /tmp/memory-engine-bench) and reused
 while the fixture's version and the index format stay the same. A bigger size starts from a copy
-of the biggest smaller one.
+of the biggest smaller one; a folder of the index format before is upgraded instead of rebuilt
+(`bench.index_upgrade`).
 """
 
 from __future__ import annotations
@@ -108,6 +109,18 @@ def data_dir(memories: int) -> Path:
     if (folder / "ready").exists():
         return folder
     started = time.perf_counter()
+    previous = cache_root() / f"v1-f{FORMAT_VERSION - 1}-{memories}"
+    if FORMAT_VERSION == 2 and (previous / "ready").exists():  # same data, shards re-encoded
+        from bench.index_upgrade import upgrade_from_format_1
+
+        shutil.rmtree(folder, ignore_errors=True)
+        shutil.copytree(previous, folder)
+        (folder / "ready").unlink()
+        upgrade_from_format_1(folder / f"{DATABASE}.index")
+        (folder / "ready").write_text(
+            f"upgraded from {previous.name} in {time.perf_counter() - started:.0f} s\n"
+        )
+        return folder
     smaller = sorted(
         (int(path.name.rsplit("-", 1)[1]), path)
         for path in cache_root().glob(f"{VERSION}-*")

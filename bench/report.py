@@ -121,6 +121,13 @@ def restart(result: dict[str, Any]) -> list[str]:
             f"| {row['rss_mb']:,.0f} | {row['peak_rss_mb']:,.0f} | {row['index_files_mb']:,.0f} "
             f"| {row.get('load_average_1m', result['machine']['load_average_1m'])} |"
         )
+    for row in result["rows"]:
+        for label, base in row.get("baselines", {}).items():
+            lines.append(
+                f"- {row['memories']:,} memories, baseline {label} in the same run: "
+                f"{base['first_retrieve_s']:.1f} s, RSS {base['rss_mb']:,.0f} MB "
+                f"(peak {base['peak_rss_mb']:,.0f}), index files {base['index_files_mb']:,.0f} MB"
+            )
     return lines
 
 

@@ -1,6 +1,6 @@
 """Restart: `memory-engine serve` on a data folder with N memories, to its first successful retrieve.
 
-    python -m bench.restart [--sizes 10000 100000] [--runs 3] [--keep]
+    python -m bench.restart [--sizes 10000 100000] [--runs 3] [--keep] [--baseline ../main-checkout]
 
 The data folders are `bench.index_fixture`'s (9 index documents per memory, all in one thread).
 Each run starts the real local server in a fresh process (real ONNX query embedder, SQLite
@@ -9,7 +9,9 @@ store, the persisted local index loaded and checked against the store), posts a 
 Then it reads the server's resident memory (VmRSS, and VmHWM: the peak) and stops it with
 SIGTERM. One warm-up start per size goes first, so the page cache holds the files as it would
 after any earlier run (cold-disk starts are slower by the disk's read time). `--keep` keeps the
-saved rows of sizes not measured now.
+saved rows of sizes not measured now. `--baseline` names other checkouts (each with its own
+data folder, as its index format names it): their starts interleave with this one's, so before
+and after are measured under the same load.
 
 Writes bench/results/restart.json.
 """
@@ -68,13 +70,39 @@ def _memory_kb(pid: int) -> dict[str, int]:
     return fields
 
 
-def start_once(folder: Path, timeout_s: float = 600) -> dict[str, Any]:
+def _pythonpath(root: Path) -> str:
+    return f"{root / 'layers' / 'core'}:{root}"
+
+
+def _data_dir(root: Path, size: int) -> Path:
+    """The data folder of `size` memories as the checkout at `root` names (and builds) it."""
+    if root == ROOT:
+        return data_dir(size)
+    done = subprocess.run(
+        [sys.executable, "-c", f"from bench.index_fixture import data_dir; print(data_dir({size}))"],
+        env={**os.environ, "PYTHONPATH": _pythonpath(root)},
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return Path(done.stdout.strip().splitlines()[-1])
+
+
+def _revision(root: Path) -> str:
+    done = subprocess.run(
+        ["git", "-C", str(root), "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False
+    )
+    return done.stdout.strip() or root.name
+
+
+def start_once(folder: Path, timeout_s: float = 600, root: Path = ROOT) -> dict[str, Any]:
     port = _free_port()
     env = {
         **os.environ,
         "MEMORY_ENGINE_DATA_DIR": str(folder),
         "MEMORY_ENGINE_API_KEY": KEY,
-        "PYTHONPATH": f"{ROOT / 'layers' / 'core'}:{ROOT}",
+        "PYTHONPATH": _pythonpath(root),
     }
     started = time.perf_counter()
     server = subprocess.Popen(
@@ -111,26 +139,36 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--keep", action="store_true", help="keep the saved rows of other sizes")
+    parser.add_argument("--baseline", type=Path, nargs="*", default=[], help="other checkouts to compare")
     args = parser.parse_args()
 
+    trees = [ROOT, *[path.resolve() for path in args.baseline]]
+    labels = {root: _revision(root) for root in trees}
     rows = []
     for size in args.sizes:
-        folder = data_dir(size)
-        index_mb = sum(p.stat().st_size for p in (folder / "memory-engine.sqlite3.index").iterdir()) / 2**20
-        start_once(folder)  # warm-up: page cache, ONNX export cache
-        runs = [start_once(folder) for _ in range(args.runs)]
+        folders = {root: _data_dir(root, size) for root in trees}
+        by_tree: dict[Path, list[dict[str, Any]]] = {root: [] for root in trees}
+        for root in trees:
+            start_once(folders[root], root=root)  # warm-up: page cache, ONNX export cache
+        for _ in range(args.runs):
+            for root in trees:
+                by_tree[root].append(start_once(folders[root], root=root))
+        summary = {root: _summary(folders[root], by_tree[root]) for root in trees}
         rows.append(
             stamped({
                 "memories": size,
                 "documents": size * 9,
-                "first_retrieve_s": median([r["first_retrieve_s"] for r in runs]),
-                "rss_mb": median([r["rss_mb"] for r in runs]),
-                "peak_rss_mb": max(r["peak_rss_mb"] for r in runs),
-                "index_files_mb": index_mb,
-                "runs": runs,
+                **summary[ROOT],
+                "baselines": {labels[root]: summary[root] for root in trees if root != ROOT},
             })
         )  # fmt: skip
-        print(f"  {size:,} memories: first retrieve after {rows[-1]['first_retrieve_s']:.1f} s", flush=True)
+        versus = "".join(
+            f", {label} {b['first_retrieve_s']:.1f} s" for label, b in rows[-1]["baselines"].items()
+        )
+        print(
+            f"  {size:,} memories: first retrieve after {rows[-1]['first_retrieve_s']:.1f} s{versus}",
+            flush=True,
+        )
     if args.keep:
         rows = kept("restart", "rows", rows, set(args.sizes))
     print_table(
@@ -161,7 +199,19 @@ def main() -> None:
     for name, target in targets.items():
         verdict = "met" if target["met"] else "MISSED"
         print(f"{name}: {target['value']:.2f} (target {target['target']}) — {verdict}")
-    save("restart", {"rows": rows, "targets": targets})
+    baselines = {labels[root]: str(root) for root in trees if root != ROOT}
+    save("restart", {"revision": labels[ROOT], "baselines": baselines, "rows": rows, "targets": targets})
+
+
+def _summary(folder: Path, runs: list[dict[str, Any]]) -> dict[str, Any]:
+    index_mb = sum(p.stat().st_size for p in (folder / "memory-engine.sqlite3.index").iterdir()) / 2**20
+    return {
+        "first_retrieve_s": median([r["first_retrieve_s"] for r in runs]),
+        "rss_mb": median([r["rss_mb"] for r in runs]),
+        "peak_rss_mb": max(r["peak_rss_mb"] for r in runs),
+        "index_files_mb": index_mb,
+        "runs": runs,
+    }
 
 
 if __name__ == "__main__":

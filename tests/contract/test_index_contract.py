@@ -1,6 +1,7 @@
 """SearchIndex contract: the same assertions for every backend that can run here.
 
-The local in-process index always, exact and with HNSW graphs (`local-ann`); the OpenSearch
+The local in-process index always, exact and with HNSW graphs (`local-ann`), each also as the
+persisted index loaded back from disk after every write (`-reloaded`); the OpenSearch
 adapter when OPENSEARCH_URL points at a cluster
 (a test index of its own per test, created and dropped; OPENSEARCH_SERVICE `es` or `aoss`, default
 `es`, and OPENSEARCH_ANALYZER, default `standard`, describe it). Tenants are unique per test so a
@@ -11,10 +12,13 @@ from __future__ import annotations
 
 import math
 import os
+import tempfile
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, cast
 
 import pytest
 
@@ -45,6 +49,51 @@ def _local_ann() -> Iterator[SearchIndex]:
     yield LocalSearchIndex(ann_threshold=1)
 
 
+class _Reloaded:
+    """A persisted local index checkpointed and loaded back from its folder after every write, so
+    every read and every later write meets an index as a restart loads it (format on disk, lazy
+    rows, postings and graphs used in place)."""
+
+    def __init__(self, directory: Path, ann_threshold: int | None) -> None:
+        from memory_engine.adapters.local.index_files import PersistedIndex
+
+        self._directory, self._threshold = directory, ann_threshold
+        self._index = PersistedIndex(directory, ann_threshold)
+
+    def _reload(self) -> None:
+        from memory_engine.adapters.local.index_files import PersistedIndex
+
+        self._index.close()
+        self._index = PersistedIndex.load(self._directory, self._threshold)
+
+    def upsert(self, docs: Sequence[IndexDocument]) -> None:
+        self._index.upsert(docs)
+        self._reload()
+
+    def delete(self, tenant: str, doc_ids: Sequence[str]) -> None:
+        self._index.delete(tenant, doc_ids)
+        self._reload()
+
+    def clear(self, tenant: str | None = None) -> None:
+        self._index.clear(tenant)
+        self._reload()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._index, name)
+
+
+@contextmanager
+def _local_reloaded() -> Iterator[SearchIndex]:
+    with tempfile.TemporaryDirectory() as folder:
+        yield cast(SearchIndex, _Reloaded(Path(folder), ann_threshold=None))
+
+
+@contextmanager
+def _local_ann_reloaded() -> Iterator[SearchIndex]:
+    with tempfile.TemporaryDirectory() as folder:
+        yield cast(SearchIndex, _Reloaded(Path(folder), ann_threshold=1))
+
+
 @contextmanager
 def _opensearch() -> Iterator[SearchIndex]:
     url = os.environ.get("OPENSEARCH_URL")
@@ -71,6 +120,8 @@ _FACTORIES: dict[str, Callable[[], AbstractContextManager[SearchIndex]]] = {
     "local": _local,
     "local-locked": _local_locked,
     "local-ann": _local_ann,
+    "local-reloaded": _local_reloaded,
+    "local-ann-reloaded": _local_ann_reloaded,
     "opensearch": _opensearch,
 }
 

@@ -97,6 +97,43 @@ def test_a_closed_index_loads_with_what_it_held(tmp_path: Path) -> None:
     assert loaded.get(TENANT, "b") == index.get(TENANT, "b")
 
 
+def test_a_loaded_shard_builds_a_documents_metadata_only_when_it_is_read(tmp_path: Path) -> None:
+    # Given a closed index, loaded again
+    index = _seeded(tmp_path)
+    index.close()
+    loaded = _reopen(tmp_path)
+    shard = loaded.tenants[TENANT].shards["memory", "t1"]
+    assert all(isinstance(value, int) for value in shard.meta.values())  # positions in the columns
+
+    # When one document is read
+    doc = loaded.get(TENANT, "b")
+
+    # Then it is the document written, and only its metadata was built
+    assert doc == index.get(TENANT, "b")
+    assert [doc_id for doc_id, value in shard.meta.items() if isinstance(value, tuple)] == ["b"]
+
+
+def test_an_index_with_deletions_and_replacements_loads_as_it_was(tmp_path: Path) -> None:
+    # Given a graph shard with a deleted document (its label kept, marked deleted), a replaced
+    # one and a freed BM25 slot
+    index = _seeded(tmp_path)
+    index.delete(TENANT, ["a"])
+    index.upsert([_doc("b", "canoe", _axis(3))])
+    index.close()
+
+    # When it is loaded, and the deleted document comes back
+    loaded = _reopen(tmp_path)
+    assert _ids(loaded, "kayak canoe rope", _axis(0)) == {"b", "c"}
+    loaded.upsert([_doc("a", "kayak", _axis(0))])
+
+    # Then every search answers as one over the same documents never saved would
+    fresh = LocalSearchIndex(ann_threshold=2)
+    fresh.upsert([_doc("b", "canoe", _axis(3)), _doc("c", "rope", _axis(2)), _doc("a", "kayak", _axis(0))])
+    for text, axis in [("kayak", 0), ("canoe", 3), ("rope", 2), ("", 1)]:
+        assert _ids(loaded, text, _axis(axis)) == _ids(fresh, text, _axis(axis))
+    assert loaded.get(TENANT, "b") == fresh.get(TENANT, "b")
+
+
 def test_writes_after_the_last_checkpoint_come_back_from_the_journal(tmp_path: Path) -> None:
     # Given a checkpointed index, then an upsert and a delete that are only journaled (no close:
     # the process died)
@@ -137,18 +174,32 @@ def test_a_write_does_not_rewrite_the_snapshot(tmp_path: Path) -> None:
     assert next(tmp_path.glob("journal-*.log")).stat().st_size > 0
 
 
-@pytest.mark.parametrize("damage", ["manifest deleted", "shard truncated", "shard flipped", "folder deleted"])
+@pytest.mark.parametrize(
+    "damage",
+    [
+        "manifest deleted", "shard truncated", "shard flipped", "shard deleted", "graph truncated",
+        "graph flipped", "graph deleted", "older format", "folder deleted",
+    ],
+)  # fmt: skip
 def test_a_missing_or_damaged_index_is_refused(tmp_path: Path, damage: str) -> None:
-    _seeded(tmp_path).close()
-    shard = next(tmp_path.glob("shard-*.pkl"))
+    import json
+
+    _seeded(tmp_path).close()  # 3 documents past the threshold of 2: a graph shard
+    target, _, how = damage.partition(" ")
+    path = next(tmp_path.glob("shard-*.arrays" if target == "shard" else "shard-*.hnsw"))
     if damage == "manifest deleted":
         (tmp_path / "manifest.json").unlink()
-    elif damage == "shard truncated":
-        shard.write_bytes(shard.read_bytes()[:100])
-    elif damage == "shard flipped":
-        data = bytearray(shard.read_bytes())
+    elif damage == "older format":  # a folder format 1 wrote: pickled shards
+        manifest = json.loads((tmp_path / "manifest.json").read_text())
+        (tmp_path / "manifest.json").write_text(json.dumps(manifest | {"format": 1}))
+    elif how == "truncated":
+        path.write_bytes(path.read_bytes()[:100])
+    elif how == "flipped":  # same size: only the checksum tells
+        data = bytearray(path.read_bytes())
         data[len(data) // 2] ^= 0xFF
-        shard.write_bytes(bytes(data))
+        path.write_bytes(bytes(data))
+    elif how == "deleted" and target != "folder":
+        path.unlink()
     else:
         for path in tmp_path.iterdir():
             path.unlink()

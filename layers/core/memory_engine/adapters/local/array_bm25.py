@@ -9,14 +9,15 @@ The local index keeps one `ArrayBm25` per (kind, thread) shard, so a query never
 thread's postings, and shares one `Bm25Stats` between the shards of a kind: document frequencies,
 document count and average length are the kind's, as one field of one OpenSearch index has them.
 Documents may also carry a group label, for callers that keep several groups in one instance.
-numpy is imported lazily; instances pickle (the persisted index stores them).
+numpy is imported lazily. The persisted index stores a shard as arrays (`to_arrays`, `from_arrays`):
+loading one builds no per-document Python objects beyond the ids.
 """
 
 from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -137,6 +138,10 @@ class ArrayBm25:
         self._group: NDArray[np.int32] = np.full(_MIN_SLOTS, -1, dtype=np.int32)  # -1: free slot
         self._doc_terms: dict[int, tuple[str, ...]] = {}
         self._arrays: dict[str, _TermArrays] = {}
+        # Loaded from arrays: the terms of slots that were not added since, derived from the
+        # postings on the first removal that needs them (see `_terms_of`).
+        self._loaded = False
+        self._derived: tuple[NDArray[np.int64], NDArray[np.int32], list[str]] | None = None
 
     def __len__(self) -> int:
         return len(self._slot_of)
@@ -167,7 +172,9 @@ class ArrayBm25:
         slot = self._slot_of.pop(doc_id, None)
         if slot is None:
             return
-        terms = self._doc_terms.pop(slot)
+        terms = self._doc_terms.pop(slot, None)
+        if terms is None:
+            terms = self._terms_of(slot)
         for term in terms:
             arrays = self._arrays[term]
             arrays.discard(slot)
@@ -207,6 +214,87 @@ class ArrayBm25:
             inside = labels == groups[0] if len(groups) == 1 else np.isin(labels, np.asarray(groups))
             out[~inside] = 0.0
         return out
+
+    def _terms_of(self, slot: int) -> tuple[str, ...]:
+        """The distinct terms of a slot loaded from arrays and not added since. They are found in
+        the postings, whose every term was indexed once per slot: derived for all slots at once on
+        first need (a slot added later has its terms in `_doc_terms`, which takes precedence, and
+        a loaded slot's postings stay as loaded until it is removed)."""
+        if not self._loaded:
+            raise KeyError(slot)
+        if self._derived is None:
+            import numpy as np
+
+            terms = list(self._arrays)
+            for arrays in self._arrays.values():
+                arrays.settle()
+            sizes = np.fromiter((arrays.size for arrays in self._arrays.values()), np.int64, len(terms))
+            pieces = [arrays.slots[: arrays.size] for arrays in self._arrays.values()]
+            slots = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.int32)
+            codes = np.repeat(np.arange(len(terms), dtype=np.int32), sizes)
+            order = np.argsort(slots, kind="stable")
+            ends = np.cumsum(np.bincount(slots.astype(np.int64), minlength=len(self._ids)))
+            self._derived = (ends, codes[order], terms)
+        ends, codes, terms = self._derived
+        start = int(ends[slot - 1]) if slot else 0
+        return tuple(terms[code] for code in codes[start : int(ends[slot])].tolist())
+
+    def to_arrays(self) -> dict[str, Any]:
+        """The index as flat arrays plus two string lists (what `from_arrays` takes back): per slot
+        its id ("" when free), length and group; per term its postings, concatenated."""
+        import numpy as np
+
+        n = len(self._ids)
+        live = set(self._slot_of.values())
+        terms = list(self._arrays)
+        for arrays in self._arrays.values():
+            arrays.settle()
+        sizes = np.fromiter((arrays.size for arrays in self._arrays.values()), np.int64, len(terms))
+        parts = list(self._arrays.values())
+        return {
+            "ids": [doc_id if slot in live else "" for slot, doc_id in enumerate(self._ids)],
+            "terms": terms,
+            "doc_len": self._doc_len[:n].copy(),
+            "group": self._group[:n].copy(),
+            "term_ends": np.cumsum(sizes),
+            "post_slots": np.concatenate([a.slots[: a.size] for a in parts] or [np.zeros(0, np.int32)]),
+            "post_tf": np.concatenate([a.tf[: a.size] for a in parts] or [np.zeros(0, np.int32)]),
+            "k1_b": np.asarray([self.k1, self.b]),
+        }
+
+    @classmethod
+    def from_arrays(cls, data: Mapping[str, Any], stats: Bm25Stats) -> ArrayBm25:
+        """An index from `to_arrays`' output (the arrays are used in place, not copied), counted
+        into `stats`."""
+        import numpy as np
+
+        k1, b = (float(x) for x in data["k1_b"])
+        bm25 = cls(k1, b, stats)
+        ids: list[str] = data["ids"]
+        group = data["group"]
+        free = np.flatnonzero(group < 0).tolist()
+        bm25._ids = ids
+        bm25._free = free[::-1]  # lowest slot reused first
+        bm25._doc_len, bm25._group = data["doc_len"], group
+        if free:
+            bm25._slot_of = {ids[slot]: slot for slot in np.flatnonzero(group >= 0).tolist()}
+        else:
+            bm25._slot_of = dict(zip(ids, range(len(ids)), strict=True))
+        ends = data["term_ends"].tolist()
+        slots, tf = data["post_slots"], data["post_tf"]
+        df = stats.df
+        start = 0
+        for term, end in zip(data["terms"], ends, strict=True):
+            arrays = _TermArrays.__new__(_TermArrays)
+            arrays.size, arrays.slots, arrays.tf = end - start, slots[start:end], tf[start:end]
+            arrays.new_slots, arrays.new_tf = [], []
+            bm25._arrays[term] = arrays
+            df[term] = df.get(term, 0) + end - start
+            start = end
+        stats.n_docs += len(bm25._slot_of)
+        stats.total_len += int(bm25._doc_len[group >= 0].sum())
+        bm25._loaded = True
+        return bm25
 
     def _take_slot(self, doc_id: str) -> int:
         import numpy as np

@@ -2,7 +2,8 @@
 
 Layout of the folder (`memory-engine.sqlite3.index/`):
 - `manifest.json`: format version, generation, and per shard its files with size and CRC-32;
-- `shard-<id>-<generation>.pkl`: one shard's postings, metadata and (exact shards) vectors;
+- `shard-<id>-<generation>.arrays`: one shard's postings, metadata and (exact shards) vectors or
+  (graph shards) labels as flat arrays (`shard_file`: read in one go, no unpickling);
 - `shard-<id>-<generation>.hnsw`: a graph shard's HNSW graph (voyager's own format);
 - `journal-<generation>.log`: every write since that generation's snapshot, appended as it
   happens (length, CRC-32, pickled record), so a write never rewrites a file.
@@ -10,11 +11,15 @@ Layout of the folder (`memory-engine.sqlite3.index/`):
 A checkpoint (journal past `journal_limit` documents, and at close) writes the shards that writes
 touched since the last one, fsyncs them, swaps the manifest in atomically, starts a new journal
 and removes files nothing names any more. Loading checks every named file's size and CRC-32 and
-raises `IndexFileError` on anything missing, short or different; a torn journal tail (a crash in
-mid-append) is dropped and logged. The store stays the system of record: `indexing.sync`
-compares what was loaded with the store and indexes the difference, or rebuilds from scratch.
+raises `IndexFileError` on anything missing, short or different (a folder of another format
+version too); a torn journal tail (a crash in mid-append) is dropped and logged. The graphs load
+and their files are checksummed in threads while the shards' arrays are read (voyager and zlib
+release the GIL), and nothing is used before every check passed. The store stays the system of
+record: `indexing.sync` compares what was loaded with the store and indexes the difference, or
+rebuilds from scratch.
 
-The folder is trusted like the SQLite file beside it (pickle), and written by one process.
+The folder is trusted like the SQLite file beside it (the journal pickles), and written by one
+process.
 """
 
 from __future__ import annotations
@@ -26,12 +31,14 @@ import os
 import pickle
 import struct
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
 
 from memory_engine.adapters.local.array_bm25 import Bm25Stats
+from memory_engine.adapters.local.array_file import ArrayFileError, read_arrays, write_arrays
 from memory_engine.adapters.local.memory_index import (
     DEFAULT_ANN_THRESHOLD,
     LocalSearchIndex,
@@ -39,14 +46,16 @@ from memory_engine.adapters.local.memory_index import (
     ShardKey,
     TenantState,
 )
-from memory_engine.adapters.local.vectors import ExactVectors, GraphParams, GraphVectors
+from memory_engine.adapters.local.shard_file import read_shard, shard_arrays
+from memory_engine.adapters.local.vectors import GraphParams, GraphVectors, load_graph
 from memory_engine.ports import IndexDocument
 
 __all__ = ["FORMAT_VERSION", "IndexFileError", "PersistedIndex", "stored_memory_ids"]
 
 log = logging.getLogger("memory_engine.index")
 
-FORMAT_VERSION = 1
+# 2: shards as arrays (1 pickled them); a folder of another version is rebuilt from the store.
+FORMAT_VERSION = 2
 MANIFEST = "manifest.json"
 DEFAULT_JOURNAL_LIMIT = 20_000  # documents journaled before a checkpoint (bounds replay at start)
 _HEADER = struct.Struct("<II")  # payload length, CRC-32 of the payload
@@ -184,22 +193,39 @@ class PersistedIndex(LocalSearchIndex):
         if not isinstance(manifest, dict) or manifest.get("format") != FORMAT_VERSION:
             raise IndexFileError(f"the index at {directory} has another format than {FORMAT_VERSION}")
         try:
-            for entry in manifest["shards"]:
-                tenant, key, shard, dim = _read_shard(directory, entry, index.graph)
-                state = index.tenants.get(tenant)
-                if state is None:
-                    state = index.tenants[tenant] = TenantState(dim)
-                state.shards[key] = shard
-                index._entries[(tenant, key)] = entry
+            entries = list(manifest["shards"])
             generation = int(manifest["generation"])
+            for entry in entries:
+                for file_name, (size, _) in entry["files"].items():
+                    _check_size(directory / file_name, size)  # cheap: before reading anything
+            with ThreadPoolExecutor(max_workers=2) as pool:
+                graphs = {
+                    entry["graph"]: (
+                        pool.submit(load_graph, str(directory / entry["graph"])),
+                        pool.submit(_check_crc, directory / entry["graph"], *entry["files"][entry["graph"]]),
+                    )
+                    for entry in entries
+                    if entry.get("graph")
+                }
+                for entry in entries:
+                    tenant, key = entry["tenant"], (entry["kind"], entry["thread"])
+                    state = index.tenants.get(tenant)
+                    if state is None:
+                        state = index.tenants[tenant] = TenantState(int(entry["dim"]))
+                    kind_stats = state.stats.get(key[0]) or state.stats.setdefault(key[0], Bm25Stats())
+                    arrays, strings = read_arrays(directory / entry["data"], *entry["files"][entry["data"]])
+                    graph = _awaited(graphs[entry["graph"]]) if entry.get("graph") else None
+                    shard, parts = read_shard(arrays, strings, kind_stats, state.dim, index.graph, graph)
+                    _link(state, key, shard, parts)
+                    index._entries[(tenant, key)] = entry
         except IndexFileError:
             raise
-        except Exception as error:  # a damaged pickle or graph: whatever it raises
+        except ArrayFileError as error:
+            raise IndexFileError(str(error)) from error
+        except Exception as error:  # a damaged graph or manifest: whatever it raises
             raise IndexFileError(
-                f"the index at {directory} could not be read ({type(error).__name__})"
+                f"the index at {directory} could not be read ({type(error).__name__}: {error})"
             ) from error
-        for state in index.tenants.values():
-            _link(state)
         index.generation = generation
         replayed = index._replay(directory / _journal_name(generation))
         if replayed:
@@ -264,67 +290,56 @@ def _write_shard(
 ) -> dict[str, Any]:
     name = _shard_name(where, generation)
     files: dict[str, list[int]] = {}
-    vectors: Any = shard.vectors
-    if isinstance(vectors, GraphVectors):
+    graph_name = None
+    if isinstance(shard.vectors, GraphVectors):
         graph_file = directory / f"{name}.hnsw"
-        vectors.save(str(graph_file))
+        shard.vectors.save(str(graph_file))
         _fsync(graph_file)
-        files[graph_file.name] = _size_and_crc(graph_file)
-        vectors = ("graph", graph_file.name, vectors.state())
-    payload = pickle.dumps(
-        {"meta": shard.meta, "bm25": shard.bm25, "vectors": vectors}, protocol=pickle.HIGHEST_PROTOCOL
-    )
-    _atomic_write(directory / f"{name}.pkl", payload)
-    files[f"{name}.pkl"] = [len(payload), zlib.crc32(payload)]
+        graph_name = graph_file.name
+        files[graph_name] = _size_and_crc(graph_file)
+    files[f"{name}.arrays"] = write_arrays(directory / f"{name}.arrays", *shard_arrays(shard))
     tenant, (kind, thread) = where
     return {
         "tenant": tenant,
         "kind": kind,
         "thread": thread,
         "dim": dim,
-        "data": f"{name}.pkl",
+        "data": f"{name}.arrays",
+        "graph": graph_name,
         "files": files,
     }
 
 
-def _read_shard(
-    directory: Path, entry: dict[str, Any], params: GraphParams
-) -> tuple[str, ShardKey, Shard, int]:
-    for file_name, (size, crc) in entry["files"].items():
-        path = directory / file_name
-        if not path.is_file():
-            raise IndexFileError(f"index file {path} is missing")
-        if path.stat().st_size != size or _size_and_crc(path)[1] != crc:
-            raise IndexFileError(f"index file {path} is damaged (size or checksum differs)")
-    data = pickle.loads((directory / entry["data"]).read_bytes())
-    dim = int(entry["dim"])
-    vectors = data["vectors"]
-    if isinstance(vectors, tuple):
-        _, graph_file, state = vectors
-        vectors = GraphVectors.load(dim, params, str(directory / graph_file), state)
-    elif not isinstance(vectors, ExactVectors):
-        raise IndexFileError(f"index file {entry['data']} holds no vectors")
-    shard = Shard.__new__(Shard)
-    shard.vectors, shard.bm25, shard.meta = vectors, data["bm25"], data["meta"]
-    return entry["tenant"], (entry["kind"], entry["thread"]), shard, dim
+def _link(state: TenantState, key: ShardKey, shard: Shard, parts: Callable[[], dict[str, list[str]]]) -> None:
+    """Add a loaded shard to its tenant: where each document is, and (grouped when first needed)
+    memories' turn documents."""
+    state.shards[key] = shard
+    if state.where:
+        state.where.update(dict.fromkeys(shard.meta, key))
+    else:  # the tenant's first shard: one pass instead of building a dict and copying it
+        state.where = dict.fromkeys(shard.meta, key)
+    state.loaded_parts.append(parts)
 
 
-def _link(state: TenantState) -> None:
-    """Rebuild what the shards imply: where each document is, memories' parts, shared BM25 stats."""
-    stats: dict[str, Bm25Stats] = {}
-    for key, shard in state.shards.items():
-        kind_stats = stats.setdefault(key[0], Bm25Stats())
-        bm25 = shard.bm25
-        bm25.stats = kind_stats
-        for term, arrays in bm25._arrays.items():
-            kind_stats.df[term] = kind_stats.df.get(term, 0) + len(arrays)
-        kind_stats.n_docs += len(bm25)
-        kind_stats.total_len += int(bm25._doc_len.sum())
-        for doc_id, meta in shard.meta.items():
-            state.where[doc_id] = key
-            if meta[4]:
-                state.parts.setdefault(meta[4], set()).add(doc_id)
-    state.stats = stats  # type: ignore[assignment]
+def _check_size(path: Path, size: int) -> None:
+    try:
+        actual = path.stat().st_size
+    except FileNotFoundError as error:
+        raise IndexFileError(f"index file {path} is missing") from error
+    if actual != size:
+        raise IndexFileError(f"index file {path} is damaged (its size differs)")
+
+
+def _check_crc(path: Path, size: int, crc: int) -> None:
+    if _size_and_crc(path) != [size, crc]:
+        raise IndexFileError(f"index file {path} is damaged (size or checksum differs)")
+
+
+def _awaited(pending: tuple[Future[Any], Future[None]]) -> Any:
+    """The loaded graph once its file's checksum matched."""
+    graph, checked = pending
+    checked.result()
+    return graph.result()
 
 
 def _records(path: Path) -> Iterator[tuple[Any, ...]]:
@@ -356,11 +371,14 @@ def _records(path: Path) -> Iterator[tuple[Any, ...]]:
 
 
 def _size_and_crc(path: Path) -> list[int]:
-    crc = 0
-    with open(path, "rb") as handle:
-        while chunk := handle.read(1 << 22):
-            crc = zlib.crc32(chunk, crc)
-    return [path.stat().st_size, crc]
+    crc = size = 0
+    chunk = bytearray(1 << 24)  # one buffer reused: no allocation per read
+    view = memoryview(chunk)
+    with open(path, "rb", buffering=0) as handle:
+        while read := handle.readinto(chunk):
+            crc = zlib.crc32(view[:read], crc)
+            size += read
+    return [size, crc]
 
 
 def _atomic_write(path: Path, payload: bytes) -> None:

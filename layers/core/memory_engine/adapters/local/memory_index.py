@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import sys
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from memory_engine.adapters.local.array_bm25 import ArrayBm25, Bm25Stats
 from memory_engine.adapters.local.vectors import ExactVectors, GraphParams, GraphVectors, Vectors
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
     Matrix = NDArray[np.float32]
 
-__all__ = ["DEFAULT_ANN_THRESHOLD", "LocalSearchIndex", "Shard", "TenantState"]
+__all__ = ["DEFAULT_ANN_THRESHOLD", "LocalSearchIndex", "Rows", "Shard", "TenantState"]
 
 # Past this many documents a shard searches an HNSW graph instead of scanning: below it an exact
 # scan costs a few milliseconds and keeps writes free of graph inserts (docs/performance.md).
@@ -45,31 +45,67 @@ _Meta = tuple[str, str, tuple[str, ...], datetime, str | None, datetime | None]
 ShardKey = tuple[DocKind, str]
 
 
-class Shard:
-    """One thread's documents of one kind: vectors, postings and what a hit echoes."""
+class Rows(Protocol):
+    """Documents' metadata kept as columns (a shard loaded from disk), built into a tuple on use."""
 
-    __slots__ = ("bm25", "meta", "vectors")
+    def row(self, at: int) -> _Meta: ...
+
+
+class Shard:
+    """One thread's documents of one kind: vectors, postings and what a hit echoes.
+
+    `meta` maps a document to its metadata, or (loaded from disk and not read since) to its
+    position in `loaded`, so a start builds no per-document tuple; `row` builds it on first read
+    and keeps it. Concurrent readers may both build one: replacing a key's value is atomic.
+    """
+
+    __slots__ = ("bm25", "loaded", "meta", "vectors")
 
     def __init__(self, vectors: Vectors, stats: Bm25Stats) -> None:
         self.vectors = vectors
         self.bm25 = ArrayBm25(stats=stats)
-        self.meta: dict[str, _Meta] = {}
+        self.meta: dict[str, _Meta | int] = {}
+        self.loaded: Rows | None = None
 
     def __len__(self) -> int:
         return len(self.meta)
+
+    def row(self, doc_id: str) -> _Meta:
+        value = self.meta[doc_id]
+        if isinstance(value, int):
+            assert self.loaded is not None
+            value = self.meta[doc_id] = self.loaded.row(value)
+        return value
 
 
 class TenantState:
     """One tenant's shards, the shard of each document, and each memory's turn documents."""
 
-    __slots__ = ("dim", "parts", "shards", "stats", "where")
+    __slots__ = ("_parts", "dim", "loaded_parts", "shards", "stats", "where")
 
     def __init__(self, dim: int) -> None:
         self.dim = dim
         self.shards: dict[ShardKey, Shard] = {}
         self.where: dict[str, ShardKey] = {}
         self.stats: dict[DocKind, Bm25Stats] = {}
-        self.parts: dict[str, set[str]] = {}  # memory id -> its turn documents, for cascading deletes
+        self._parts: dict[str, set[str]] = {}
+        # Shards loaded from disk: their memories' documents, grouped on first use of `parts`.
+        self.loaded_parts: list[Callable[[], dict[str, list[str]]]] = []
+
+    @property
+    def parts(self) -> dict[str, set[str]]:
+        """Memory id -> its turn documents, for cascading deletes. Only writes read it, so a
+        start leaves the loaded shards' grouping to the first write: every write that changes a
+        loaded document's memory (or removes one that has a memory) reads this first, so the
+        grouping as loaded is still true when it is made."""
+        while self.loaded_parts:
+            for memory_id, doc_ids in self.loaded_parts.pop()().items():
+                held = self._parts.get(memory_id)
+                if held is None:
+                    self._parts[memory_id] = set(doc_ids)
+                else:
+                    held.update(doc_ids)
+        return self._parts
 
     def shard(self, key: ShardKey) -> Shard:
         shard = self.shards.get(key)
@@ -136,7 +172,7 @@ class LocalSearchIndex(SearchIndex):
                 if old_key is not None and old_key != key:
                     self._drop(doc.tenant, state, doc.doc_id)
                 shard = state.shard(key)
-                old = shard.meta.get(doc.doc_id)
+                old = shard.row(doc.doc_id) if doc.doc_id in shard.meta else None
                 shard.bm25.add(doc.doc_id, 0, tokenize(doc.text))
                 shard.meta[doc.doc_id] = (
                     sys.intern(doc.session_uuid), doc.text, tuple(doc.source_dialog_uuids), doc.created_at,
@@ -196,7 +232,7 @@ class LocalSearchIndex(SearchIndex):
             if state is None or key is None:
                 return None
             shard = state.shards[key]
-            session_uuid, text, sources, created_at, memory_id, occurred_at = shard.meta[doc_id]
+            session_uuid, text, sources, created_at, memory_id, occurred_at = shard.row(doc_id)
             return IndexDocument(
                 tenant=tenant, doc_id=doc_id, session_uuid=session_uuid, thread=key[1], text=text,
                 vector=shard.vectors.vector(doc_id).tolist(), source_dialog_uuids=list(sources),
@@ -302,7 +338,7 @@ class LocalSearchIndex(SearchIndex):
 
     @staticmethod
     def _hit(doc_id: str, shard: Shard, dense: float, lexical: float) -> IndexHit:
-        meta = shard.meta[doc_id]
+        meta = shard.row(doc_id)
         # Built without validation: every field comes from a validated document (~5x cheaper, and
         # a search returns up to 2k hits).
         return IndexHit.model_construct(
@@ -334,7 +370,8 @@ class LocalSearchIndex(SearchIndex):
         if key is None:
             return
         shard = state.shards[key]
-        meta = shard.meta.pop(doc_id)
+        meta = shard.row(doc_id)
+        del shard.meta[doc_id]
         shard.vectors.remove(doc_id)
         shard.bm25.remove(doc_id)
         if meta[4]:

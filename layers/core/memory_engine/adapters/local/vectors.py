@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
     Matrix = NDArray[np.float32]
 
-__all__ = ["ExactVectors", "GraphParams", "GraphVectors", "Vectors"]
+__all__ = ["ExactVectors", "GraphParams", "GraphVectors", "Vectors", "load_graph"]
 
 _MIN_ROWS = 16
 # Below this many matrix cells a single-threaded einsum beats BLAS: OpenBLAS splits even a
@@ -124,6 +124,18 @@ class ExactVectors(Vectors):
     def live(self) -> Matrix:
         return self.matrix[: len(self.ids)]
 
+    @classmethod
+    def restore(cls, ids: list[str], matrix: Matrix) -> ExactVectors:
+        """Vectors over rows saved from `live` (used in place; the first new row reallocates)."""
+        import numpy as np
+
+        vectors = cls.__new__(cls)
+        if not ids:  # put grows a matrix by doubling its rows: start from a few
+            matrix = np.zeros((_MIN_ROWS, matrix.shape[1]), dtype=np.float32)
+        vectors.matrix, vectors.ids = matrix, ids
+        vectors.row_of = dict(zip(ids, range(len(ids)), strict=True))
+        return vectors
+
     def top(self, query: Matrix, k: int) -> list[tuple[float, str]]:
         import numpy as np
 
@@ -144,22 +156,24 @@ class GraphVectors(Vectors):
     """An HNSW graph over integer labels; a doc id keeps its label for the graph's lifetime.
 
     Removal marks the node deleted (the graph keeps routing through it); a removed id that comes
-    back is un-marked and updated in place, so labels never leak.
+    back is un-marked and updated in place, so labels never leak. Labels are handed out 0, 1, 2...
+    in order, so `id_of` is a list by label.
     """
 
-    def __init__(
-        self, dim: int, params: GraphParams, graph: Any = None, labels: dict[str, int] | None = None
-    ):
+    def __init__(self, dim: int, params: GraphParams, graph: Any = None, ids: list[str] | None = None):
         self.dim = dim
         self.params = params
         self.graph = graph if graph is not None else _new_graph(dim, params)
-        self.label_of: dict[str, int] = labels or {}
-        self.id_of: dict[int, str] = {label: doc_id for doc_id, label in self.label_of.items()}
+        self.id_of: list[str] = ids if ids is not None else []
+        self.label_of: dict[str, int] = dict(zip(self.id_of, range(len(self.id_of)), strict=True))
         self.deleted: set[int] = set()
-        self.live_ids: set[str] = set(self.label_of)
 
     def __len__(self) -> int:
-        return len(self.live_ids)
+        return len(self.label_of) - len(self.deleted)
+
+    @property
+    def live_ids(self) -> set[str]:
+        return {doc_id for doc_id, label in self.label_of.items() if label not in self.deleted}
 
     @classmethod
     def build(cls, dim: int, params: GraphParams, doc_ids: list[str], rows: Matrix) -> GraphVectors:
@@ -180,25 +194,22 @@ class GraphVectors(Vectors):
                 self.graph.unmark_deleted(label)
                 self.deleted.discard(label)
             self.graph.add_item(rows[position], label)  # an existing label is updated in place
-            self.live_ids.add(doc_id)
         if fresh_ids:
             start = len(self.label_of)
             labels = list(range(start, start + len(fresh_ids)))
             self.graph.add_items(rows[fresh_rows], labels, num_threads=threads)
             for doc_id, label in zip(fresh_ids, labels, strict=True):
                 self.label_of[doc_id] = label
-                self.id_of[label] = doc_id
-                self.live_ids.add(doc_id)
+                self.id_of.append(doc_id)
 
     def remove(self, doc_id: str) -> None:
         label = self.label_of[doc_id]
         if label not in self.deleted:
             self.graph.mark_deleted(label)
             self.deleted.add(label)
-            self.live_ids.discard(doc_id)
 
     def top(self, query: Matrix, k: int) -> list[tuple[float, str]]:
-        k = min(k, len(self.live_ids))
+        k = min(k, len(self))
         if k == 0:
             return []
         try:
@@ -211,7 +222,7 @@ class GraphVectors(Vectors):
     def _scan(self, query: Matrix, k: int) -> list[tuple[float, str]]:
         import numpy as np
 
-        ids = list(self.live_ids)
+        ids = [doc_id for doc_id, label in self.label_of.items() if label not in self.deleted]
         rows = np.asarray(self.graph.get_vectors([self.label_of[doc_id] for doc_id in ids]), dtype=np.float32)
         scores = rows @ query
         best = np.argpartition(-scores, k - 1)[:k] if len(scores) > k else np.arange(len(scores))
@@ -232,22 +243,38 @@ class GraphVectors(Vectors):
         )
         return [float(x) for x in rows @ query]
 
-    # -- persistence: the graph goes to its own file, the labels with the shard ---------------
+    # -- persistence: the graph goes to its own file, the labels beside the shard's arrays ----
 
     def save(self, path: str) -> None:
         self.graph.save(path)
 
-    def state(self) -> dict[str, Any]:
-        return {"labels": self.label_of, "deleted": sorted(self.deleted)}
+    def persisted(self) -> tuple[list[str], NDArray[np.int64], NDArray[np.int64]]:
+        """Ids, their labels and the deleted labels, as `restore` takes them back."""
+        import numpy as np
+
+        return self.id_of, np.arange(len(self.id_of)), np.asarray(sorted(self.deleted), dtype=np.int64)
 
     @classmethod
-    def load(cls, dim: int, params: GraphParams, path: str, state: dict[str, Any]) -> GraphVectors:
-        from voyager import Index
+    def restore(
+        cls, dim: int, params: GraphParams, graph: Any, ids: list[str], labels: Any, deleted: Any
+    ) -> GraphVectors:
+        """Vectors over a loaded voyager index (`load_graph`) and the labels `persisted` gave."""
+        import numpy as np
 
-        graph = cls(dim, params, Index.load(path), dict(state["labels"]))
-        graph.deleted = set(state["deleted"])
-        graph.live_ids = {doc_id for doc_id, label in graph.label_of.items() if label not in graph.deleted}
-        return graph
+        if len(labels) != len(ids) or not np.array_equal(labels, np.arange(len(ids))):
+            raise ValueError("graph labels are not 0..n-1 in order")
+        if len(deleted) and not 0 <= int(deleted.min()) <= int(deleted.max()) < len(ids):
+            raise ValueError("a deleted graph label is out of range")
+        vectors = cls(dim, params, graph, ids)
+        vectors.deleted = set(deleted.tolist())
+        return vectors
+
+
+def load_graph(path: str) -> Any:
+    """A voyager index from its file (voyager releases the GIL meanwhile)."""
+    from voyager import Index
+
+    return Index.load(path)
 
 
 def _new_graph(dim: int, params: GraphParams) -> Any:
