@@ -113,6 +113,27 @@ def test_a_loaded_shard_builds_a_documents_metadata_only_when_it_is_read(tmp_pat
     assert [doc_id for doc_id, value in shard.meta.items() if isinstance(value, tuple)] == ["b"]
 
 
+def test_a_checkpoint_after_a_start_copies_unread_documents_through_as_columns(tmp_path: Path) -> None:
+    # Given a loaded index where one document was read, one deleted and one added
+    index = _seeded(tmp_path)
+    index.close()
+    loaded = _reopen(tmp_path)
+    loaded.get(TENANT, "c")
+    loaded.delete(TENANT, ["a"])
+    loaded.upsert([_doc("d", "canoe", _axis(3))])
+
+    # When it is checkpointed and loaded again
+    loaded.close()
+    again = _reopen(tmp_path)
+
+    # Then the unread document was never built as a tuple, and every document is as written
+    meta = loaded.tenants[TENANT].shards["memory", "t1"].meta
+    assert isinstance(meta["b"], int) and isinstance(meta["c"], tuple)
+    for doc_id in "bcd":
+        assert again.get(TENANT, doc_id) == loaded.get(TENANT, doc_id)
+    assert again.get(TENANT, "a") is None
+
+
 def test_an_index_with_deletions_and_replacements_loads_as_it_was(tmp_path: Path) -> None:
     # Given a graph shard with a deleted document (its label kept, marked deleted), a replaced
     # one and a freed BM25 slot

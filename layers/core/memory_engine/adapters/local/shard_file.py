@@ -70,6 +70,27 @@ class _Coded:
     def __getitem__(self, at: int) -> Any:
         return self.table[self.codes[at]]
 
+    def gathered(self, at: Any, fresh: list[Any]) -> tuple[list[Any], NDArray[np.int32]]:
+        """Table and codes for the rows at positions `at` then the values `fresh`; values no row
+        uses any more are dropped from the table."""
+        import numpy as np
+
+        table = self.table[:-1]
+        code_of = {value: code for code, value in enumerate(table)}
+        for value in fresh:
+            if value is not None and value not in code_of:
+                code_of[value] = len(table)
+                table.append(value)
+        added = [-1 if value is None else code_of[value] for value in fresh]
+        codes = np.concatenate([self.codes[at], np.asarray(added, dtype=np.int32)]).astype(np.int32)
+        used = np.unique(codes[codes >= 0])
+        if len(used) < len(table):
+            renumbered = np.full(len(table), -1, dtype=np.int32)
+            renumbered[used] = np.arange(len(used), dtype=np.int32)
+            codes = np.where(codes >= 0, renumbered[np.maximum(codes, 0)], -1).astype(np.int32)
+            table = [table[code] for code in used.tolist()]
+        return table, codes
+
 
 class _Blob:
     """A column of byte strings, concatenated, with each one's end (`ends[0]` is 0)."""
@@ -84,6 +105,19 @@ class _Blob:
     def raw(self, at: int) -> bytes:
         return bytes(self.blob[self.ends[at] : self.ends[at + 1]])
 
+    def gathered(self, at: Any, fresh: list[bytes]) -> tuple[NDArray[np.uint8], NDArray[np.int64]]:
+        """Blob and ends for the rows at positions `at`, then `fresh`: each run of consecutive
+        positions (all of them, after a start with no deletes) is copied as one slice."""
+        import numpy as np
+
+        starts, stops = self.ends[at], self.ends[at + 1]
+        breaks = (np.flatnonzero(np.diff(at) != 1) + 1).tolist()
+        first, last = [0, *breaks], [b - 1 for b in breaks] + [len(at) - 1]
+        pieces: list[Any] = [self.blob[starts[a] : stops[b]] for a, b in zip(first, last, strict=True)]
+        ends = np.zeros(len(at) + len(fresh) + 1, dtype=np.int64)
+        np.cumsum(np.concatenate([stops - starts, [len(part) for part in fresh]]), out=ends[1:])
+        return np.frombuffer(b"".join([*pieces, *fresh]), dtype=np.uint8), ends
+
 
 def _times(table: list[str]) -> list[datetime]:
     return [datetime.fromisoformat(value) for value in table]
@@ -92,21 +126,7 @@ def _times(table: list[str]) -> list[datetime]:
 def shard_arrays(shard: Shard) -> tuple[dict[str, Any], dict[str, Sequence[str]]]:
     """A shard's metadata, postings and (exact shards) vectors or (graph shards) labels as arrays
     and string columns; a graph's own file is written by `GraphVectors.save`."""
-    ids = list(shard.meta)
-    rows = [shard.row(doc_id) for doc_id in ids]
-    arrays: dict[str, Any] = {}
-    strings: dict[str, Sequence[str]] = {"meta.ids": ids}
-    arrays["meta.text.blob"], arrays["meta.text.ends"] = _joined([row[1].encode() for row in rows])
-    # A leading separator tells one empty source ("\0") from none ("").
-    arrays["meta.sources.blob"], arrays["meta.sources.ends"] = _joined(
-        [b"".join(_SOURCE_SEP + source.encode() for source in row[2]) for row in rows]
-    )
-    for name, column in (("session", 0), ("memory", 4)):
-        table, arrays[f"meta.{name}"] = _coded([row[column] for row in rows])
-        strings[f"meta.{name}.table"] = table
-    for name, column in (("created", 3), ("occurred", 5)):
-        table, arrays[f"meta.{name}"] = _coded([row[column] for row in rows])
-        strings[f"meta.{name}.table"] = [value.isoformat() for value in table]
+    ids, arrays, strings = _meta_columns(shard)
     position = dict(zip(ids, range(len(ids)), strict=True))
     bm25 = shard.bm25.to_arrays()
     _put_refs("bm25.ids", bm25.pop("ids"), position, arrays, strings)
@@ -121,6 +141,36 @@ def shard_arrays(shard: Shard) -> tuple[dict[str, Any], dict[str, Sequence[str]]
         _put_refs("exact.ids", vectors.ids, position, arrays, strings)
         arrays["exact.matrix"] = vectors.live()
     return arrays, strings
+
+
+def _meta_columns(shard: Shard) -> tuple[list[str], dict[str, Any], dict[str, Sequence[str]]]:
+    """The metadata columns: documents still in the loaded columns first, copied through as
+    bytes and codes (a checkpoint after a start neither decodes them nor keeps them as Python
+    objects), then those written or read since, encoded from their tuples."""
+    import numpy as np
+
+    kept = [(doc_id, value) for doc_id, value in shard.meta.items() if isinstance(value, int)]
+    fresh = [(doc_id, value) for doc_id, value in shard.meta.items() if not isinstance(value, int)]
+    ids = [doc_id for doc_id, _ in kept] + [doc_id for doc_id, _ in fresh]
+    rows: list[_Meta] = [value for _, value in fresh]
+    at = np.asarray([value for _, value in kept], dtype=np.int64)
+    loaded = shard.loaded if len(at) else None
+    assert loaded is None or isinstance(loaded, LoadedRows)
+    arrays: dict[str, Any] = {}
+    strings: dict[str, Sequence[str]] = {"meta.ids": ids}
+    texts = [row[1].encode() for row in rows]
+    # A leading separator tells one empty source ("\0") from none ("").
+    sources = [b"".join(_SOURCE_SEP + source.encode() for source in row[2]) for row in rows]
+    for name, fresh_bytes in (("text", texts), ("sources", sources)):
+        blob: _Blob | None = getattr(loaded, f"_{name}") if loaded else None
+        columns = blob.gathered(at, fresh_bytes) if blob else _joined(fresh_bytes)
+        arrays[f"meta.{name}.blob"], arrays[f"meta.{name}.ends"] = columns
+    for name, column in (("session", 0), ("memory", 4), ("created", 3), ("occurred", 5)):
+        values = [row[column] for row in rows]
+        coded: _Coded | None = getattr(loaded, f"_{name}") if loaded else None
+        table, arrays[f"meta.{name}"] = coded.gathered(at, values) if coded else _coded(values)
+        strings[f"meta.{name}.table"] = [value.isoformat() for value in table] if column in (3, 5) else table
+    return ids, arrays, strings
 
 
 def read_shard(
