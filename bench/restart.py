@@ -199,7 +199,8 @@ def main() -> None:
     for name, target in targets.items():
         verdict = "met" if target["met"] else "MISSED"
         print(f"{name}: {target['value']:.2f} (target {target['target']}) — {verdict}")
-    baselines = {labels[root]: str(root) for root in trees if root != ROOT}
+    # The checkout's folder name, not its absolute path: the results are committed.
+    baselines = {labels[root]: root.name for root in trees if root != ROOT}
     save("restart", {"revision": labels[ROOT], "baselines": baselines, "rows": rows, "targets": targets})
 
 
