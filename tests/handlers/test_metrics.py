@@ -38,6 +38,19 @@ def test_a_request_emits_its_routes_count_latency_and_no_server_error(
     assert line["Latency"][0] >= 0
 
 
+def test_with_metrics_disabled_nothing_is_printed_however_many_requests(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given the local server's setting (metrics off), When more requests than one EMF line holds
+    monkeypatch.setenv("POWERTOOLS_METRICS_DISABLED", "true")
+    for _ in range(250):
+        observability.record_request("POST /v1/engine/retrieve/", 200, 0.01)
+    observability.record_job("extract", "done")
+
+    # Then no metric line reaches stdout (Powertools flushes a full set of 100 values regardless)
+    assert emf_lines(capsys.readouterr().out) == []
+
+
 def test_a_dependency_failure_counts_as_a_server_error_of_its_route(
     invoke: Invoke, engine: Engine, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

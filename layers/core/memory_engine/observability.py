@@ -18,6 +18,7 @@ from typing import Any, TypeVar, cast
 
 from aws_lambda_powertools import Metrics, Tracer
 from aws_lambda_powertools.metrics import MetricUnit, single_metric
+from aws_lambda_powertools.metrics.functions import is_metrics_disabled
 
 from memory_engine.models.messages import parse_job
 
@@ -44,6 +45,10 @@ def route_of(event: dict[str, Any]) -> str:
 
 def record_request(route: str, status: int, seconds: float) -> None:
     """One API request: counted, timed, and whether it failed on the engine's side (5xx)."""
+    if is_metrics_disabled():
+        # Not even kept: Powertools prints a metric set that reaches 100 values whether metrics
+        # are disabled or not, so the local server's stdout got an EMF line every 100 requests.
+        return
     recorder = metrics()
     recorder.add_dimension(name="route", value=route)
     recorder.add_metric(name="Requests", unit=MetricUnit.Count, value=1)
@@ -54,6 +59,8 @@ def record_request(route: str, status: int, seconds: float) -> None:
 def record_job(kind: str, outcome: str) -> None:
     """One queue job (extract, chat_memory, forget_user) and how it ended: its own metric line,
     since one batch of records holds jobs of several kinds and outcomes."""
+    if is_metrics_disabled():
+        return
     with single_metric(
         name="Jobs", unit=MetricUnit.Count, value=1, namespace=namespace(), default_dimensions={}
     ) as metric:
