@@ -113,3 +113,32 @@ def test_an_index_rebuilt_from_its_arrays_scores_like_the_reference_through_late
         got = _scores_by_id(loaded, query, [0])
         assert got.keys() == expected.keys()
         assert all(got[d] == pytest.approx(expected[d]) for d in expected)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_top_gives_the_k_best_of_the_full_scores_and_the_asked_slots_scores(seed: int) -> None:
+    # Given an index of random documents, some removed
+    rng = random.Random(seed)
+    index = ArrayBm25()
+    for n in range(150):
+        index.add(f"d{n}", 0, [rng.choice(WORDS[: rng.randint(3, 40)]) for _ in range(rng.randint(1, 20))])
+    removed = set(rng.sample(range(150), 30))
+    for n in removed:
+        index.remove(f"d{n}")
+    live = [index.slot(f"d{n}") for n in range(150) if n not in removed]
+
+    for _ in range(10):
+        query = rng.sample(WORDS, rng.randint(1, 4))
+        asked = rng.sample(live, 12)
+        full = index.scores(query)
+
+        # When the k best are asked for, with the scores of a few slots besides
+        slots, scores, asked_scores = index.top(query, 10, asked)
+
+        # Then they are the full array's k best, to the bit, and the asked slots read from it
+        matching = int((full > 0).sum())
+        assert len(slots) == min(10, matching)
+        assert scores.tolist() == full[slots].tolist()
+        if matching > 10:
+            assert scores.min() >= sorted(full.tolist(), reverse=True)[9]
+        assert asked_scores.tolist() == full[asked].tolist()

@@ -152,6 +152,10 @@ class ArrayBm25:
     def doc_id(self, slot: int) -> str:
         return self._ids[slot]
 
+    def doc_ids(self, slots: Any) -> list[str]:
+        ids = self._ids
+        return [ids[slot] for slot in slots.tolist()]
+
     def add(self, doc_id: str, group: int, tokens: Iterable[str]) -> None:
         """Index a document under a group label (>= 0), replacing one with the same id."""
         self.remove(doc_id)
@@ -214,6 +218,20 @@ class ArrayBm25:
             inside = labels == groups[0] if len(groups) == 1 else np.isin(labels, np.asarray(groups))
             out[~inside] = 0.0
         return out
+
+    def top(
+        self, query_tokens: Iterable[str], k: int, also: Sequence[int] = ()
+    ) -> tuple[NDArray[np.intp], NDArray[np.float64], NDArray[np.float64]]:
+        """The k best slots for a query (documents holding a query term; every group), in no
+        order, with their scores; and the scores of the slots `also` names (0 where a slot holds
+        no query term), read from the same array, so one pass over the postings answers both."""
+        import numpy as np
+
+        by_slot = self.scores(query_tokens)
+        slots = np.flatnonzero(by_slot > 0)
+        if len(slots) > k:
+            slots = slots[np.argpartition(-by_slot[slots], k - 1)[:k]]
+        return slots, by_slot[slots], by_slot[np.asarray(also, dtype=np.intp)]
 
     def _terms_of(self, slot: int) -> tuple[str, ...]:
         """The distinct terms of a slot loaded from arrays and not added since. They are found in

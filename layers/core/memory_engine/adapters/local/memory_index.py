@@ -294,14 +294,17 @@ class LocalSearchIndex(SearchIndex):
     def _search_shards(
         self, shards: list[Shard], query: Matrix | None, terms: list[str], k: int
     ) -> list[IndexHit]:
-        """Up to k dense and k lexical candidates over the shards of one kind, with both scores."""
+        """Up to k dense and k lexical candidates over the shards of one kind, with both scores.
+
+        ~500 hits per retrieve at 100k memories: per hit, one dict entry per retriever and one
+        row read, no per-hit objects beyond the hit itself (docs/performance.md)."""
         dense: dict[str, float] = {}
         shard_of: dict[str, Shard] = {}
         if query is not None:
             best = [
                 (score, doc_id, shard) for shard in shards for score, doc_id in shard.vectors.top(query, k)
             ]
-            best.sort(key=lambda item: (-item[0], item[1]))
+            best.sort(key=_best_first)
             for score, doc_id, shard in best[:k]:
                 dense[doc_id] = score
                 shard_of[doc_id] = shard
@@ -309,19 +312,18 @@ class LocalSearchIndex(SearchIndex):
         lexical: dict[str, float] = {}
         lexical_of: dict[str, float] = {}
         if terms:
-            by_shard: dict[int, Any] = {}
             best = []
             for shard in shards:
-                by_slot = by_shard[id(shard)] = shard.bm25.scores(terms)
-                best.extend(_top_lexical(shard, by_slot, k))
-            best.sort(key=lambda item: (-item[0], item[1]))
+                # The dense hits' BM25 comes back with the shard's top k, from the same scores.
+                bm25 = shard.bm25
+                own = [doc_id for doc_id, of in shard_of.items() if of is shard]
+                slots, scores, own_scores = bm25.top(terms, k, [bm25.slot(doc_id) for doc_id in own])
+                lexical_of.update(zip(own, own_scores.tolist(), strict=True))
+                best.extend(zip(scores.tolist(), bm25.doc_ids(slots), [shard] * len(slots), strict=True))
+            best.sort(key=_best_first)
             for score, doc_id, shard in best[:k]:
                 lexical[doc_id] = score
                 shard_of.setdefault(doc_id, shard)
-            # A dense hit's BM25 is one read of the scores just computed for its shard.
-            for doc_id in candidates.unscored(dense, lexical):
-                shard = shard_of[doc_id]
-                lexical_of[doc_id] = float(by_shard[id(shard)][shard.bm25.slot(doc_id)])
 
         dense_of: dict[str, float] = {}
         if query is not None:  # one vector read per shard for all its lexical-only hits
@@ -332,22 +334,9 @@ class LocalSearchIndex(SearchIndex):
             for shard, ids in wanted.values():
                 dense_of.update(zip(ids, shard.vectors.cosines(ids, query), strict=True))
         return [
-            self._hit(hit.doc_id, shard_of[hit.doc_id], hit.dense, hit.lexical)
-            for hit in candidates.merge(dense, lexical, dense_of, lexical_of)
+            _hit(doc_id, dense_score, lexical_score, shard_of[doc_id].row(doc_id))
+            for doc_id, dense_score, lexical_score in candidates.merge(dense, lexical, dense_of, lexical_of)
         ]
-
-    @staticmethod
-    def _hit(doc_id: str, shard: Shard, dense: float, lexical: float) -> IndexHit:
-        meta = shard.row(doc_id)
-        return IndexHit(
-            doc_id=doc_id,
-            dense=dense,
-            lexical=lexical,
-            memory_id=meta[4],
-            occurred_at=meta[5],
-            # A turn document (it points at its memory) brings its text back: the hit's evidence.
-            text=meta[1] if meta[4] else "",
-        )
 
     def _maybe_grow(self, shard: Shard) -> None:
         """Move a shard that crossed the threshold from exact scanning into an HNSW graph."""
@@ -387,11 +376,11 @@ def _unit_rows(rows: Any) -> Any:
     return rows / np.where(norms > 0, norms, 1.0).astype(np.float32)
 
 
-def _top_lexical(shard: Shard, by_slot: Any, k: int) -> list[tuple[float, str, Shard]]:
-    """The shard's k best BM25 scores (documents holding a query term only), in no order."""
-    import numpy as np
+def _best_first(item: tuple[float, str, Shard]) -> tuple[float, str]:
+    return -item[0], item[1]
 
-    slots = np.flatnonzero(by_slot > 0)
-    if len(slots) > k:
-        slots = slots[np.argpartition(-by_slot[slots], k - 1)[:k]]
-    return [(float(by_slot[slot]), shard.bm25.doc_id(int(slot)), shard) for slot in slots]
+
+def _hit(doc_id: str, dense: float, lexical: float, meta: _Meta) -> IndexHit:
+    # Positional: a frozen dataclass built by keyword costs twice as much, ~500 times a retrieve.
+    # A turn document (it points at its memory) brings its text back: the hit's evidence.
+    return IndexHit(doc_id, dense, lexical, meta[4], meta[5], meta[1] if meta[4] else "")

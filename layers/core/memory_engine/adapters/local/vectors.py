@@ -217,7 +217,8 @@ class GraphVectors(Vectors):
         except RuntimeError:  # voyager's RecallError: too few live nodes reachable (mass deletes)
             return self._scan(query, k)
         # Inner-product space: distance = 1 - dot, and the vectors are unit length.
-        return [(1.0 - float(d), self.id_of[int(label)]) for label, d in zip(labels, distances, strict=True)]
+        id_of = self.id_of
+        return [(1.0 - d, id_of[label]) for label, d in zip(labels.tolist(), distances.tolist(), strict=True)]
 
     def _scan(self, query: Matrix, k: int) -> list[tuple[float, str]]:
         import numpy as np
@@ -238,10 +239,9 @@ class GraphVectors(Vectors):
 
         if not doc_ids:
             return []
-        rows = np.asarray(
-            self.graph.get_vectors([self.label_of[doc_id] for doc_id in doc_ids]), dtype=np.float32
-        )
-        return [float(x) for x in rows @ query]
+        label_of = self.label_of
+        rows = np.asarray(self.graph.get_vectors([label_of[doc_id] for doc_id in doc_ids]), dtype=np.float32)
+        return (rows @ query).tolist()  # type: ignore[no-any-return]
 
     # -- persistence: the graph goes to its own file, the labels beside the shard's arrays ----
 
