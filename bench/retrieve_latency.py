@@ -38,6 +38,7 @@ from memory_engine.models.api import RetrieveRequest
 from memory_engine.ports import DocKind
 from memory_engine.settings import Settings
 from memory_engine.usecases import retrieve
+from memory_engine.wiring import freeze_loaded
 
 TARGET_P95_MS_AT_100K = 20.0
 TARGET_GROWTH_10K_TO_100K = 2.0
@@ -65,6 +66,7 @@ def load(size: int) -> tuple[Engine, float]:
     started = time.perf_counter()
     index = PersistedIndex.load(folder / f"{DATABASE}.index")
     load_s = time.perf_counter() - started
+    freeze_loaded()  # as the server does after loading its index
     engine = Engine(
         settings=Settings(),
         store=SqliteStore(folder / DATABASE),

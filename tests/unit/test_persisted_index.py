@@ -387,3 +387,19 @@ def test_reindex_rebuilds_the_local_index_from_scratch(
     loaded = PersistedIndex.load(wiring.local_index_path(settings))
     reset_settings()
     assert loaded.memory_ids() == {TENANT: _stored(engine)}
+
+
+def test_a_start_leaves_what_it_loaded_out_of_the_cyclic_collectors_sight(settings: Settings) -> None:
+    # Given a process whose collector tracks every object
+    import gc
+
+    gc.unfreeze()
+    try:
+        # When the local index is opened beside the SQLite store, as a start does
+        engine = _engine(settings)
+
+        # Then what was loaded is frozen, so full collections no longer walk the index
+        assert gc.get_freeze_count() > 0
+        engine.store.close()  # type: ignore[attr-defined]
+    finally:
+        gc.unfreeze()
