@@ -241,7 +241,7 @@ class GraphVectors(Vectors):
             return []
         label_of = self.label_of
         rows = np.asarray(self.graph.get_vectors([label_of[doc_id] for doc_id in doc_ids]), dtype=np.float32)
-        return (rows @ query).tolist()  # type: ignore[no-any-return]
+        return (rows @ query).tolist()
 
     # -- persistence: the graph goes to its own file, the labels beside the shard's arrays ----
 
