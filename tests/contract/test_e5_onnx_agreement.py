@@ -12,9 +12,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from memory_engine.adapters.local import e5_onnx as module
+from memory_engine.adapters.local import e5_export as module
 from memory_engine.adapters.local.e5_embedder import E5Embedder
-from memory_engine.adapters.local.e5_onnx import E5File, E5Tokenizer, OnnxE5Embedder, packaged_bin
+from memory_engine.adapters.local.e5_file import E5File, E5Tokenizer, packaged_bin
+from memory_engine.adapters.local.e5_onnx import OnnxE5Embedder
 from memory_engine.ports import EmbedMode
 
 # What trips tokenizers: runs of spaces, tabs and newlines (normalised to spaces), compatibility
@@ -112,11 +113,11 @@ def test_an_export_of_an_older_format_is_not_used(tmp_path: Any) -> None:
     (tmp_path / module.GRAPH).write_bytes(b"graph")
 
     # Then it does not count as an export (it is exported again), nor does a folder missing a graph
-    assert not module._complete(tmp_path)
+    assert not module.complete(tmp_path)
     (tmp_path / module.MANIFEST).write_text(f'{{"format": {module.FORMAT}}}')
-    assert not module._complete(tmp_path)
+    assert not module.complete(tmp_path)
     (tmp_path / module.GRAPHS["int8"]).write_bytes(b"graph")
-    assert module._complete(tmp_path)
+    assert module.complete(tmp_path)
 
 
 def test_a_long_text_is_embedded_in_windows_not_truncated(onnx_e5: OnnxE5Embedder) -> None:

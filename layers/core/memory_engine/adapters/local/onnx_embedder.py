@@ -21,6 +21,7 @@ from threading import Lock
 from typing import TYPE_CHECKING, Any
 
 from memory_engine.adapters.local.onnx_export import GRAPH, MANIFEST, TOKENIZER, default_onnx_dir, export
+from memory_engine.adapters.local.ort_session import cpu_session
 from memory_engine.errors import Unavailable
 from memory_engine.ports import EmbedMode
 
@@ -43,8 +44,9 @@ class _Loaded:
 
     def __init__(self, folder: Path, threads: int) -> None:
         try:
-            import onnxruntime as ort
             from tokenizers import Tokenizer
+
+            self.session = cpu_session(folder / GRAPH, threads)
         except ImportError as error:  # pragma: no cover - install problem, reported clearly
             raise Unavailable(
                 "The ONNX embedder needs onnxruntime and tokenizers: pip install 'memory-engine[local]', "
@@ -58,14 +60,6 @@ class _Loaded:
         tokenizer.enable_truncation(int(self.manifest["max_length"]))
         tokenizer.no_padding()  # the packaged tokenizer.json pads to 128; batches pad themselves
         self.tokenizer = tokenizer
-        options = ort.SessionOptions()
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        options.intra_op_num_threads = threads
-        options.inter_op_num_threads = 1
-        # No busy-waiting between ops: on a small shared machine spinning threads steal the cores
-        # that the server's other requests and the worker need.
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        self.session = ort.InferenceSession(str(folder / GRAPH), options, providers=["CPUExecutionProvider"])
 
 
 class OnnxMiniLmEmbedder:

@@ -25,6 +25,8 @@ import shutil
 import tempfile
 import time
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -53,16 +55,26 @@ def fingerprint(model_dir: Path) -> str:
     for path in [model_dir / name for name in _FINGERPRINTED] + weights:
         if path.is_file():
             digest.update(str(path.relative_to(model_dir)).encode())
-            with path.open("rb") as handle:
-                for chunk in iter(lambda: handle.read(1 << 20), b""):
-                    digest.update(chunk)
+            hash_file(digest, path)
     return digest.hexdigest()[:16]
+
+
+def hash_file(digest: Any, path: Path) -> None:
+    """Feed a file to a hashlib digest a megabyte at a time (model weights run to 100 MB)."""
+    with path.open("rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+
+
+def cache_dir(name: str) -> Path:
+    """An export's folder in the user's cache, used when no folder is configured."""
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return cache / "memory-engine" / "onnx" / name
 
 
 def default_onnx_dir(model_dir: Path) -> Path:
     """Where the export of `model_dir` is cached when no folder is configured."""
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return cache / "memory-engine" / "onnx" / fingerprint(model_dir)
+    return cache_dir(fingerprint(model_dir))
 
 
 def export(model_dir: Path, out_dir: Path, optimize: bool = True) -> Path:
@@ -90,9 +102,7 @@ def export(model_dir: Path, out_dir: Path, optimize: bool = True) -> Path:
     ]
     wrapper: Any = _pooled(transformer.auto_model, inputs)
     sample = tokenizer(["an example sentence", "another"], padding=True, return_tensors="pt")
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
-    try:
+    with staged(out_dir) as staging:
         raw = staging / "raw.onnx"
         with torch.no_grad():
             dimension = int(wrapper(*(sample[name] for name in inputs)).shape[1])
@@ -115,7 +125,7 @@ def export(model_dir: Path, out_dir: Path, optimize: bool = True) -> Path:
             )
         config = transformer.auto_model.config
         if optimize:
-            _optimize(raw, staging / GRAPH, config.num_attention_heads, config.hidden_size)
+            optimize_bert(raw, staging / GRAPH, config.num_attention_heads, config.hidden_size)
             raw.unlink()
         else:
             raw.rename(staging / GRAPH)
@@ -131,11 +141,6 @@ def export(model_dir: Path, out_dir: Path, optimize: bool = True) -> Path:
             "optimized": optimize,
         }
         (staging / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
-        staging.chmod(0o755)  # mkdtemp makes it private; a Lambda image runs as another user
-        _replace_dir(staging, out_dir)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
     log.info("exported %s to %s in %.1f s", model_dir, out_dir, time.perf_counter() - started)
     return out_dir
 
@@ -173,7 +178,7 @@ def _pooled(transformer: Any, inputs: list[str]) -> Any:
     return PooledModel(transformer, inputs)
 
 
-def _optimize(source: Path, target: Path, heads: int, hidden: int) -> None:
+def optimize_bert(source: Path, target: Path, heads: int, hidden: int) -> None:
     """Fuse attention, GELU and layer norms (ORT's BERT optimizer; float32, same results)."""
     from onnxruntime.transformers import optimizer
 
@@ -198,6 +203,21 @@ def _write_tokenizer(model_dir: Path, tokenizer: Any, staging: Path) -> None:
     with tempfile.TemporaryDirectory() as scratch:  # a fast tokenizer can always write its JSON
         tokenizer.save_pretrained(scratch)
         shutil.copyfile(Path(scratch) / TOKENIZER, staging / TOKENIZER)
+
+
+@contextmanager
+def staged(out_dir: Path) -> Iterator[Path]:
+    """A private folder beside `out_dir` to write an export into: swapped in for `out_dir` when the
+    block ends (its manifest written), removed if the block fails, so no half export is ever used."""
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
+    try:
+        yield staging
+        staging.chmod(0o755)  # mkdtemp makes it private; a Lambda image runs as another user
+        _replace_dir(staging, out_dir)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
 
 
 def _replace_dir(staging: Path, out_dir: Path) -> None:
