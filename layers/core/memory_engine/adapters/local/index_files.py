@@ -6,7 +6,7 @@ Layout of the folder (`memory-engine.sqlite3.index/`):
   (graph shards) labels as flat arrays (`shard_file`: read in one go, no unpickling);
 - `shard-<id>-<generation>.hnsw`: a graph shard's HNSW graph (voyager's own format);
 - `journal-<generation>.log`: every write since that generation's snapshot, appended as it
-  happens (length, CRC-32, pickled record), so a write never rewrites a file.
+  happens (length, CRC-32, pickled record: `index_journal`), so a write never rewrites a file.
 
 A checkpoint (journal past `journal_limit` documents, and at close) writes the shards that writes
 touched since the last one, fsyncs them, swaps the manifest in atomically, starts a new journal
@@ -28,8 +28,6 @@ import hashlib
 import json
 import logging
 import os
-import pickle
-import struct
 import zlib
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -39,6 +37,7 @@ from typing import IO, Any
 
 from memory_engine.adapters.local.array_bm25 import Bm25Stats
 from memory_engine.adapters.local.array_file import ArrayFileError, read_arrays, write_arrays
+from memory_engine.adapters.local.index_journal import frame, journal_name, records
 from memory_engine.adapters.local.memory_index import (
     DEFAULT_ANN_THRESHOLD,
     LocalSearchIndex,
@@ -58,7 +57,6 @@ log = logging.getLogger("memory_engine.index")
 FORMAT_VERSION = 2
 MANIFEST = "manifest.json"
 DEFAULT_JOURNAL_LIMIT = 20_000  # documents journaled before a checkpoint (bounds replay at start)
-_HEADER = struct.Struct("<II")  # payload length, CRC-32 of the payload
 
 
 class IndexFileError(Exception):
@@ -126,9 +124,8 @@ class PersistedIndex(LocalSearchIndex):
         if self._bulk:
             return
         if self._journal is None:
-            self._journal = open(self.directory / _journal_name(self.generation), "ab")  # noqa: SIM115
-        payload = pickle.dumps(record, protocol=pickle.HIGHEST_PROTOCOL)
-        self._journal.write(_HEADER.pack(len(payload), zlib.crc32(payload)) + payload)
+            self._journal = open(self.directory / journal_name(self.generation), "ab")  # noqa: SIM115
+        self._journal.write(frame(record))
         self._journal.flush()  # in the OS's hands: a crash of this process loses nothing
         self._journaled += weight
         if self._journaled >= self.journal_limit:
@@ -159,7 +156,7 @@ class PersistedIndex(LocalSearchIndex):
             if self._journal is not None:
                 self._journal.close()
                 self._journal = None
-            (self.directory / _journal_name(generation)).write_bytes(b"")
+            (self.directory / journal_name(generation)).write_bytes(b"")
             self.generation, self._entries, self._journaled = generation, entries, 0
             self.dirty.clear()
             _remove_unnamed(self.directory, entries.values(), generation)
@@ -227,14 +224,14 @@ class PersistedIndex(LocalSearchIndex):
                 f"the index at {directory} could not be read ({type(error).__name__}: {error})"
             ) from error
         index.generation = generation
-        replayed = index._replay(directory / _journal_name(generation))
+        replayed = index._replay(directory / journal_name(generation))
         if replayed:
             log.info("index: replayed %d journaled writes from %s", replayed, directory)
         return index
 
     def _replay(self, path: Path) -> int:
         count = 0
-        for record in _records(path):
+        for record in records(path):
             if record[0] == "upsert":
                 docs = [IndexDocument(**fields, vector=vector.tolist()) for fields, vector in record[1]]
                 LocalSearchIndex.upsert(self, docs)
@@ -279,10 +276,6 @@ def _shard_name(where: tuple[str, ShardKey], generation: int) -> str:
     tenant, (kind, thread) = where
     digest = hashlib.sha256(f"{tenant}\0{kind}\0{thread}".encode()).hexdigest()[:20]
     return f"shard-{digest}-{generation}"
-
-
-def _journal_name(generation: int) -> str:
-    return f"journal-{generation}.log"
 
 
 def _write_shard(
@@ -342,31 +335,6 @@ def _awaited(pending: tuple[Future[Any], Future[None]]) -> Any:
     return graph.result()
 
 
-def _records(path: Path) -> Iterator[tuple[Any, ...]]:
-    """The journal's records in order, up to the first torn or damaged one (logged, then dropped)."""
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        return
-    at = 0
-    while at < len(data):
-        header = data[at : at + _HEADER.size]
-        if len(header) < _HEADER.size:
-            break
-        length, crc = _HEADER.unpack(header)
-        payload = data[at + _HEADER.size : at + _HEADER.size + length]
-        if len(payload) < length or zlib.crc32(payload) != crc:
-            break
-        yield pickle.loads(payload)
-        at += _HEADER.size + length
-    if at < len(data):
-        log.warning(
-            "index: journal %s ends in %d unreadable bytes (a torn write); they are ignored",
-            path,
-            len(data) - at,
-        )
-
-
 # -- files ------------------------------------------------------------------------------------
 
 
@@ -396,7 +364,7 @@ def _fsync(path: Path) -> None:
 
 
 def _remove_unnamed(directory: Path, entries: Any, generation: int) -> None:
-    named = {MANIFEST, _journal_name(generation)}
+    named = {MANIFEST, journal_name(generation)}
     for entry in entries:
         named.update(entry["files"])
     for path in directory.iterdir():
