@@ -82,6 +82,7 @@ def ranking(case: Case, weights: FusionWeights) -> list[str]:
     """The harness's ranking of one question: each unit's matched turns first, then its others."""
     ev = case.evidence
     out: list[str] = []
+    weights = RetrievalConfig(weights=weights).weights_for(case.question.question)  # as retrieve does
     units = [unit for unit in rank(ev.memories, ev.turns, weights, ev.memory_ids) if unit.key in case.dialogs]
     for unit in units[:LIMIT]:
         sources = case.dialogs[unit.key]

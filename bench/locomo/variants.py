@@ -41,6 +41,10 @@ VARIANTS: tuple[Variant, ...] = (
     Variant("turns scored by BM25 only", replace(DEFAULT, weights=replace(_W, turn_dense=0.0))),
     Variant("turns scored by the embedder only", replace(DEFAULT, weights=replace(_W, turn_dense=1.0))),
     Variant(
+        "− dense-only Korean ranking (Korean questions keep the lexical terms)",
+        replace(DEFAULT, korean_lexical_share=1.0),
+    ),
+    Variant(
         "− memory-document cosine (its summary vector)",
         replace(DEFAULT, weights=replace(_W, memory_dense=0.0)),
     ),

@@ -77,3 +77,28 @@ def test_a_turn_said_on_the_date_the_query_names_gets_the_date_bonus() -> None:
         ("turn:c", pytest.approx(0.85)),
         ("turn:a", pytest.approx(0.75)),
     ]
+
+
+def test_a_lexical_share_of_zero_ranks_by_the_cosines_alone() -> None:
+    # Given a turn that only BM25 likes and one that only the embedder likes, and memory documents
+    # that BM25 orders the other way
+    turns = [TurnEvidence("bm25", 0.70, 9.0), TurnEvidence("dense", 0.80, 0.0)]
+    memories = [MemoryEvidence("bm25", 0.8, 9.0), MemoryEvidence("dense", 0.8, 1.0)]
+    weights = FusionWeights(turn_dense=0.5, memory_lexical=0.5, memory_dense=0.0, memory_handicap=0.0)
+
+    # When the lexical terms are scaled to nothing
+    ranked = fuse(memories, turns, weights.with_lexical_share(0.0), {"bm25", "dense"})
+
+    # Then the cosine decides, and nothing lexical is left in the scores
+    assert ranked == [("dense", pytest.approx(0.80)), ("bm25", pytest.approx(0.70))]
+    assert fuse(memories, turns, weights, {"bm25", "dense"})[0][0] == "bm25"
+
+
+def test_a_lexical_share_scales_both_lexical_weights_and_one_changes_nothing() -> None:
+    weights = FusionWeights(turn_dense=0.8, memory_lexical=0.5, memory_dense=0.25, memory_handicap=0.1)
+
+    half = weights.with_lexical_share(0.5)
+
+    assert (half.turn_dense, half.memory_lexical) == (pytest.approx(0.9), pytest.approx(0.25))
+    assert (half.memory_dense, half.memory_handicap, half.turn_date) == (0.25, 0.1, weights.turn_date)
+    assert weights.with_lexical_share(1.0) == weights

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import pytest
 
 from memory_engine.retrieval import korean
-from memory_engine.retrieval.text import STOP_WORDS, stem, tokenize
+from memory_engine.retrieval.text import STOP_WORDS, mostly_korean, stem, tokenize
 
 
 @pytest.fixture(autouse=True)
@@ -119,3 +119,20 @@ def test_full_width_characters_are_normalised() -> None:
 def test_empty_and_punctuation_only_text_gives_no_terms() -> None:
     assert tokenize("") == []
     assert tokenize(" ... ?! ") == []
+
+
+@pytest.mark.parametrize(
+    ("text", "korean"),
+    [
+        ("수빈이가 질색하는 채소는 뭐야?", True),
+        ("지훈이 Netflix 봤어?", True),  # two Korean words of three
+        ("2023년 5월에 뭐 했어?", True),  # numbers do not count
+        ("Did Jihoon watch 기생충?", False),
+        ("What did 수빈 do in May 2023?", False),
+        ("AI가 뭐야", True),  # "AI가" is a Latin word, "뭐야" a Korean one: half
+        ("", False),
+        ("2023 ?!", False),
+    ],
+)
+def test_a_text_is_korean_when_at_least_half_of_its_words_are(text: str, korean: bool) -> None:
+    assert mostly_korean(text) is korean

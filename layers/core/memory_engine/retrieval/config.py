@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from memory_engine.retrieval.fusion import FusionWeights
+from memory_engine.retrieval.text import mostly_korean
 
 # The measured default (bench/locomo/tune.py: chosen on the dev split, cross-validated by leaving
 # each conversation out; docs/retrieval.md): the dense share of a turn's score, the date bonus, the
@@ -29,6 +30,18 @@ class RetrievalConfig:
     # Append the turn's date ("8 May 2023") to the text BM25 sees, for "what did X do in May?".
     dates_in_text: bool = True
     weights: FusionWeights = field(default_factory=lambda: DEFAULT_WEIGHTS)
+    # How much of the lexical terms a Korean question keeps (FusionWeights.with_lexical_share).
+    # Measured on the project's Korean set (docs/korean.md): every share above 0 ranked worse in
+    # both of its conversations, while the same facts in English lose without BM25, and LoCoMo
+    # (English) chose its weights with it. Lexical candidates still join the pool either way.
+    korean_lexical_share: float = 0.0
     # Candidates per retriever (dense and lexical) asked of the index, per document kind.
     memory_candidates: int = 50
     turn_candidates: int = 200
+
+    def weights_for(self, query: str) -> FusionWeights:
+        """The fusion weights for one question: the default's, with the Korean lexical share when
+        most of its words are Korean."""
+        if mostly_korean(query):
+            return self.weights.with_lexical_share(self.korean_lexical_share)
+        return self.weights

@@ -20,7 +20,7 @@ are measured on LoCoMo (bench/locomo_retrieval.py, bench/locomo/tune.py).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 __all__ = ["FusionWeights", "MemoryEvidence", "RankedUnit", "TurnEvidence", "fuse", "rank"]
 
@@ -40,6 +40,15 @@ class FusionWeights:
     # Subtracted from a memory's score: it fills as many places as it has turns, so a raw buffered
     # turn as good as a memory's best turn comes first unless the memory's document also matches.
     memory_handicap: float = 0.8
+
+    def with_lexical_share(self, share: float) -> FusionWeights:
+        """These weights with both lexical terms (a turn's BM25 share, the memory document's BM25)
+        scaled by `share`: 0 ranks by the dense and date terms alone, 1 changes nothing."""
+        return replace(
+            self,
+            turn_dense=1 - (1 - self.turn_dense) * share,
+            memory_lexical=self.memory_lexical * share,
+        )
 
 
 @dataclass(frozen=True)

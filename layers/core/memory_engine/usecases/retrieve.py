@@ -44,7 +44,8 @@ def run(engine: Engine, tenant: str, request: RetrieveRequest) -> RetrieveRespon
     and those dialogs themselves are left out.
     """
     evidence = gather(engine, tenant, request)
-    ranked = rank(evidence.memories, evidence.turns, engine.retrieval.weights, evidence.memory_ids)
+    weights = engine.retrieval.weights_for(request.user_input.query)
+    ranked = rank(evidence.memories, evidence.turns, weights, evidence.memory_ids)
     options = request.options
     limit = min(options.limit, engine.settings.retrieve_max_limit)
     hits = list(_first_hits(engine, tenant, ranked, evidence, request.excluded_dialogs(), limit))
