@@ -37,7 +37,6 @@ _HANGUL = "\uac00-\ud7a3\u1100-\u11ff\u3131-\u318e"
 # "Caroline's"), with the Hangul run glued to its end if any ("AI가", "2023년에").
 _WORD = re.compile(rf"([{_HANGUL}]+)|([^\W_{_HANGUL}]+(?:['’][^\W_{_HANGUL}]+)*)([{_HANGUL}]+)?")
 _POSSESSIVE = re.compile(r"['’]s$")
-_HANGUL_RUN = re.compile(rf"[{_HANGUL}]+")
 
 # Trailing particles (josa), longest first so the shortest stem comes last. Stripping only ever adds
 # a token (the surface word is kept), so a false strip costs a little noise, never a lost match.
@@ -54,9 +53,10 @@ _JOSA_SET = frozenset(_JOSA)
 def mostly_korean(text: str) -> bool:
     """Whether at least half of the words of `text` are Hangul ("지훈이 Netflix 봤어?" is;
     "Did Jihoon watch 기생충?" is not). Numbers do not count; "AI가" counts as a Latin word."""
-    words = [hangul or word for hangul, word, _ in _WORD.findall(unicodedata.normalize("NFKC", text))]
-    words = [word for word in words if not word.isdigit()]
-    return bool(words) and 2 * sum(1 for word in words if _HANGUL_RUN.fullmatch(word)) >= len(words)
+    found = _WORD.findall(unicodedata.normalize("NFKC", text))
+    korean = sum(1 for hangul, _, _ in found if hangul)
+    other = sum(1 for _, word, _ in found if word and not word.isdigit())
+    return korean > 0 and korean >= other
 
 
 def tokenize(text: str) -> list[str]:
