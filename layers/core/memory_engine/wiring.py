@@ -9,6 +9,7 @@ configuration picks the adapter that needs them, so a handler's cold start pays 
 
 from __future__ import annotations
 
+import dataclasses
 from functools import lru_cache
 from pathlib import Path
 from threading import Lock
@@ -251,14 +252,25 @@ def local_worker(built: Engine | None = None, sweep: bool = True) -> LocalWorker
     source = job_source(target)
     settings = target.settings
     policy = jobs.RetryPolicy.of(settings)
+    working = worker_engine(target)
     return LocalWorker(
         source,
-        lambda message: jobs.attempt(target, source, message, policy),
+        lambda message: jobs.attempt(working, source, message, policy),
         settings.worker_poll_seconds,
         settings.worker_visibility_seconds,
         sweep=(lambda: sweeping.run(target)) if sweep else None,
         sweep_seconds=settings.worker_sweep_seconds,
+        nice=settings.worker_nice,
     )
+
+
+def worker_engine(target: Engine) -> Engine:
+    """The engine the local worker runs jobs with: the same store, queue, index and caches, and an
+    in-process embedder's own copy of the model where it has one (`clone`), so that extraction's
+    batches never queue on the threads that embed the requests' queries (the worker's copy loads
+    on its first job, in the worker's lower-priority thread; one more model in memory, ~90 MB)."""
+    clone = getattr(target.embedder, "clone", None)
+    return dataclasses.replace(target, embedder=clone()) if callable(clone) else target
 
 
 def job_source(built: Engine | None = None) -> JobSource:

@@ -62,6 +62,11 @@ class E5Embedder:
                 self.load_seconds = time.perf_counter() - started
             return self._model
 
+    def clone(self) -> E5Embedder:
+        """The same model, loaded apart on first use (the weights are a shared memory map): the
+        local worker embeds through its own, whose OpenMP threads run at its lower priority."""
+        return E5Embedder(self._batch_size, self._threads)
+
     @property
     def dimension(self) -> int:
         return int(self._loaded().dim)

@@ -99,6 +99,14 @@ class OnnxE5Embedder:
                 ) from error
         return folder
 
+    def clone(self) -> OnnxE5Embedder:
+        """The same model in a session of its own, loaded on its first use by the thread that uses
+        it: the local worker embeds in its own session, whose threads run at its lower priority,
+        instead of queueing its batches on the threads that embed the requests' queries."""
+        return OnnxE5Embedder(
+            self._onnx_dir, self._source, self._batch_size, self._threads, self._batch_tokens, self._precision
+        )
+
     @property
     def precision(self) -> Precision:
         return self._precision

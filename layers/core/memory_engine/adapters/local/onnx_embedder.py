@@ -90,6 +90,12 @@ class OnnxMiniLmEmbedder:
                 self.load_seconds = time.perf_counter() - started
             return self._state
 
+    def clone(self) -> OnnxMiniLmEmbedder:
+        """The same model in a session of its own, loaded on first use (see OnnxE5Embedder.clone)."""
+        return OnnxMiniLmEmbedder(
+            self._onnx_dir, self._model_dir, self._batch_size, self._threads, self._batch_tokens
+        )
+
     def _folder(self) -> Path:
         folder = self._onnx_dir
         if folder is not None and (folder / MANIFEST).is_file():
