@@ -169,6 +169,22 @@ def test_several_memories_read_back_at_once_by_id_missing_ones_left_out(store: S
     assert store.get_memories(TENANT, []) == {}
 
 
+def test_memories_read_without_vectors_are_whole_but_for_their_vectors(store: Store) -> None:
+    # Given a saved memory with its own vector and one per turn
+    append_turns(store, make_session(), "d1", "d2")
+    memory = make_memory("d1", "d2").model_copy(update={"turn_embeddings": [[0.5, 0.25, -1.0, 0.0]] * 2})
+    store.save_memory(memory)
+
+    # When read for retrieve, without vectors
+    found = store.get_memories(TENANT, [memory.memory_id], vectors=False)
+
+    # Then every other field is as stored, and both vector fields are empty
+    assert found == {memory.memory_id: memory.model_copy(update={"embedding": [], "turn_embeddings": []})}
+    assert store.get_memories(TENANT, [memory.memory_id])[memory.memory_id].turn_embeddings == (
+        memory.turn_embeddings
+    )
+
+
 def test_a_memorys_turn_vectors_read_back_in_source_order(store: Store) -> None:
     # Given a memory over two turns with one vector per turn
     append_turns(store, make_session(), "d1", "d2")

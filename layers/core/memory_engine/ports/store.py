@@ -104,9 +104,13 @@ class Store(Protocol):
 
     def get_memory(self, tenant: str, memory_id: str) -> Memory | None: ...
 
-    def get_memories(self, tenant: str, memory_ids: Sequence[str]) -> dict[str, Memory]:
+    def get_memories(
+        self, tenant: str, memory_ids: Sequence[str], *, vectors: bool = True
+    ) -> dict[str, Memory]:
         """The memories that exist among `memory_ids`, by id, read in one round trip where the
-        backend allows (retrieve shapes its top hits with it)."""
+        backend allows (retrieve shapes its top hits with it). `vectors=False` leaves each
+        memory's `embedding` and `turn_embeddings` empty: retrieve never reads them, and decoding
+        3,456 floats per memory was a tenth of a retrieve's time."""
         ...
 
     def list_memories(self, tenant: str, session_uuid: str) -> list[Memory]: ...

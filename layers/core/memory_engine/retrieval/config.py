@@ -35,9 +35,12 @@ class RetrievalConfig:
     # both of its conversations, while the same facts in English lose without BM25, and LoCoMo
     # (English) chose its weights with it. Lexical candidates still join the pool either way.
     korean_lexical_share: float = 0.0
-    # Candidates per retriever (dense and lexical) asked of the index, per document kind.
+    # Candidates per retriever (dense and lexical) asked of the index, per document kind. Turns:
+    # 100 ranks LoCoMo dev as 200 did (R@10 0.7240 against 0.7249, R@5 0.6110 against 0.6083,
+    # replayed over the same candidates; the Korean set identical), for fewer hits to build and
+    # fuse at every size (docs/performance.md).
     memory_candidates: int = 50
-    turn_candidates: int = 200
+    turn_candidates: int = 100
 
     def weights_for(self, query: str) -> FusionWeights:
         """The fusion weights for one question: the default's, with the Korean lexical share when

@@ -122,7 +122,7 @@ def _first_hits(
             later = islice(ranked, position, None)
             unread = (u.key for u in later if u.key not in turns and u.key not in asked)
             window = list(islice(unread, limit - given))
-            read.update(engine.store.get_memories(tenant, window))
+            read.update(engine.store.get_memories(tenant, window, vectors=False))
             asked.update(window)
         memory = read.get(unit.key)
         # Deleted since it was indexed, or the caller already has all of it (a fact has no dialogs).

@@ -29,8 +29,9 @@ def turns(table: DynamoTable, found: Iterable[Item]) -> list[Turn]:
     return with_parts(table, list(found), items.turn_from)
 
 
-def memories(table: DynamoTable, found: Iterable[Item]) -> list[Memory]:
-    return with_parts(table, list(found), items.memory_from)
+def memories(table: DynamoTable, found: Iterable[Item], vectors: bool = True) -> list[Memory]:
+    decode = items.memory_from if vectors else items.memory_without_vectors_from
+    return with_parts(table, list(found), decode)
 
 
 def turn_items(table: DynamoTable, tenant: str, session_uuid: str, dialog_uuids: Iterable[str]) -> list[Item]:

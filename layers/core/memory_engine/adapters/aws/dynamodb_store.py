@@ -256,9 +256,17 @@ class DynamoDbStore:
         item = self.table.get(keys.memory_pk(tenant, memory_id), keys.MEMORY_SK)
         return None if item is None else reads.memories(self.table, [item])[0]
 
-    def get_memories(self, tenant: str, memory_ids: Sequence[str]) -> dict[str, Memory]:
+    def get_memories(
+        self, tenant: str, memory_ids: Sequence[str], *, vectors: bool = True
+    ) -> dict[str, Memory]:
         wanted = list(dict.fromkeys(memory_ids))
-        found = reads.memories(self.table, reads.memory_items(self.table, tenant, wanted)) if wanted else []
+        # Without vectors the items still carry them (one BatchGetItem either way); they are
+        # just not decoded.
+        found = (
+            reads.memories(self.table, reads.memory_items(self.table, tenant, wanted), vectors=vectors)
+            if wanted
+            else []
+        )
         return {memory.memory_id: memory for memory in found}
 
     def list_memories(self, tenant: str, session_uuid: str) -> list[Memory]:

@@ -182,6 +182,13 @@ def turn_from_row(row: sqlite3.Row) -> Turn:
     return Turn.model_validate({**values, "embedding": None if packed is None else unpack_vector(packed)})
 
 
+# A memory row with its vectors read as empty blobs (memory_from_row gives empty lists).
+MEMORY_COLUMNS_WITHOUT_VECTORS = (
+    "tenant, memory_id, session_uuid, parent_session_uuid, fields, source_dialog_uuids, first_seq,"
+    " last_seq, x'' AS embedding, x'' AS turn_embeddings, source_text, created_at, metadata, scope"
+)
+
+
 def memory_from_row(row: sqlite3.Row) -> Memory:
     sources = json.loads(row["source_dialog_uuids"])
     return Memory(

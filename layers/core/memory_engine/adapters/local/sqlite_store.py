@@ -10,6 +10,7 @@ from typing import Any
 
 from memory_engine.adapters.local.sqlite_db import SqliteDatabase, pack_vector
 from memory_engine.adapters.local.sqlite_rows import (
+    MEMORY_COLUMNS_WITHOUT_VECTORS,
     STORE_SCHEMA,
     insert_memories,
     insert_session,
@@ -163,15 +164,19 @@ class SqliteStore:
             row = _memory_row(conn, tenant, memory_id)
         return None if row is None else memory_from_row(row)
 
-    def get_memories(self, tenant: str, memory_ids: Sequence[str]) -> dict[str, Memory]:
+    def get_memories(
+        self, tenant: str, memory_ids: Sequence[str], *, vectors: bool = True
+    ) -> dict[str, Memory]:
         wanted = list(dict.fromkeys(memory_ids))
         found: dict[str, Memory] = {}
+        columns = "*" if vectors else MEMORY_COLUMNS_WITHOUT_VECTORS
         with self._db.read() as conn:
             for start in range(0, len(wanted), _IN_CHUNK):
                 chunk = wanted[start : start + _IN_CHUNK]
                 marks = ", ".join("?" * len(chunk))  # placeholders only: the ids are bound
                 rows = conn.execute(
-                    f"SELECT * FROM memories WHERE tenant = ? AND memory_id IN ({marks})", (tenant, *chunk)
+                    f"SELECT {columns} FROM memories WHERE tenant = ? AND memory_id IN ({marks})",
+                    (tenant, *chunk),
                 ).fetchall()
                 found.update((memory.memory_id, memory) for memory in map(memory_from_row, rows))
         return found
