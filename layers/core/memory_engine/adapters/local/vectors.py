@@ -28,19 +28,21 @@ _BLAS_MIN_CELLS = 1 << 24
 
 class GraphParams:
     """HNSW settings: M links per node, ef_construction at insert, and the search beam as
-    max(ef_search, ef_factor * k), so the 100 turn candidates look at 400 nodes and the 50
+    max(ef_search, ef_factor * k), so the 100 turn candidates look at 500 nodes and the 50
     memory candidates at 300.
 
     The beam is chosen by `bench.retrieve_latency`'s recall against the exact scan: at 50k
     memories (a 50k-document memory shard, 400k turn documents) a beam of 100 for the 50 memory
-    candidates found 0.953 of the exact top 10 and 300 found 0.996; for the turn candidates 300
-    found 0.981, 400 0.991 (and at 1M documents 350 0.977, 400 0.981). A wider beam costs ~1-3 ms
-    CPU per search there, far below an exact scan; it is a query-time setting, so graphs already
-    on disk keep working."""
+    candidates found 0.953 of the exact top 10 and 300 found 0.996. For the turn candidates at
+    100k memories (800k turn documents, 200 LoCoMo questions): 400 found 0.979, 500 0.988 (the
+    earlier 200 candidates with a beam of 400: 0.984). A wider beam costs ~1-3 ms CPU per search
+    there, far below an exact scan; it is a query-time setting, so graphs already on disk keep
+    working.
+    """
 
     __slots__ = ("ef_construction", "ef_factor", "ef_search", "m")
 
-    def __init__(self, m: int = 16, ef_construction: int = 64, ef_search: int = 300, ef_factor: float = 4.0):
+    def __init__(self, m: int = 16, ef_construction: int = 64, ef_search: int = 300, ef_factor: float = 5.0):
         self.m = m
         self.ef_construction = ef_construction
         self.ef_search = ef_search
