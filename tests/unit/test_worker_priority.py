@@ -131,3 +131,45 @@ def test_an_embedder_without_a_copy_is_shared_with_the_worker() -> None:
 
     # When the worker's engine is made, Then it is the engine itself
     assert wiring.worker_engine(engine) is engine
+
+
+@linux_only
+def test_the_worker_warms_its_model_in_its_own_thread_at_its_priority_before_any_job() -> None:
+    # Given a worker with a warm-up step and no job waiting
+    warmed_at: list[int] = []
+    warmed = threading.Event()
+
+    def warm() -> None:
+        warmed_at.append(own_nice())
+        warmed.set()
+
+    source = OneJob()
+    source.jobs = []
+    worker = LocalWorker(source, lambda message: "done", poll_seconds=0.01, nice=2, warm=warm)  # type: ignore[arg-type]
+
+    # When its thread starts
+    worker.start()
+    assert warmed.wait(5)
+    worker.stop()
+
+    # Then the warm-up ran once, 2 steps below this thread
+    assert warmed_at == [own_nice() + 2]
+
+
+def test_a_warm_up_that_fails_leaves_the_worker_running_its_jobs() -> None:
+    # Given a worker whose warm-up raises, and one job waiting
+    ran = threading.Event()
+
+    def broken() -> None:
+        raise RuntimeError("no model here")
+
+    def attempt(message: Any) -> str:
+        ran.set()
+        return "done"
+
+    worker = LocalWorker(OneJob(), attempt, poll_seconds=0.01, warm=broken)  # type: ignore[arg-type]
+
+    # When its thread starts, Then the job still runs
+    worker.start()
+    assert ran.wait(5)
+    worker.stop()

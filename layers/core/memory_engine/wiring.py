@@ -261,6 +261,7 @@ def local_worker(built: Engine | None = None, sweep: bool = True) -> LocalWorker
         sweep=(lambda: sweeping.run(target)) if sweep else None,
         sweep_seconds=settings.worker_sweep_seconds,
         nice=settings.worker_nice,
+        warm=(lambda: working.embedder.embed(["warm up"])) if working is not target else None,
     )
 
 
@@ -268,7 +269,7 @@ def worker_engine(target: Engine) -> Engine:
     """The engine the local worker runs jobs with: the same store, queue, index and caches, and an
     in-process embedder's own copy of the model where it has one (`clone`), so that extraction's
     batches never queue on the threads that embed the requests' queries (the worker's copy loads
-    on its first job, in the worker's lower-priority thread; one more model in memory, ~90 MB)."""
+    when the worker thread starts, at its lower priority; one more model in memory, ~90 MB)."""
     clone = getattr(target.embedder, "clone", None)
     return dataclasses.replace(target, embedder=clone()) if callable(clone) else target
 

@@ -35,6 +35,7 @@ class LocalWorker:
         sweep_seconds: float = 300.0,
         clock: Callable[[], float] = time.monotonic,
         nice: int = 0,
+        warm: Callable[[], object] | None = None,
     ) -> None:
         self._queue = queue
         self._attempt = attempt
@@ -44,6 +45,7 @@ class LocalWorker:
         self._sweep_seconds = sweep_seconds
         self._clock = clock
         self._nice = nice
+        self._warm = warm
         self._next_sweep = 0.0  # at once: a restart finds the buffers a dead job left behind
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -92,6 +94,13 @@ class LocalWorker:
 
     def _run(self) -> None:
         lower_priority(self._nice)
+        if self._warm is not None:
+            # Loaded here, not on the first job: that job's memories are not late by a model load,
+            # and the threads the model starts are this thread's, at its priority.
+            try:
+                self._warm()
+            except Exception as error:  # the first job will load it (and report what is wrong)
+                log.warning("could not warm the worker's model", extra=error_details(error))
         while not self._stop.is_set():
             try:
                 self.sweep_if_due()
