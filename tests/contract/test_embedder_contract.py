@@ -163,3 +163,14 @@ def test_a_clone_is_a_separate_copy_that_gives_the_same_vectors(cloneable: Embed
     query = cloneable.embed(["where was Mochi born?"], "query")[0]
     cloned_query = copy.embed(["where was Mochi born?"], "query")[0]
     assert math.isclose(sum(a * b for a, b in zip(query, cloned_query, strict=True)), 1.0, abs_tol=1e-5)
+
+
+def test_an_e5_onnx_clone_shares_the_tokenizer_but_runs_a_session_of_its_own(e5_onnx: OnnxE5Embedder) -> None:
+    # Given the e5 ONNX embedder, loaded, and its clone, loaded
+    e5_onnx.embed(["warm"])
+    copy = e5_onnx.clone()
+    copy.embed(["warm"])
+
+    # Then the ~300 MB tokenizer exists once, while each has its own inference session
+    assert copy._loaded().tokenizer is e5_onnx._loaded().tokenizer
+    assert copy._loaded().session is not e5_onnx._loaded().session

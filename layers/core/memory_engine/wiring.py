@@ -269,7 +269,8 @@ def worker_engine(target: Engine) -> Engine:
     """The engine the local worker runs jobs with: the same store, queue, index and caches, and an
     in-process embedder's own copy of the model where it has one (`clone`), so that extraction's
     batches never queue on the threads that embed the requests' queries (the worker's copy loads
-    when the worker thread starts, at its lower priority; one more model in memory, ~90 MB)."""
+    when the worker thread starts, at its lower priority: one more ONNX Runtime session in
+    memory, the tokenizer shared, ~160 MB)."""
     clone = getattr(target.embedder, "clone", None)
     return dataclasses.replace(target, embedder=clone()) if callable(clone) else target
 

@@ -46,10 +46,24 @@ class _Loaded:
             raise Unavailable(
                 "The e5 ONNX embedder needs onnxruntime: pip install 'memory-engine[local]'."
             ) from error
-        self.model = E5File(source)
-        self.tokenizer = E5Tokenizer(self.model)
+        self.model, self.tokenizer = _tokenizer(source)
         self.dimension = self.model.hidden
         self.window = self.model.max_positions - 2
+
+
+_TOKENIZERS: dict[Path, tuple[E5File, E5Tokenizer]] = {}
+_TOKENIZERS_LOCK = Lock()
+
+
+def _tokenizer(source: Path) -> tuple[E5File, E5Tokenizer]:
+    """The file's word table and tokenizer, built once per process: the tokenizer holds the 250k
+    pieces as Python strings (~300 MB), and a clone (the local worker's) needs only a session of
+    its own; both read it, which it allows."""
+    with _TOKENIZERS_LOCK:
+        if source not in _TOKENIZERS:
+            model = E5File(source)
+            _TOKENIZERS[source] = (model, E5Tokenizer(model))
+        return _TOKENIZERS[source]
 
 
 class OnnxE5Embedder:
@@ -100,9 +114,10 @@ class OnnxE5Embedder:
         return folder
 
     def clone(self) -> OnnxE5Embedder:
-        """The same model in a session of its own, loaded on its first use by the thread that uses
-        it: the local worker embeds in its own session, whose threads run at its lower priority,
-        instead of queueing its batches on the threads that embed the requests' queries."""
+        """The same model in a session of its own (the tokenizer is shared), loaded on its first
+        use by the thread that uses it: the local worker embeds in its own session, whose threads
+        run at its lower priority, instead of queueing its batches on the threads that embed the
+        requests' queries."""
         return OnnxE5Embedder(
             self._onnx_dir, self._source, self._batch_size, self._threads, self._batch_tokens, self._precision
         )
