@@ -265,12 +265,12 @@ def memory_from(item: Mapping[str, Any], parts: Sequence[Mapping[str, Any]] = ()
     )
 
 
+_VECTORS = frozenset({"embedding", "turn_embeddings"})
+
+
 def memory_without_vectors_from(item: Mapping[str, Any], parts: Sequence[Mapping[str, Any]] = ()) -> Memory:
     """`memory_from` with `embedding` and `turn_embeddings` left empty (not decoded)."""
     return memory_from({key: value for key, value in item.items() if key not in _VECTORS}, parts)
-
-
-_VECTORS = frozenset({"embedding", "turn_embeddings"})
 
 
 def memref_item(memory: Memory) -> Item:
