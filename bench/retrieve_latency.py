@@ -152,7 +152,7 @@ def recall_at_10(found: list[list[str]], truth: list[list[str]]) -> float:
     return sum(len(set(f) & set(t)) / max(1, len(t)) for f, t in zip(found, truth, strict=True)) / len(truth)
 
 
-def model_ms(queries: list[str]) -> dict[str, float]:
+def model_ms(queries: list[str]) -> dict[str, Any]:
     """The real query embedding (the engine's default embedder, as `wiring` builds it from the
     environment: multilingual-e5-small on ONNX Runtime unless configured), per call, same queries."""
     from memory_engine.wiring import build_embedder

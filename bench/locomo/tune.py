@@ -5,7 +5,7 @@
 Ingests the conversations through the engine once, as the harness does by default (no client
 flag; the engine closes each session when the next one starts), gathers each question's evidence
 once through `retrieve.gather` (the real path up to fusion), then replays `fusion.rank` over a
-small grid of the five weights and scores each point the way the harness does (a memory stands
+small grid of the six weights and scores each point the way the harness does (a memory stands
 for its matched turns best first, then its other turns). The objective is the mean of Recall@5,
 Recall@10 and NDCG@10 over categories 1–4.
 
@@ -44,13 +44,14 @@ CACHE = Path(__file__).resolve().parents[1] / ".cache"
 GRID = {
     "turn_dense": (0.8, 0.9, 0.95),
     "turn_date": (0.1, 0.3),
+    "turn_speaker": (0.0, 0.05, 0.1),
     "memory_lexical": (0.0, 0.25, 0.5),
     "memory_dense": (0.0, 0.25, 0.5),
     "memory_handicap": (0.0, 0.25, 0.5),
 }
 NOISE = 0.003  # objective differences smaller than this are ties (about 3 of 883 questions)
 # Tie-break: smaller is simpler for these, in this order; then the larger dense share.
-SIMPLER = ("memory_dense", "turn_date", "memory_lexical", "memory_handicap")
+SIMPLER = ("memory_dense", "turn_speaker", "turn_date", "memory_lexical", "memory_handicap")
 
 
 @dataclass

@@ -37,6 +37,10 @@ VARIANTS: tuple[Variant, ...] = (
     Variant(
         "− date match (question's dates vs the turn's)", replace(DEFAULT, weights=replace(_W, turn_date=0.0))
     ),
+    Variant(
+        "− speaker match (the question names the turn's speaker)",
+        replace(DEFAULT, weights=replace(_W, turn_speaker=0.0)),
+    ),
     Variant("− memory-document BM25", replace(DEFAULT, weights=replace(_W, memory_lexical=0.0))),
     Variant("turns scored by BM25 only", replace(DEFAULT, weights=replace(_W, turn_dense=0.0))),
     Variant("turns scored by the embedder only", replace(DEFAULT, weights=replace(_W, turn_dense=1.0))),

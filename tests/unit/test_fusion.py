@@ -102,3 +102,22 @@ def test_a_lexical_share_scales_both_lexical_weights_and_one_changes_nothing() -
     assert (half.turn_dense, half.memory_lexical) == (pytest.approx(0.9), pytest.approx(0.25))
     assert (half.memory_dense, half.memory_handicap, half.turn_date) == (0.25, 0.1, weights.turn_date)
     assert weights.with_lexical_share(1.0) == weights
+
+
+def test_a_turn_whose_speaker_the_query_names_gets_the_speaker_bonus() -> None:
+    # Given two memories whose best turns score alike, one said by the person the question names
+    turns = [TurnEvidence("m1", 0.80, 1.0, key="m1:0"), TurnEvidence("m2", 0.79, 1.0, key="m2:0", named=1.0)]
+    weights = FusionWeights(turn_dense=0.5, turn_speaker=0.05, memory_lexical=0.0, memory_handicap=0.0)
+
+    ranked = fuse([], turns, weights, {"m1", "m2"})
+
+    # Then the named speaker's memory comes first: 0.5 * 0.79 + 0.5 + 0.05 against 0.5 * 0.8 + 0.5
+    assert ranked == [("m2", pytest.approx(0.945)), ("m1", pytest.approx(0.9))]
+    assert [key for key, _ in fuse([], turns, PLAIN, {"m1", "m2"})] == ["m1", "m2"]
+
+
+def test_the_speaker_bonus_is_a_lexical_term_that_the_lexical_share_scales() -> None:
+    weights = FusionWeights(turn_speaker=0.05)
+
+    assert weights.with_lexical_share(0.0).turn_speaker == 0.0
+    assert weights.with_lexical_share(0.5).turn_speaker == pytest.approx(0.025)

@@ -113,3 +113,39 @@ def test_a_memory_cut_to_the_budget_keeps_whole_matched_turns(engine: Engine) ->
     assert cut.truncated
     assert cut.content == f"Ana: {FACT}"
     assert [e.dialog_uuid for e in cut.evidence] == ["d3"]
+
+
+def test_a_buffered_line_by_the_speaker_the_question_names_gets_the_speaker_part() -> None:
+    # Given two buffered lines, one by Ana that mentions Ben, one by Ben
+    engine = fake_engine()
+    lines = [("Ana", "Ben planted tulips in the garden"), ("Ben", "I planted tulips in the garden")]
+    for n, (speaker, text) in enumerate(lines):
+        request = ConsolidateRequest.model_validate(
+            {
+                "session_uuid": "s1",
+                "parent_session_uuid": "thread-1",
+                "new_dialog": {"uuid": f"d{n}", "query": text, "answer": ""},
+                "user_name": speaker,
+            }
+        )
+        consolidate.run(engine, TENANT, request)
+
+    # When the question names Ben
+    hits = ask(engine, "What did Ben plant in the garden?", limit=2, explain=True).data
+
+    # Then only Ben's own line carries the speaker part, and it comes first
+    parts = {hit.memory_id: hit.score_parts for hit in hits}
+    assert parts["d1"] is not None and parts["d1"]["speaker"] == pytest.approx(0.05)
+    assert parts["d0"] is not None and parts["d0"]["speaker"] == 0.0
+    assert hits[0].memory_id == "d1"
+
+
+def test_an_extracted_turn_by_the_speaker_the_question_names_gives_its_memory_the_speaker_part(
+    engine: Engine,
+) -> None:
+    named = ask(engine, "What does Ana's tortoise Sheldon love?", limit=1, explain=True).data[0]
+    unnamed = ask(engine, "What does the tortoise Sheldon love?", limit=1, explain=True).data[0]
+
+    assert named.kind == "memory" and named.score_parts is not None
+    assert named.score_parts["speaker"] == pytest.approx(0.05)
+    assert unnamed.score_parts is not None and unnamed.score_parts["speaker"] == 0.0

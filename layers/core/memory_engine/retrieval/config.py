@@ -8,10 +8,16 @@ from memory_engine.retrieval.fusion import FusionWeights
 from memory_engine.retrieval.text import mostly_korean
 
 # The measured default (bench/locomo/tune.py: chosen on the dev split, cross-validated by leaving
-# each conversation out; docs/retrieval.md): the dense share of a turn's score, the date bonus, the
-# memory document's BM25 and the handicap that offsets it against raw buffered turns.
+# each conversation out; docs/retrieval.md): the dense share of a turn's score, the date and speaker
+# bonuses, the memory document's BM25 and cosine, and the handicap that offsets it against raw
+# buffered turns.
 DEFAULT_WEIGHTS = FusionWeights(
-    turn_dense=0.95, turn_date=0.1, memory_lexical=0.25, memory_dense=0.25, memory_handicap=0.0
+    turn_dense=0.95,
+    turn_date=0.1,
+    turn_speaker=0.05,
+    memory_lexical=0.25,
+    memory_dense=0.25,
+    memory_handicap=0.0,
 )
 # The weights shipped before evidence-ordered hits (kept for the benchmark's comparison row).
 PREVIOUS_WEIGHTS = FusionWeights()
@@ -30,7 +36,8 @@ class RetrievalConfig:
     # Append the turn's date ("8 May 2023") to the text BM25 sees, for "what did X do in May?".
     dates_in_text: bool = True
     weights: FusionWeights = field(default_factory=lambda: DEFAULT_WEIGHTS)
-    # How much of the lexical terms a Korean question keeps (FusionWeights.with_lexical_share).
+    # How much of the lexical terms (BM25 and the speaker match) a Korean question keeps
+    # (FusionWeights.with_lexical_share).
     # Measured on the project's Korean set (docs/korean.md): every share above 0 ranked worse in
     # both of its conversations, while the same facts in English lose without BM25, and LoCoMo
     # (English) chose its weights with it. Lexical candidates still join the pool either way.

@@ -11,7 +11,8 @@ raw buffered turn. Evidence comes at two granularities:
 - memory evidence: the memory's own document (every extracted field plus the batch's dialogue),
   BM25 divided by the best among memory candidates, and the cosine of its summary vector.
 
-A turn said on a date the query names ("in May 2023") gets a bonus (retrieval.dates).
+A turn said on a date the query names ("in May 2023") gets a bonus (retrieval.dates), and so does a
+turn one of whose speakers the query names (retrieval.speakers).
 A memory scores as its best turn plus its own evidence, minus a handicap for standing for a whole
 batch where a raw turn stands for one; its matched turns, best first, are its evidence. Weights
 are measured on LoCoMo (bench/locomo_retrieval.py, bench/locomo/tune.py).
@@ -34,6 +35,8 @@ class FusionWeights:
     turn_dense: float = 0.8
     # plus this when the turn was said on a date the query names (half of it: same month, other day).
     turn_date: float = 0.3
+    # plus this when the query names one of the turn's speakers ("What did Caroline paint?").
+    turn_speaker: float = 0.0
     # Added to a memory's best turn: its own document's normalised BM25 and cosine.
     memory_lexical: float = 1.0
     memory_dense: float = 0.0
@@ -42,12 +45,14 @@ class FusionWeights:
     memory_handicap: float = 0.8
 
     def with_lexical_share(self, share: float) -> FusionWeights:
-        """These weights with both lexical terms (a turn's BM25 share, the memory document's BM25)
-        scaled by `share`: 0 ranks by the dense and date terms alone, 1 changes nothing."""
+        """These weights with the lexical terms (a turn's BM25 share, the memory document's BM25,
+        and the speaker match, a match of words too) scaled by `share`: 0 ranks by the dense and
+        date terms alone, 1 changes nothing."""
         return replace(
             self,
             turn_dense=1 - (1 - self.turn_dense) * share,
             memory_lexical=self.memory_lexical * share,
+            turn_speaker=self.turn_speaker * share,
         )
 
 
@@ -64,6 +69,7 @@ class TurnEvidence:
     lexical: float
     on_date: float = 0.0  # retrieval.dates.date_match of the turn's date and the query's dates
     key: str = ""
+    named: float = 0.0  # retrieval.speakers.SpeakerMatch: the query names one of the turn's speakers
 
 
 @dataclass(frozen=True)
@@ -105,16 +111,18 @@ def rank(
 
     `memory_ids` names which owners are memories (the others are buffered turns): a memory found
     only through its own document still ranks, with no turn part. A unit's `parts` are its best
-    turn's dense, lexical and date terms, and for a memory its document's terms and the handicap;
+    turn's dense, lexical, date and speaker terms, and for a memory its document's terms and the handicap;
     they add up to its score.
     """
     top_turn = max((turn.lexical for turn in turns), default=0.0) or 1.0
     top_memory = max((memory.lexical for memory in memories), default=0.0) or 1.0
     dense_w, lexical_w, date_w = weights.turn_dense, (1 - weights.turn_dense) / top_turn, weights.turn_date
+    speaker_w = weights.turn_speaker
     best: dict[str, tuple[float, TurnEvidence]] = {}
     scored: dict[str, list[tuple[str, float]]] = {}
     for turn in turns:
-        score = dense_w * turn.dense + lexical_w * turn.lexical + date_w * turn.on_date
+        score = dense_w * turn.dense + lexical_w * turn.lexical
+        score += date_w * turn.on_date + speaker_w * turn.named
         scored.setdefault(turn.owner, []).append((turn.key, score))
         found = best.get(turn.owner)
         if found is None or score > found[0]:
@@ -149,6 +157,7 @@ def _turn_parts(turn: TurnEvidence, weights: FusionWeights, top_turn: float) -> 
         "dense": weights.turn_dense * turn.dense,
         "lexical": (1 - weights.turn_dense) * turn.lexical / top_turn,
         "date": weights.turn_date * turn.on_date,
+        "speaker": weights.turn_speaker * turn.named,
     }
 
 

@@ -20,6 +20,7 @@ from memory_engine.retrieval.bm25 import bm25_scores
 from memory_engine.retrieval.dates import DateMention, date_match, named_dates, relative_dates
 from memory_engine.retrieval.fusion import MemoryEvidence, RankedUnit, TurnEvidence, rank
 from memory_engine.retrieval.packing import pack
+from memory_engine.retrieval.speakers import SpeakerMatch
 from memory_engine.retrieval.text import tokenize
 
 
@@ -72,8 +73,16 @@ def gather(engine: Engine, tenant: str, request: RetrieveRequest) -> Evidence:
     found = engine.index.search_kinds(tenant, threads, query, vector, wanted)
     memory_hits, turn_hits = found["memory"], found.get("turn", [])
     dates = named_dates(query) + relative_dates(query, engine.clock.now())
+    named = SpeakerMatch(query)
     turns = [
-        TurnEvidence(hit.memory_id, hit.dense, hit.lexical, date_match(hit.occurred_at, dates), hit.doc_id)
+        TurnEvidence(
+            hit.memory_id,
+            hit.dense,
+            hit.lexical,
+            date_match(hit.occurred_at, dates),
+            hit.doc_id,
+            named(hit.text),
+        )
         for hit in turn_hits
         if hit.memory_id
     ]
@@ -83,7 +92,7 @@ def gather(engine: Engine, tenant: str, request: RetrieveRequest) -> Evidence:
         for turn in engine.store.buffered_turns_in_threads(tenant, threads)
         if turn.dialog_uuid not in excluded
     }
-    turns.extend(_buffered_evidence(engine, buffered, query, vector, dates))
+    turns.extend(_buffered_evidence(engine, buffered, query, vector, dates, named))
     lines.update((key, (turn.text(), None)) for key, turn in buffered.items())
     return Evidence(
         memories=[MemoryEvidence(hit.doc_id, hit.dense, hit.lexical) for hit in memory_hits],
@@ -137,7 +146,12 @@ def _turn_key(turn: Turn) -> str:
 
 
 def _buffered_evidence(
-    engine: Engine, turns: dict[str, Turn], query: str, vector: list[float], dates: list[DateMention]
+    engine: Engine,
+    turns: dict[str, Turn],
+    query: str,
+    vector: list[float],
+    dates: list[DateMention],
+    named: SpeakerMatch,
 ) -> list[TurnEvidence]:
     """Buffered turns are not indexed yet: score them here, BM25 over the buffered set itself."""
     if not turns:
@@ -155,6 +169,7 @@ def _buffered_evidence(
             lexical.get(key, 0.0),
             date_match(turn.timestamp, dates),
             key,
+            named(turn.text()),
         )
         for key, turn in turns.items()
     ]
