@@ -89,3 +89,23 @@ def test_dense_hits_the_words_missed_need_no_second_request() -> None:
 
     # Then their BM25 scores came with the first and only request
     assert requests_to(cluster) == ["_msearch"]
+
+
+def test_turn_hits_from_opensearch_carry_the_speaker_match_as_local_ones_do() -> None:
+    # Given OpenSearch turn hits said by Ana and by Ben (their text comes back in `_source`)
+    memories = [{"doc_id": f"m{n}", "score": 1.0, "vector": [0.0] * 64} for n in (1, 2)]
+    turns = [
+        {"doc_id": "m1:0", "score": 1.0, "vector": [0.0] * 64, "turn_text": "Ana: I picked apples"},
+        {"doc_id": "m2:0", "score": 1.0, "vector": [0.0] * 64, "turn_text": "Ben: I picked apples"},
+    ]
+    answers = [hits(memories), hits(memories), hits(memories), hits(turns), hits(turns), hits(turns)]
+    engine = engine_on(StubCluster(msearch_answers=[answers]))
+    request = RetrieveRequest.model_validate(
+        {"parent_session_uuids": ["thread-1"], "user_input": {"query": "What did Ana pick?"}}
+    )
+
+    # When retrieve gathers its evidence
+    evidence = retrieve.gather(engine, TENANT, request)
+
+    # Then only Ana's line is marked as said by the person the question names
+    assert {turn.key: turn.named for turn in evidence.turns} == {"m1:0": 1.0, "m2:0": 0.0}
