@@ -19,7 +19,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results"
-SHARED_NOTE = "2 CPU cores shared with other work while measuring: absolute figures are noisy"
+SHARED_NOTE = "figures move with whatever else runs on the cores: the load average says how busy they were"
 
 
 def machine() -> dict[str, Any]:
