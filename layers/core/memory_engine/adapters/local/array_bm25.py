@@ -2,8 +2,10 @@
 
 The pure-Python `Bm25` walks postings one by one, which is fine for a few hundred buffered turns
 but costs ~80 ms when a query's terms have ~100k postings. Here each document holds an integer
-slot and each term its postings as two growable int32 arrays (slots, term frequencies), updated in
-place by writes, so a query is a handful of vector operations over the postings of its own terms.
+slot and each term its postings as growable int32 arrays (slots, term frequencies, document
+lengths), updated in place by writes, so a query is a handful of vector operations over the
+postings of its own terms; `top` reads the common terms' postings only where they can still
+matter (MaxScore), so its cost grows far slower than the shard.
 
 The local index keeps one `ArrayBm25` per (kind, thread) shard, so a query never touches another
 thread's postings, and shares one `Bm25Stats` between the shards of a kind: document frequencies,
@@ -21,12 +23,23 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     import numpy as np
     from numpy.typing import NDArray
+
+    _Norm = Callable[["_TermArrays", NDArray[np.intp] | None], NDArray[np.float64]]
 
 __all__ = ["ArrayBm25", "Bm25Stats"]
 
 _MIN_SLOTS = 64
+# Postings sampled for the lower bound on a query's k-th best score: enough that its k-th best
+# (k = 50 or 100) sits near the true one, few enough to partition in microseconds.
+_FLOOR_SAMPLE = 2048
+# Up to this many postings a query scores every one and picks the k best from the whole slot
+# array: below ~50k postings that costs less than MaxScore's bookkeeping (10k memories: ~11k
+# per query on the turn shard; 100k memories: ~114k).
+_DIRECT_POSTINGS = 50_000
 
 
 class Bm25Stats:
@@ -61,12 +74,18 @@ class Bm25Stats:
 class _TermArrays:
     """One term's postings in this shard; the order is arbitrary (removal swaps in the last).
 
-    Appends go to two Python lists first (a numpy scalar store costs ~20 us, a list append ~50
+    Each posting holds its slot, the term's frequency there and the document's length, so a
+    query normalises term frequencies reading the term's own arrays only: gathering 100k
+    postings' lengths from the shard's length column, by slot, cost as much as the rest of a
+    query's BM25 at 800k documents. `lens` is None until first needed where the postings were
+    loaded from a file (the lengths are derived from the length column then, once).
+
+    Appends go to Python lists first (a numpy scalar store costs ~20 us, a list append ~50
     ns: indexing 9 documents per memory would spend most of its time there) and join the arrays
     the next time a query or a removal needs them.
     """
 
-    __slots__ = ("new_slots", "new_tf", "size", "slots", "tf")
+    __slots__ = ("lens", "max_tf", "min_len", "new_lens", "new_slots", "new_tf", "size", "slots", "tf")
 
     def __init__(self) -> None:
         import numpy as np
@@ -74,15 +93,26 @@ class _TermArrays:
         self.size = 0
         self.slots: NDArray[np.int32] = np.zeros(0, dtype=np.int32)
         self.tf: NDArray[np.int32] = np.zeros(0, dtype=np.int32)
+        self.lens: NDArray[np.int32] | None = np.zeros(0, dtype=np.int32)
         self.new_slots: list[int] = []
         self.new_tf: list[int] = []
+        self.new_lens: list[int] = []
+        # The largest tf and the shortest document among the postings (None: not known yet),
+        # the term's best possible normalised frequency. A removal leaves them as they were:
+        # still bounds, if looser ones.
+        self.max_tf: int | None = 0
+        self.min_len: int | None = 1 << 30
 
     def __len__(self) -> int:
         return self.size + len(self.new_slots)
 
-    def append(self, slot: int, tf: int) -> None:
+    def append(self, slot: int, tf: int, length: int) -> None:
         self.new_slots.append(slot)
         self.new_tf.append(tf)
+        self.new_lens.append(length)
+        if self.max_tf is not None and self.min_len is not None:
+            self.max_tf = max(self.max_tf, tf)
+            self.min_len = min(self.min_len, length)
 
     def settle(self) -> None:
         """Move pending appends into the arrays (capacity doubles, so appends stay amortised O(1))."""
@@ -96,10 +126,34 @@ class _TermArrays:
             slots, tf = np.zeros(capacity, dtype=np.int32), np.zeros(capacity, dtype=np.int32)
             slots[:size], tf[:size] = self.slots[:size], self.tf[:size]
             self.slots, self.tf = slots, tf
+            if self.lens is not None:
+                lens = np.zeros(capacity, dtype=np.int32)
+                lens[:size] = self.lens[:size]
+                self.lens = lens
         self.slots[size : size + extra] = self.new_slots
         self.tf[size : size + extra] = self.new_tf
+        if self.lens is not None:
+            self.lens[size : size + extra] = self.new_lens
         self.size = size + extra
-        self.new_slots, self.new_tf = [], []
+        self.new_slots, self.new_tf, self.new_lens = [], [], []
+
+    def lengths(self, doc_len: NDArray[np.float64]) -> NDArray[np.int32]:
+        """The settled postings' document lengths (derived from the length column if unknown)."""
+        import numpy as np
+
+        if self.lens is None:
+            lens = np.zeros(len(self.slots), dtype=np.int32)
+            lens[: self.size] = doc_len[self.slots[: self.size]]
+            self.lens = lens
+        return self.lens[: self.size]
+
+    def best(self, doc_len: NDArray[np.float64]) -> tuple[int, int]:
+        """The largest tf and the shortest document length among the postings (or beyond)."""
+        if self.max_tf is None or self.min_len is None:
+            self.settle()
+            self.max_tf = int(self.tf[: self.size].max(initial=0))
+            self.min_len = int(self.lengths(doc_len).min(initial=1 << 30))
+        return self.max_tf, self.min_len
 
     def __getstate__(self) -> tuple[int, NDArray[np.int32], NDArray[np.int32]]:
         self.settle()
@@ -109,7 +163,9 @@ class _TermArrays:
         if isinstance(state, tuple) and len(state) == 2:  # the default form of a slots class
             state = tuple(state[1][name] for name in ("size", "slots", "tf"))
         self.size, self.slots, self.tf = state
-        self.new_slots, self.new_tf = [], []
+        self.lens = None
+        self.max_tf = self.min_len = None
+        self.new_slots, self.new_tf, self.new_lens = [], [], []
 
     def discard(self, slot: int) -> None:
         import numpy as np
@@ -119,6 +175,8 @@ class _TermArrays:
         last = self.size - 1
         self.slots[at] = self.slots[last]
         self.tf[at] = self.tf[last]
+        if self.lens is not None:
+            self.lens[at] = self.lens[last]
         self.size = last
 
 
@@ -161,13 +219,13 @@ class ArrayBm25:
         self.remove(doc_id)
         slot = self._take_slot(doc_id)
         counts = Counter(tokens)
+        length = sum(counts.values())
         for term, tf in counts.items():
             arrays = self._arrays.get(term)
             if arrays is None:
                 arrays = self._arrays[term] = _TermArrays()
-            arrays.append(slot, tf)
+            arrays.append(slot, tf, length)
         self._doc_terms[slot] = tuple(counts)
-        length = sum(counts.values())
         self._doc_len[slot] = length
         self._group[slot] = group
         self.stats.add(counts, length)
@@ -194,27 +252,13 @@ class ArrayBm25:
         others and for free slots. Collection statistics are the shared `stats`."""
         import numpy as np
 
-        capacity = len(self._ids)
-        out = np.zeros(capacity)
-        stats = self.stats
-        if not self._slot_of or stats.n_docs == 0:
-            return out
-        n_docs = stats.n_docs
-        avgdl = stats.total_len / n_docs or 1.0
-        base = self.k1 * (1.0 - self.b)
-        per_len = self.k1 * self.b / avgdl
-        for term, repeats in Counter(query_tokens).items():
-            arrays = self._arrays.get(term)
-            if arrays is None:
-                continue
-            arrays.settle()
-            df = stats.df[term]
-            slots, tf = arrays.slots[: arrays.size], arrays.tf[: arrays.size]
-            weight = repeats * math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
+        out = np.zeros(len(self._ids))
+        terms, norm = self._weighted(query_tokens)
+        for arrays, weight, _ in terms:
             # Slots are unique within a term, so a fancy-indexed += adds each posting once.
-            out[slots] += weight * tf / (tf + base + per_len * self._doc_len[slots])
+            out[arrays.slots[: arrays.size]] += weight * norm(arrays, None)
         if groups is not None:
-            labels = self._group[:capacity]
+            labels = self._group[: len(out)]
             inside = labels == groups[0] if len(groups) == 1 else np.isin(labels, np.asarray(groups))
             out[~inside] = 0.0
         return out
@@ -224,14 +268,124 @@ class ArrayBm25:
     ) -> tuple[NDArray[np.intp], NDArray[np.float64], NDArray[np.float64]]:
         """The k best slots for a query (documents holding a query term; every group), in no
         order, with their scores; and the scores of the slots `also` names (0 where a slot holds
-        no query term), read from the same array, so one pass over the postings answers both."""
+        no query term). Exact: the scores are `scores`' own, bit for bit.
+
+        MaxScore (Turtle and Flood, 1995), vectorised: a term adds at most its ceiling to a
+        document (its weight times its best normalised frequency), so once a lower bound on the
+        k-th best score exceeds the summed ceilings of the terms not read yet, a document holding
+        none of the terms read so far cannot be among the k best. Terms are read rarest first, in
+        full; the common ones left (most of the postings at 800k documents) are read only at the
+        candidates and the `also` slots, and the k best are looked for among the candidates,
+        never the whole slot array. The lower bound is the k-th best score so far in a sample of
+        one read term's postings (a term's slots are distinct, and a score so far never exceeds
+        the final one).
+        """
         import numpy as np
 
-        by_slot = self.scores(query_tokens)
-        slots = np.flatnonzero(by_slot > 0)
-        if len(slots) > k:
-            slots = slots[np.argpartition(-by_slot[slots], k - 1)[:k]]
-        return slots, by_slot[slots], by_slot[np.asarray(also, dtype=np.intp)]
+        terms, norm = self._weighted(query_tokens)
+        if sum(arrays.size for arrays, _, _ in terms) <= _DIRECT_POSTINGS:
+            out = np.zeros(len(self._ids))
+            for arrays, weight, _ in terms:
+                out[arrays.slots[: arrays.size]] += weight * norm(arrays, None)
+            best = _best(np.flatnonzero(out > 0), out, k)
+            return best, out[best], out[np.asarray(also, dtype=np.intp)]
+        found = self._maxscore(terms, norm, k, also, guess=True)
+        if found is None:
+            found = self._maxscore(terms, norm, k, also, guess=False)
+        assert found is not None  # without a guess the floor is a bound: no check to fail
+        return found
+
+    def _maxscore(
+        self,
+        terms: list[tuple[_TermArrays, float, float]],
+        norm: _Norm,
+        k: int,
+        also: Sequence[int],
+        guess: bool,
+    ) -> tuple[NDArray[np.intp], NDArray[np.float64], NDArray[np.float64]] | None:
+        """`top` with a floor that is a lower bound on the k-th best score by construction (the
+        k-th best of a sample of one term's documents), or, with `guess`, an estimate of the
+        k-th best of that term's documents (the k/step-th best of its 1-in-step sample): far
+        closer to the true k-th best at 800k documents, so far fewer candidates, but only a bound
+        if at least k documents reach it, which is checked at the end (None if not)."""
+        import numpy as np
+
+        out = np.zeros(len(self._ids))
+        asked = np.asarray(also, dtype=np.intp)
+        left = sum(ceiling for _, _, ceiling in terms)
+        floor = 0.0
+        read = 0
+        while read < len(terms) and left >= floor:
+            arrays, weight, ceiling = terms[read]
+            slots = arrays.slots[: arrays.size]
+            out[slots] += weight * norm(arrays, None)
+            left -= ceiling
+            read += 1
+            if len(slots) >= k:
+                step = max(1, len(slots) // _FLOOR_SAMPLE)
+                sample = out[slots[::step]]
+                rank = -(-k // step) if guess else k
+                if len(sample) >= rank:
+                    floor = max(floor, float(np.partition(sample, len(sample) - rank)[len(sample) - rank]))
+        if not read:
+            return np.zeros(0, dtype=np.intp), np.zeros(0), out[asked]
+        pieces = [arrays.slots[: arrays.size] for arrays, _, _ in terms[:read]]
+        found = pieces[0] if len(pieces) == 1 else np.concatenate(pieces)
+        if read < len(terms):  # the documents that may still reach the floor, and the asked ones
+            found = found[out[found] + left >= floor]
+            wanted = np.zeros(len(out), dtype=bool)
+            wanted[found] = True
+            wanted[asked] = True
+            for arrays, weight, _ in terms[read:]:
+                slots = arrays.slots[: arrays.size]
+                at = np.flatnonzero(wanted[slots])
+                out[slots[at]] += weight * norm(arrays, at)
+        if floor > 0.0:
+            found = found[out[found] >= floor]
+        if len(pieces) > 1:
+            found = np.unique(found)
+        if guess and floor > 0.0 and len(found) < k:
+            return None  # fewer than k reach the estimate: it was above the k-th best
+        best = _best(found, out, k)
+        return best, out[best], out[asked]
+
+    def _weighted(self, query_tokens: Iterable[str]) -> tuple[list[tuple[_TermArrays, float, float]], _Norm]:
+        """Per query term this shard holds, its postings, its weight (idf times its repeats in
+        the query) and the most it adds to a document's score (its weight times the normalised
+        frequency of its largest tf in its shortest document, a bound over the postings); heaviest
+        (rarest) first: the order both `scores` and `top` add them in, so their sums agree to the
+        bit. And the term-frequency normalisation of this query's statistics:
+        tf / (tf + k1 (1 - b) + k1 b dl / avgdl) for a term's settled postings, or for those at
+        the positions given."""
+        stats = self.stats
+        terms: list[tuple[_TermArrays, float, float]] = []
+        n_docs = stats.n_docs
+        avgdl = stats.total_len / n_docs if n_docs else 1.0
+        base = self.k1 * (1.0 - self.b)
+        per_len = self.k1 * self.b / (avgdl or 1.0)
+        doc_len = self._doc_len
+
+        def norm(arrays: _TermArrays, at: NDArray[np.intp] | None) -> NDArray[np.float64]:
+            tf, lens = arrays.tf[: arrays.size], arrays.lengths(doc_len)
+            if at is not None:
+                tf, lens = tf[at], lens[at]
+            return tf / (tf + base + per_len * lens)
+
+        if not self._slot_of or n_docs == 0:
+            return terms, norm
+        for term, repeats in Counter(query_tokens).items():
+            arrays = self._arrays.get(term)
+            if arrays is None:
+                continue
+            arrays.settle()
+            df = stats.df[term]
+            weight = repeats * math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
+            max_tf, min_len = arrays.best(doc_len)
+            # Nudged up so a sum of bounds never falls below a sum of scores by rounding.
+            ceiling = weight * max_tf / (max_tf + base + per_len * min_len) * (1 + 1e-9)
+            terms.append((arrays, weight, ceiling))
+        terms.sort(key=lambda term: -term[1])
+        return terms, norm
 
     def _terms_of(self, slot: int) -> tuple[str, ...]:
         """The distinct terms of a slot loaded from arrays and not added since. They are found in
@@ -300,12 +454,17 @@ class ArrayBm25:
             bm25._slot_of = dict(zip(ids, range(len(ids)), strict=True))
         ends = data["term_ends"].tolist()
         slots, tf = data["post_slots"], data["post_tf"]
+        # Every posting's document length in one gather (~0.1 s for 20M postings), so no query
+        # after a start pays it term by term.
+        lens = bm25._doc_len[slots].astype(np.int32)
         df = stats.df
         start = 0
         for term, end in zip(data["terms"], ends, strict=True):
             arrays = _TermArrays.__new__(_TermArrays)
             arrays.size, arrays.slots, arrays.tf = end - start, slots[start:end], tf[start:end]
-            arrays.new_slots, arrays.new_tf = [], []
+            arrays.lens = lens[start:end]
+            arrays.max_tf = arrays.min_len = None
+            arrays.new_slots, arrays.new_tf, arrays.new_lens = [], [], []
             bm25._arrays[term] = arrays
             df[term] = df.get(term, 0) + end - start
             start = end
@@ -328,3 +487,21 @@ class ArrayBm25:
                 self._group = np.concatenate([self._group, np.full(slot, -1, dtype=np.int32)])
         self._slot_of[doc_id] = slot
         return slot
+
+
+def _best(
+    slots: NDArray[np.int32] | NDArray[np.intp], scores: NDArray[np.float64], k: int
+) -> NDArray[np.intp]:
+    """The k best of `slots` by score; documents tied at the k-th score go in by slot, lowest
+    first, so the same k come back whatever order the slots came in (duplicated lines tie
+    often) and whichever way `top` found them."""
+    import numpy as np
+
+    best: NDArray[np.intp] = slots.astype(np.intp)
+    if len(best) <= k:
+        return best
+    score = scores[best]
+    kth = np.partition(score, len(score) - k)[len(score) - k]
+    above = best[score > kth]
+    tied = np.sort(best[score == kth])
+    return np.concatenate([above, tied[: k - len(above)]])

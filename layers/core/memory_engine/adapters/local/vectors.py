@@ -29,20 +29,22 @@ _BLAS_MIN_CELLS = 1 << 24
 class GraphParams:
     """HNSW settings: M links per node, ef_construction at insert, and the search beam as
     max(ef_search, ef_factor * k), so the 100 turn candidates look at 500 nodes and the 50
-    memory candidates at 300.
+    memory candidates at 250.
 
-    The beam is chosen by `bench.retrieve_latency`'s recall against the exact scan: at 50k
-    memories (a 50k-document memory shard, 400k turn documents) a beam of 100 for the 50 memory
-    candidates found 0.953 of the exact top 10 and 300 found 0.996. For the turn candidates at
-    100k memories (800k turn documents, 200 LoCoMo questions): 400 found 0.979, 500 0.988 (the
-    earlier 200 candidates with a beam of 400: 0.984). A wider beam costs ~1-3 ms CPU per search
-    there, far below an exact scan; it is a query-time setting, so graphs already on disk keep
-    working.
+    The beam is chosen by `bench.retrieve_latency`'s recall against the exact scan. Memory
+    candidates (k 50) at 111k memories: beam 200 found 0.975 of the exact top 10, 250 0.988, 300
+    0.990 (at 50k memories, 100 found 0.953). Turn candidates (k 100) at 111k memories (889k turn
+    documents): 400 found 0.980, 450 0.982, 500 0.985. A wider beam costs ~0.3 ms CPU per 50
+    nodes there, far below an exact scan; it is a query-time setting, so graphs already on disk
+    keep working. A graph built with ef_construction 160 instead of 64 reaches the same recall
+    at a beam of ~400 instead of 500 (800k turn documents: 0.986 at 400), 0.5 ms less per
+    search, for 1.8 times the insert cost (200k rows on both cores: 79 s instead of 43; 800k
+    rows: 8 minutes): not taken, as a later beam change needs no rebuild and this would.
     """
 
     __slots__ = ("ef_construction", "ef_factor", "ef_search", "m")
 
-    def __init__(self, m: int = 16, ef_construction: int = 64, ef_search: int = 300, ef_factor: float = 5.0):
+    def __init__(self, m: int = 16, ef_construction: int = 64, ef_search: int = 250, ef_factor: float = 5.0):
         self.m = m
         self.ef_construction = ef_construction
         self.ef_search = ef_search
