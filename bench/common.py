@@ -12,7 +12,7 @@ import os
 import platform
 import statistics
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -117,6 +117,24 @@ def locomo_path() -> Path | None:
     candidates = [Path(configured)] if configured else []
     candidates += [parent / "shared" / "data" / "locomo-dev.json" for parent in ROOT.parents]
     return next((path for path in candidates if path.is_file()), None)
+
+
+def locomo_questions(count: int, fallback: Callable[[int], str]) -> tuple[list[str], str]:
+    """The first `count` LoCoMo dev questions and the file they came from, or, without the data,
+    `count` synthetic ones (`fallback(i)`) and "synthetic", said loudly on stderr:
+    a checkout with no ../shared (a worktree elsewhere, a fresh clone) would otherwise time other
+    queries than its baseline did, and compare the two silently."""
+    path = locomo_path()
+    gold = path.with_name("locomo-dev-gold.jsonl") if path else None
+    if gold is None or not gold.is_file():
+        print(
+            "warning: no LoCoMo dev questions (../shared/data or MEMORY_ENGINE_BENCH_DATA): timing "
+            f"{count} synthetic queries, not comparable with runs on the LoCoMo ones",
+            file=sys.stderr,
+        )
+        return [fallback(i) for i in range(count)], "synthetic"
+    lines = [json.loads(line) for line in gold.read_text().splitlines() if line.strip()]
+    return [line["question"] for line in lines[:count]], str(gold)
 
 
 def locomo_turns(data: Path | None = None) -> Iterator[tuple[str, str, str]]:

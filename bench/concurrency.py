@@ -36,20 +36,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from bench.common import locomo_path, locomo_turns, median, percentile, print_table, save
+from bench.common import locomo_questions, locomo_turns, median, percentile, print_table, save
 
 KEY = "me_bench-concurrency-key-0123456789"
 SEEDED = "seeded-thread"
 TARGET_P95_MS = 50.0
-
-
-def questions() -> list[str]:
-    path = locomo_path()
-    gold = path.with_name("locomo-dev-gold.jsonl") if path else None
-    if gold is None or not gold.is_file():
-        return [f"what did they say about topic {i}" for i in range(200)]
-    lines = [json.loads(line) for line in gold.read_text().splitlines() if line.strip()]
-    return [line["question"] for line in lines[:200]]
 
 
 def seed_texts(count: int) -> list[str]:
@@ -218,7 +209,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
 
-    queries = questions()
+    queries, queries_from = locomo_questions(200, lambda i: f"what did they say about topic {i}")
     plan = phases(args.writers, args.rate, not args.no_busy_session)
     runs: dict[str, list[dict[str, Any]]] = {name: [] for name, *_ in plan}
     with tempfile.TemporaryDirectory() as tmp, local_server(Path(tmp), args.embedder) as (port, pending):
@@ -247,6 +238,7 @@ def main() -> None:
                 "seconds_per_phase": args.seconds,
                 "runs": args.runs,
                 "seed_turns": args.seed_turns,
+                "queries_from": queries_from,
                 "embedder": args.embedder or "the server's default",
                 "extractor": "builtin",
             },

@@ -26,7 +26,17 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from bench.common import RESULTS, kept, locomo_path, median, percentile, print_table, save, saved, stamped
+from bench.common import (
+    RESULTS,
+    kept,
+    locomo_questions,
+    median,
+    percentile,
+    print_table,
+    save,
+    saved,
+    stamped,
+)
 from bench.index_fixture import DATABASE, TENANT, THREAD, PrecomputedEmbedder, data_dir
 from memory_engine.adapters.local.index_files import PersistedIndex
 from memory_engine.adapters.local.memory_index import LocalSearchIndex
@@ -50,15 +60,9 @@ class _NoQueue:
         raise AssertionError("retrieve never queues")
 
 
-def questions(count: int) -> list[str]:
-    import json
-
-    path = locomo_path()
-    gold = path.with_name("locomo-dev-gold.jsonl") if path else None
-    if gold is None or not gold.is_file():
-        return [f"what did w{i} say about w{i + 7}" for i in range(count)]
-    lines = [json.loads(line) for line in gold.read_text().splitlines() if line.strip()]
-    return [line["question"] for line in lines[:count]]
+def _synthetic(i: int) -> str:
+    """A query for a checkout without the LoCoMo questions (fixture text: w0, w1, ...)."""
+    return f"what did w{i} say about w{i + 7}"
 
 
 def load(size: int) -> tuple[Engine, float]:
@@ -204,7 +208,7 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="keep the saved rows of other sizes")
     args = parser.parse_args()
 
-    queries = questions(args.queries)
+    queries, queries_from = locomo_questions(args.queries, _synthetic)
     rows: list[dict[str, Any]] = []
     recalls: list[dict[str, Any]] = []
     for size in args.sizes:
@@ -289,6 +293,7 @@ def main() -> None:
         "retrieve_latency",
         {
             "queries": len(queries),
+            "queries_from": queries_from,
             "runs": args.runs,
             "rows": rows,
             "recall": recalls,
