@@ -22,15 +22,20 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from memory_engine.adapters.local.bm25_postings import Bm25Stats, TermPostings
+
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     import numpy as np
     from numpy.typing import NDArray
 
-    _Norm = Callable[["_TermArrays", NDArray[np.intp] | None], NDArray[np.float64]]
+    _Norm = Callable[["TermPostings", NDArray[np.intp] | None], NDArray[np.float64]]
 
 __all__ = ["ArrayBm25", "Bm25Stats"]
+
+# Index folders of format 1 pickled the postings under this name (`bench/index_upgrade.py` reads them).
+_TermArrays = TermPostings
 
 _MIN_SLOTS = 64
 # Postings sampled for the lower bound on a query's k-th best score: enough that its k-th best
@@ -40,144 +45,6 @@ _FLOOR_SAMPLE = 2048
 # array: below ~50k postings that costs less than MaxScore's bookkeeping (10k memories: ~11k
 # per query on the turn shard; 100k memories: ~114k).
 _DIRECT_POSTINGS = 50_000
-
-
-class Bm25Stats:
-    """Collection statistics shared by every shard of one kind: N, total length, df per term."""
-
-    __slots__ = ("df", "n_docs", "total_len")
-
-    def __init__(self) -> None:
-        self.df: dict[str, int] = {}
-        self.n_docs = 0
-        self.total_len = 0
-
-    def add(self, terms: Iterable[str], length: int) -> None:
-        df = self.df
-        for term in terms:
-            df[term] = df.get(term, 0) + 1
-        self.n_docs += 1
-        self.total_len += length
-
-    def remove(self, terms: Iterable[str], length: int) -> None:
-        df = self.df
-        for term in terms:
-            left = df[term] - 1
-            if left:
-                df[term] = left
-            else:
-                del df[term]
-        self.n_docs -= 1
-        self.total_len -= length
-
-
-class _TermArrays:
-    """One term's postings in this shard; the order is arbitrary (removal swaps in the last).
-
-    Each posting holds its slot, the term's frequency there and the document's length, so a
-    query normalises term frequencies reading the term's own arrays only: gathering 100k
-    postings' lengths from the shard's length column, by slot, cost as much as the rest of a
-    query's BM25 at 800k documents. `lens` is None until first needed where the postings were
-    loaded from a file (the lengths are derived from the length column then, once).
-
-    Appends go to Python lists first (a numpy scalar store costs ~20 us, a list append ~50
-    ns: indexing 9 documents per memory would spend most of its time there) and join the arrays
-    the next time a query or a removal needs them.
-    """
-
-    __slots__ = ("lens", "max_tf", "min_len", "new_lens", "new_slots", "new_tf", "size", "slots", "tf")
-
-    def __init__(self) -> None:
-        import numpy as np
-
-        self.size = 0
-        self.slots: NDArray[np.int32] = np.zeros(0, dtype=np.int32)
-        self.tf: NDArray[np.int32] = np.zeros(0, dtype=np.int32)
-        self.lens: NDArray[np.int32] | None = np.zeros(0, dtype=np.int32)
-        self.new_slots: list[int] = []
-        self.new_tf: list[int] = []
-        self.new_lens: list[int] = []
-        # The largest tf and the shortest document among the postings (None: not known yet),
-        # the term's best possible normalised frequency. A removal leaves them as they were:
-        # still bounds, if looser ones.
-        self.max_tf: int | None = 0
-        self.min_len: int | None = 1 << 30
-
-    def __len__(self) -> int:
-        return self.size + len(self.new_slots)
-
-    def append(self, slot: int, tf: int, length: int) -> None:
-        self.new_slots.append(slot)
-        self.new_tf.append(tf)
-        self.new_lens.append(length)
-        if self.max_tf is not None and self.min_len is not None:
-            self.max_tf = max(self.max_tf, tf)
-            self.min_len = min(self.min_len, length)
-
-    def settle(self) -> None:
-        """Move pending appends into the arrays (capacity doubles, so appends stay amortised O(1))."""
-        if not self.new_slots:
-            return
-        import numpy as np
-
-        size, extra = self.size, len(self.new_slots)
-        if size + extra > len(self.slots):
-            capacity = max(4, 2 * (size + extra))
-            slots, tf = np.zeros(capacity, dtype=np.int32), np.zeros(capacity, dtype=np.int32)
-            slots[:size], tf[:size] = self.slots[:size], self.tf[:size]
-            self.slots, self.tf = slots, tf
-            if self.lens is not None:
-                lens = np.zeros(capacity, dtype=np.int32)
-                lens[:size] = self.lens[:size]
-                self.lens = lens
-        self.slots[size : size + extra] = self.new_slots
-        self.tf[size : size + extra] = self.new_tf
-        if self.lens is not None:
-            self.lens[size : size + extra] = self.new_lens
-        self.size = size + extra
-        self.new_slots, self.new_tf, self.new_lens = [], [], []
-
-    def lengths(self, doc_len: NDArray[np.float64]) -> NDArray[np.int32]:
-        """The settled postings' document lengths (derived from the length column if unknown)."""
-        import numpy as np
-
-        if self.lens is None:
-            lens = np.zeros(len(self.slots), dtype=np.int32)
-            lens[: self.size] = doc_len[self.slots[: self.size]]
-            self.lens = lens
-        return self.lens[: self.size]
-
-    def best(self, doc_len: NDArray[np.float64]) -> tuple[int, int]:
-        """The largest tf and the shortest document length among the postings (or beyond)."""
-        if self.max_tf is None or self.min_len is None:
-            self.settle()
-            self.max_tf = int(self.tf[: self.size].max(initial=0))
-            self.min_len = int(self.lengths(doc_len).min(initial=1 << 30))
-        return self.max_tf, self.min_len
-
-    def __getstate__(self) -> tuple[int, NDArray[np.int32], NDArray[np.int32]]:
-        self.settle()
-        return self.size, self.slots[: self.size].copy(), self.tf[: self.size].copy()
-
-    def __setstate__(self, state: Any) -> None:
-        if isinstance(state, tuple) and len(state) == 2:  # the default form of a slots class
-            state = tuple(state[1][name] for name in ("size", "slots", "tf"))
-        self.size, self.slots, self.tf = state
-        self.lens = None
-        self.max_tf = self.min_len = None
-        self.new_slots, self.new_tf, self.new_lens = [], [], []
-
-    def discard(self, slot: int) -> None:
-        import numpy as np
-
-        self.settle()
-        at = int(np.flatnonzero(self.slots[: self.size] == slot)[0])
-        last = self.size - 1
-        self.slots[at] = self.slots[last]
-        self.tf[at] = self.tf[last]
-        if self.lens is not None:
-            self.lens[at] = self.lens[last]
-        self.size = last
 
 
 class ArrayBm25:
@@ -195,7 +62,7 @@ class ArrayBm25:
         self._doc_len: NDArray[np.float64] = np.zeros(_MIN_SLOTS)
         self._group: NDArray[np.int32] = np.full(_MIN_SLOTS, -1, dtype=np.int32)  # -1: free slot
         self._doc_terms: dict[int, tuple[str, ...]] = {}
-        self._arrays: dict[str, _TermArrays] = {}
+        self._arrays: dict[str, TermPostings] = {}
         # Loaded from arrays: the terms of slots that were not added since, derived from the
         # postings on the first removal that needs them (see `_terms_of`).
         self._loaded = False
@@ -223,7 +90,7 @@ class ArrayBm25:
         for term, tf in counts.items():
             arrays = self._arrays.get(term)
             if arrays is None:
-                arrays = self._arrays[term] = _TermArrays()
+                arrays = self._arrays[term] = TermPostings()
             arrays.append(slot, tf, length)
         self._doc_terms[slot] = tuple(counts)
         self._doc_len[slot] = length
@@ -297,7 +164,7 @@ class ArrayBm25:
 
     def _maxscore(
         self,
-        terms: list[tuple[_TermArrays, float, float]],
+        terms: list[tuple[TermPostings, float, float]],
         norm: _Norm,
         k: int,
         also: Sequence[int],
@@ -349,7 +216,7 @@ class ArrayBm25:
         best = _best(found, out, k)
         return best, out[best], out[asked]
 
-    def _weighted(self, query_tokens: Iterable[str]) -> tuple[list[tuple[_TermArrays, float, float]], _Norm]:
+    def _weighted(self, query_tokens: Iterable[str]) -> tuple[list[tuple[TermPostings, float, float]], _Norm]:
         """Per query term this shard holds, its postings, its weight (idf times its repeats in
         the query) and the most it adds to a document's score (its weight times the normalised
         frequency of its largest tf in its shortest document, a bound over the postings); heaviest
@@ -358,14 +225,14 @@ class ArrayBm25:
         tf / (tf + k1 (1 - b) + k1 b dl / avgdl) for a term's settled postings, or for those at
         the positions given."""
         stats = self.stats
-        terms: list[tuple[_TermArrays, float, float]] = []
+        terms: list[tuple[TermPostings, float, float]] = []
         n_docs = stats.n_docs
         avgdl = stats.total_len / n_docs if n_docs else 1.0
         base = self.k1 * (1.0 - self.b)
         per_len = self.k1 * self.b / (avgdl or 1.0)
         doc_len = self._doc_len
 
-        def norm(arrays: _TermArrays, at: NDArray[np.intp] | None) -> NDArray[np.float64]:
+        def norm(arrays: TermPostings, at: NDArray[np.intp] | None) -> NDArray[np.float64]:
             tf, lens = arrays.tf[: arrays.size], arrays.lengths(doc_len)
             if at is not None:
                 tf, lens = tf[at], lens[at]
@@ -460,7 +327,7 @@ class ArrayBm25:
         df = stats.df
         start = 0
         for term, end in zip(data["terms"], ends, strict=True):
-            arrays = _TermArrays.__new__(_TermArrays)
+            arrays = TermPostings.__new__(TermPostings)
             arrays.size, arrays.slots, arrays.tf = end - start, slots[start:end], tf[start:end]
             arrays.lens = lens[start:end]
             arrays.max_tf = arrays.min_len = None
