@@ -143,9 +143,9 @@ class ArrayBm25:
         none of the terms read so far cannot be among the k best. Terms are read rarest first, in
         full; the common ones left (most of the postings at 800k documents) are read only at the
         candidates and the `also` slots, and the k best are looked for among the candidates,
-        never the whole slot array. The lower bound is the k-th best score so far in a sample of
-        one read term's postings (a term's slots are distinct, and a score so far never exceeds
-        the final one).
+        never the whole slot array. The lower bound is first an estimate, checked at the end,
+        then if need be a sure one (`_maxscore`). A query of at most `_DIRECT_POSTINGS` postings
+        skips all this: it scores every posting, which costs less there.
         """
         import numpy as np
 
