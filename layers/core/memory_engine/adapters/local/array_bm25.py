@@ -119,11 +119,7 @@ class ArrayBm25:
         others and for free slots. Collection statistics are the shared `stats`."""
         import numpy as np
 
-        out = np.zeros(len(self._ids))
-        terms, norm = self._weighted(query_tokens)
-        for arrays, weight, _ in terms:
-            # Slots are unique within a term, so a fancy-indexed += adds each posting once.
-            out[arrays.slots[: arrays.size]] += weight * norm(arrays, None)
+        out = self._every_posting(*self._weighted(query_tokens))
         if groups is not None:
             labels = self._group[: len(out)]
             inside = labels == groups[0] if len(groups) == 1 else np.isin(labels, np.asarray(groups))
@@ -151,9 +147,7 @@ class ArrayBm25:
 
         terms, norm = self._weighted(query_tokens)
         if sum(arrays.size for arrays, _, _ in terms) <= _DIRECT_POSTINGS:
-            out = np.zeros(len(self._ids))
-            for arrays, weight, _ in terms:
-                out[arrays.slots[: arrays.size]] += weight * norm(arrays, None)
+            out = self._every_posting(terms, norm)
             best = _best(np.flatnonzero(out > 0), out, k)
             return best, out[best], out[np.asarray(also, dtype=np.intp)]
         found = self._maxscore(terms, norm, k, also, guess=True)
@@ -161,6 +155,18 @@ class ArrayBm25:
             found = self._maxscore(terms, norm, k, also, guess=False)
         assert found is not None  # without a guess the floor is a bound: no check to fail
         return found
+
+    def _every_posting(
+        self, terms: list[tuple[TermPostings, float, float]], norm: _Norm
+    ) -> NDArray[np.float64]:
+        """The score array over every slot, every posting of every term added."""
+        import numpy as np
+
+        out = np.zeros(len(self._ids))
+        for arrays, weight, _ in terms:
+            # Slots are unique within a term, so a fancy-indexed += adds each posting once.
+            out[arrays.slots[: arrays.size]] += weight * norm(arrays, None)
+        return out
 
     def _maxscore(
         self,
