@@ -3,9 +3,9 @@
 A fixture is what `memory-engine serve` would find after a long life: a SQLite store with N
 memories in one memory thread (the worst case: every memory is a candidate) plus a live session
 with 12 buffered turns, and the persisted local index beside it (each memory's own document and
-one per source turn, as extraction indexes them: 9 documents per memory). Text is LoCoMo dev
-turns drawn at random; vectors are synthetic (`Latent`). Tenant `local`, so the local server's
-own API key finds them.
+one per source turn with its window vector, as extraction indexes them: 9 documents per memory).
+Text is LoCoMo dev turns drawn at random; vectors are synthetic (`Latent`). Tenant `local`, so
+the local server's own API key finds them.
 
 Building 100k memories inserts 900k vectors into an HNSW graph: minutes on two cores, so each
 size is built once under $MEMORY_ENGINE_BENCH_CACHE (default /tmp/memory-engine-bench) and reused
@@ -40,7 +40,9 @@ TENANT = "local"
 THREAD = "thread-0"
 DIM = 384
 BUFFERED_TURNS = 12
-VERSION = f"v1-f{FORMAT_VERSION}"
+# 2: turn documents carry window vectors, as extraction now writes them.
+FIXTURE = 2
+VERSION = f"v{FIXTURE}-f{FORMAT_VERSION}"
 DATABASE = "memory-engine.sqlite3"
 _CHUNK = 2000
 _CREATED = datetime(2026, 1, 1, tzinfo=UTC)
@@ -109,7 +111,7 @@ def data_dir(memories: int) -> Path:
     if (folder / "ready").exists():
         return folder
     started = time.perf_counter()
-    previous = cache_root() / f"v1-f{FORMAT_VERSION - 1}-{memories}"
+    previous = cache_root() / f"v{FIXTURE}-f{FORMAT_VERSION - 1}-{memories}"
     if FORMAT_VERSION == 2 and (previous / "ready").exists():  # same data, shards re-encoded
         from bench.index_upgrade import upgrade_from_format_1
 
@@ -165,10 +167,18 @@ def _grow(folder: Path, have: int, memories: int) -> None:
                 + 0.7 * rng.standard_normal(((stop - start) * 8, latent.rank)).astype(np.float32),
                 rng,
             )
+            windows = _windows(parts.reshape(stop - start, 8, DIM)).reshape(-1, DIM)
             text_rng = random.Random(start)
             made = [
                 _memory(i, turns, text_rng, own[i - start], parts[(i - start) * 8 : (i - start) * 8 + 8])
                 for i in range(start, stop)
+            ]
+            made = [
+                (
+                    memory.model_copy(update={"window_embeddings": windows[at * 8 : at * 8 + 8].tolist()}),
+                    sources,
+                )
+                for at, (memory, sources) in enumerate(made)
             ]
             with store._db.write() as conn:  # bulk path: a benchmark fixture, not an API
                 insert_memories(conn, [memory for memory, _ in made])
@@ -177,6 +187,17 @@ def _grow(folder: Path, have: int, memories: int) -> None:
     if not have:
         _live_session(store, turns)
     store.close()
+
+
+def _windows(turns: Any) -> Any:
+    """Per memory (rows of 8 turn vectors), each turn's window vector: the normalised sum of it
+    and its neighbours in the memory, as a window's embedding sits near its turns'."""
+    import numpy as np
+
+    summed = turns.copy()
+    summed[:, 1:] += turns[:, :-1]
+    summed[:, :-1] += turns[:, 1:]
+    return (summed / np.linalg.norm(summed, axis=2, keepdims=True)).astype(np.float32)
 
 
 def _live_session(store: SqliteStore, turns: list[str]) -> None:

@@ -43,6 +43,7 @@ def upgrade_from_format_1(directory: Path) -> None:
         bm25._loaded, bm25._derived = False, None  # attributes format 1 did not have
         shard = Shard.__new__(Shard)
         shard.vectors, shard.bm25, shard.meta, shard.loaded = vectors, bm25, data["meta"], None
+        shard.windows = None  # format 1 had no window vectors
         index.tenants.setdefault(tenant, TenantState(dim)).shards[key] = shard
         index.dirty.add((tenant, key))
     index.close()

@@ -5,15 +5,15 @@
 Ingests the conversations through the engine once, as the harness does by default (no client
 flag; the engine closes each session when the next one starts), gathers each question's evidence
 once through `retrieve.gather` (the real path up to fusion), then replays `fusion.rank` over a
-small grid of the six weights and scores each point the way the harness does (a memory stands
+small grid of the seven weights and scores each point the way the harness does (a memory stands
 for its matched turns best first, then its other turns). The objective is the mean of Recall@5,
 Recall@10 and NDCG@10 over categories 1–4.
 
 Cross-validation: for each of the conversations, the point that is best on the others is scored
 on it; the figure is the mean and spread of those held-out scores. The shipped default is the
 point best on all of dev, where points within NOISE of the best are ties and the simplest tie
-wins (no memory cosine, the smallest date bonus, memory BM25 and handicap, the largest dense
-share). Writes bench/results/locomo_tuning.json. `--cases FILE` keeps the gathered evidence
+wins (no window vector, no memory cosine, the smallest date bonus, memory BM25 and handicap, the
+largest dense share). Writes bench/results/locomo_tuning.json. `--cases FILE` keeps the gathered evidence
 (pickle) so the grid can be replayed without ingesting again.
 """
 
@@ -43,6 +43,7 @@ RESULTS = Path(__file__).resolve().parents[1] / "results" / "locomo_tuning.json"
 CACHE = Path(__file__).resolve().parents[1] / ".cache"
 GRID = {
     "turn_dense": (0.8, 0.9, 0.95),
+    "turn_window": (0.0, 0.25, 0.5),
     "turn_date": (0.1, 0.3),
     "turn_speaker": (0.0, 0.05, 0.1),
     "memory_lexical": (0.0, 0.25, 0.5),
@@ -51,7 +52,7 @@ GRID = {
 }
 NOISE = 0.003  # objective differences smaller than this are ties (about 3 of 883 questions)
 # Tie-break: smaller is simpler for these, in this order; then the larger dense share.
-SIMPLER = ("memory_dense", "turn_speaker", "turn_date", "memory_lexical", "memory_handicap")
+SIMPLER = ("turn_window", "memory_dense", "turn_speaker", "turn_date", "memory_lexical", "memory_handicap")
 
 
 @dataclass

@@ -49,6 +49,10 @@ VARIANTS: tuple[Variant, ...] = (
         replace(DEFAULT, korean_lexical_share=1.0),
     ),
     Variant(
+        "− window vectors (a turn's cosine alone, not mixed with its ±1 window's)",
+        replace(DEFAULT, weights=replace(_W, turn_window=0.0)),
+    ),
+    Variant(
         "− memory-document cosine (its summary vector)",
         replace(DEFAULT, weights=replace(_W, memory_dense=0.0)),
     ),

@@ -22,6 +22,7 @@ from typing import Any, cast
 
 import pytest
 
+from memory_engine.errors import InvalidInput
 from memory_engine.ports import IndexDocument, IndexHit, SearchIndex
 
 
@@ -441,3 +442,64 @@ def test_deleting_a_memory_deletes_its_turn_documents(index: SearchIndex, tenant
     # Then its turn documents are gone too, the other memory's stays
     hits = index.search(tenant, ["thread-1"], "apples apple", _axis(0), k=5, kind="turn")
     assert set(_by_id(hits)) == {"bicycle:0"}
+
+
+def test_a_turn_hit_carries_its_window_cosine_found_by_either_retriever(
+    index: SearchIndex, tenant: str
+) -> None:
+    # Given two turn documents with window vectors, and one without
+    window = _mix(_axis(0), _axis(3), 0.5)
+    index.upsert(
+        [
+            _turn_doc(tenant, "m1:0", "m1", "apples in the orchard", _axis(0)).model_copy(
+                update={"window_vector": window}
+            ),
+            _turn_doc(tenant, "m1:1", "m1", "the jazz concert", _axis(2)).model_copy(
+                update={"window_vector": _axis(3)}
+            ),
+            _turn_doc(tenant, "m2:0", "m2", "a bicycle chain", _axis(1)),
+        ]
+    )
+
+    # When searched with one slot per retriever: m1:0 by meaning, m1:1 by words only
+    hits = _by_id(index.search(tenant, ["thread-1"], "jazz concert", _axis(0), k=1, kind="turn"))
+
+    # Then each hit's window cosine is the query's cosine to its window vector
+    assert set(hits) == {"m1:0", "m1:1"}
+    assert hits["m1:0"].window == pytest.approx(math.sqrt(0.5), abs=2e-3)
+    assert hits["m1:1"].window == pytest.approx(0.0, abs=2e-3)
+    # and a turn without one has none (nor does a memory document)
+    without = index.search(tenant, ["thread-1"], "bicycle", _axis(1), k=1, kind="turn")
+    assert [(hit.doc_id, hit.window) for hit in without] == [("m2:0", None)]
+
+
+def test_a_turn_written_again_without_a_window_vector_loses_it(index: SearchIndex, tenant: str) -> None:
+    # Given a turn document with a window vector
+    doc = _turn_doc(tenant, "m1:0", "m1", "apples in the orchard", _axis(0))
+    index.upsert([doc.model_copy(update={"window_vector": _axis(3)})])
+    assert index.search(tenant, ["thread-1"], "apples", _axis(3), k=1, kind="turn")[0].window == (
+        pytest.approx(1.0, abs=2e-3)
+    )
+
+    # When written again without one, and then deleted through its memory and written back
+    index.upsert([doc])
+    cleared = index.search(tenant, ["thread-1"], "apples", _axis(3), k=1, kind="turn")
+    index.delete(tenant, ["m1"])
+    index.upsert([doc.model_copy(update={"window_vector": _axis(4)})])
+    again = index.search(tenant, ["thread-1"], "apples", _axis(4), k=1, kind="turn")
+
+    # Then it had none in between, and has the new one after
+    assert [hit.window for hit in cleared] == [None]
+    assert again[0].window == pytest.approx(1.0, abs=2e-3)
+
+
+def test_a_window_vector_of_another_dimension_is_refused_before_anything_is_written(
+    index: SearchIndex, tenant: str
+) -> None:
+    _seed(index, tenant)
+    bad = _turn_doc(tenant, "m1:0", "m1", "apples", _axis(0)).model_copy(update={"window_vector": [1.0, 0.0]})
+
+    with pytest.raises(InvalidInput, match="dimension"):
+        index.upsert([_turn_doc(tenant, "m2:0", "m2", "pears", _axis(1)), bad])
+
+    assert index.search(tenant, ["thread-1"], "pears apples", _axis(1), k=5, kind="turn") == []

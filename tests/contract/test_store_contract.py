@@ -170,18 +170,25 @@ def test_several_memories_read_back_at_once_by_id_missing_ones_left_out(store: S
 
 
 def test_memories_read_without_vectors_are_whole_but_for_their_vectors(store: Store) -> None:
-    # Given a saved memory with its own vector and one per turn
+    # Given a saved memory with its own vector, one per turn and one per turn's window
     append_turns(store, make_session(), "d1", "d2")
-    memory = make_memory("d1", "d2").model_copy(update={"turn_embeddings": [[0.5, 0.25, -1.0, 0.0]] * 2})
+    vectors = {
+        "turn_embeddings": [[0.5, 0.25, -1.0, 0.0]] * 2,
+        "window_embeddings": [[0.0, 1.0, 0.5, 0.25]] * 2,
+    }
+    memory = make_memory("d1", "d2").model_copy(update=vectors)
     store.save_memory(memory)
 
     # When read for retrieve, without vectors
     found = store.get_memories(TENANT, [memory.memory_id], vectors=False)
 
-    # Then every other field is as stored, and both vector fields are empty
-    assert found == {memory.memory_id: memory.model_copy(update={"embedding": [], "turn_embeddings": []})}
-    assert store.get_memories(TENANT, [memory.memory_id])[memory.memory_id].turn_embeddings == (
-        memory.turn_embeddings
+    # Then every other field is as stored, and every vector field is empty
+    empty = {"embedding": [], "turn_embeddings": [], "window_embeddings": []}
+    assert found == {memory.memory_id: memory.model_copy(update=empty)}
+    whole = store.get_memories(TENANT, [memory.memory_id])[memory.memory_id]
+    assert (whole.turn_embeddings, whole.window_embeddings) == (
+        memory.turn_embeddings,
+        memory.window_embeddings,
     )
 
 
@@ -197,6 +204,23 @@ def test_a_memorys_turn_vectors_read_back_in_source_order(store: Store) -> None:
 
     # Then the turn vectors come back whole, aligned with the source dialogs
     assert found is not None and found.turn_embeddings == vectors
+
+
+def test_a_memorys_window_vectors_read_back_in_source_order_and_change_with_an_update(store: Store) -> None:
+    # Given a memory over two turns with one window vector per turn, saved
+    append_turns(store, make_session(), "d1", "d2")
+    windows = [[0.25, 0.5, 0.0, -1.0], [1.0, 0.0, -0.25, 0.5]]
+    memory = make_memory("d1", "d2", turn_embeddings=[[1.0, 0.0, 0.0, 0.0]] * 2, window_embeddings=windows)
+    store.save_memory(memory)
+
+    # Then they come back whole and aligned
+    found = store.get_memory(TENANT, memory.memory_id)
+    assert found is not None and found.window_embeddings == windows
+
+    # And an update (a re-embed) replaces them
+    assert store.update_memory(memory.model_copy(update={"window_embeddings": windows[::-1]}))
+    updated = store.get_memory(TENANT, memory.memory_id)
+    assert updated is not None and updated.window_embeddings == windows[::-1]
 
 
 def test_save_memory_claims_turns_exactly_once(store: Store) -> None:

@@ -83,7 +83,7 @@ def _decode(body: Any) -> list[Any]:
     return [json.loads(line) for line in lines]
 
 
-_SOURCE = ("doc_id", "vector", "occurred_at", "turn_text")
+_SOURCE = ("doc_id", "vector", "occurred_at", "turn_text", "window_vector")
 
 
 def hits(found: list[dict[str, Any]]) -> dict[str, Any]:

@@ -108,9 +108,11 @@ def test_extraction_reuses_the_stored_turn_vectors(engine: Engine) -> None:
 
     [memory] = extract.run(engine, ExtractionJob(tenant=TENANT, session_uuid=SESSION, force=True))
 
-    # One passage: the memory's own text; its 8 turn vectors were the stored ones
-    assert embedder(engine).passages == before + 1
+    # Nine passages: the memory's own text and its 8 turns' windows; its 8 turn vectors were the
+    # stored ones
+    assert embedder(engine).passages == before + 1 + 8
     assert len(memory.turn_embeddings) == 8
+    assert len(memory.window_embeddings) == 8
 
 
 def test_a_job_that_fails_in_the_llm_still_stores_the_vectors_of_the_turns_it_leaves(engine: Engine) -> None:

@@ -86,7 +86,9 @@ def test_an_existing_index_is_kept_unless_recreate_is_asked_and_gets_the_fields_
     assert [r.method for r in cluster.requests] == ["HEAD", "PUT"]
     mapping = cluster.requests[1]
     assert mapping.path.endswith("/_mapping")
-    assert mapping.body == {"properties": {"occurred_at": {"type": "date"}}}
+    assert mapping.body == {
+        "properties": {"occurred_at": {"type": "date"}, "window_vector": {"type": "object", "enabled": False}}
+    }
 
 
 def test_nothing_is_sent_before_the_first_call() -> None:
@@ -326,6 +328,46 @@ def test_turn_hits_bring_back_their_text_for_the_hits_evidence() -> None:
     knn, lexical = cluster.sent("_msearch")[0].bodies[1], cluster.sent("_msearch")[0].bodies[3]
     assert "turn_text" in knn["_source"] and "turn_text" in lexical["_source"]
     assert {hit.doc_id: hit.text for hit in found} == {"m1:1": "Ben: pears", "m1:0": said}
+
+
+def test_turn_hits_carry_their_window_cosine_computed_from_the_returned_window_vector() -> None:
+    # Given a turn found by meaning and one by words, each with a window vector, and one without
+    by_meaning = {"doc_id": "m1:0", "score": 1.5, "window_vector": [0.6, 0.8, 0.0, 0.0]}
+    by_words = {"doc_id": "m1:1", "score": 2.0, "vector": [0, 1, 0, 0], "window_vector": [0.0, 0.0, 1.0, 0.0]}
+    bare = {"doc_id": "m2:0", "score": 1.0, "vector": [0, 1, 0, 0]}
+    cluster = StubCluster(msearch_answers=[[hits([by_meaning]), hits([by_words, bare]), hits([])]])
+
+    # When turn documents are searched
+    found = index_on(cluster).search(TENANT, ["thread-1"], "apples", [0.0, 2.0, 0.0, 0.0], k=3, kind="turn")
+
+    # Then both turn queries ask for the window vector, and each hit has the query's cosine to it
+    knn, lexical = cluster.sent("_msearch")[0].bodies[1], cluster.sent("_msearch")[0].bodies[3]
+    assert "window_vector" in knn["_source"] and "window_vector" in lexical["_source"]
+    windows = {hit.doc_id: hit.window for hit in found}
+    assert windows == {"m1:0": pytest.approx(0.8), "m1:1": pytest.approx(0.0), "m2:0": None}
+
+
+def test_a_turn_document_is_stored_with_its_window_vector_unit_length() -> None:
+    cluster = StubCluster()
+    turn = doc("m1:0").model_copy(
+        update={"kind": "turn", "memory_id": "m1", "window_vector": [0, 3.0, 0, 4.0]}
+    )
+
+    index_on(cluster, service="es").upsert([turn, doc("m1")])
+
+    [bulk] = cluster.sent("_bulk")
+    assert bulk.bodies[1]["window_vector"] == pytest.approx([0.0, 0.6, 0.0, 0.8])
+    assert "window_vector" not in bulk.bodies[3]
+
+
+def test_a_window_vector_of_the_wrong_dimension_is_refused_before_anything_is_sent() -> None:
+    cluster = StubCluster()
+    turn = doc("m1:0").model_copy(update={"kind": "turn", "memory_id": "m1", "window_vector": [1.0, 0.0]})
+
+    with pytest.raises(InvalidInput, match="m1:0"):
+        index_on(cluster, service="es").upsert([turn])
+
+    assert cluster.requests == []
 
 
 def test_memory_searches_do_not_bring_back_the_memory_text() -> None:

@@ -33,6 +33,13 @@ def turn_embedding_text(turn: Turn) -> str:
     return turn.text()
 
 
+def window_text(turns: Sequence[Turn], position: int) -> str:
+    """What the window vector of `turns[position]` encodes: that turn with the one before and the
+    one after it in the batch (its ±1 window), one line each. A question and its answer are often
+    in neighbouring turns, and the window's cosine lets one find the other."""
+    return "\n".join(turn_embedding_text(turn) for turn in turns[max(position - 1, 0) : position + 2])
+
+
 def spoken_date(moment: datetime) -> str:
     """A date as people write it ("8 May 2023"), so BM25 can match a question's month or year."""
     return f"{moment.day} {moment:%B %Y}"
@@ -71,7 +78,7 @@ def index_documents(
     """The memory's document, then one document per source turn found in `turns`.
 
     A turn document's vector is the memory's turn vector, or the memory's own vector for memories
-    stored before turn vectors existed.
+    stored before turn vectors existed; its window vector is the memory's, when it has them.
     """
     by_uuid = {turn.dialog_uuid: turn for turn in turns}
     sources = [by_uuid[uuid] for uuid in memory.source_dialog_uuids if uuid in by_uuid]
@@ -92,6 +99,7 @@ def index_documents(
     if not config.turn_documents:
         return docs
     vectors = dict(zip(memory.source_dialog_uuids, memory.turn_embeddings, strict=False))
+    windows = dict(zip(memory.source_dialog_uuids, memory.window_embeddings, strict=False))
     for position, uuid in enumerate(memory.source_dialog_uuids):
         turn = by_uuid.get(uuid)
         if turn is None:
@@ -104,6 +112,7 @@ def index_documents(
                 thread=memory.parent_session_uuid,
                 text=turn_lexical_text(turn, config),
                 vector=vectors.get(uuid) or memory.embedding,
+                window_vector=windows.get(uuid),
                 source_dialog_uuids=[uuid],
                 created_at=memory.created_at,
                 kind="turn",

@@ -131,6 +131,10 @@ class Memory(BaseModel):
     # One vector per source turn, in source order: the index searches a memory by its turns too.
     # Empty for memories written before turn vectors existed (their turns inherit `embedding`).
     turn_embeddings: list[list[float]] = Field(default_factory=list, repr=False)
+    # One vector per source turn of the turn with its neighbours in the batch (its ±1 window), in
+    # source order: retrieval mixes its cosine into the turn's. Empty for memories written before
+    # window vectors existed (their turns are scored by their own vector alone).
+    window_embeddings: list[list[float]] = Field(default_factory=list, repr=False)
     # The batch's dialogue as fed to extraction: indexed for lexical search beside the fields.
     source_text: str = ""
     created_at: datetime

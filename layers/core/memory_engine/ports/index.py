@@ -32,6 +32,9 @@ class IndexDocument(BaseModel):
     memory_id: str | None = None
     # When it was said: the turn's timestamp (a memory's: its first turn's). None for a fact.
     occurred_at: datetime | None = None
+    # For a "turn" document: the vector of the turn with its neighbours (`indexing.documents.
+    # window_text`), whose cosine retrieval mixes into the turn's. None: scored by `vector` alone.
+    window_vector: list[float] | None = Field(default=None, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +55,8 @@ class IndexHit:
     occurred_at: datetime | None = None
     # Echo of the document's `text` for a turn document (its line and date): a hit's evidence.
     text: str = ""
+    # The query's cosine to the turn document's window vector; None when it has none.
+    window: float | None = None
 
 
 class SearchIndex(Protocol):

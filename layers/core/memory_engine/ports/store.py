@@ -109,8 +109,8 @@ class Store(Protocol):
     ) -> dict[str, Memory]:
         """The memories that exist among `memory_ids`, by id, read in one round trip where the
         backend allows (retrieve shapes its top hits with it). `vectors=False` leaves each
-        memory's `embedding` and `turn_embeddings` empty: retrieve never reads them, and decoding
-        3,456 floats per memory was a tenth of a retrieve's time."""
+        memory's vectors (`embedding`, `turn_embeddings`, `window_embeddings`) empty: retrieve never
+        reads them, and decoding 3,456 floats per memory was a tenth of a retrieve's time."""
         ...
 
     def list_memories(self, tenant: str, session_uuid: str) -> list[Memory]: ...

@@ -8,11 +8,12 @@ from memory_engine.retrieval.fusion import FusionWeights
 from memory_engine.retrieval.text import mostly_korean
 
 # The measured default (bench/locomo/tune.py: chosen on the dev split, cross-validated by leaving
-# each conversation out; docs/retrieval.md): the dense share of a turn's score, the date and speaker
-# bonuses, the memory document's BM25 and cosine, and the handicap that offsets it against raw
-# buffered turns.
+# each conversation out; docs/retrieval.md): the dense share of a turn's score and its window's
+# share of the cosine, the date and speaker bonuses, the memory document's BM25 and cosine, and
+# the handicap that offsets it against raw buffered turns.
 DEFAULT_WEIGHTS = FusionWeights(
     turn_dense=0.95,
+    turn_window=0.25,
     turn_date=0.1,
     turn_speaker=0.05,
     memory_lexical=0.25,
@@ -48,6 +49,12 @@ class RetrievalConfig:
     # fuse: -13 % CPU per retrieve at 100k memories (docs/performance.md).
     memory_candidates: int = 50
     turn_candidates: int = 100
+
+    @property
+    def window_vectors(self) -> bool:
+        """Whether extraction embeds each turn's window for its turn document (only when the
+        weights use it: a window costs about a turn's embedding again, three turns long)."""
+        return self.turn_documents and self.weights.turn_window > 0
 
     def weights_for(self, query: str) -> FusionWeights:
         """The fusion weights for one question: the default's, with the Korean lexical share when

@@ -7,7 +7,9 @@ raw buffered turn. Evidence comes at two granularities:
 - turn evidence: each source turn of a memory is indexed on its own (a "turn" document pointing
   back to its memory), and each buffered turn is scored ad hoc. A turn's score mixes its cosine
   with its BM25 score divided by the best BM25 score among all turn candidates of the query (the
-  turn's BM25 is over its line and, where indexed, the lines around it: see `retrieval.config`);
+  turn's BM25 is over its line and, where indexed, the lines around it: see `retrieval.config`),
+  and the cosine is mixed with that of the turn's window vector (the turn with its neighbours in
+  the memory) where it has one;
 - memory evidence: the memory's own document (every extracted field plus the batch's dialogue),
   BM25 divided by the best among memory candidates, and the cosine of its summary vector.
 
@@ -33,6 +35,9 @@ class FusionWeights:
 
     # A turn's score is turn_dense · cosine + (1 - turn_dense) · normalised BM25,
     turn_dense: float = 0.8
+    # where the cosine is (1 - turn_window) · the turn's own + turn_window · its window's (the turn
+    # with its neighbours, embedded as one passage) when the turn has a window vector.
+    turn_window: float = 0.0
     # plus this when the turn was said on a date the query names (half of it: same month, other day).
     turn_date: float = 0.3
     # plus this when the query names one of the turn's speakers ("What did Caroline paint?").
@@ -70,6 +75,7 @@ class TurnEvidence:
     on_date: float = 0.0  # retrieval.dates.date_match of the turn's date and the query's dates
     key: str = ""
     named: float = 0.0  # retrieval.speakers.SpeakerMatch: the query names one of the turn's speakers
+    window: float | None = None  # the cosine of the turn's window vector; None when it has none
 
 
 @dataclass(frozen=True)
@@ -112,16 +118,17 @@ def rank(
     `memory_ids` names which owners are memories (the others are buffered turns): a memory found
     only through its own document still ranks, with no turn part. A unit's `parts` are its best
     turn's dense, lexical, date and speaker terms, and for a memory its document's terms and the handicap;
-    they add up to its score.
+    they add up to its score (its cosine split into "dense", its own, and "window").
     """
     top_turn = max((turn.lexical for turn in turns), default=0.0) or 1.0
     top_memory = max((memory.lexical for memory in memories), default=0.0) or 1.0
     dense_w, lexical_w, date_w = weights.turn_dense, (1 - weights.turn_dense) / top_turn, weights.turn_date
-    speaker_w = weights.turn_speaker
+    speaker_w, window_w = weights.turn_speaker, weights.turn_window
     best: dict[str, tuple[float, TurnEvidence]] = {}
     scored: dict[str, list[tuple[str, float]]] = {}
     for turn in turns:
-        score = dense_w * turn.dense + lexical_w * turn.lexical
+        cosine = turn.dense if turn.window is None else turn.dense + window_w * (turn.window - turn.dense)
+        score = dense_w * cosine + lexical_w * turn.lexical
         score += date_w * turn.on_date + speaker_w * turn.named
         scored.setdefault(turn.owner, []).append((turn.key, score))
         found = best.get(turn.owner)
@@ -153,8 +160,10 @@ def rank(
 
 
 def _turn_parts(turn: TurnEvidence, weights: FusionWeights, top_turn: float) -> dict[str, float]:
+    own, window = (1.0, 0.0) if turn.window is None else (1 - weights.turn_window, weights.turn_window)
     return {
-        "dense": weights.turn_dense * turn.dense,
+        "dense": weights.turn_dense * own * turn.dense,
+        "window": weights.turn_dense * window * (turn.window or 0.0),
         "lexical": (1 - weights.turn_dense) * turn.lexical / top_turn,
         "date": weights.turn_date * turn.on_date,
         "speaker": weights.turn_speaker * turn.named,

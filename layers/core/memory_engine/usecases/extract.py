@@ -8,7 +8,7 @@ from memory_engine.engine import Engine
 from memory_engine.extraction.batching import cut_batches, extraction_point
 from memory_engine.extraction.registry import update_registry
 from memory_engine.indexing import turn_vectors
-from memory_engine.indexing.documents import embedding_text, extraction_text, index_stored
+from memory_engine.indexing.documents import embedding_text, extraction_text, index_stored, window_text
 from memory_engine.models.domain import Memory, Session, Turn, new_memory_id
 from memory_engine.models.messages import ExtractionJob
 from memory_engine.ports import ExtractionContext
@@ -114,9 +114,14 @@ def _extract_one(
         created_at=created_at,
         metadata=extraction.metadata,
     )
-    # The turns' vectors (searched as turn documents) were stored with them before extraction.
-    [vector] = engine.embedder.embed([embedding_text(draft)], mode="passage")
+    # The turns' vectors (searched as turn documents) were stored with them before extraction;
+    # their windows' vectors are made here, in the memory's one call to the embedder.
     stored = [turn.embedding for turn in batch if turn.embedding is not None]
     if not engine.retrieval.turn_documents or len(stored) != len(batch):
         stored = []
-    return draft.model_copy(update={"embedding": vector, "turn_embeddings": stored})
+    windows = []
+    if stored and engine.retrieval.window_vectors:
+        windows = [window_text(batch, at) for at in range(len(batch))]
+    [vector, *window_vectors] = engine.embedder.embed([embedding_text(draft), *windows], mode="passage")
+    update = {"embedding": vector, "turn_embeddings": stored, "window_embeddings": window_vectors}
+    return draft.model_copy(update=update)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from memory_engine.indexing.documents import embedding_text, turn_embedding_text
+from memory_engine.indexing.documents import embedding_text, turn_embedding_text, window_text
 from memory_engine.models.domain import Memory
 from memory_engine.ports import Embedder, Store
 
@@ -24,7 +24,7 @@ def reembed(
     progress: Callable[[int], None] | None = None,
 ) -> int:
     """Give every stored memory (of one tenant, or all) new vectors from `embedder`: its own, and
-    one per source turn when it had turn vectors. Returns how many memories were rewritten."""
+    one per source turn and one per turn's window when it had turn vectors. Returns how many memories were rewritten."""
     count = 0
     pending: list[Memory] = []
     for memory in store.iter_memories(tenant):
@@ -57,10 +57,22 @@ def _rewrite(store: Store, embedder: Embedder, memories: list[Memory]) -> int:
                 turn_embedding_text(by_uuid[uuid]) if uuid in by_uuid else texts[start]
                 for uuid in memory.source_dialog_uuids
             )
+            # and its turns' windows, cut as extraction cuts them (also for a memory written before
+            # window vectors: a re-embed is how an older store gets them)
+            batch = [by_uuid[uuid] for uuid in memory.source_dialog_uuids if uuid in by_uuid]
+            if len(batch) == len(memory.source_dialog_uuids):
+                texts.extend(window_text(batch, at) for at in range(len(batch)))
         spans.append((start, len(texts)))
     vectors = embedder.embed(texts, mode="passage")
     written = 0
     for memory, (start, end) in zip(memories, spans, strict=True):
-        update = {"embedding": vectors[start], "turn_embeddings": vectors[start + 1 : end]}
+        with_turns = bool(memory.turn_embeddings and memory.session_uuid)
+        turns_end = start + 1 + (len(memory.source_dialog_uuids) if with_turns else 0)
+        update = {
+            "embedding": vectors[start],
+            "turn_embeddings": vectors[start + 1 : turns_end],
+            # A memory whose turns are no longer all stored loses its windows (scored by its turns).
+            "window_embeddings": vectors[turns_end:end],
+        }
         written += store.update_memory(memory.model_copy(update=update))
     return written

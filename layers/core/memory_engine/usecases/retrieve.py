@@ -82,6 +82,7 @@ def gather(engine: Engine, tenant: str, request: RetrieveRequest) -> Evidence:
             date_match(hit.occurred_at, dates),
             hit.doc_id,
             named(hit.text),
+            hit.window,
         )
         for hit in turn_hits
         if hit.memory_id

@@ -233,6 +233,8 @@ def memory_item(memory: Memory) -> tuple[Item, list[bytes]]:
     if memory.turn_embeddings:
         # One float32 vector per source turn, in source order (binary: 8 × 384 floats = 12 KB).
         base["turn_embeddings"] = {"L": [b(pack_vector(vector)) for vector in memory.turn_embeddings]}
+    if memory.window_embeddings:  # one per source turn too: its ±1 window's vector
+        base["window_embeddings"] = {"L": [b(pack_vector(vector)) for vector in memory.window_embeddings]}
     payload = {
         "fields": memory.fields.model_dump_json(),
         "source_text": memory.source_text,
@@ -246,6 +248,7 @@ def memory_from(item: Mapping[str, Any], parts: Sequence[Mapping[str, Any]] = ()
     payload = unpack(item, MEMORY_PAYLOAD, parts)
     embedding = item.get("embedding")
     turn_embeddings = item.get("turn_embeddings", {}).get("L", [])
+    window_embeddings = item.get("window_embeddings", {}).get("L", [])
     return Memory(
         tenant=required(item, "tenant"),
         memory_id=required(item, "memory_id"),
@@ -257,6 +260,7 @@ def memory_from(item: Mapping[str, Any], parts: Sequence[Mapping[str, Any]] = ()
         last_seq=number(item, "last_seq"),
         embedding=unpack_vector(bytes(embedding["B"])) if embedding else [],
         turn_embeddings=[unpack_vector(bytes(vector["B"])) for vector in turn_embeddings],
+        window_embeddings=[unpack_vector(bytes(vector["B"])) for vector in window_embeddings],
         source_text=payload["source_text"],
         created_at=required(item, "created_at"),  # pydantic parses the ISO text
         metadata=json.loads(payload["metadata"] or "{}"),
@@ -265,11 +269,12 @@ def memory_from(item: Mapping[str, Any], parts: Sequence[Mapping[str, Any]] = ()
     )
 
 
-_VECTORS = frozenset({"embedding", "turn_embeddings"})
+_VECTORS = frozenset({"embedding", "turn_embeddings", "window_embeddings"})
 
 
 def memory_without_vectors_from(item: Mapping[str, Any], parts: Sequence[Mapping[str, Any]] = ()) -> Memory:
-    """`memory_from` with `embedding` and `turn_embeddings` left empty (not decoded)."""
+    """`memory_from` with its vectors (`embedding`, `turn_embeddings`, `window_embeddings`) left
+    empty (not decoded)."""
     return memory_from({key: value for key, value in item.items() if key not in _VECTORS}, parts)
 
 

@@ -12,6 +12,7 @@ import uuid
 from collections.abc import Sequence
 from typing import Any, Literal
 
+from memory_engine.adapters.encoding import unit_vector
 from memory_engine.ports import DocKind, IndexDocument
 from memory_engine.retrieval.text import STOP_WORDS
 
@@ -26,6 +27,9 @@ HNSW_EF_CONSTRUCTION = 128
 # Memory and turn documents keep their words in separate fields, so that BM25 statistics (document
 # count, average length) stay per kind, as the local index keeps them.
 TEXT_FIELD: dict[DocKind, str] = {"memory": "text", "turn": "turn_text"}
+# A turn's window vector is only read back (its cosine to the query is computed for the turn
+# candidates a search returns), never searched: kept in `_source` alone, not indexed, no graph.
+WINDOW_VECTOR: Body = {"type": "object", "enabled": False}
 
 
 # Part-of-speech tags nori drops, as the local analyzer drops them (retrieval/korean.py): endings,
@@ -91,6 +95,7 @@ def index_body(dimension: int, engine: Engine = "faiss", analyzer: Analyzer = "n
                 "occurred_at": {"type": "date"},
                 "text": {"type": "text", "analyzer": TEXT_ANALYZER},
                 "turn_text": {"type": "text", "analyzer": TEXT_ANALYZER},
+                "window_vector": WINDOW_VECTOR,
                 "vector": {
                     "type": "knn_vector",
                     "dimension": dimension,
@@ -132,13 +137,14 @@ def memories_and_their_turns(tenant: str, memory_ids: Sequence[str]) -> list[Bod
 
 def added_fields() -> Body:
     """Mapping of the fields added since the first release, for an index made before them."""
-    return {"properties": {"occurred_at": {"type": "date"}}}
+    return {"properties": {"occurred_at": {"type": "date"}, "window_vector": WINDOW_VECTOR}}
 
 
 def _returned(kind: DocKind) -> list[str]:
-    """What a search hit brings back: a turn's text too, for the hit's evidence."""
+    """What a search hit brings back: a turn's text and window vector too, for the hit's evidence
+    and the window's cosine (computed by the adapter, as a lexical hit's cosine is)."""
     fields = ["doc_id", "memory_id", "occurred_at"]
-    return [*fields, TEXT_FIELD[kind]] if kind == "turn" else fields
+    return [*fields, TEXT_FIELD[kind], "window_vector"] if kind == "turn" else fields
 
 
 def _knn_clause(tenant: str, threads: Sequence[str], vector: Sequence[float], k: int, kind: DocKind) -> Body:
@@ -227,6 +233,7 @@ def document(doc: IndexDocument, vector: Sequence[float], copy_id: str | None = 
         "occurred_at": doc.occurred_at.isoformat() if doc.occurred_at else None,
         TEXT_FIELD[doc.kind]: doc.text,
         "vector": list(vector),
+        **({"window_vector": unit_vector(doc.window_vector)} if doc.window_vector is not None else {}),
     }
 
 

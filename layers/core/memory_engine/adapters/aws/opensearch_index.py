@@ -92,7 +92,11 @@ class OpenSearchIndex(SearchIndex):
     def upsert(self, docs: Sequence[IndexDocument]) -> None:
         if not docs:
             return
-        wrong = [doc.doc_id for doc in docs if len(doc.vector) != self.dimension]
+        wrong = [
+            doc.doc_id
+            for doc in docs
+            if any(len(vector) != self.dimension for vector in (doc.vector, doc.window_vector or doc.vector))
+        ]
         if wrong:
             raise InvalidInput(
                 f"documents {wrong} do not have {self.dimension}-dimensional vectors, the dimension of "
@@ -203,7 +207,7 @@ class OpenSearchIndex(SearchIndex):
                 searches.append(bodies.nearest_words_query(tenant, threads, text, query, n, kind))
         responses = iter(self._msearch(searches))
         for kind in wanted:  # the responses come back in the order of the searches
-            dense = _dense_hits(next(responses)) if by_meaning else {}
+            dense = _dense_hits(next(responses), query) if by_meaning else {}
             lexical = _lexical_hits(next(responses), query) if by_words else {}
             words = _words(next(responses)) if by_meaning and by_words else {}
             about = {**lexical, **dense}
@@ -221,6 +225,7 @@ class OpenSearchIndex(SearchIndex):
                     memory_id=_memory_of(hit.doc_id, kind),
                     occurred_at=about[hit.doc_id].occurred_at,
                     text=about[hit.doc_id].text,
+                    window=about[hit.doc_id].window,
                 )
                 for hit in merged
             ]
@@ -290,16 +295,18 @@ class _Found(NamedTuple):
     lexical: float
     occurred_at: datetime | None
     text: str = ""
+    window: float | None = None
 
 
-def _dense_hits(response: Body) -> dict[str, _Found]:
+def _dense_hits(response: Body, query: Sequence[float]) -> dict[str, _Found]:
     found: dict[str, _Found] = {}
     for hit in response["hits"]["hits"]:
         source = hit["_source"]
         doc_id = source["doc_id"]
         if doc_id not in found:  # a Serverless upsert may briefly leave two copies: keep the best
             cosine = bodies.cosine_from_score(float(hit["_score"]))
-            found[doc_id] = _Found(cosine, 0.0, _moment(source.get("occurred_at")), _turn_text(source))
+            moment = _moment(source.get("occurred_at"))
+            found[doc_id] = _Found(cosine, 0.0, moment, _turn_text(source), _window(source, query))
     return found
 
 
@@ -313,8 +320,17 @@ def _lexical_hits(response: Body, query: Sequence[float]) -> dict[str, _Found]:
         stored = source.get("vector") or []
         cosine = sum(a * b for a, b in zip(query, stored, strict=False)) if query and stored else 0.0
         moment = _moment(source.get("occurred_at"))
-        found[source["doc_id"]] = _Found(cosine, float(hit["_score"]), moment, _turn_text(source))
+        window = _window(source, query)
+        found[source["doc_id"]] = _Found(cosine, float(hit["_score"]), moment, _turn_text(source), window)
     return found
+
+
+def _window(source: Body, query: Sequence[float]) -> float | None:
+    """The query's cosine to a turn document's window vector (stored unit length); None without one."""
+    stored = source.get("window_vector")
+    if not stored or not query:
+        return None
+    return float(sum(a * b for a, b in zip(query, stored, strict=False)))
 
 
 def _words(response: Body) -> dict[str, float]:

@@ -92,7 +92,12 @@ class PersistedIndex(LocalSearchIndex):
 
         with self.lock:
             record = [
-                (doc.model_dump(exclude={"vector"}), np.asarray(doc.vector, dtype=np.float32)) for doc in docs
+                (
+                    doc.model_dump(exclude={"vector", "window_vector"}),
+                    np.asarray(doc.vector, dtype=np.float32),
+                    None if doc.window_vector is None else np.asarray(doc.window_vector, dtype=np.float32),
+                )
+                for doc in docs
             ]
             super().upsert(docs)  # validates first: a refused batch is not journaled
             self._append(("upsert", record), len(docs))
@@ -233,7 +238,7 @@ class PersistedIndex(LocalSearchIndex):
         count = 0
         for record in records(path):
             if record[0] == "upsert":
-                docs = [IndexDocument(**fields, vector=vector.tolist()) for fields, vector in record[1]]
+                docs = [_journaled_document(*entry) for entry in record[1]]
                 LocalSearchIndex.upsert(self, docs)
                 self._journaled += len(docs)
             elif record[0] == "delete":
@@ -370,3 +375,11 @@ def _remove_unnamed(directory: Path, entries: Any, generation: int) -> None:
     for path in directory.iterdir():
         if path.name not in named and (path.name.startswith(("shard-", "journal-")) or path.suffix == ".tmp"):
             path.unlink(missing_ok=True)
+
+
+def _journaled_document(fields: dict[str, Any], vector: Any, window: Any = None) -> IndexDocument:
+    """An upsert's document back from the journal (records written before window vectors have
+    no third element)."""
+    return IndexDocument(
+        **fields, vector=vector.tolist(), window_vector=None if window is None else window.tolist()
+    )

@@ -59,13 +59,25 @@ class Shard:
     and keeps it. Concurrent readers may both build one: replacing a key's value is atomic.
     """
 
-    __slots__ = ("bm25", "loaded", "meta", "vectors")
+    __slots__ = ("bm25", "loaded", "meta", "vectors", "windows")
 
     def __init__(self, vectors: Vectors, stats: Bm25Stats) -> None:
         self.vectors = vectors
         self.bm25 = ArrayBm25(stats=stats)
         self.meta: dict[str, _Meta | int] = {}
         self.loaded: Rows | None = None
+        # Turn documents' window vectors (float16, exact): never searched, only the cosine of a
+        # candidate read (IndexHit.window). None until a document brings one.
+        self.windows: ExactVectors | None = None
+
+    def window_cosines(self, doc_ids: list[str], query: Matrix) -> list[float | None]:
+        """The query's cosine to each document's window vector; None for one without."""
+        windows = self.windows
+        if windows is None:
+            return [None] * len(doc_ids)
+        held = [doc_id for doc_id in doc_ids if doc_id in windows.row_of]
+        found = dict(zip(held, windows.cosines(held, query), strict=True)) if held else {}
+        return [found.get(doc_id) for doc_id in doc_ids]
 
     def __len__(self) -> int:
         return len(self.meta)
@@ -150,19 +162,21 @@ class LocalSearchIndex(SearchIndex):
             for doc in docs:
                 known = self.tenants[doc.tenant].dim if doc.tenant in self.tenants else None
                 dim = dims.setdefault(doc.tenant, known if known is not None else len(doc.vector))
-                if len(doc.vector) != dim:
-                    # Checked for the whole batch first, so a bad document writes nothing.
-                    raise InvalidInput(
-                        f"document {doc.doc_id!r} has a {len(doc.vector)}-dimensional vector but the "
-                        f"index of tenant {doc.tenant!r} holds {dim}-dimensional ones; re-embed it with "
-                        "the same model, or clear and rebuild the index after changing models"
-                    )
+                for vector in (doc.vector, doc.window_vector or doc.vector):
+                    if len(vector) != dim:
+                        # Checked for the whole batch first, so a bad document writes nothing.
+                        raise InvalidInput(
+                            f"document {doc.doc_id!r} has a {len(vector)}-dimensional vector but the "
+                            f"index of tenant {doc.tenant!r} holds {dim}-dimensional ones; re-embed it "
+                            "with the same model, or clear and rebuild the index after changing models"
+                        )
             if len(set(dims.values())) == 1:
                 vectors = list(_unit_rows(np.asarray([doc.vector for doc in docs], dtype=np.float32)))
             else:  # tenants embedded with different models in one batch: rows of unequal length
                 vectors = [_unit_rows(np.asarray([doc.vector], dtype=np.float32))[0] for doc in docs]
             # Group the batch by shard so a graph shard gets one multi-row insert.
             batches: dict[tuple[str, ShardKey], tuple[list[str], list[Matrix]]] = {}
+            windows: dict[tuple[str, ShardKey], dict[str, Sequence[float]]] = {}
             for doc, vector in zip(docs, vectors, strict=True):
                 state = self.tenants.get(doc.tenant)
                 if state is None:
@@ -186,6 +200,13 @@ class LocalSearchIndex(SearchIndex):
                 ids, rows = batches.setdefault((doc.tenant, key), ([], []))
                 ids.append(doc.doc_id)
                 rows.append(vector)
+                pending = windows.setdefault((doc.tenant, key), {})
+                if doc.window_vector is not None:
+                    pending[doc.doc_id] = doc.window_vector
+                else:  # a document written again without one loses the one it had
+                    pending.pop(doc.doc_id, None)
+                    if shard.windows is not None and doc.doc_id in shard.windows.row_of:
+                        shard.windows.remove(doc.doc_id)
             for (tenant, key), (ids, rows) in batches.items():
                 state = self.tenants[tenant]
                 # A document given twice (or moved on within the batch) keeps its last vector only.
@@ -200,6 +221,12 @@ class LocalSearchIndex(SearchIndex):
                 target.vectors.put(list(last), np.stack(list(last.values())), self.insert_threads)
                 self._maybe_grow(target)
                 self.dirty.add((tenant, key))
+                fresh = {doc_id: row for doc_id, row in windows[tenant, key].items() if doc_id in last}
+                if fresh:
+                    if target.windows is None:
+                        target.windows = ExactVectors(state.dim, dtype="float16")
+                    unit = _unit_rows(np.asarray(list(fresh.values()), dtype=np.float32))
+                    target.windows.put(list(fresh), unit)
 
     def delete(self, tenant: str, doc_ids: Sequence[str]) -> None:
         """Remove documents and the turn documents of those memories; ids the index does not hold
@@ -233,10 +260,14 @@ class LocalSearchIndex(SearchIndex):
                 return None
             shard = state.shards[key]
             session_uuid, text, sources, created_at, memory_id, occurred_at = shard.row(doc_id)
+            windows, window = shard.windows, None
+            if windows is not None and doc_id in windows.row_of:
+                window = windows.vector(doc_id).astype("float32").tolist()
             return IndexDocument(
                 tenant=tenant, doc_id=doc_id, session_uuid=session_uuid, thread=key[1], text=text,
                 vector=shard.vectors.vector(doc_id).tolist(), source_dialog_uuids=list(sources),
                 created_at=created_at, kind=key[0], memory_id=memory_id, occurred_at=occurred_at,
+                window_vector=window,
             )  # fmt: skip
 
     def memory_ids(self) -> dict[str, set[str]]:
@@ -326,6 +357,7 @@ class LocalSearchIndex(SearchIndex):
                 shard_of.setdefault(doc_id, shard)
 
         dense_of: dict[str, float] = {}
+        window_of: dict[str, float | None] = {}
         if query is not None:  # one vector read per shard for all its lexical-only hits
             wanted: dict[int, tuple[Shard, list[str]]] = {}
             for doc_id in candidates.unscored(lexical, dense):
@@ -333,8 +365,15 @@ class LocalSearchIndex(SearchIndex):
                 wanted.setdefault(id(shard), (shard, []))[1].append(doc_id)
             for shard, ids in wanted.values():
                 dense_of.update(zip(ids, shard.vectors.cosines(ids, query), strict=True))
+            # and one window read per shard for every hit (turn shards only hold windows)
+            held: dict[int, tuple[Shard, list[str]]] = {}
+            for doc_id, shard in shard_of.items():
+                if shard.windows is not None:
+                    held.setdefault(id(shard), (shard, []))[1].append(doc_id)
+            for shard, ids in held.values():
+                window_of.update(zip(ids, shard.window_cosines(ids, query), strict=True))
         return [
-            _hit(doc_id, dense_score, lexical_score, shard_of[doc_id].row(doc_id))
+            _hit(doc_id, dense_score, lexical_score, shard_of[doc_id].row(doc_id), window_of.get(doc_id))
             for doc_id, dense_score, lexical_score in candidates.merge(dense, lexical, dense_of, lexical_of)
         ]
 
@@ -361,6 +400,8 @@ class LocalSearchIndex(SearchIndex):
         del shard.meta[doc_id]
         shard.vectors.remove(doc_id)
         shard.bm25.remove(doc_id)
+        if shard.windows is not None and doc_id in shard.windows.row_of:
+            shard.windows.remove(doc_id)
         if meta[4]:
             state.parts.get(meta[4], set()).discard(doc_id)
         if not len(shard):
@@ -380,7 +421,7 @@ def _best_first(item: tuple[float, str, Shard]) -> tuple[float, str]:
     return -item[0], item[1]
 
 
-def _hit(doc_id: str, dense: float, lexical: float, meta: _Meta) -> IndexHit:
+def _hit(doc_id: str, dense: float, lexical: float, meta: _Meta, window: float | None) -> IndexHit:
     # Positional: a frozen dataclass built by keyword costs twice as much, ~500 times a retrieve.
     # A turn document (it points at its memory) brings its text back: the hit's evidence.
-    return IndexHit(doc_id, dense, lexical, meta[4], meta[5], meta[1] if meta[4] else "")
+    return IndexHit(doc_id, dense, lexical, meta[4], meta[5], meta[1] if meta[4] else "", window)

@@ -124,8 +124,8 @@ def _times(table: list[str]) -> list[datetime]:
 
 
 def shard_arrays(shard: Shard) -> tuple[dict[str, Any], dict[str, Sequence[str]]]:
-    """A shard's metadata, postings and (exact shards) vectors or (graph shards) labels as arrays
-    and string columns; a graph's own file is written by `GraphVectors.save`."""
+    """A shard's metadata, postings, (exact shards) vectors or (graph shards) labels, and window
+    vectors as arrays and string columns; a graph's own file is written by `GraphVectors.save`."""
     ids, arrays, strings = _meta_columns(shard)
     position = dict(zip(ids, range(len(ids)), strict=True))
     bm25 = shard.bm25.to_arrays()
@@ -140,6 +140,10 @@ def shard_arrays(shard: Shard) -> tuple[dict[str, Any], dict[str, Sequence[str]]
         assert isinstance(vectors, ExactVectors)
         _put_refs("exact.ids", vectors.ids, position, arrays, strings)
         arrays["exact.matrix"] = vectors.live()
+    if shard.windows is not None and len(shard.windows):
+        # Optional: a file without them (written before window vectors) loads as a shard without.
+        _put_refs("window.ids", shard.windows.ids, position, arrays, strings)
+        arrays["window.matrix"] = shard.windows.live()
     return arrays, strings
 
 
@@ -207,6 +211,13 @@ def read_shard(
         if matrix.ndim != 2 or matrix.shape[1] != dim:
             raise ArrayFileError(f"a shard file's vectors are not {dim}-dimensional")
         shard.vectors = ExactVectors.restore(_refs("exact.ids", ids, arrays, strings), matrix)
+    shard.windows = None
+    if "window.ids" in arrays:
+        windows = arrays["window.matrix"]
+        window_ids = _refs("window.ids", ids, arrays, strings)
+        if windows.ndim != 2 or windows.shape != (len(window_ids), dim):
+            raise ArrayFileError(f"a shard file's window vectors are not {dim}-dimensional, one per id")
+        shard.windows = ExactVectors.restore(window_ids, windows)
     return shard, functools.partial(_parts, ids, rows.memories)
 
 

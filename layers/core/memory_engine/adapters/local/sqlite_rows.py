@@ -56,6 +56,7 @@ CREATE TABLE IF NOT EXISTS memories (
     last_seq INTEGER NOT NULL,
     embedding BLOB NOT NULL,
     turn_embeddings BLOB NOT NULL DEFAULT x'',
+    window_embeddings BLOB NOT NULL DEFAULT x'',
     source_text TEXT NOT NULL,
     created_at TEXT NOT NULL,
     metadata TEXT NOT NULL,
@@ -82,6 +83,8 @@ def migrate_store(conn: sqlite3.Connection) -> None:
         conn.execute("ALTER TABLE memories ADD COLUMN scope TEXT NOT NULL DEFAULT '{}'")
     if "turn_embeddings" not in columns:
         conn.execute("ALTER TABLE memories ADD COLUMN turn_embeddings BLOB NOT NULL DEFAULT x''")
+    if "window_embeddings" not in columns:
+        conn.execute("ALTER TABLE memories ADD COLUMN window_embeddings BLOB NOT NULL DEFAULT x''")
     if "embedding" not in {row["name"] for row in conn.execute("PRAGMA table_info(turns)")}:
         conn.execute("ALTER TABLE turns ADD COLUMN embedding BLOB")
 
@@ -133,8 +136,8 @@ def insert_turns(conn: sqlite3.Connection, turns: Sequence[Turn]) -> None:
 def insert_memories(conn: sqlite3.Connection, memories: Sequence[Memory]) -> None:
     conn.executemany(
         "INSERT INTO memories (tenant, memory_id, session_uuid, parent_session_uuid, fields,"
-        " source_dialog_uuids, first_seq, last_seq, embedding, turn_embeddings, source_text, created_at,"
-        " metadata, scope) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        " source_dialog_uuids, first_seq, last_seq, embedding, turn_embeddings, window_embeddings,"
+        " source_text, created_at, metadata, scope) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [
             (
                 memory.tenant,
@@ -146,7 +149,8 @@ def insert_memories(conn: sqlite3.Connection, memories: Sequence[Memory]) -> Non
                 memory.first_seq,
                 memory.last_seq,
                 pack_vector(memory.embedding),
-                pack_vector([value for vector in memory.turn_embeddings for value in vector]),
+                _packed(memory.turn_embeddings),
+                _packed(memory.window_embeddings),
                 memory.source_text,
                 to_text(memory.created_at),
                 _json(memory.metadata),
@@ -157,15 +161,21 @@ def insert_memories(conn: sqlite3.Connection, memories: Sequence[Memory]) -> Non
     )
 
 
+def _packed(vectors: Sequence[Sequence[float]]) -> bytes:
+    """Vectors of equal length as one blob (`_split` cuts it back by the number of source turns)."""
+    return pack_vector([value for vector in vectors for value in vector])
+
+
 def update_memory_row(conn: sqlite3.Connection, memory: Memory) -> bool:
     """Replace what may change in a stored memory; False when it is not stored."""
     updated = conn.execute(
-        "UPDATE memories SET fields = ?, embedding = ?, turn_embeddings = ?, source_text = ?, metadata = ?,"
-        " scope = ? WHERE tenant = ? AND memory_id = ?",
+        "UPDATE memories SET fields = ?, embedding = ?, turn_embeddings = ?, window_embeddings = ?,"
+        " source_text = ?, metadata = ?, scope = ? WHERE tenant = ? AND memory_id = ?",
         (
             _json(memory.fields.model_dump(mode="json")),
             pack_vector(memory.embedding),
-            pack_vector([value for vector in memory.turn_embeddings for value in vector]),
+            _packed(memory.turn_embeddings),
+            _packed(memory.window_embeddings),
             memory.source_text,
             _json(memory.metadata),
             _json(memory.scope),
@@ -185,7 +195,8 @@ def turn_from_row(row: sqlite3.Row) -> Turn:
 # A memory row with its vectors read as empty blobs (memory_from_row gives empty lists).
 MEMORY_COLUMNS_WITHOUT_VECTORS = (
     "tenant, memory_id, session_uuid, parent_session_uuid, fields, source_dialog_uuids, first_seq,"
-    " last_seq, x'' AS embedding, x'' AS turn_embeddings, source_text, created_at, metadata, scope"
+    " last_seq, x'' AS embedding, x'' AS turn_embeddings, x'' AS window_embeddings, source_text, created_at,"
+    " metadata, scope"
 )
 
 
@@ -202,6 +213,7 @@ def memory_from_row(row: sqlite3.Row) -> Memory:
         last_seq=row["last_seq"],
         embedding=unpack_vector(row["embedding"]),
         turn_embeddings=_split(unpack_vector(row["turn_embeddings"]), len(sources)),
+        window_embeddings=_split(unpack_vector(row["window_embeddings"]), len(sources)),
         source_text=row["source_text"],
         created_at=row["created_at"],
         metadata=json.loads(row["metadata"]),

@@ -88,10 +88,12 @@ class ExactVectors(Vectors):
 
     __slots__ = ("ids", "matrix", "row_of")
 
-    def __init__(self, dim: int) -> None:
+    def __init__(self, dim: int, dtype: str = "float32") -> None:
         import numpy as np
 
-        self.matrix: Matrix = np.zeros((_MIN_ROWS, dim), dtype=np.float32)
+        # float16 for vectors only rescored, never searched (a shard's window vectors): half the
+        # memory, and a cosine off by about 1e-4, far below what separates two candidates.
+        self.matrix: Matrix = np.zeros((_MIN_ROWS, dim), dtype=dtype)
         self.ids: list[str] = []
         self.row_of: dict[str, int] = {}
 
@@ -106,7 +108,7 @@ class ExactVectors(Vectors):
             if row is None:
                 row = len(self.ids)
                 if row == self.matrix.shape[0]:
-                    grown = np.zeros((row * 2, self.matrix.shape[1]), dtype=np.float32)
+                    grown = np.zeros((row * 2, self.matrix.shape[1]), dtype=self.matrix.dtype)
                     grown[:row] = self.matrix
                     self.matrix = grown
                 self.ids.append(doc_id)
@@ -137,7 +139,7 @@ class ExactVectors(Vectors):
 
         vectors = cls.__new__(cls)
         if not ids:  # put grows a matrix by doubling its rows: start from a few
-            matrix = np.zeros((_MIN_ROWS, matrix.shape[1]), dtype=np.float32)
+            matrix = np.zeros((_MIN_ROWS, matrix.shape[1]), dtype=matrix.dtype)
         vectors.matrix, vectors.ids = matrix, ids
         vectors.row_of = dict(zip(ids, range(len(ids)), strict=True))
         return vectors
@@ -155,7 +157,7 @@ class ExactVectors(Vectors):
 
     def cosines(self, doc_ids: list[str], query: Matrix) -> list[float]:
         rows = self.matrix[[self.row_of[doc_id] for doc_id in doc_ids]]
-        return [float(x) for x in rows @ query]
+        return [float(x) for x in rows.astype(query.dtype, copy=False) @ query]
 
 
 class GraphVectors(Vectors):
