@@ -24,7 +24,8 @@ def reembed(
     progress: Callable[[int], None] | None = None,
 ) -> int:
     """Give every stored memory (of one tenant, or all) new vectors from `embedder`: its own, and
-    one per source turn and one per turn's window when it had turn vectors. Returns how many memories were rewritten."""
+    one per source turn and one per turn's window when it had turn vectors. Returns how many
+    memories were rewritten."""
     count = 0
     pending: list[Memory] = []
     for memory in store.iter_memories(tenant):
