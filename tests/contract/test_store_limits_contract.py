@@ -46,11 +46,15 @@ def test_a_turn_at_the_size_limit_reads_back_whole(store: Store) -> None:
 
 
 def test_a_memory_with_a_large_embedding_and_source_text_reads_back_whole(store: Store) -> None:
-    # Given a memory with a 4096-dimensional embedding (values float32 holds exactly) and 8 long turns
+    # Given a memory with 4096-dimensional vectors (values float32 holds exactly): its own, one per
+    # turn and one per turn's window (17 x 16 KB), and 8 long turns
     append_turns(store, make_session(), *(f"d{i}" for i in range(8)))
+    vector = [(i % 512 - 256) / 1024 for i in range(4096)]
     memory = make_memory(
         *(f"d{i}" for i in range(8)),
-        embedding=[(i % 512 - 256) / 1024 for i in range(4096)],
+        embedding=vector,
+        turn_embeddings=[vector] * 8,
+        window_embeddings=[vector[::-1]] * 8,
         source_text=incompressible(8 * 20_000, 3),
         fields=MemoryFields(summary="긴 기억", keywords=[f"키워드{i}" for i in range(65)]),
     )

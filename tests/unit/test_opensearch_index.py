@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from memory_engine.adapters.aws.opensearch_index import OpenSearchIndex
+from memory_engine.adapters.encoding import pack_half_text, unpack_half_text
 from memory_engine.errors import InvalidInput, Unavailable
 from memory_engine.ports import IndexDocument, IndexHit
 from tests.fakes.opensearch import StubCluster, hits
@@ -87,7 +88,7 @@ def test_an_existing_index_is_kept_unless_recreate_is_asked_and_gets_the_fields_
     mapping = cluster.requests[1]
     assert mapping.path.endswith("/_mapping")
     assert mapping.body == {
-        "properties": {"occurred_at": {"type": "date"}, "window_vector": {"type": "object", "enabled": False}}
+        "properties": {"occurred_at": {"type": "date"}, "window_vector": {"type": "binary"}}
     }
 
 
@@ -332,8 +333,13 @@ def test_turn_hits_bring_back_their_text_for_the_hits_evidence() -> None:
 
 def test_turn_hits_carry_their_window_cosine_computed_from_the_returned_window_vector() -> None:
     # Given a turn found by meaning and one by words, each with a window vector, and one without
-    by_meaning = {"doc_id": "m1:0", "score": 1.5, "window_vector": [0.6, 0.8, 0.0, 0.0]}
-    by_words = {"doc_id": "m1:1", "score": 2.0, "vector": [0, 1, 0, 0], "window_vector": [0.0, 0.0, 1.0, 0.0]}
+    by_meaning = {"doc_id": "m1:0", "score": 1.5, "window_vector": pack_half_text([0.6, 0.8, 0.0, 0.0])}
+    by_words = {
+        "doc_id": "m1:1",
+        "score": 2.0,
+        "vector": [0, 1, 0, 0],
+        "window_vector": pack_half_text([0.0, 0.0, 1.0, 0.0]),
+    }
     bare = {"doc_id": "m2:0", "score": 1.0, "vector": [0, 1, 0, 0]}
     cluster = StubCluster(msearch_answers=[[hits([by_meaning]), hits([by_words, bare]), hits([])]])
 
@@ -344,7 +350,7 @@ def test_turn_hits_carry_their_window_cosine_computed_from_the_returned_window_v
     knn, lexical = cluster.sent("_msearch")[0].bodies[1], cluster.sent("_msearch")[0].bodies[3]
     assert "window_vector" in knn["_source"] and "window_vector" in lexical["_source"]
     windows = {hit.doc_id: hit.window for hit in found}
-    assert windows == {"m1:0": pytest.approx(0.8), "m1:1": pytest.approx(0.0), "m2:0": None}
+    assert windows == {"m1:0": pytest.approx(0.8, abs=1e-3), "m1:1": pytest.approx(0.0), "m2:0": None}
 
 
 def test_a_turn_document_is_stored_with_its_window_vector_unit_length() -> None:
@@ -356,7 +362,8 @@ def test_a_turn_document_is_stored_with_its_window_vector_unit_length() -> None:
     index_on(cluster, service="es").upsert([turn, doc("m1")])
 
     [bulk] = cluster.sent("_bulk")
-    assert bulk.bodies[1]["window_vector"] == pytest.approx([0.0, 0.6, 0.0, 0.8])
+    # (base64 float16: 4 characters per 3 bytes, read back within float16's precision)
+    assert unpack_half_text(bulk.bodies[1]["window_vector"]) == pytest.approx([0.0, 0.6, 0.0, 0.8], abs=1e-3)
     assert "window_vector" not in bulk.bodies[3]
 
 

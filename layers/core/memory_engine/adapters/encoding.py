@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import base64
 import math
+import struct
 import sys
 from array import array
 from collections.abc import Sequence
@@ -41,3 +43,14 @@ def unit_vector(vector: Sequence[float]) -> list[float]:
     """The vector scaled to length 1 (a zero vector stays zero): dot products become cosines."""
     norm = math.sqrt(sum(value * value for value in vector))
     return [value / norm for value in vector] if norm > 0 else [float(value) for value in vector]
+
+
+def pack_half_text(values: Sequence[float]) -> str:
+    """float16 little-endian, base64: a vector that is only read back (never searched) as a JSON
+    string of 4 characters per 3 bytes, some 7 times shorter than its numbers written out."""
+    return base64.b64encode(struct.pack(f"<{len(values)}e", *values)).decode("ascii")
+
+
+def unpack_half_text(text: str) -> list[float]:
+    raw = base64.b64decode(text)
+    return list(struct.unpack(f"<{len(raw) // 2}e", raw))

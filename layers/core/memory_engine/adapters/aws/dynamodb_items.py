@@ -24,6 +24,7 @@ ITEM_LIMIT_BYTES = 400 * 1024
 # Above this estimated size the payload is compressed; below it, items stay readable in the console.
 INLINE_LIMIT_BYTES = 300_000
 PART_BYTES = 300_000
+_MIN_FIRST_CHUNK = 1024
 
 
 def s(value: str) -> dict[str, str]:
@@ -80,7 +81,12 @@ def pack(base: Item, payload: Mapping[str, str]) -> tuple[Item, list[bytes]]:
     if item_size(inline) <= INLINE_LIMIT_BYTES:
         return inline, []
     body = zlib.compress(json.dumps(dict(payload), ensure_ascii=False).encode(), 6)
-    chunks = [body[start : start + PART_BYTES] for start in range(0, len(body), PART_BYTES)]
+    # The item keeps its own attributes beside the body's first chunk, and those can be large (a
+    # memory's vectors: its own, one per turn and one per turn's window, 17 x 16 KB at 4096
+    # dimensions), so the first chunk gets only the room they leave; the rest go to parts.
+    room = max(PART_BYTES - item_size(base), _MIN_FIRST_CHUNK)
+    starts = range(room, len(body), PART_BYTES)
+    chunks = [body[:room], *(body[start : start + PART_BYTES] for start in starts)]
     return base | {"body": b(chunks[0]), "parts": n(len(chunks) - 1)}, chunks[1:]
 
 

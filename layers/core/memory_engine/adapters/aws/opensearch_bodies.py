@@ -12,7 +12,7 @@ import uuid
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from memory_engine.adapters.encoding import unit_vector
+from memory_engine.adapters.encoding import pack_half_text, unit_vector
 from memory_engine.ports import DocKind, IndexDocument
 from memory_engine.retrieval.text import STOP_WORDS
 
@@ -28,8 +28,9 @@ HNSW_EF_CONSTRUCTION = 128
 # count, average length) stay per kind, as the local index keeps them.
 TEXT_FIELD: dict[DocKind, str] = {"memory": "text", "turn": "turn_text"}
 # A turn's window vector is only read back (its cosine to the query is computed for the turn
-# candidates a search returns), never searched: kept in `_source` alone, not indexed, no graph.
-WINDOW_VECTOR: Body = {"type": "object", "enabled": False}
+# candidates a search returns), never searched: kept in `_source` alone as base64 float16
+# (`encoding.pack_half_text`), so ~200 turn hits bring back ~200 KB, not ~1.5 MB of numbers.
+WINDOW_VECTOR: Body = {"type": "binary"}
 
 
 # Part-of-speech tags nori drops, as the local analyzer drops them (retrieval/korean.py): endings,
@@ -233,7 +234,7 @@ def document(doc: IndexDocument, vector: Sequence[float], copy_id: str | None = 
         "occurred_at": doc.occurred_at.isoformat() if doc.occurred_at else None,
         TEXT_FIELD[doc.kind]: doc.text,
         "vector": list(vector),
-        **({"window_vector": unit_vector(doc.window_vector)} if doc.window_vector is not None else {}),
+        **({"window_vector": pack_half_text(unit_vector(doc.window_vector))} if doc.window_vector else {}),
     }
 
 

@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import json
+import operator
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
@@ -21,7 +22,7 @@ from typing import Any, NamedTuple
 from memory_engine.adapters.aws import opensearch_bodies as bodies
 from memory_engine.adapters.aws.clients import unavailable
 from memory_engine.adapters.aws.opensearch_bodies import Body
-from memory_engine.adapters.encoding import unit_vector
+from memory_engine.adapters.encoding import unit_vector, unpack_half_text
 from memory_engine.errors import InvalidInput, Unavailable
 from memory_engine.ports import DocKind, IndexDocument, IndexHit, SearchIndex
 from memory_engine.retrieval import candidates
@@ -326,11 +327,12 @@ def _lexical_hits(response: Body, query: Sequence[float]) -> dict[str, _Found]:
 
 
 def _window(source: Body, query: Sequence[float]) -> float | None:
-    """The query's cosine to a turn document's window vector (stored unit length); None without one."""
+    """The query's cosine to a turn document's window vector (stored unit length, base64 float16);
+    None without one."""
     stored = source.get("window_vector")
     if not stored or not query:
         return None
-    return float(sum(a * b for a, b in zip(query, stored, strict=False)))
+    return float(sum(map(operator.mul, query, unpack_half_text(stored))))
 
 
 def _words(response: Body) -> dict[str, float]:
