@@ -50,14 +50,19 @@ EMBEDDER = (2048, 40)  # MiniLM on CPU, one short text
 WORKER_BUILTIN = (1024, 2000)  # per job: 2 batches, built-in extractor, 2 embeddings
 WORKER_LLM = (1024, 20000)  # per job: 2 LLM calls of ~10 s each (waiting is billed)
 EMBED_CALLS_PER_TURN = RETRIEVES_PER_TURN + 1 + 1 / TURNS_PER_MEMORY  # query, buffered turn, memory
+# Each turn's ±1 window (about three turns of text) is embedded in its memory's call: no more
+# invocations, but billed time, counted as three short texts' worth (EMBEDDER's ms) per turn.
+WINDOW_MS_PER_TURN = 3 * 40
 WRU_PER_TURN = 6  # turn + session in one transaction (transactions bill twice)
 RRU_PER_TURN = 2  # the store's one read of the session (half the 4 of the two reads before)
-RRU_PER_RETRIEVE = 10  # memories of the hits + the threads' buffered turns
-WRU_PER_MEMORY = 30  # memory item (~4 KB) + 8 turns marked extracted, in one transaction
+# A memory item: ~4 KB of fields and source text + 17 vectors of 384 float32 (its own, one per
+# turn, one per turn's window) = ~30 KB.
+RRU_PER_RETRIEVE = 42  # the hits' memories (limit 5 x 8 RRU, strongly consistent) + buffered turns
+WRU_PER_MEMORY = 76  # memory item (~30 KB) + 8 turns marked extracted, in one transaction (x2)
 SQS_REQUESTS_PER_JOB = 3  # send, receive, delete
 LOG_KB_PER_INVOCATION = 1.0
 ACCESS_LOG_KB_PER_REQUEST = 0.4
-GB_PER_M_TURNS = 2.0  # 1 KB per turn + ~5.5 KB per memory (fields + a 384-float vector)
+GB_PER_M_TURNS = 4.8  # 1 KB per turn + ~30 KB per memory of 8 turns
 IMAGE_GB = 2.5  # torch CPU + sentence-transformers + the model
 LLM_INPUT_TOKENS_PER_MEMORY = 731  # docs/configuration.md: median prompt per 8-turn batch (json_schema)
 LLM_OUTPUT_TOKENS_PER_MEMORY = 1546  # docs/configuration.md: median answer at the schema's limits
@@ -97,7 +102,8 @@ def per_million_turns(llm_input_per_m: float, llm_output_per_m: float) -> dict[s
         "Lambda: consolidate": lambda_cost(turns, *CONSOLIDATE),
         "Lambda: retrieve": lambda_cost(retrieves, *RETRIEVE),
         "Lambda: authorizer (cache misses)": lambda_cost(requests * AUTHORIZER_MISS_RATE, *AUTHORIZER),
-        "Lambda: embedding image": lambda_cost(turns * EMBED_CALLS_PER_TURN, *EMBEDDER),
+        "Lambda: embedding image": lambda_cost(turns * EMBED_CALLS_PER_TURN, *EMBEDDER)
+        + turns * EMBEDDER[0] / 1024 * WINDOW_MS_PER_TURN / 1000 * LAMBDA_GB_SECOND,
         "Lambda: worker (built-in extractor)": lambda_cost(jobs, *WORKER_BUILTIN),
         "DynamoDB requests": (turns * WRU_PER_TURN + memories * WRU_PER_MEMORY) / 1e6 * DDB_WRU_PER_M
         + (turns * RRU_PER_TURN + retrieves * RRU_PER_RETRIEVE) / 1e6 * DDB_RRU_PER_M,
