@@ -17,12 +17,12 @@ from memory_engine.adapters.local.sqlite_rows import STORE_SCHEMA
 from memory_engine.adapters.local.sqlite_store import SqliteStore
 from memory_engine.engine import Engine
 from memory_engine.indexing.documents import index_documents, turn_embedding_text, window_text
-from memory_engine.models.api import ConsolidateRequest, RetrieveRequest
+from memory_engine.models.api import ConsolidateRequest, ForkRequest, RetrieveRequest
 from memory_engine.models.messages import ExtractionJob
 from memory_engine.ports import EmbedMode
 from memory_engine.retrieval.config import RetrievalConfig
 from memory_engine.retrieval.fusion import FusionWeights, TurnEvidence, fuse, rank
-from memory_engine.usecases import consolidate, extract, retrieve
+from memory_engine.usecases import consolidate, extract, fork, retrieve
 from memory_engine.usecases.reembed import reembed
 from tests.contract.builders import TENANT, append_turns, make_memory, make_session
 from tests.fakes.engine import local_engine
@@ -217,3 +217,22 @@ def test_window_vectors_come_back_from_the_journal_and_from_an_old_record(tmp_pa
     }
     assert hits["m:0"].window == pytest.approx(1.0, abs=2e-3)
     assert hits["m:1"].window is None
+
+
+def test_a_fork_copies_a_memorys_window_vectors_and_its_copy_is_searched_with_them() -> None:
+    with local_engine(extraction_threshold=1000) as engine:
+        _say(engine, LINES)
+        [memory] = extract.run(engine, ExtractionJob(tenant=TENANT, session_uuid="s1", force=True))
+        assert len(memory.window_embeddings) == 4
+
+        fork.run(
+            engine,
+            TENANT,
+            ForkRequest(source_session_uuid="s1", target_session_uuid="s2", cutoff_dialog_uuid="d3"),
+        )
+
+        [copy] = engine.store.list_memories(TENANT, "s2")
+        stored = engine.store.get_memory(TENANT, memory.memory_id)
+        assert stored is not None and copy.window_embeddings == stored.window_embeddings
+        hits = engine.index.search(TENANT, ["s2"], "cold", memory.turn_embeddings[2], k=5, kind="turn")
+        assert hits and all(hit.window is not None for hit in hits)
