@@ -7,6 +7,7 @@ run while ratios measured in the same run (baseline and engine interleaved) move
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import platform
@@ -120,8 +121,8 @@ def locomo_path() -> Path | None:
 
 
 def locomo_questions(count: int, fallback: Callable[[int], str]) -> tuple[list[str], str]:
-    """The first `count` LoCoMo dev questions and the file they came from, or, without the data,
-    `count` synthetic ones (`fallback(i)`) and "synthetic", said loudly on stderr:
+    """The first `count` LoCoMo dev questions and the file they came from (`question_source`), or,
+    without the data, `count` synthetic ones (`fallback(i)`) and "synthetic", said loudly on stderr:
     a checkout with no ../shared (a worktree elsewhere, a fresh clone) would otherwise time other
     queries than its baseline did, and compare the two silently."""
     path = locomo_path()
@@ -133,8 +134,15 @@ def locomo_questions(count: int, fallback: Callable[[int], str]) -> tuple[list[s
             file=sys.stderr,
         )
         return [fallback(i) for i in range(count)], "synthetic"
-    lines = [json.loads(line) for line in gold.read_text().splitlines() if line.strip()]
-    return [line["question"] for line in lines[:count]], str(gold)
+    text = gold.read_text()
+    lines = [json.loads(line) for line in text.splitlines() if line.strip()]
+    # The file's name and a digest of its content, not its path: results are committed, and the
+    # digest is what tells two runs' questions apart.
+    return [line["question"] for line in lines[:count]], question_source(gold.name, text)
+
+
+def question_source(name: str, text: str) -> str:
+    return f"{name} (sha256 {hashlib.sha256(text.encode()).hexdigest()[:12]})"
 
 
 def locomo_turns(data: Path | None = None) -> Iterator[tuple[str, str, str]]:

@@ -27,7 +27,8 @@ def test_questions_come_from_the_gold_file_beside_the_data(
 
     # Then they are the first two, the source names the file, and nothing is said
     assert questions == ["q0?", "q1?"]
-    assert source == str(gold)
+    assert source == common.question_source("locomo-dev-gold.jsonl", gold.read_text())
+    assert str(tmp_path) not in source  # committed results name no machine's paths
     assert capsys.readouterr().err == ""
 
 
