@@ -14,7 +14,7 @@ import pickle
 from pathlib import Path
 
 from memory_engine.adapters.local.index_files import MANIFEST, PersistedIndex
-from memory_engine.adapters.local.memory_index import Shard, TenantState
+from memory_engine.adapters.local.shards import Shard, TenantState
 from memory_engine.adapters.local.vectors import GraphVectors, load_graph
 
 __all__ = ["upgrade_from_format_1"]

@@ -38,14 +38,9 @@ from typing import IO, Any
 from memory_engine.adapters.local.array_bm25 import Bm25Stats
 from memory_engine.adapters.local.array_file import ArrayFileError, read_arrays, write_arrays
 from memory_engine.adapters.local.index_journal import frame, journal_name, records
-from memory_engine.adapters.local.memory_index import (
-    DEFAULT_ANN_THRESHOLD,
-    LocalSearchIndex,
-    Shard,
-    ShardKey,
-    TenantState,
-)
+from memory_engine.adapters.local.memory_index import DEFAULT_ANN_THRESHOLD, LocalSearchIndex
 from memory_engine.adapters.local.shard_file import read_shard, shard_arrays
+from memory_engine.adapters.local.shards import Shard, ShardKey, TenantState
 from memory_engine.adapters.local.vectors import GraphParams, GraphVectors, load_graph
 from memory_engine.ports import IndexDocument
 

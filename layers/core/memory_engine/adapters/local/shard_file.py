@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from memory_engine.adapters.local.array_bm25 import ArrayBm25, Bm25Stats
 from memory_engine.adapters.local.array_file import ArrayFileError
-from memory_engine.adapters.local.memory_index import Shard
+from memory_engine.adapters.local.shards import Meta, Shard
 from memory_engine.adapters.local.vectors import ExactVectors, GraphParams, GraphVectors
 
 if TYPE_CHECKING:
@@ -27,7 +27,6 @@ if TYPE_CHECKING:
 
 __all__ = ["LoadedRows", "read_shard", "shard_arrays"]
 
-_Meta = tuple[str, str, tuple[str, ...], datetime, str | None, datetime | None]
 _SOURCE_SEP = b"\x00"
 
 
@@ -45,7 +44,7 @@ class LoadedRows:
         self._sources = _Blob(arrays["meta.sources.blob"], arrays["meta.sources.ends"], count)
         self.memories = self._memory
 
-    def row(self, at: int) -> _Meta:
+    def row(self, at: int) -> Meta:
         sources = self._sources.raw(at)
         return (
             self._session[at],
@@ -156,7 +155,7 @@ def _meta_columns(shard: Shard) -> tuple[list[str], dict[str, Any], dict[str, Se
     kept = [(doc_id, value) for doc_id, value in shard.meta.items() if isinstance(value, int)]
     fresh = [(doc_id, value) for doc_id, value in shard.meta.items() if not isinstance(value, int)]
     ids = [doc_id for doc_id, _ in kept] + [doc_id for doc_id, _ in fresh]
-    rows: list[_Meta] = [value for _, value in fresh]
+    rows: list[Meta] = [value for _, value in fresh]
     at = np.asarray([value for _, value in kept], dtype=np.int64)
     loaded = shard.loaded if len(at) else None
     assert loaded is None or isinstance(loaded, LoadedRows)
