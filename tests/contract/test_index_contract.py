@@ -481,8 +481,9 @@ def test_a_turn_written_again_without_a_window_vector_loses_it(index: SearchInde
         pytest.approx(1.0, abs=2e-3)
     )
 
-    # When written again without one, and then deleted through its memory and written back
-    index.upsert([doc])
+    # When written again without one (an empty one reads as none), and then deleted through its
+    # memory and written back
+    index.upsert([doc.model_copy(update={"window_vector": []})])
     cleared = index.search(tenant, ["thread-1"], "apples", _axis(3), k=1, kind="turn")
     index.delete(tenant, ["m1"])
     index.upsert([doc.model_copy(update={"window_vector": _axis(4)})])

@@ -111,9 +111,9 @@ class LocalSearchIndex(SearchIndex):
                 ids.append(doc.doc_id)
                 rows.append(vector)
                 pending = windows.setdefault((doc.tenant, key), {})
-                if doc.window_vector is not None:
+                if doc.window_vector:
                     pending[doc.doc_id] = doc.window_vector
-                else:  # a document written again without one loses the one it had
+                else:  # a document written again without one (or an empty one) loses the one it had
                     pending.pop(doc.doc_id, None)
                     if shard.windows is not None and doc.doc_id in shard.windows.row_of:
                         shard.windows.remove(doc.doc_id)
