@@ -40,6 +40,12 @@ def window_text(turns: Sequence[Turn], position: int) -> str:
     return "\n".join(turn_embedding_text(turn) for turn in turns[max(position - 1, 0) : position + 2])
 
 
+def window_texts(batch: Sequence[Turn]) -> list[str]:
+    """`window_text` of every turn of a memory's batch, in source order (what extraction embeds
+    and a re-embed recomputes)."""
+    return [window_text(batch, position) for position in range(len(batch))]
+
+
 def spoken_date(moment: datetime) -> str:
     """A date as people write it ("8 May 2023"), so BM25 can match a question's month or year."""
     return f"{moment.day} {moment:%B %Y}"

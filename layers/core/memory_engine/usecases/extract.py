@@ -8,7 +8,7 @@ from memory_engine.engine import Engine
 from memory_engine.extraction.batching import cut_batches, extraction_point
 from memory_engine.extraction.registry import update_registry
 from memory_engine.indexing import turn_vectors
-from memory_engine.indexing.documents import embedding_text, extraction_text, index_stored, window_text
+from memory_engine.indexing.documents import embedding_text, extraction_text, index_stored, window_texts
 from memory_engine.models.domain import Memory, Session, Turn, new_memory_id
 from memory_engine.models.messages import ExtractionJob
 from memory_engine.ports import ExtractionContext
@@ -119,9 +119,7 @@ def _extract_one(
     stored = [turn.embedding for turn in batch if turn.embedding is not None]
     if not engine.retrieval.turn_documents or len(stored) != len(batch):
         stored = []
-    windows = []
-    if stored and engine.retrieval.window_vectors:
-        windows = [window_text(batch, at) for at in range(len(batch))]
+    windows = window_texts(batch) if stored and engine.retrieval.window_vectors else []
     [vector, *window_vectors] = engine.embedder.embed([embedding_text(draft), *windows], mode="passage")
     update = {"embedding": vector, "turn_embeddings": stored, "window_embeddings": window_vectors}
     return draft.model_copy(update=update)

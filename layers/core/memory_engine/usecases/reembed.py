@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from memory_engine.indexing.documents import embedding_text, turn_embedding_text, window_text
+from memory_engine.indexing.documents import embedding_text, turn_embedding_text, window_texts
 from memory_engine.models.domain import Memory
 from memory_engine.ports import Embedder, Store
 
@@ -44,10 +44,12 @@ def reembed(
 
 def _rewrite(store: Store, embedder: Embedder, memories: list[Memory]) -> int:
     texts: list[str] = []
-    spans: list[tuple[int, int]] = []
+    # Per memory: where its own text, its turns' and its windows' start in `texts`, and the end.
+    spans: list[tuple[int, int, int, int]] = []
     for memory in memories:
         start = len(texts)
         texts.append(embedding_text(memory))
+        windows_at = len(texts)
         if memory.turn_embeddings and memory.session_uuid:
             # Turn vectors exist only for memories extracted with turn documents; keep it so. They
             # pair with source_dialog_uuids by position: a turn no longer stored gets the memory's
@@ -58,22 +60,21 @@ def _rewrite(store: Store, embedder: Embedder, memories: list[Memory]) -> int:
                 turn_embedding_text(by_uuid[uuid]) if uuid in by_uuid else texts[start]
                 for uuid in memory.source_dialog_uuids
             )
+            windows_at = len(texts)
             # and its turns' windows, cut as extraction cuts them (also for a memory written before
-            # window vectors: a re-embed is how an older store gets them)
+            # window vectors: a re-embed is how an older store gets them); a memory whose turns
+            # are no longer all stored gets none (its turns are scored by their own vectors)
             batch = [by_uuid[uuid] for uuid in memory.source_dialog_uuids if uuid in by_uuid]
             if len(batch) == len(memory.source_dialog_uuids):
-                texts.extend(window_text(batch, at) for at in range(len(batch)))
-        spans.append((start, len(texts)))
+                texts.extend(window_texts(batch))
+        spans.append((start, start + 1, windows_at, len(texts)))
     vectors = embedder.embed(texts, mode="passage")
     written = 0
-    for memory, (start, end) in zip(memories, spans, strict=True):
-        with_turns = bool(memory.turn_embeddings and memory.session_uuid)
-        turns_end = start + 1 + (len(memory.source_dialog_uuids) if with_turns else 0)
+    for memory, (start, turns_at, windows_at, end) in zip(memories, spans, strict=True):
         update = {
             "embedding": vectors[start],
-            "turn_embeddings": vectors[start + 1 : turns_end],
-            # A memory whose turns are no longer all stored loses its windows (scored by its turns).
-            "window_embeddings": vectors[turns_end:end],
+            "turn_embeddings": vectors[turns_at:windows_at],
+            "window_embeddings": vectors[windows_at:end],
         }
         written += store.update_memory(memory.model_copy(update=update))
     return written
