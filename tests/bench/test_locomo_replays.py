@@ -1,0 +1,59 @@
+"""The replays' own arithmetic: a unit's expansion, a memory cut in two, the size discount."""
+
+from __future__ import annotations
+
+from bench.locomo.data import Question
+from bench.locomo.replays import _near, score, size_discounted, split, units
+from bench.locomo.tune import Case
+from memory_engine.retrieval.fusion import MemoryEvidence, TurnEvidence
+from memory_engine.usecases.retrieve import Evidence
+
+SOURCES = ("D1:1", "D1:2", "D1:3", "D1:4", "D1:5", "D1:6")
+
+
+def _case(gold: tuple[str, ...] = ("D1:5",)) -> Case:
+    # One memory of six turns whose fifth turn matches best, and one other memory of two turns.
+    turns = [
+        TurnEvidence(owner="m1", dense=0.9, lexical=0.0, key="m1:4"),
+        TurnEvidence(owner="m1", dense=0.5, lexical=0.0, key="m1:1"),
+        TurnEvidence(owner="m2", dense=0.7, lexical=0.0, key="m2:0"),
+    ]
+    evidence = Evidence(
+        memories=[MemoryEvidence("m1", dense=0.4, lexical=0.0)],
+        turns=turns,
+        memory_ids=frozenset({"m1", "m2"}),
+        buffered={},
+        lines={},
+    )
+    question = Question("conv", 0, 4, "What did Ana plant?", gold, (1,))
+    return Case(question, evidence, {"m1": SOURCES, "m2": ("D2:1", "D2:2")})
+
+
+def test_a_unit_stands_for_its_matched_turns_best_first_then_its_sources() -> None:
+    ranked = units(_case())
+
+    assert ranked[0][1] == ["D1:5", "D1:2", *SOURCES]
+    assert ranked[1][1] == ["D2:1", "D2:1", "D2:2"]
+
+
+def test_a_memory_cut_in_two_keeps_its_document_score_in_each_part() -> None:
+    whole = units(_case())[0][0]
+    parts = split(_case(), lambda _, sources: len(sources) // 2)
+    first = next(unit for unit in parts if unit[1][-1] == "D1:3")
+    second = next(unit for unit in parts if unit[1][-1] == "D1:6")
+
+    assert second[1][0] == "D1:5" and second[0] == whole
+    assert first[1][0] == "D1:2" and first[0] < whole
+    assert score([_case()], lambda c: split(c, lambda _, s: len(s) // 2))["R@5"] == 1.0
+
+
+def test_the_size_discount_takes_more_from_a_unit_that_fills_more_places() -> None:
+    plain = {tuple(dialogs): s for s, dialogs in units(_case())}
+    discounted = {tuple(dialogs): s for s, dialogs in size_discounted(_case(), 0.07)}
+    gaps = {len(set(key)): plain[key] - discounted[key] for key in plain}
+
+    assert round(gaps[6], 6) == 0.05 and round(gaps[2], 6) == 0.01
+
+
+def test_near_means_the_same_session_and_at_most_three_turns_apart() -> None:
+    assert _near("D3:4", "D3:7") and not _near("D3:4", "D3:8") and not _near("D3:4", "D2:4")
