@@ -15,6 +15,8 @@ categories 1–4):
 - passage: the question also embedded as an e5 passage, its cosines to each turn and window mixed
   into the query-mode ones;
 - minilm: MiniLM's cosine to each candidate turn added to e5's;
+- event dates: a turn also matches the dates its own words name relative to when it was said
+  ("last night", "yesterday", "last weekend", "last month"), for questions that name a date;
 
 and where the misses are: the rank of the first unit holding a gold turn. Vectors come from the
 harness's cache in bench/.cache (missing ones are embedded).
@@ -23,10 +25,12 @@ harness's cache in bench/.cache (missing ones are embedded).
 from __future__ import annotations
 
 import argparse
+import re
 import statistics
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from datetime import datetime, timedelta
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -37,6 +41,7 @@ from bench.locomo.metrics import HEADLINE, ndcg_at, recall_at
 from bench.locomo.tune import CACHE, Case, _cases
 from memory_engine.ports.embedder import EmbedMode
 from memory_engine.retrieval.config import DEFAULT_WEIGHTS, RetrievalConfig
+from memory_engine.retrieval.dates import DateMention, date_match, named_dates, relative_dates
 from memory_engine.retrieval.fusion import FusionWeights, TurnEvidence, rank
 
 Unit = tuple[float, list[str]]  # a unit's score and the dialogs it stands for, in ranking order
@@ -136,6 +141,23 @@ def _near(one: str, other: str) -> bool:
     return a_session == b_session and abs(int(a_turn) - int(b_turn)) <= 3
 
 
+_LAST_NIGHT = re.compile(r"\blast night\b", re.IGNORECASE)
+_LAST_WEEKEND = re.compile(r"\blast weekend\b", re.IGNORECASE)
+
+
+def event_dates(text: str, said: datetime) -> list[datetime]:
+    """The days or months a turn's words name relative to when it was said (a month as its 1st)."""
+    mentions = relative_dates(text, said)
+    if _LAST_NIGHT.search(text):
+        night = said - timedelta(days=1)
+        mentions.append(DateMention(night.year, night.month, night.day))
+    if _LAST_WEEKEND.search(text):
+        saturday = said - timedelta(days=(said.weekday() - 5) % 7 or 7)
+        for day in (saturday, saturday + timedelta(days=1)):
+            mentions.append(DateMention(day.year, day.month, day.day))
+    return [datetime(m.year, m.month, m.day or 1) for m in mentions if m.year and m.month]
+
+
 class Lines:
     """Each turn's text as the engine embeds it ("speaker: said") and as the baselines do, by
     (conversation, dia_id)."""
@@ -143,11 +165,14 @@ class Lines:
     def __init__(self, conversations: Sequence[Conversation]) -> None:
         self.engine: dict[tuple[str, str], str] = {}
         self.protocol: dict[tuple[str, str], str] = {}
+        self.said: dict[tuple[str, str], datetime] = {}
         for conversation in conversations:
-            for turn in conversation.turns:
-                key = (conversation.sample_id, turn.dia_id)
-                self.engine[key] = f"{turn.speaker}: {turn.said()}".strip()
-                self.protocol[key] = turn.line()
+            for session in conversation.sessions:
+                for turn in session.turns:
+                    key = (conversation.sample_id, turn.dia_id)
+                    self.engine[key] = f"{turn.speaker}: {turn.said()}".strip()
+                    self.protocol[key] = turn.line()
+                    self.said[key] = session.date
 
     def window(self, case: Case, key: str) -> str | None:
         """The ±1 window within its memory that extraction embeds for a memory's turn key."""
@@ -241,6 +266,24 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     for weight in (0.05, 0.1, 0.2, 0.5):
         add(f"minilm {weight}", partial(units, turns=second_opinion(weight)))
     minilm.save()
+
+    def dated(share: float) -> Turns:
+        def turns(case: Case) -> list[TurnEvidence]:
+            asked = named_dates(case.question.question)
+            if not asked:
+                return case.evidence.turns
+            out = []
+            for turn in case.evidence.turns:
+                key = (case.question.sample_id, _dialog(case, turn.key))
+                told = event_dates(lines.engine[key], lines.said[key])
+                match = max((date_match(day, asked) for day in told), default=0.0)
+                out.append(replace(turn, on_date=max(turn.on_date, share * match)))
+            return out
+
+        return turns
+
+    for share in (0.5, 1.0):
+        add(f"event dates {share}", partial(units, turns=dated(share)))
     misses = first_gold_rank(cases)
     print("rank of the first unit holding a gold turn:", dict(sorted(misses.items())))
     return {"rows": rows, "first_gold_rank": dict(misses)}

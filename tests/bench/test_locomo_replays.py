@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from bench.locomo.data import Question
-from bench.locomo.replays import _near, score, size_discounted, split, units
+from bench.locomo.replays import _near, event_dates, score, size_discounted, split, units
 from bench.locomo.tune import Case
 from memory_engine.retrieval.fusion import MemoryEvidence, TurnEvidence
 from memory_engine.usecases.retrieve import Evidence
@@ -57,3 +59,12 @@ def test_the_size_discount_takes_more_from_a_unit_that_fills_more_places() -> No
 
 def test_near_means_the_same_session_and_at_most_three_turns_apart() -> None:
     assert _near("D3:4", "D3:7") and not _near("D3:4", "D3:8") and not _near("D3:4", "D2:4")
+
+
+def test_a_turn_names_the_days_its_relative_words_mean_when_it_was_said() -> None:
+    said = datetime(2022, 5, 2, 13, 0)  # a Monday
+
+    assert event_dates("I watched it last night!", said) == [datetime(2022, 5, 1)]
+    assert event_dates("Last weekend I ran a 5K.", said) == [datetime(2022, 4, 30), datetime(2022, 5, 1)]
+    assert event_dates("We went to a convention last month.", said) == [datetime(2022, 4, 1)]
+    assert event_dates("Nothing dated here.", said) == []
