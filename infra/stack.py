@@ -179,19 +179,28 @@ class MemoryEngineStack(Stack):
             "CDK's Provider framework may invoke any version of the index bootstrap function, and "
             "only that function.",
         )
+        from memory_engine.adapters.aws.opensearch_bodies import added_fields
+
         resource = CustomResource(
             self,
             "SearchIndex",
             service_token=provider.service_token,
-            # Any change here (index name, dimension) re-runs the bootstrap on deploy.
+            # Any change here (index name, dimension, a field added to the mapping) re-runs the
+            # bootstrap on deploy, which adds new fields to an existing index.
             properties={
                 "Index": self.search.index_name,
                 "Dimension": str(self.config.embedding_dimension),
                 "Analyzer": self.search.analyzer,
                 "Service": self.search.service,
+                "Fields": ",".join(sorted(added_fields()["properties"])),
             },
         )
         resource.node.add_dependency(self.search)  # after the collection and its access policy
+        # The mapping is strict: a function writing a new field before the bootstrap added it
+        # would have its bulk refused, so the writers are updated after the index.
+        for folder, function in sorted(self.functions.items()):
+            if Need.INDEX_WRITE in self.needs[folder]:
+                function.node.add_dependency(resource)
 
     # Outputs ----------------------------------------------------------------------------------
 

@@ -83,12 +83,12 @@ def _decode(body: Any) -> list[Any]:
     return [json.loads(line) for line in lines]
 
 
-_SOURCE = ("doc_id", "vector", "occurred_at", "turn_text", "window_vector")
+_SOURCE = ("doc_id", "vector", "half_vector", "occurred_at", "turn_text", "window_vector")
 
 
 def hits(found: list[dict[str, Any]]) -> dict[str, Any]:
-    """A search response over `found` ({"doc_id", "score", optional "vector", "occurred_at",
-    "turn_text", "_id"})."""
+    """A search response over `found` ({"doc_id", "score", optional "vector", "half_vector",
+    "occurred_at", "turn_text", "window_vector", "_id"})."""
     return {
         "hits": {
             "hits": [

@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from infra.access import FUNCTION_NEEDS, Need
+from memory_engine.adapters.aws.opensearch_bodies import added_fields
 from tests.infra import cfn
 
 
@@ -83,6 +84,21 @@ def test_the_index_is_created_at_deploy_after_its_access_policy(dev: dict[str, A
         f"<{cfn.functions_by_folder(dev)['index_bootstrap']}.Arn>"
     )
     assert policy_id in resource["DependsOn"]
+
+
+def test_a_field_added_to_the_mapping_reaches_the_index_before_its_writers(dev: dict[str, Any]) -> None:
+    ((index_id, resource),) = cfn.resources(dev, "AWS::CloudFormation::CustomResource").items()
+    # The mapping's later fields are a property: adding one re-runs the bootstrap on deploy
+    assert resource["Properties"]["Fields"] == ",".join(sorted(added_fields()["properties"]))
+    assert "half_vector" in resource["Properties"]["Fields"].split(",")
+    # And every function that writes to the index waits for it; a reader does not need to
+    functions = cfn.functions_by_folder(dev)
+    writers = [f for f, needs in FUNCTION_NEEDS.items() if Need.INDEX_WRITE in needs and f in deployed(dev)]
+    assert "extraction_worker" in writers
+    lambdas = cfn.resources(dev, "AWS::Lambda::Function")
+    for folder in writers:
+        assert index_id in lambdas[functions[folder]].get("DependsOn", [])
+    assert index_id not in lambdas[functions["retrieve"]].get("DependsOn", [])
 
 
 def test_a_context_flag_swaps_the_collection_for_an_encrypted_domain(prod: dict[str, Any]) -> None:

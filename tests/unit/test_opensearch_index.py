@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from memory_engine.adapters.aws import opensearch_bodies as bodies
 from memory_engine.adapters.aws.opensearch_index import OpenSearchIndex
 from memory_engine.adapters.encoding import pack_half_text, unpack_half_text
 from memory_engine.errors import InvalidInput, Unavailable
@@ -88,7 +89,11 @@ def test_an_existing_index_is_kept_unless_recreate_is_asked_and_gets_the_fields_
     mapping = cluster.requests[1]
     assert mapping.path.endswith("/_mapping")
     assert mapping.body == {
-        "properties": {"occurred_at": {"type": "date"}, "window_vector": {"type": "binary"}}
+        "properties": {
+            "occurred_at": {"type": "date"},
+            "window_vector": {"type": "binary"},
+            "half_vector": {"type": "binary"},
+        }
     }
 
 
@@ -139,12 +144,12 @@ def test_search_filters_by_tenant_and_threads_inside_the_knn_clause_with_k_as_si
 
 def test_search_turns_scores_into_cosines_and_bm25_with_both_for_every_hit_in_one_request() -> None:
     # Given a dense hit (innerproduct score 1.8 = cosine 0.8) the BM25 search did not rank, a
-    # lexical-only hit with its vector, and the BM25 score of the nearest documents
+    # lexical-only hit with its half vector, and the BM25 score of the nearest documents
     cluster = StubCluster(
         msearch_answers=[
             [
                 hits([{"doc_id": "near", "score": 1.8}]),
-                hits([{"doc_id": "worded", "score": 3.5, "vector": [0.6, 0.8, 0.0, 0.0]}]),
+                hits([{"doc_id": "worded", "score": 3.5, "half_vector": pack_half_text([0.6, 0.8, 0, 0])}]),
                 hits([{"doc_id": "near", "score": 1.25}]),
             ]
         ]
@@ -155,11 +160,41 @@ def test_search_turns_scores_into_cosines_and_bm25_with_both_for_every_hit_in_on
 
     # Then each hit carries both scores: the dense-only one its BM25 from the nearest documents'
     # search, the lexical-only one its cosine from its vector; and one request asked for all of it
-    assert [(hit.doc_id, round(hit.dense, 6), hit.lexical) for hit in found] == [
+    assert [(hit.doc_id, round(hit.dense, 3), hit.lexical) for hit in found] == [
         ("near", 0.8, 1.25),
         ("worded", 0.6, 3.5),
     ]
     assert len(cluster.requests) == 1
+    # And the lexical search asks for the compact copy of each vector, not the k-NN field's numbers
+    lexical = cluster.sent("_msearch")[0].bodies[3]
+    assert "half_vector" in lexical["_source"] and "vector" not in lexical["_source"]
+
+
+def test_a_lexical_hit_written_before_half_vectors_gets_its_cosine_from_one_more_search() -> None:
+    # Given lexical hits from before half vectors: one the k-NN search also found, one it did not
+    cluster = StubCluster(
+        msearch_answers=[
+            [
+                hits([{"doc_id": "near", "score": 1.8}]),
+                hits([{"doc_id": "near", "score": 2.0}, {"doc_id": "old", "score": 3.0}]),
+                hits([{"doc_id": "near", "score": 2.0}]),
+            ],
+            [hits([{"doc_id": "old", "vector": [0.0, 0.6, 0.8, 0.0]}])],
+        ]
+    )
+
+    # When searching
+    found = index_on(cluster).search(TENANT, ["thread-1"], "apples", [0.0, 0.0, 2.0, 0.0], k=5)
+
+    # Then one more search, in the tenant, reads the full vector of the one the k-NN search missed
+    follow_up = cluster.sent("_msearch")[1].bodies[1]
+    assert follow_up["_source"] == ["doc_id", "vector"]
+    assert follow_up["query"]["bool"]["filter"] == [
+        {"term": {"tenant": TENANT}},
+        {"terms": {"doc_id": ["old"]}},
+    ]
+    # And each hit has its cosine: from the k-NN score, or from the vector read back
+    assert {hit.doc_id: round(hit.dense, 6) for hit in found} == {"near": 0.8, "old": 0.8}
 
 
 def test_a_dense_hit_sharing_no_word_with_the_query_has_a_bm25_of_zero() -> None:
@@ -179,7 +214,7 @@ def test_hits_bring_back_when_their_document_was_said_and_none_for_older_documen
                 hits(
                     [
                         {"doc_id": "near", "score": 2.0},
-                        {"doc_id": "old", "score": 1.0, "vector": [1, 0, 0, 0]},
+                        {"doc_id": "old", "score": 1.0, "half_vector": pack_half_text([1, 0, 0, 0])},
                     ]
                 ),
                 hits([{"doc_id": "near", "score": 2.0}]),
@@ -318,7 +353,8 @@ def test_turn_documents_are_searched_apart_in_their_own_text_field_and_name_thei
 def test_turn_hits_bring_back_their_text_for_the_hits_evidence() -> None:
     # Given a turn document found by words and another by meaning
     said = "Ana: apples\n8 May 2023"
-    by_words = {"doc_id": "m1:0", "score": 2.0, "turn_text": said, "vector": [0, 1, 0, 0]}
+    half = pack_half_text([0, 1, 0, 0])
+    by_words = {"doc_id": "m1:0", "score": 2.0, "turn_text": said, "half_vector": half}
     by_meaning = {"doc_id": "m1:1", "score": 1.5, "turn_text": "Ben: pears"}
     cluster = StubCluster(msearch_answers=[[hits([by_meaning]), hits([by_words]), hits([])]])
 
@@ -337,10 +373,10 @@ def test_turn_hits_carry_their_window_cosine_computed_from_the_returned_window_v
     by_words = {
         "doc_id": "m1:1",
         "score": 2.0,
-        "vector": [0, 1, 0, 0],
+        "half_vector": pack_half_text([0, 1, 0, 0]),
         "window_vector": pack_half_text([0.0, 0.0, 1.0, 0.0]),
     }
-    bare = {"doc_id": "m2:0", "score": 1.0, "vector": [0, 1, 0, 0]}
+    bare = {"doc_id": "m2:0", "score": 1.0, "half_vector": pack_half_text([0, 1, 0, 0])}
     cluster = StubCluster(msearch_answers=[[hits([by_meaning]), hits([by_words, bare]), hits([])]])
 
     # When turn documents are searched
@@ -351,6 +387,17 @@ def test_turn_hits_carry_their_window_cosine_computed_from_the_returned_window_v
     assert "window_vector" in knn["_source"] and "window_vector" in lexical["_source"]
     windows = {hit.doc_id: hit.window for hit in found}
     assert windows == {"m1:0": pytest.approx(0.8, abs=1e-3), "m1:1": pytest.approx(0.0), "m2:0": None}
+
+
+def test_a_document_is_stored_with_a_half_copy_of_its_unit_vector() -> None:
+    cluster = StubCluster()
+
+    index_on(cluster).upsert([doc("m1", vector=[3.0, 0.0, 4.0, 0.0])])
+
+    stored = cluster.sent("_bulk")[0].bodies[1]
+    assert unpack_half_text(stored["half_vector"]) == pytest.approx([0.6, 0.0, 0.8, 0.0], abs=1e-3)
+    mapping = bodies.index_body(4)["mappings"]["properties"]
+    assert mapping["half_vector"] == {"type": "binary"}
 
 
 def test_a_turn_document_is_stored_with_its_window_vector_unit_length() -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from memory_engine.adapters.aws.opensearch_index import OpenSearchIndex
+from memory_engine.adapters.encoding import pack_half_text
 from memory_engine.engine import Engine
 from memory_engine.models.api import RetrieveRequest
 from memory_engine.usecases import retrieve
@@ -13,6 +14,7 @@ from tests.fakes.engine import fake_engine
 from tests.fakes.opensearch import StubCluster, hits
 
 TENANT = "tenant-a"
+ZERO = pack_half_text([0.0] * 64)  # a stored half vector (the fake embedder's 64 dimensions)
 
 
 def engine_on(cluster: StubCluster) -> Engine:
@@ -48,8 +50,8 @@ def requests_to(cluster: StubCluster) -> list[str]:
 
 def test_retrieve_searches_memories_and_turns_by_meaning_and_words_in_one_request() -> None:
     # Given a cluster whose dense hits are among its BM25 hits
-    memory = {"doc_id": "m1", "score": 1.5, "vector": [0.0] * 64}
-    turn = {"doc_id": "m1:0", "score": 1.5, "vector": [0.0] * 64, "turn_text": "Ana: apples"}
+    memory = {"doc_id": "m1", "score": 1.5, "half_vector": ZERO}
+    turn = {"doc_id": "m1:0", "score": 1.5, "half_vector": ZERO, "turn_text": "Ana: apples"}
     answers = [hits([memory]), hits([memory]), hits([memory]), hits([turn]), hits([turn]), hits([turn])]
     cluster = StubCluster(msearch_answers=[answers])
 
@@ -93,10 +95,10 @@ def test_dense_hits_the_words_missed_need_no_second_request() -> None:
 
 def test_turn_hits_from_opensearch_carry_the_speaker_match_as_local_ones_do() -> None:
     # Given OpenSearch turn hits said by Ana and by Ben (their text comes back in `_source`)
-    memories = [{"doc_id": f"m{n}", "score": 1.0, "vector": [0.0] * 64} for n in (1, 2)]
+    memories = [{"doc_id": f"m{n}", "score": 1.0, "half_vector": ZERO} for n in (1, 2)]
     turns = [
-        {"doc_id": "m1:0", "score": 1.0, "vector": [0.0] * 64, "turn_text": "Ana: I picked apples"},
-        {"doc_id": "m2:0", "score": 1.0, "vector": [0.0] * 64, "turn_text": "Ben: I picked apples"},
+        {"doc_id": "m1:0", "score": 1.0, "half_vector": ZERO, "turn_text": "Ana: I picked apples"},
+        {"doc_id": "m2:0", "score": 1.0, "half_vector": ZERO, "turn_text": "Ben: I picked apples"},
     ]
     answers = [hits(memories), hits(memories), hits(memories), hits(turns), hits(turns), hits(turns)]
     engine = engine_on(StubCluster(msearch_answers=[answers]))

@@ -27,10 +27,15 @@ HNSW_EF_CONSTRUCTION = 128
 # Memory and turn documents keep their words in separate fields, so that BM25 statistics (document
 # count, average length) stay per kind, as the local index keeps them.
 TEXT_FIELD: dict[DocKind, str] = {"memory": "text", "turn": "turn_text"}
-# A turn's window vector is only read back (its cosine to the query is computed for the turn
-# candidates a search returns), never searched: kept in `_source` alone as base64 float16
-# (`encoding.pack_half_text`), so ~200 turn hits bring back ~200 KB, not ~1.5 MB of numbers.
-WINDOW_VECTOR: Body = {"type": "binary"}
+# Vectors that are only read back, never searched, are kept in `_source` alone as base64 float16
+# (`encoding.pack_half_text`), ~1 KB at 384 dimensions against ~8 KB of numbers:
+# - a turn's window vector (its cosine to the query is computed for the turn candidates);
+# - a copy of every document's own vector, `half_vector`: a document found by its words alone needs
+#   its cosine too, and the k-NN field would come back as numbers. Documents written before it
+#   have none: the adapter then reads their `vector` in one more search (`vectors_query`) until a
+#   reindex writes them again.
+PACKED_VECTOR: Body = {"type": "binary"}
+HALF_VECTOR_FIELD = "half_vector"
 
 
 # Part-of-speech tags nori drops, as the local analyzer drops them (retrieval/korean.py): endings,
@@ -96,7 +101,8 @@ def index_body(dimension: int, engine: Engine = "faiss", analyzer: Analyzer = "n
                 "occurred_at": {"type": "date"},
                 "text": {"type": "text", "analyzer": TEXT_ANALYZER},
                 "turn_text": {"type": "text", "analyzer": TEXT_ANALYZER},
-                "window_vector": WINDOW_VECTOR,
+                "window_vector": PACKED_VECTOR,
+                HALF_VECTOR_FIELD: PACKED_VECTOR,
                 "vector": {
                     "type": "knn_vector",
                     "dimension": dimension,
@@ -138,7 +144,13 @@ def memories_and_their_turns(tenant: str, memory_ids: Sequence[str]) -> list[Bod
 
 def added_fields() -> Body:
     """Mapping of the fields added since the first release, for an index made before them."""
-    return {"properties": {"occurred_at": {"type": "date"}, "window_vector": WINDOW_VECTOR}}
+    return {
+        "properties": {
+            "occurred_at": {"type": "date"},
+            "window_vector": PACKED_VECTOR,
+            HALF_VECTOR_FIELD: PACKED_VECTOR,
+        }
+    }
 
 
 def _returned(kind: DocKind) -> list[str]:
@@ -198,12 +210,22 @@ def _match(text: str, kind: DocKind) -> Body:
 
 
 def lexical_query(tenant: str, threads: Sequence[str], text: str, k: int, kind: DocKind = "memory") -> Body:
-    """BM25 over the kind's text field; returns the vectors too, so a document found only by its
-    words still gets its cosine to the query (fusion needs both scores)."""
+    """BM25 over the kind's text field; returns the documents' half vectors too, so a document
+    found only by its words still gets its cosine to the query (fusion needs both scores)."""
     return {
         "size": k,
-        "_source": [*_returned(kind), "vector"],
+        "_source": [*_returned(kind), HALF_VECTOR_FIELD],
         "query": {"bool": {"must": [_match(text, kind)], "filter": scope_filter(tenant, threads, kind=kind)}},
+    }
+
+
+def vectors_query(tenant: str, doc_ids: Sequence[str]) -> Body:
+    """The full vectors of documents written before `half_vector` (a lexical hit without one);
+    room for two copies of each, as a Serverless upsert may briefly leave them."""
+    return {
+        "size": 2 * len(doc_ids),
+        "_source": ["doc_id", "vector"],
+        "query": {"bool": {"filter": scope_filter(tenant, doc_ids=doc_ids)}},
     }
 
 
@@ -234,6 +256,7 @@ def document(doc: IndexDocument, vector: Sequence[float], copy_id: str | None = 
         "occurred_at": doc.occurred_at.isoformat() if doc.occurred_at else None,
         TEXT_FIELD[doc.kind]: doc.text,
         "vector": list(vector),
+        HALF_VECTOR_FIELD: pack_half_text(vector),
         **({"window_vector": pack_half_text(unit_vector(doc.window_vector))} if doc.window_vector else {}),
     }
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import operator
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, KeysView, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from typing import Any, NamedTuple
@@ -207,10 +207,14 @@ class OpenSearchIndex(SearchIndex):
             if by_meaning and by_words:
                 searches.append(bodies.nearest_words_query(tenant, threads, text, query, n, kind))
         responses = iter(self._msearch(searches))
-        for kind in wanted:  # the responses come back in the order of the searches
+        parsed = []
+        for _ in wanted:  # the responses come back in the order of the searches
             dense = _dense_hits(next(responses), query) if by_meaning else {}
             lexical = _lexical_hits(next(responses), query) if by_words else {}
             words = _words(next(responses)) if by_meaning and by_words else {}
+            parsed.append((dense, lexical, words))
+        self._fill_cosines(tenant, query, [(lexical, dense.keys()) for dense, lexical, _ in parsed])
+        for kind, (dense, lexical, words) in zip(wanted, parsed, strict=True):
             about = {**lexical, **dense}
             merged = candidates.merge(
                 {doc_id: hit.dense for doc_id, hit in dense.items()},
@@ -231,6 +235,25 @@ class OpenSearchIndex(SearchIndex):
                 for hit in merged
             ]
         return found
+
+    def _fill_cosines(
+        self, tenant: str, query: Sequence[float], found: list[tuple[dict[str, _Found], KeysView[str]]]
+    ) -> None:
+        """Lexical hits written before half vectors came back without one: one more search reads
+        their full vectors for their cosine to the query (a hit the k-NN search also found has its
+        cosine from there). A reindex writes the half vectors, and then this search is not sent."""
+        unread = {doc_id for lexical, _ in found for doc_id, hit in lexical.items() if hit.unread}
+        missing = sorted(unread - {doc_id for _, dense in found for doc_id in dense})
+        cosines: dict[str, float] = {}
+        if missing:
+            (response,) = self._msearch([bodies.vectors_query(tenant, missing)])
+            for hit in response["hits"]["hits"]:
+                stored = hit["_source"].get("vector") or []
+                cosines.setdefault(hit["_source"]["doc_id"], float(sum(map(operator.mul, query, stored))))
+        for lexical, _ in found:
+            for doc_id, hit in lexical.items():
+                if hit.unread:
+                    lexical[doc_id] = hit._replace(dense=cosines.get(doc_id, 0.0), unread=False)
 
     def _msearch(self, searches: list[Body]) -> list[Body]:
         lines: list[Body] = []
@@ -297,6 +320,7 @@ class _Found(NamedTuple):
     occurred_at: datetime | None
     text: str = ""
     window: float | None = None
+    unread: bool = False  # a lexical hit with no half vector: `_fill_cosines` reads its cosine
 
 
 def _dense_hits(response: Body, query: Sequence[float]) -> dict[str, _Found]:
@@ -312,17 +336,19 @@ def _dense_hits(response: Body, query: Sequence[float]) -> dict[str, _Found]:
 
 
 def _lexical_hits(response: Body, query: Sequence[float]) -> dict[str, _Found]:
-    """doc id → BM25 score, and the cosine to the query vector computed from the returned vector."""
+    """doc id → BM25 score, and the cosine to the query vector computed from the returned half
+    vector (0 without a query vector; `unread` for a document written before half vectors)."""
     found: dict[str, _Found] = {}
     for hit in response["hits"]["hits"]:
         source = hit["_source"]
         if source["doc_id"] in found:
             continue
-        stored = source.get("vector") or []
-        cosine = sum(a * b for a, b in zip(query, stored, strict=False)) if query and stored else 0.0
+        half = source.get(bodies.HALF_VECTOR_FIELD)
+        cosine = float(sum(map(operator.mul, query, unpack_half_text(half)))) if half and query else 0.0
         moment = _moment(source.get("occurred_at"))
-        window = _window(source, query)
-        found[source["doc_id"]] = _Found(cosine, float(hit["_score"]), moment, _turn_text(source), window)
+        unread = bool(query) and not half  # written before half vectors
+        text, window = _turn_text(source), _window(source, query)
+        found[source["doc_id"]] = _Found(cosine, float(hit["_score"]), moment, text, window, unread)
     return found
 
 
