@@ -18,8 +18,9 @@ categories 1–4):
 - event dates: a turn also matches the dates its own words name relative to when it was said
   ("last night", "yesterday", "last weekend", "last month"), for questions that name a date;
 
-and where the misses are: the rank of the first unit holding a gold turn. Vectors come from the
-harness's cache in bench/.cache (missing ones are embedded).
+and where the misses are: the rank of the first unit holding a gold turn, and the ceiling, an
+oracle that puts the units holding gold turns first (densest first), each unit's order unchanged.
+Vectors come from the harness's cache in bench/.cache (missing ones are embedded).
 """
 
 from __future__ import annotations
@@ -116,6 +117,16 @@ def split(case: Case, cut: Callable[[Case, tuple[str, ...]], int | None]) -> lis
 def midpoint(_: Case, sources: tuple[str, ...]) -> int | None:
     """Where `split` cuts a memory of four turns or more in halves."""
     return len(sources) // 2 if len(sources) >= 4 else None
+
+
+def oracle(case: Case) -> list[Unit]:
+    """The engine's units with those holding gold turns first, the densest in gold first."""
+    gold = set(case.question.gold_turns)
+    out = []
+    for s, dialogs in units(case):
+        turns = set(dialogs)
+        out.append((1000 + len(gold & turns) / len(turns) if gold & turns else s, dialogs))
+    return out
 
 
 def first_gold_rank(cases: Sequence[Case]) -> Counter[str]:
@@ -284,6 +295,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
 
     for share in (0.5, 1.0):
         add(f"event dates {share}", partial(units, turns=dated(share)))
+    add("oracle unit order", oracle)
     misses = first_gold_rank(cases)
     print("rank of the first unit holding a gold turn:", dict(sorted(misses.items())))
     return {"rows": rows, "first_gold_rank": dict(misses)}

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from bench.locomo.data import Question
-from bench.locomo.replays import _near, event_dates, score, size_discounted, split, units
+from bench.locomo.replays import _near, event_dates, oracle, score, size_discounted, split, units
 from bench.locomo.tune import Case
 from memory_engine.retrieval.fusion import MemoryEvidence, TurnEvidence
 from memory_engine.usecases.retrieve import Evidence
@@ -68,3 +68,10 @@ def test_a_turn_names_the_days_its_relative_words_mean_when_it_was_said() -> Non
     assert event_dates("Last weekend I ran a 5K.", said) == [datetime(2022, 4, 30), datetime(2022, 5, 1)]
     assert event_dates("We went to a convention last month.", said) == [datetime(2022, 4, 1)]
     assert event_dates("Nothing dated here.", said) == []
+
+
+def test_the_oracle_puts_the_unit_holding_gold_first() -> None:
+    case = _case(gold=("D2:2",))
+
+    assert score([case], units)["R@5"] == 0.0
+    assert score([case], oracle)["R@5"] == 1.0
