@@ -20,7 +20,8 @@ categories 1–4):
 
 and where the misses are: the rank of the first unit holding a gold turn, and the ceiling, an
 oracle that puts the units holding gold turns first (densest first), each unit's order unchanged.
-Vectors come from the harness's cache in bench/.cache (missing ones are embedded).
+Vectors come from the harness's cache in bench/.cache (missing ones are embedded). Writes
+bench/results/locomo_replays.json.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from bench.common import save
 from bench.locomo.data import Conversation, default_data, load
 from bench.locomo.engine_run import CachingEmbedder, cache_name
 from bench.locomo.metrics import HEADLINE, ndcg_at, recall_at
@@ -229,8 +231,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         if len(sources) < 4:
             return None
         sample = case.question.sample_id
-        rows_ = [vector(lines.engine[sample, dialog]) for dialog in sources]
-        alike = [(float(rows_[i] @ rows_[i + 1]), i + 1) for i in range(1, len(sources) - 2)]
+        vectors = [vector(lines.engine[sample, dialog]) for dialog in sources]
+        alike = [(float(vectors[i] @ vectors[i + 1]), i + 1) for i in range(1, len(sources) - 2)]
         least, at = min(alike)
         return at if least < below else None
 
@@ -298,7 +300,9 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     add("oracle unit order", oracle)
     misses = first_gold_rank(cases)
     print("rank of the first unit holding a gold turn:", dict(sorted(misses.items())))
-    return {"rows": rows, "first_gold_rank": dict(misses)}
+    payload = {"data": args.data.name, "rows": rows, "first_gold_rank": dict(sorted(misses.items()))}
+    save("locomo_replays", payload)
+    return payload
 
 
 if __name__ == "__main__":
