@@ -206,6 +206,21 @@ def test_a_document_is_found_by_words_when_its_meaning_is_far(index: SearchIndex
     assert hits["bicycle"].dense == pytest.approx(1.0, abs=1e-5)
 
 
+def test_a_document_found_only_by_its_words_carries_its_cosine_to_the_query(
+    index: SearchIndex, tenant: str
+) -> None:
+    # Given three documents
+    _seed(index, tenant)
+
+    # When the vector leans to the bicycle, partly towards the concert, and the words name the concert
+    query = _mix(_axis(1), _axis(2), 0.3)
+    hits = _by_id(index.search(tenant, ["thread-1"], "jazz concert", query, k=1))
+
+    # Then the concert, found by words alone, has its cosine to the query as the bicycle has its own
+    assert hits["concert"].dense == pytest.approx(query[2], abs=1e-3)
+    assert hits["bicycle"].dense == pytest.approx(query[1], abs=1e-3)
+
+
 def test_hits_are_unique_by_document(index: SearchIndex, tenant: str) -> None:
     # Given a document that both retrievers find first
     _seed(index, tenant)
