@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from bench.common import save
-from memory_engine.adapters.aws import opensearch_index
+from memory_engine.adapters.aws import opensearch_hits
 from memory_engine.adapters.encoding import pack_half_text, unit_vector
 
 DIMENSION, MEMORY_HITS, TURN_HITS = 384, 50, 100
@@ -56,7 +56,7 @@ def _former_cosines(body: dict[str, Any], query: Sequence[float]) -> list[tuple[
     return [
         (
             sum(a * b for a, b in zip(query, hit["_source"].get("vector") or [], strict=False)),
-            opensearch_index._window(hit["_source"], query),
+            opensearch_hits.window_cosine(hit["_source"], query),
         )
         for part in body["responses"]
         for hit in part["hits"]["hits"]
@@ -66,7 +66,7 @@ def _former_cosines(body: dict[str, Any], query: Sequence[float]) -> list[tuple[
 def _read(raw: str, query: Sequence[float], half: bool) -> int:
     body = json.loads(raw)
     if half:
-        return sum(len(opensearch_index._lexical_hits(part, query)) for part in body["responses"])
+        return sum(len(opensearch_hits.lexical_hits(part, query)) for part in body["responses"])
     return len(_former_cosines(body, query))
 
 

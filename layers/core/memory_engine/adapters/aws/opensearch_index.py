@@ -13,16 +13,15 @@
 from __future__ import annotations
 
 import json
-import operator
 from collections.abc import Iterator, KeysView, Mapping, Sequence
 from contextlib import contextmanager
-from datetime import datetime
-from typing import Any, NamedTuple
+from typing import Any
 
 from memory_engine.adapters.aws import opensearch_bodies as bodies
+from memory_engine.adapters.aws import opensearch_hits
 from memory_engine.adapters.aws.clients import unavailable
 from memory_engine.adapters.aws.opensearch_bodies import Body
-from memory_engine.adapters.encoding import unit_vector, unpack_half_text
+from memory_engine.adapters.encoding import unit_vector
 from memory_engine.errors import InvalidInput, Unavailable
 from memory_engine.ports import DocKind, IndexDocument, IndexHit, SearchIndex
 from memory_engine.retrieval import candidates
@@ -209,9 +208,9 @@ class OpenSearchIndex(SearchIndex):
         responses = iter(self._msearch(searches))
         parsed = []
         for _ in wanted:  # the responses come back in the order of the searches
-            dense = _dense_hits(next(responses), query) if by_meaning else {}
-            lexical = _lexical_hits(next(responses), query) if by_words else {}
-            words = _words(next(responses)) if by_meaning and by_words else {}
+            dense = opensearch_hits.dense_hits(next(responses), query) if by_meaning else {}
+            lexical = opensearch_hits.lexical_hits(next(responses), query) if by_words else {}
+            words = opensearch_hits.words(next(responses)) if by_meaning and by_words else {}
             parsed.append((dense, lexical, words))
         self._fill_cosines(tenant, query, [(lexical, dense.keys()) for dense, lexical, _ in parsed])
         for kind, (dense, lexical, words) in zip(wanted, parsed, strict=True):
@@ -227,7 +226,7 @@ class OpenSearchIndex(SearchIndex):
                     doc_id=hit.doc_id,
                     dense=hit.dense,
                     lexical=hit.lexical,
-                    memory_id=_memory_of(hit.doc_id, kind),
+                    memory_id=opensearch_hits.memory_of(hit.doc_id, kind),
                     occurred_at=about[hit.doc_id].occurred_at,
                     text=about[hit.doc_id].text,
                     window=about[hit.doc_id].window,
@@ -237,7 +236,10 @@ class OpenSearchIndex(SearchIndex):
         return found
 
     def _fill_cosines(
-        self, tenant: str, query: Sequence[float], found: list[tuple[dict[str, _Found], KeysView[str]]]
+        self,
+        tenant: str,
+        query: Sequence[float],
+        found: list[tuple[dict[str, opensearch_hits.Found], KeysView[str]]],
     ) -> None:
         """Lexical hits written before half vectors came back without one: one more search reads
         their full vectors for their cosine to the query (a hit the k-NN search also found has its
@@ -247,9 +249,7 @@ class OpenSearchIndex(SearchIndex):
         cosines: dict[str, float] = {}
         if missing:
             (response,) = self._msearch([bodies.vectors_query(tenant, missing)])
-            for hit in response["hits"]["hits"]:
-                stored = hit["_source"].get("vector") or []
-                cosines.setdefault(hit["_source"]["doc_id"], float(sum(map(operator.mul, query, stored))))
+            cosines = opensearch_hits.vector_cosines(response, query)
         for lexical, _ in found:
             for doc_id, hit in lexical.items():
                 if hit.unread:
@@ -307,81 +307,6 @@ def _error_type(error: Any) -> str:
         if isinstance(inner, dict) and inner.get("type"):
             return str(inner["type"])
     return "error"
-
-
-def _memory_of(doc_id: str, kind: DocKind) -> str | None:
-    """The memory a turn document (`<memory id>:<position>`) belongs to; None for a memory's own."""
-    return doc_id.rsplit(":", 1)[0] if kind == "turn" else None
-
-
-class _Found(NamedTuple):
-    dense: float
-    lexical: float
-    occurred_at: datetime | None
-    text: str = ""
-    window: float | None = None
-    unread: bool = False  # a lexical hit with no half vector: `_fill_cosines` reads its cosine
-
-
-def _dense_hits(response: Body, query: Sequence[float]) -> dict[str, _Found]:
-    found: dict[str, _Found] = {}
-    for hit in response["hits"]["hits"]:
-        source = hit["_source"]
-        doc_id = source["doc_id"]
-        if doc_id not in found:  # a Serverless upsert may briefly leave two copies: keep the best
-            cosine = bodies.cosine_from_score(float(hit["_score"]))
-            moment = _moment(source.get("occurred_at"))
-            found[doc_id] = _Found(cosine, 0.0, moment, _turn_text(source), _window(source, query))
-    return found
-
-
-def _lexical_hits(response: Body, query: Sequence[float]) -> dict[str, _Found]:
-    """doc id → BM25 score, and the cosine to the query vector computed from the returned half
-    vector (0 without a query vector; `unread` for a document written before half vectors)."""
-    found: dict[str, _Found] = {}
-    for hit in response["hits"]["hits"]:
-        source = hit["_source"]
-        if source["doc_id"] in found:
-            continue
-        half = source.get(bodies.HALF_VECTOR_FIELD)
-        cosine = float(sum(map(operator.mul, query, unpack_half_text(half)))) if half and query else 0.0
-        moment = _moment(source.get("occurred_at"))
-        unread = bool(query) and not half  # written before half vectors
-        text, window = _turn_text(source), _window(source, query)
-        found[source["doc_id"]] = _Found(cosine, float(hit["_score"]), moment, text, window, unread)
-    return found
-
-
-def _window(source: Body, query: Sequence[float]) -> float | None:
-    """The query's cosine to a turn document's window vector (stored unit length, base64 float16);
-    None without one."""
-    stored = source.get("window_vector")
-    if not stored or not query:
-        return None
-    return float(sum(map(operator.mul, query, unpack_half_text(stored))))
-
-
-def _words(response: Body) -> dict[str, float]:
-    """doc id → BM25 score of the nearest documents that share a word with the query."""
-    found: dict[str, float] = {}
-    for hit in response["hits"]["hits"]:
-        found.setdefault(hit["_source"]["doc_id"], float(hit["_score"]))
-    return found
-
-
-def _turn_text(source: Body) -> str:
-    """A turn document's text (asked for in `_source` of turn searches only)."""
-    return str(source.get(bodies.TEXT_FIELD["turn"]) or "")
-
-
-def _moment(value: Any) -> datetime | None:
-    """A stored ISO date back as a datetime; None when absent (documents indexed before the field)."""
-    if not value:
-        return None
-    try:
-        return datetime.fromisoformat(str(value))
-    except ValueError:
-        return None
 
 
 def _connect(url: str, service: str, region: str | None) -> Any:
