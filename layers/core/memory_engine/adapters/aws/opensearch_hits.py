@@ -55,7 +55,7 @@ def lexical_hits(response: Body, query: Sequence[float]) -> dict[str, Found]:
         if source["doc_id"] in found:
             continue
         half = source.get(bodies.HALF_VECTOR_FIELD)
-        cosine = float(sum(map(operator.mul, query, unpack_half_text(half)))) if half and query else 0.0
+        cosine = _dot(query, unpack_half_text(half)) if half and query else 0.0
         when = moment(source.get("occurred_at"))
         unread = bool(query) and not half  # written before half vectors
         text, window = turn_text(source), window_cosine(source, query)
@@ -69,7 +69,7 @@ def window_cosine(source: Body, query: Sequence[float]) -> float | None:
     stored = source.get("window_vector")
     if not stored or not query:
         return None
-    return float(sum(map(operator.mul, query, unpack_half_text(stored))))
+    return _dot(query, unpack_half_text(stored))
 
 
 def words(response: Body) -> dict[str, float]:
@@ -100,5 +100,10 @@ def vector_cosines(response: Body, query: Sequence[float]) -> dict[str, float]:
     found: dict[str, float] = {}
     for hit in response["hits"]["hits"]:
         stored = hit["_source"].get("vector") or []
-        found.setdefault(hit["_source"]["doc_id"], float(sum(map(operator.mul, query, stored))))
+        found.setdefault(hit["_source"]["doc_id"], _dot(query, stored))
     return found
+
+
+def _dot(query: Sequence[float], stored: Sequence[float]) -> float:
+    """The cosine of two unit vectors (the query is unit length, and so is every stored vector)."""
+    return float(sum(map(operator.mul, query, stored)))
