@@ -23,7 +23,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from memory_engine.adapters.local.encoders import Encoder
@@ -40,13 +40,6 @@ GRAPHS = {"float32": "model.onnx", "int8": "model-int8.onnx"}
 FORMAT = 3
 
 
-def hash_file(digest: Any, path: Path) -> None:
-    """Feed a file to a hashlib digest a megabyte at a time (model weights run to 100 MB)."""
-    with path.open("rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-
-
 def cache_dir(name: str) -> Path:
     """An export's folder in the user's cache, used when no folder is configured."""
     cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
@@ -54,7 +47,8 @@ def cache_dir(name: str) -> Path:
 
 
 def default_dir(encoder: Encoder) -> Path:
-    """Where the export of `encoder` is cached when no folder is configured."""
+    """Where the export of `encoder` is cached when no folder is configured (a folder of another
+    format is written again in place: `complete` checks the format)."""
     return cache_dir(f"{encoder.name}-{encoder.fingerprint()}")
 
 
