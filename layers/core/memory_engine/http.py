@@ -155,16 +155,52 @@ def describe_validation_errors(raw: list[dict[str, Any]]) -> tuple[int, str, lis
         )
     fields: list[dict[str, Any]] = []
     for error in raw:
-        location = [str(part) for part in error.get("loc", ()) if part != "body"]
-        field = ".".join(location) or "body"
+        field = field_path(error.get("loc", ()))
         message = str(error.get("msg", "invalid value"))
         if error.get("type") == "missing":
             message = "is required"
         elif field == "body" and error.get("type") in {"model_attributes_type", "dict_type"}:
             message = "must be a JSON object"
-        fields.append({"field": field, "message": message})
+        same = next((item for item in fields if item["field"] == field), None)
+        if same is None:
+            fields.append({"field": field, "message": message})
+        elif message not in same["message"]:  # one error per member of a union: "a; or b"
+            same["message"] += f"; or {message}"
     summary = "; ".join(f"{item['field']}: {item['message']}" for item in fields)
     return 422, f"Invalid request: {summary}. Fix these fields and send again.", fields
+
+
+# The labels pydantic puts in an error's location for the member of a union that was tried
+# (`str`, `list[str]`, `constrained-str`, a model's name): not fields a client could send.
+_UNION_LABELS = frozenset({"str", "int", "float", "bool", "none", "list", "dict"})
+
+
+def field_path(location: Any) -> str:
+    """The dotted name of the field an error is about (`options.limit`, `recent_dialogs.0.uuid`)."""
+    models: set[str] | None = None
+    parts: list[str] = []
+    for part in location:
+        text = str(part)
+        if text == "body" or text in _UNION_LABELS or "[" in text or text.startswith("constrained-"):
+            continue
+        if text[:1].isupper():
+            models = _model_names() if models is None else models
+            if text in models:
+                continue
+        parts.append(text)
+    return ".".join(parts) or "body"
+
+
+def _model_names() -> set[str]:
+    from pydantic import BaseModel
+
+    names: set[str] = set()
+    pending = list(BaseModel.__subclasses__())
+    while pending:
+        model = pending.pop()
+        names.add(model.__name__)
+        pending.extend(model.__subclasses__())
+    return names
 
 
 def build_resolver(shape_error: ErrorShaper = native_error_body) -> APIGatewayRestResolver:
