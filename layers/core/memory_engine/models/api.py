@@ -155,6 +155,8 @@ class RetrieveResponse(BaseModel):
     data: list[RetrievedMemory]
     # With options.max_tokens: tokens of `content` returned, counted by retrieval.tokens.
     tokens: int | None = None
+    # Why `data` is empty when hits were found but none fit options.max_tokens; else null.
+    message: str | None = None
 
 
 class DeleteRequest(Body):
