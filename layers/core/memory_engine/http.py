@@ -17,6 +17,7 @@ from aws_lambda_powertools import Logger
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 from aws_lambda_powertools.event_handler.openapi.params import Query
+from aws_lambda_powertools.shared.json_encoder import Encoder
 
 from memory_engine.auth import TENANT_CONTEXT_KEY
 from memory_engine.errors import (
@@ -136,6 +137,12 @@ def log_application_id(app: APIGatewayRestResolver) -> None:
         logger().append_keys(application_id=application[:256])
 
 
+def serialize_json(body: Any) -> str:
+    """A response body as compact JSON with its text as UTF-8, not `\\uXXXX` escapes: Korean must
+    read as Korean with curl. (Powertools' default escapes every non-ASCII character.)"""
+    return json.dumps(body, separators=(",", ":"), cls=Encoder, ensure_ascii=False)
+
+
 def json_response(status: int, body: Any, headers: dict[str, str] | None = None) -> Response:
     return Response(
         status_code=status,
@@ -209,7 +216,9 @@ def build_resolver(shape_error: ErrorShaper = native_error_body) -> APIGatewayRe
     `shape_error` lets an API dialect (game envelope, memory bank) keep its own error format
     while sharing the status mapping.
     """
-    app = ConcurrentRestResolver(enable_validation=True, json_body_deserializer=parse_json_body)
+    app = ConcurrentRestResolver(
+        enable_validation=True, json_body_deserializer=parse_json_body, serializer=serialize_json
+    )
     _ERROR_SHAPERS[app] = shape_error
 
     @app.exception_handler(UnicodeDecodeError)
