@@ -20,8 +20,10 @@ from memory_engine.logsafe import RedactingFilter, error_details, redact
 from memory_engine.ratelimit import RateLimiter
 from memory_engine.settings import get_settings
 from memory_engine.streaming import stream_sink
+from memory_engine_app.data_dir import mark_served
 from memory_engine_app.server.apigw import LocalContext, RoutePattern, proxy_event, response_parts
-from memory_engine_app.server.inspector_assets import INSPECTOR_PATH, inspector_asset
+from memory_engine_app.server.banner import banner
+from memory_engine_app.server.inspector_assets import inspector_asset
 from memory_engine_app.server.openapi import OPENAPI_PATH, build_spec
 
 log = logging.getLogger("memory_engine.server")
@@ -268,11 +270,10 @@ def serve(host: str = "127.0.0.1", port: int | None = None) -> None:
     # Load the model now, not on the first retrieve.
     threading.Thread(target=lambda: engine.embedder.embed(["warm up"]), daemon=True).start()
     bound_host, bound_port = server.server_address[:2]
-    print(f"memory-engine listening on http://{bound_host!s}:{bound_port}", flush=True)
-    print(f"memory inspector: http://{bound_host!s}:{bound_port}{INSPECTOR_PATH}", flush=True)
-    print(
-        f"API key{' (new, stored in ' + str(settings.data_dir) + ')' if created else ''}: {key}", flush=True
-    )
+    url = f"http://{bound_host!s}:{bound_port}"
+    mark_served(settings, url)
+    for line in banner(url, settings, key, created):
+        print(line, flush=True)
     try:
         server.serve_forever(poll_interval=0.2)
     finally:
