@@ -38,9 +38,14 @@ def main(argv: list[str] | None = None) -> int:
     add_admin_commands(commands)
     args = parser.parse_args(argv)
 
-    if args.command in ADMIN_COMMANDS:
-        return run_admin(args)
     try:
+        if args.command not in ("serve", "openapi"):  # the server's banner says it; openapi reads no data
+            from memory_engine.settings import get_settings
+            from memory_engine_app.data_dir import where
+
+            print(f"memory-engine {args.command}: {where(get_settings())}", file=sys.stderr)
+        if args.command in ADMIN_COMMANDS:
+            return run_admin(args)
         if args.command == "serve":
             from memory_engine_app.server.app import serve
 

@@ -77,18 +77,23 @@ def write_openapi(out: str | None) -> int:
 def _keys(args: argparse.Namespace) -> int:
     from memory_engine import wiring
     from memory_engine.engine import SystemClock
+    from memory_engine.settings import get_settings
     from memory_engine.usecases import keys
+    from memory_engine_app.data_dir import unserved_warning
 
     store, usage, now = wiring.key_store(), wiring.usage_plan_keys(), SystemClock().now()
     if args.action == "sync":
         return _sync(store, usage, now, args.dry_run)
     if args.action == "create":
+        warning = unserved_warning(get_settings())  # before the key store makes the database file
         issued = keys.create(store, now, args.tenant, args.label, usage=usage)
         print(issued.key)
         print(
             f"key {issued.record.key_id} for tenant {issued.record.tenant}: keep it, it is not shown again",
             file=sys.stderr,
         )
+        if warning:
+            print(warning, file=sys.stderr)
     elif args.action == "rotate":
         issued = keys.rotate(store, now, args.key_id, timedelta(seconds=args.grace_seconds), usage=usage)
         print(issued.key)
@@ -135,10 +140,18 @@ def dead_letters() -> DeadLetters:
     return queue  # type: ignore[return-value]
 
 
+_STATES = {True: "resolved", False: "open", None: "-"}
+
+
 def _jobs(args: argparse.Namespace) -> int:
     letters = dead_letters()
     if args.action == "list":
-        found = letters.dead_letters()
+        from memory_engine import wiring
+        from memory_engine.settings import get_settings
+        from memory_engine.usecases.dead_jobs import with_resolution
+
+        settings = get_settings()
+        found = with_resolution(wiring.build_store(settings), settings, letters.dead_letters())
         for dead in found:
             if args.json:
                 print(dead.model_dump_json())
@@ -146,8 +159,9 @@ def _jobs(args: argparse.Namespace) -> int:
                 when = f"{dead.dead_at:%Y-%m-%dT%H:%M:%SZ}" if dead.dead_at else "-"
                 error = dead.error or "(parked by the queue: no error recorded)"
                 where = f"{dead.job.kind}  {dead.job.group_id()}"
-                print(f"{dead.id}  {where}  {dead.receive_count}x  {when}  {error}")
-        print(f"{len(found)} dead job(s)", file=sys.stderr)
+                print(f"{dead.id}  {where}  {dead.receive_count}x  {when}  {_STATES[dead.resolved]}  {error}")
+        done = sum(dead.resolved is True for dead in found)
+        print(f"{len(found)} dead job(s), {done} resolved (extracted since)", file=sys.stderr)
         return 0
     if not args.ids and not args.all:
         print(

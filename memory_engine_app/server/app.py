@@ -15,12 +15,15 @@ from typing import Any
 
 from memory_engine import wiring
 from memory_engine.auth import KeyResolver, authenticate, local_api_key
+from memory_engine.http import ErrorShaper, error_shaper_of, native_error_body
 from memory_engine.logsafe import RedactingFilter, error_details, redact
 from memory_engine.ratelimit import RateLimiter
 from memory_engine.settings import get_settings
 from memory_engine.streaming import stream_sink
+from memory_engine_app.data_dir import mark_served
 from memory_engine_app.server.apigw import LocalContext, RoutePattern, proxy_event, response_parts
-from memory_engine_app.server.inspector_assets import INSPECTOR_PATH, inspector_asset
+from memory_engine_app.server.banner import banner
+from memory_engine_app.server.inspector_assets import inspector_asset
 from memory_engine_app.server.openapi import OPENAPI_PATH, build_spec
 
 log = logging.getLogger("memory_engine.server")
@@ -58,6 +61,11 @@ class Dispatcher:
                 self._handlers[function] = module.lambda_handler
             return self._handlers[function]
 
+    def error_shape(self, function: str) -> ErrorShaper:
+        """The error envelope of a route's dialect (its resolver's), for the answers this server
+        gives before the handler runs: a game client reads `code`/`msg`, an OpenAI client `error`."""
+        return error_shaper_of(importlib.import_module(f"functions.{function}.handler").app)
+
     def openapi(self) -> bytes:
         with self._lock:
             if self._spec is None:
@@ -77,7 +85,8 @@ class Dispatcher:
         if chosen is None:
             if on_path:
                 allow = ", ".join(sorted({route.method for route, _ in on_path}))
-                return _error(405, f"{method} is not allowed on {path}: use {allow}.", [("Allow", allow)])
+                message = f"{method} is not allowed on {path}: use {allow}."
+                return _error(405, message, [("Allow", allow)], self.error_shape(on_path[0][0].function))
             return _error(404, f"No route {method} {path}.")
         route, params = chosen
         principal = None
@@ -86,11 +95,12 @@ class Dispatcher:
             principal = authenticate(authorization, self._keys)
             if principal is None:
                 message = "Missing or invalid API key: send 'Authorization: Bearer <key>'."
-                return _error(401, message, [("WWW-Authenticate", 'Bearer realm="memory-engine"')])
+                challenge = [("WWW-Authenticate", 'Bearer realm="memory-engine"')]
+                return _error(401, message, challenge, self.error_shape(route.function))
             wait = self._limiter.acquire(principal.key_id) if self._limiter else 0
             if wait:
                 message = f"Too many requests for this API key: retry after {wait} s."
-                return _error(429, message, [("Retry-After", str(wait))])
+                return _error(429, message, [("Retry-After", str(wait))], self.error_shape(route.function))
         event = proxy_event(
             method,
             path,
@@ -117,9 +127,12 @@ class Dispatcher:
 
 
 def _error(
-    status: int, message: str, headers: list[tuple[str, str]] | None = None
+    status: int,
+    message: str,
+    headers: list[tuple[str, str]] | None = None,
+    shape: ErrorShaper = native_error_body,
 ) -> tuple[int, list[tuple[str, str]], bytes]:
-    body = json.dumps({"status": "error", "message": message, "errors": []}, ensure_ascii=False).encode()
+    body = json.dumps(shape(status, message, []), ensure_ascii=False).encode()
     return status, [("Content-Type", "application/json"), *(headers or [])], body
 
 
@@ -257,11 +270,10 @@ def serve(host: str = "127.0.0.1", port: int | None = None) -> None:
     # Load the model now, not on the first retrieve.
     threading.Thread(target=lambda: engine.embedder.embed(["warm up"]), daemon=True).start()
     bound_host, bound_port = server.server_address[:2]
-    print(f"memory-engine listening on http://{bound_host!s}:{bound_port}", flush=True)
-    print(f"memory inspector: http://{bound_host!s}:{bound_port}{INSPECTOR_PATH}", flush=True)
-    print(
-        f"API key{' (new, stored in ' + str(settings.data_dir) + ')' if created else ''}: {key}", flush=True
-    )
+    url = f"http://{bound_host!s}:{bound_port}"
+    mark_served(settings, url)
+    for line in banner(url, settings, key, created):
+        print(line, flush=True)
     try:
         server.serve_forever(poll_interval=0.2)
     finally:

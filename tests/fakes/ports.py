@@ -13,7 +13,7 @@ from typing import Any
 from memory_engine.errors import Conflict, Unavailable
 from memory_engine.models.domain import MemoryFields, Turn
 from memory_engine.models.messages import Job
-from memory_engine.ports import EmbedMode, Extraction, ExtractionContext, QueueSnapshot
+from memory_engine.ports import DeadJob, EmbedMode, Extraction, ExtractionContext, QueueSnapshot
 
 
 class HashEmbedder:
@@ -45,6 +45,7 @@ class ListQueue:
 
     def __init__(self) -> None:
         self.jobs: list[Job] = []
+        self.dead: list[DeadJob] = []  # nothing dies here by itself: tests park jobs by hand
 
     def send(self, job: Job) -> None:
         self.jobs.append(job)
@@ -54,8 +55,11 @@ class ListQueue:
         return jobs
 
     def snapshot(self, tenant: str) -> QueueSnapshot:
-        """The inspector's view: the tenant's sent jobs still unpopped; nothing ever dies here."""
-        return QueueSnapshot(pending=[job for job in self.jobs if job.tenant == tenant], dead=[])
+        """The inspector's view: the tenant's sent jobs still unpopped, and its parked ones."""
+        return QueueSnapshot(
+            pending=[job for job in self.jobs if job.tenant == tenant],
+            dead=[entry for entry in self.dead if entry.job.tenant == tenant],
+        )
 
 
 class StepClock:

@@ -83,6 +83,19 @@ def test_the_stage_throttles_traces_and_writes_json_access_logs(dev: dict[str, A
     assert json.loads(access["Format"])["tenant"] == "$context.authorizer.principalId"
 
 
+def test_every_gateway_refusal_is_readable_by_every_dialects_client(dev: dict[str, Any]) -> None:
+    # API Gateway answers before any handler (a missing key on /open/game/* or the chat route too),
+    # so its bodies carry the native, game and OpenAI error fields side by side
+    for response_type, response in gateway_responses(dev).items():
+        body = json.loads(response["ResponseTemplates"]["application/json"])
+        message = body["message"]
+        assert (body["status"], body["errors"]) == ("error", []), response_type
+        assert (body["code"], body["msg"]) == (int(response["StatusCode"]), message), response_type
+        assert body["error"]["message"] == message and body["error"]["type"], response_type
+    unauthorized = json.loads(gateway_responses(dev)["UNAUTHORIZED"]["ResponseTemplates"]["application/json"])
+    assert unauthorized["error"]["type"] == "authentication_error"
+
+
 def test_gateway_refusals_answer_in_the_native_error_envelope(dev: dict[str, Any]) -> None:
     responses = gateway_responses(dev)
     unauthorized = responses["UNAUTHORIZED"]

@@ -27,9 +27,9 @@ def user_facts(server: LocalServer, userid: str) -> list[str]:
     return [hit["memory"]["fact"] for hit in body["retrieved_memories"]]
 
 
-def system_prompt(request: dict[str, Any]) -> str:
-    first = request["messages"][0]
-    return str(first["content"]) if first["role"] == "system" else ""
+def memory_message(request: dict[str, Any]) -> dict[str, Any]:
+    """The message that carries the memory block (the one before the latest user message)."""
+    return dict(request["messages"][-2])
 
 
 def test_a_completion_comes_back_through_the_openai_client(
@@ -88,7 +88,7 @@ def test_the_local_server_streams_with_chunked_transfer(
 
 
 @pytest.mark.parametrize("stream", [False, True])
-def test_a_fact_told_in_one_conversation_is_in_a_later_system_prompt(
+def test_a_fact_told_in_one_conversation_is_in_a_later_memory_message(
     server: LocalServer, upstream: FakeOpenAIServer, stream: bool
 ) -> None:
     # Given a user who told a fact in one conversation, recorded by the worker
@@ -114,9 +114,12 @@ def test_a_fact_told_in_one_conversation_is_in_a_later_system_prompt(
         ],
         extra_body={"userid": userid},
     )
-    # Then the upstream got the fact in its system prompt, after the caller's own instructions
-    prompt = system_prompt(upstream.requests[-1])
-    assert prompt.startswith("Be brief.") and fact in prompt
+    # Then the upstream got the fact in a message of its own before the question, the caller's
+    # own instructions as sent
+    sent = upstream.requests[-1]
+    assert sent["messages"][0] == {"role": "system", "content": "Be brief."}
+    memory = memory_message(sent)
+    assert memory["role"] == "user" and fact in memory["content"]
 
 
 @pytest.mark.parametrize("userid", ["not-a-uuid", "6ba7b810-9dad-11d1-80b4-00c04fd430c8", ""])

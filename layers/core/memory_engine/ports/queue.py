@@ -45,6 +45,9 @@ class DeadJob(BaseModel):
     error: str = ""
     receive_count: int = 0
     dead_at: datetime | None = None
+    # Filled in for operators (usecases.dead_jobs): true when its session's turns were extracted
+    # since, so retrying it would find nothing to do; null where that cannot be told.
+    resolved: bool | None = None
 
 
 class JobSource(Protocol):

@@ -19,6 +19,7 @@ from memory_engine.models.messages import ChatMemoryJob, ExtractionJob, ForgetUs
 from memory_engine.ports import JobSource, ReceivedJob
 from memory_engine.settings import Settings
 from memory_engine.usecases import chat_memory, extract, forget_user
+from memory_engine.usecases.dead_jobs import what_retries
 
 log = logging.getLogger("memory_engine.worker")
 
@@ -84,6 +85,12 @@ def describe(error: BaseException) -> str:
     return text[:MAX_ERROR_CHARS]
 
 
+def dead_reason(job: Job, reason: str) -> str:
+    """A dead job's error: why it failed, then what queues it again (never cut off)."""
+    note = what_retries(job)
+    return f"{reason[: MAX_ERROR_CHARS - len(note) - 1]} {note}"
+
+
 def spent_on(error: BaseException) -> dict[str, int]:
     """What a failed model call cost, when the error says (the LLM adapter's errors do)."""
     spent = getattr(error, "spent", None)
@@ -115,7 +122,7 @@ def attempt(
         }
         # A final error (the model keeps missing the schema) would fail the same way again.
         if message.receive_count >= policy.attempts or getattr(error, "final", False) is True:
-            source.bury(message, reason)
+            source.bury(message, dead_reason(message.job, reason))
             log.warning("job failed for the last time; parked as dead", extra=details)
             return "dead"
         delay = policy.delay(message.receive_count, draw)

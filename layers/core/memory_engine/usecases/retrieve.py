@@ -19,7 +19,7 @@ from memory_engine.ports import DocKind
 from memory_engine.retrieval.bm25 import bm25_scores
 from memory_engine.retrieval.dates import DateMention, date_match, named_dates, relative_dates
 from memory_engine.retrieval.fusion import MemoryEvidence, RankedUnit, TurnEvidence, rank
-from memory_engine.retrieval.packing import pack
+from memory_engine.retrieval.packing import pack, smallest_piece
 from memory_engine.retrieval.speakers import SpeakerMatch
 from memory_engine.retrieval.text import tokenize
 
@@ -55,6 +55,14 @@ def run(engine: Engine, tenant: str, request: RetrieveRequest) -> RetrieveRespon
     if options.max_tokens is None:
         return RetrieveResponse(data=hits)
     packed, tokens = pack(hits, options.max_tokens)
+    if hits and not packed:
+        # Not an empty list in silence: the caller's budget, not the search, came up empty.
+        needed = smallest_piece(hits)
+        message = (
+            f"options.max_tokens ({options.max_tokens}) is below the smallest whole turn of the "
+            f"{len(hits)} hits ({needed} tokens): nothing fits; send max_tokens of at least {needed}."
+        )
+        return RetrieveResponse(data=[], tokens=0, message=message)
     return RetrieveResponse(data=packed, tokens=tokens)
 
 

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ValidationError
 
 from memory_engine.adapters.openai.errors import LlmBadOutput, LlmError, LlmUnavailable
 from memory_engine.extraction.schema import strict_json_schema
+from memory_engine.logsafe import redact_foreign
 
 logger = logging.getLogger(__name__)
 
@@ -146,10 +147,7 @@ class ChatClient:
 
     def _wait(self, delay: float, deadline: float, why: str) -> None:
         if self._clock() + delay > deadline:
-            raise LlmUnavailable(
-                f"Gave up on the LLM after {self._retry.deadline_s:.0f} s ({why}); "
-                "the batch will be retried later."
-            )
+            raise LlmUnavailable(f"Gave up on the LLM after {self._retry.deadline_s:.0f} s ({why}).")
         self._sleep(delay)
 
     def complete(
@@ -158,9 +156,7 @@ class ChatClient:
         """One answer; the client retries what can heal (timeouts, connection errors, 408/409/429,
         5xx) before anything reaches here."""
         if self._clock() > deadline:
-            raise LlmUnavailable(
-                f"Gave up on the LLM after {self._retry.deadline_s:.0f} s; the batch will be retried later."
-            )
+            raise LlmUnavailable(f"Gave up on the LLM after {self._retry.deadline_s:.0f} s.")
         request = self._request(messages, response_format)
         attempts = self._retry.transport_attempts
         try:
@@ -169,7 +165,8 @@ class ChatClient:
             if exc.status_code not in _RETRY_STATUSES and exc.status_code < 500:
                 usage.requests += 1
                 raise LlmUnavailable(
-                    f"The LLM endpoint refused the request ({exc.status_code}: {exc.message}); "
+                    f"The LLM endpoint refused the request ({exc.status_code}: "
+                    f"{redact_foreign(exc.message)}); "
                     "check OPENAI_BASE_URL, OPENAI_API_KEY and MEMORY_ENGINE_LLM_MODEL (a server "
                     "without json_schema support needs MEMORY_ENGINE_LLM_STRUCTURED_OUTPUT=json_object)."
                 ) from exc
@@ -186,7 +183,7 @@ class ChatClient:
     @staticmethod
     def _gave_up(attempts: int, failure: Exception) -> LlmUnavailable:
         return LlmUnavailable(
-            f"The LLM endpoint failed {attempts} times in a row ({failure}); the batch will be retried later."
+            f"The LLM endpoint failed {attempts} times in a row ({redact_foreign(str(failure))})."
         )
 
     def _answer(self, response: Any, usage: Usage) -> _Answer:

@@ -9,7 +9,10 @@ A stream counts as complete only when the endpoint says so (`[DONE]`, or a choic
 being read, so the caller never takes a partial answer for a whole one. An endpoint that answers a
 stream request with one JSON completion has its answer cut into chunks.
 
-The endpoint's URL goes to the log, never into an error a client reads.
+The endpoint's URL goes to the log, never into an error a client reads; nor does the endpoint's
+own text on a failure (a 5xx body, an error chunk), which can hold an internal URL or the key it
+was sent: the client gets a fixed message with the status, the log the text with keys and URLs
+redacted (`logsafe.redact_foreign`). A 4xx is the caller's to read and passes through as it is.
 """
 
 from __future__ import annotations
@@ -24,11 +27,13 @@ from http.client import HTTPResponse
 from typing import Any
 
 from memory_engine.errors import UpstreamFailed, UpstreamRejected
+from memory_engine.logsafe import redact_foreign
 
 log = logging.getLogger("memory_engine.chat")
 
 _SSE_DATA = "data:"
 _DONE = "[DONE]"
+_FAILED_MID_STREAM = "The chat model failed mid-stream; the answer is cut off: send the request again."
 _CUT = (
     "The chat model's stream ended before the answer was complete (the connection closed without "
     "[DONE]); the answer is cut off: send the request again."
@@ -76,7 +81,8 @@ class HttpChatUpstream:
                     self._fail("stream chunk that is not a JSON object", payload[:200])
                     raise UpstreamFailed("The chat model sent a stream chunk that is not JSON; retry later.")
                 if "error" in chunk:
-                    raise UpstreamFailed(f"The chat model failed mid-stream ({_error_message(chunk)}).")
+                    self._fail("error mid-stream", _error_message(chunk))
+                    raise UpstreamFailed(_FAILED_MID_STREAM)
                 finished = finished or _has_finish_reason(chunk)
                 yield payload
         except (OSError, http.client.HTTPException, UnicodeDecodeError) as error:  # timeouts included
@@ -147,11 +153,14 @@ class HttpChatUpstream:
             return UpstreamRejected(f"The chat model refused the request ({error.code}).", error.code, body)
         detail = _error_message(body) if isinstance(body, dict) else None
         self._fail(f"answered {error.code}", detail or str(error.reason))
-        return UpstreamFailed(f"The chat model failed ({error.code}: {detail or error.reason}); retry later.")
+        return UpstreamFailed(f"The chat model failed ({error.code}); retry later.")
 
     def _fail(self, what: str, detail: str) -> None:
         # The operator's record: which endpoint, and what it did (the client's error names neither).
-        log.warning("chat upstream %s", what, extra={"upstream": self._url, "detail": detail[:500]})
+        # The detail is the endpoint's own text: its keys and URLs are not ours to log.
+        log.warning(
+            "chat upstream %s", what, extra={"upstream": self._url, "detail": redact_foreign(detail)[:500]}
+        )
 
 
 def completion_chunks(answer: dict[str, Any], include_usage: bool = False) -> list[str]:
@@ -160,9 +169,11 @@ def completion_chunks(answer: dict[str, Any], include_usage: bool = False) -> li
     when the request asked for it."""
     choices = answer.get("choices")
     if "error" in answer or not isinstance(choices, list):
-        raise UpstreamFailed(
-            f"The chat model answered a stream request with no completion ({_error_message(answer)})."
+        log.warning(
+            "chat upstream answered a stream request with no completion",
+            extra={"detail": redact_foreign(_error_message(answer))},
         )
+        raise UpstreamFailed("The chat model answered a stream request with no completion; retry later.")
     base = {
         "id": answer.get("id", "chatcmpl-upstream"),
         "object": "chat.completion.chunk",
