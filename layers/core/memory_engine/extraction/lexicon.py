@@ -204,6 +204,10 @@ NOT_NAMES = _words(
     easter halloween thanksgiving internet tv lgbtq if as in on at for from with of to by or not
     do does did is are was were be have has had can could would should will shall might must
     any all some every each both one two three mom dad mum mommy daddy ah hmm haha lol omg
+    definitely absolutely certainly totally exactly fine ha hah aw aww ooh oops yay yep yup nope nah
+    welcome congratulations congrats happy cheers bye goodbye awesome amazing lovely wonderful cool
+    perfect right true really mostly yet still even never always first next last ai assistant
+    mondays tuesdays wednesdays thursdays fridays saturdays sundays weekends early late little big
     """
 )
 
