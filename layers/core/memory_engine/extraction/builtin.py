@@ -78,7 +78,9 @@ class BuiltinExtractor:
             raise InvalidInput("Extraction needs at least one turn: the batch given was empty.")
         batch = _read(sorted(turns, key=lambda turn: turn.seq), context)
         keywords = select_keywords(batch.terms, batch.weights, [*batch.mentioned, *batch.places])
-        scene = find_scene([s.text for s in batch.sentences], batch.places, [t.timestamp for t in turns])
+        said = [s.text for i, s in enumerate(batch.sentences) if not _said_by_assistant(batch, i)]
+        remarks = [s.text for i, s in enumerate(batch.sentences) if _said_by_assistant(batch, i)]
+        scene = find_scene(said, batch.places, [t.timestamp for t in turns], remarks)
         fields = MemoryFields(
             summary=_summary(batch),
             keywords=keywords,
@@ -116,7 +118,8 @@ def _read(turns: Sequence[Turn], context: ExtractionContext) -> _Batch:
             canonical.update({name: ASSISTANT for name, target in canonical.items() if target == called})
     mentioned = list(dict.fromkeys(canonical.get(name, name) for name in scan.persons))
     per_sentence = [terms(s.text) for s in sentences]
-    weights = term_weights(per_sentence)
+    # The unnamed assistant's words count half: its small talk is not what the memory is about.
+    weights = term_weights(per_sentence, [0.5 if s.speaker == ASSISTANT else 1.0 for s in sentences])
     person_words = [strip_title(name) for name in scan.persons]
     return _Batch(
         sentences=sentences,

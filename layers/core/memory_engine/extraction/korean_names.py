@@ -36,7 +36,10 @@ _TITLES_AFTER = _split(
     언니 오빠 누나 형 선생님 쌤 선배 이모 삼촌 고모 씨
     """
 )
-_AFTER_RELATION = re.compile(rf"(?:^|(?<=[\s\"'“(]))(?:{'|'.join(_RELATIONS)})\s+([가-힣]{{2,5}})")
+# A lookahead, so "사촌 언니 미나도" is read at 사촌 and again at 언니.
+_AFTER_RELATION = re.compile(rf"(?:^|(?<=[\s\"'“(]))(?=(?:{'|'.join(_RELATIONS)})\s+([가-힣]{{2,5}}))")
+# "고양이 전문이야": a noun and the copula, not a name.
+_COPULA = re.compile(r"(?:이야|이다|이고|이에요|예요|이라|이지|인데|이셔)$")
 _CALLED = re.compile(
     r"이름(?:은|이)\s*([가-힣]{1,4}?)(?:이야|야|이에요|예요|이래|래|이라고|라고|이다|다)(?=[\s.!?~]|$)"
 )
@@ -52,7 +55,7 @@ NOT_KOREAN_NAMES = frozenset(
         산책 사료 간식 생일 생신 결혼식 사진 선물 장난감 학교 병원 얘기 이야기 이름 나이 방 자리 때문 덕분
         보험 수술 목욕 미용 훈련 가방 회사 친구 동생 사이 걱정 사랑 꼬리 발톱 털 밥그릇 집 옷 용품 카페 모임
         결혼 장례식 여행 선생님 얼굴 목소리 건강 상태 문제 일 생각 소식 하나 둘 두 한 마리 명 분 들 언니
-        오빠 누나 형 엄마 아빠 남편 아내 사촌 동네 회사 학교
+        오빠 누나 형 엄마 아빠 남편 아내 사촌 동네 회사 학교 알레르기 전문 병 약 사진 영상 간식 장난
         """
     )
 )
@@ -60,12 +63,11 @@ _SURNAMES = frozenset(
     _split(
         """
         김 이 박 최 정 강 조 윤 장 임 한 오 서 신 권 황 안 송 류 전 홍 고 문 양 손 배 백 허 유 남
-        심 노 하 곽 성 차 주 우 구 민 진 지 엄 채 원 천 방 공 현 함 변 염 여 추 도 소 석 선 설 마
-        길 연 위 표 명 기 반 왕 금 옥 육 인 맹 제 모 탁 국 어 은 편 용 예 경 봉 사 부
+        심 노 하 곽 성 차 주 우 구 민 진 지 엄 채 원 천 방 공 현 함 변 염 여 추 소 석 선 설
         """
     )
 )
-_GRAMMAR_TAGS = ("J", "E", "VCP", "XSN", "UNKNOWN")
+_GRAMMAR_TAGS = ("J", "E", "VCP", "XSN", "SF", "SP", "UNKNOWN")
 
 
 def name_form(word: str) -> str:
@@ -80,22 +82,20 @@ def _plausible(name: str) -> bool:
     return 2 <= len(name) <= 4 and name not in NOT_KOREAN_NAMES
 
 
-def _full_name(word: str, previous: str | None) -> str | None:
-    """A family name + given name ko-dic knows, followed by grammar only ("김민지가" → "김민지")."""
-    analysis = korean.analysis(word)
-    if not analysis or (previous and korean.person(previous)):
-        return None  # "후시미 이나리": a second proper noun after one is a place's name
-    surface, tag, meaning = analysis[0]
-    rest_is_grammar = all(t.startswith(_GRAMMAR_TAGS) for _, t, _ in analysis[1:])
-    if (
-        tag == "NNP"
-        and meaning == "인명"
-        and len(surface) == 3
-        and surface[0] in _SURNAMES
-        and rest_is_grammar
-    ):
-        return surface
-    return None
+def _full_names(sentence: str) -> list[str]:
+    """Family name + given name as ko-dic reads them in the sentence, followed by grammar, a title
+    or the end ("김민지가", "김민지 선생님"), not right after another proper noun ("후시미 이나리")."""
+    morphs = korean.analysis(sentence) or ()
+    out: list[str] = []
+    for i, (surface, tag, meaning) in enumerate(morphs):
+        if tag != "NNP" or meaning != "인명" or len(surface) != 3 or surface[0] not in _SURNAMES:
+            continue
+        after = morphs[i + 1] if i + 1 < len(morphs) else None
+        before = morphs[i - 1] if i else None
+        followed = after is None or after[1].startswith(_GRAMMAR_TAGS) or after[0] in _TITLES_AFTER
+        if followed and not (before and before[1] == "NNP"):
+            out.append(surface)
+    return out
 
 
 def korean_people(sentence: str, known: Iterable[str] = ()) -> list[str]:
@@ -106,22 +106,22 @@ def korean_people(sentence: str, known: Iterable[str] = ()) -> list[str]:
         if _plausible(name):
             found.setdefault(name, at)
 
-    for pattern in (_AFTER_RELATION, _SUCH_NAMED):
-        for match in pattern.finditer(sentence):
-            take(name_form(match.group(1)) if pattern is _AFTER_RELATION else match.group(1), match.start(1))
+    for match in _AFTER_RELATION.finditer(sentence):
+        if not _COPULA.search(match.group(1)):
+            take(name_form(match.group(1)), match.start(1))
+    for match in _SUCH_NAMED.finditer(sentence):
+        take(match.group(1), match.start(1))
     for match in _CALLED.finditer(sentence):
         take(match.group(1), match.start(1))
     for match in _BEFORE_TITLE.finditer(sentence):
         if korean.person(match.group(1)) == match.group(1):
             take(match.group(1), match.start(1))
+    for name in _full_names(sentence):
+        take(name, sentence.find(name))
     familiar = {name for name in known if _WORD.fullmatch(name)}
-    previous: str | None = None
     for match in _WORD.finditer(sentence):
         word = match.group()
         form = name_form(word)
         if form in familiar or word in familiar:
             take(form if form in familiar else word, match.start())
-        elif full := _full_name(word, previous):
-            take(full, match.start())
-        previous = word
     return sorted(found, key=found.__getitem__)
