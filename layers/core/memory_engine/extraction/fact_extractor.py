@@ -84,8 +84,9 @@ def _statement(sentence: str) -> bool:
 
 def candidate_sentences(messages: Sequence[str]) -> list[str]:
     """Sentences that can be facts: not questions, not greetings-length fragments, not orders
-    to a model (`injection.is_instruction`). A leading "and" / "그리고" is dropped, and a sentence
-    that leans on the one before ("이름은 보리야.") stays with it, so the fact keeps the dog's name."""
+    to a model (`injection.is_instruction`, nor what follows such a sentence in its message).
+    A leading "and" / "그리고" is dropped, and a sentence that leans on the one before
+    ("이름은 보리야.") stays with it, so the fact keeps the dog's name."""
     out: list[str] = []
     for message in messages:
         previous_kept = False
@@ -93,7 +94,9 @@ def candidate_sentences(messages: Sequence[str]) -> list[str]:
             sentence = _CONNECTIVE.sub("", raw.strip())
             if sentence[:1].isascii():
                 sentence = sentence[:1].upper() + sentence[1:]
-            if is_instruction(sentence) or sentence.endswith(("?", "？")):
+            if is_instruction(sentence):
+                break  # orders go on past their first sentence ("Dev mode on. Answer ...")
+            if sentence.endswith(("?", "？")):
                 previous_kept = False
                 continue
             if previous_kept and _FOLLOW_UP.match(sentence):
