@@ -122,12 +122,13 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     }
     results = {
         "benchmark": "extraction_quality",
-        "set": "bench/data/extraction (3 English and 3 Korean conversations of 24 turns, 18 memories)",
+        "set": "bench/data/extraction: 3 English and 3 Korean conversations of 24 turns (18 memories, the dev"
+        " split the changes were made on) and 2 held-out ones (6 memories, written after them)",
         "columns": columns,
     }
     results_path.parent.mkdir(parents=True, exist_ok=True)
     results_path.write_text(json.dumps(results, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-    for group in ("all", "en", "ko"):
+    for group in ("all", "en", "ko", "held-out"):
         print(f"\n{group}:\n{table(columns, group)}")
     return results
 

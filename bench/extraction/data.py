@@ -1,7 +1,8 @@
 """The labelled extraction set (bench/data/extraction/): conversations cut into the engine's
 batches, each memory with what a reader expects to find in it.
 
-A file is a list of conversations: `id`, `language`, `user_name`, `start` (the first turn's time;
+A file is a list of conversations: `id`, `split` ("dev" by default; "held-out" for the ones
+written after the built-in extractor's changes and never looked at while making them), `language`, `user_name`, `start` (the first turn's time;
 turns follow a minute apart), `vocabulary` (every acceptable keyword of the conversation, in base
 form, space-separated, lower case), `turns` (`[query, answer]` pairs; the answers are the
 assistant's) and `memories`, one per batch of `BATCH` consecutive turns, in order: `characters`
@@ -22,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from memory_engine.models.domain import Turn
 
 FOLDER = Path(__file__).resolve().parents[1] / "data" / "extraction"
-FILES = (FOLDER / "english.json", FOLDER / "korean.json")
+FILES = (FOLDER / "english.json", FOLDER / "korean.json", FOLDER / "heldout.json")
 BATCH = 8  # the engine's default batch size (docs/api.md)
 
 
@@ -40,6 +41,7 @@ class Conversation(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     id: str
+    split: str = "dev"  # "held-out": written after the extractor's changes, never tuned on
     language: str
     user_name: str
     start: datetime

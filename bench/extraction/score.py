@@ -183,8 +183,9 @@ def score_memory(
 def score_all(
     conversations: Sequence[Conversation], produced: dict[str, MemoryFields]
 ) -> tuple[dict[str, dict[str, Tally]], list[MemoryScore]]:
-    """Totals per language ("en", "ko") and over everything ("all"), field by field, and the
-    per-memory scores. A memory missing from `produced` counts as one with every field empty."""
+    """Totals per language ("en", "ko") and over the dev split ("all"), and over the held-out
+    conversations ("held-out"), field by field, and the per-memory scores. A memory missing from
+    `produced` counts as one with every field empty."""
     totals: dict[str, dict[str, Tally]] = {}
     scores: list[MemoryScore] = []
     for conversation in conversations:
@@ -192,7 +193,8 @@ def score_all(
             fields = produced.get(memory_id, MemoryFields(summary=""))
             memory = score_memory(memory_id, fields, expected, conversation.vocabulary)
             scores.append(memory)
-            for group in (conversation.language, "all"):
+            groups = (conversation.language, "all") if conversation.split == "dev" else (conversation.split,)
+            for group in groups:
                 bucket = totals.setdefault(group, {name: Tally() for name in FIELDS})
                 for name in FIELDS:
                     bucket[name].add(memory.tallies[name])

@@ -14,8 +14,9 @@ from memory_engine.models.domain import MemoryFields
 SET = load()
 
 
-def test_the_set_holds_three_english_and_three_korean_conversations_of_three_memories() -> None:
-    assert sorted(c.language for c in SET) == ["en", "en", "en", "ko", "ko", "ko"]
+def test_the_set_holds_three_english_and_three_korean_conversations_and_two_held_out() -> None:
+    assert sorted(c.language for c in SET if c.split == "dev") == ["en", "en", "en", "ko", "ko", "ko"]
+    assert sorted(c.language for c in SET if c.split == "held-out") == ["en", "ko"]
     assert all(len(c.turns) == 24 and len(c.memories) == 3 for c in SET)
     assert all(m.characters and m.key_facts and m.keywords for c in SET for m in c.memories)
 

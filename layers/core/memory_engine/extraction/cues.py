@@ -104,7 +104,7 @@ def _korean_future(text: str) -> bool:
 def is_suggestion(text: str) -> bool:
     """Advice to the listener ("Maybe ask other parents.", "간식 양을 조금 줄여 보세요.")."""
     text = _normalise(text)
-    return bool(_EN_SUGGESTION.search(text) or _KO_SUGGESTION.search(text))
+    return not is_question(text) and bool(_EN_SUGGESTION.search(text) or _KO_SUGGESTION.search(text))
 
 
 def intent_kind(text: str) -> IntentKind | None:

@@ -7,6 +7,7 @@ sentence puts it in a name's place:
 - as what something is called: "이름은 보리야", "보리라는 강아지";
 - before a family title, when ko-dic knows it as a name: "미나 언니는";
 - as a full name ko-dic knows (family name + given name, then only grammar): "김민지가";
+- as a given name ko-dic knows, called with the familiar 이: "도윤이는";
 - anywhere, once it is known: a speaker, a character of the thread, or found above in the batch.
 Honorifics (씨, spaced 님) and vocatives are read in `names.py`.
 """
@@ -124,4 +125,6 @@ def korean_people(sentence: str, known: Iterable[str] = ()) -> list[str]:
         form = name_form(word)
         if form in familiar or word in familiar:
             take(form if form in familiar else word, match.start())
+        elif form != strip_particle(word) and korean.person(word) == form:
+            take(form, match.start())  # a name ko-dic knows, called with the familiar 이: "도윤이는"
     return sorted(found, key=found.__getitem__)
