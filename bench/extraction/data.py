@@ -2,8 +2,8 @@
 batches, each memory with what a reader expects to find in it.
 
 A file is a list of conversations: `id`, `split` ("dev" by default; "held-out" for the ones
-written after the built-in extractor's changes and never looked at while making them), `language`, `user_name`, `start` (the first turn's time;
-turns follow a minute apart), `vocabulary` (every acceptable keyword of the conversation, in base
+written after the built-in extractor's changes and never tuned on), `language`, `user_name`,
+`start` (the first turn's time; turns follow a minute apart), `vocabulary` (every acceptable keyword of the conversation, in base
 form, space-separated, lower case), `turns` (`[query, answer]` pairs; the answers are the
 assistant's) and `memories`, one per batch of `BATCH` consecutive turns, in order: `characters`
 (names, the assistant as "assistant"), `keywords` (the content words the memory is about),
