@@ -1,15 +1,15 @@
 """The labelled extraction set (bench/data/extraction/): conversations cut into the engine's
 batches, each memory with what a reader expects to find in it.
 
-A file is a list of conversations: `id`, `split` ("dev" by default; "held-out" for the ones
-written after the built-in extractor's changes and never tuned on), `language`, `user_name`,
-`start` (the first turn's time; turns follow a minute apart), `vocabulary` (every acceptable keyword of the conversation, in base
-form, space-separated, lower case), `turns` (`[query, answer]` pairs; the answers are the
-assistant's) and `memories`, one per batch of `BATCH` consecutive turns, in order: `characters`
-(names, the assistant as "assistant"), `keywords` (the content words the memory is about),
-`location` (places, times and weather the turns state), `intent` (phrases of the wishes, plans and
-requests stated; empty when none is) and `key_facts` (one entry per fact: a list of cues that must
-all occur in a fact stating it, each cue a `|`-separated list of alternatives).
+A file is a list of conversations: `id`, `split` ("dev" by default; "held-out" for the ones written
+after the built-in extractor's changes and never tuned on), `language`, `user_name`, `start` (the
+first turn's time; turns follow a minute apart), `vocabulary` (every acceptable keyword of the
+conversation, in base form, space-separated, lower case), `turns` (`[query, answer]` pairs; the
+answers are the assistant's) and `memories`, one per batch of `BATCH` consecutive turns, in order:
+`characters` (names, the assistant as "assistant"), `keywords` (the content words the memory is
+about), `location` (places, times and weather the turns state), `intent` (phrases of the wishes,
+plans and requests stated; empty when none is) and `key_facts` (one entry per fact: a list of cues
+that must all occur in a fact stating it, each cue a `|`-separated list of alternatives).
 """
 
 from __future__ import annotations
