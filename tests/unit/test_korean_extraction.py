@@ -69,6 +69,7 @@ def test_the_name_the_user_calls_the_assistant_by_is_the_assistant_not_another_c
     assert fields.characters == ["민지", "assistant"]
     assert 'assistant: "민지 님, 많이 속상하셨겠어요."' in fields.key_dialogue
     assert "하루" not in fields.characters
+    assert "assistant" not in fields.keywords
 
 
 def test_an_unnamed_assistant_is_assistant_in_korean_and_english_alike() -> None:

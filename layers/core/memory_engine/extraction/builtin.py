@@ -68,7 +68,9 @@ class BuiltinExtractor:
     """Extractive extractor: summary, facts, quotes and intent are sentences of the batch itself.
 
     Sentences are scored by TF-IDF salience over the batch; facts by cues (numbers, dates, names,
-    "I am / I went / my ..." and Korean equivalents); intent by wishes, plans, requests and questions.
+    "I am / I went / my ..." and Korean equivalents), the user's statements and short answers with
+    their question; intent by wishes, plans, requests, the user's questions and the assistant's
+    advice. A field the turns give nothing for stays empty (docs/api.md lists what fills each).
     Characters are the speakers plus people named in the text, aliases merged with the thread's
     `context.known_characters` (see `memory_engine.extraction.characters`).
     """
@@ -116,7 +118,9 @@ def _read(turns: Sequence[Turn], context: ExtractionContext) -> _Batch:
         canonical[ASSISTANT] = ASSISTANT
         if called:
             canonical.update({name: ASSISTANT for name, target in canonical.items() if target == called})
-    mentioned = list(dict.fromkeys(canonical.get(name, name) for name in scan.persons))
+    mentioned = [
+        n for n in dict.fromkeys(canonical.get(name, name) for name in scan.persons) if n != ASSISTANT
+    ]
     per_sentence = [terms(s.text) for s in sentences]
     # The unnamed assistant's words count half: its small talk is not what the memory is about.
     weights = term_weights(per_sentence, [0.5 if s.speaker == ASSISTANT else 1.0 for s in sentences])
