@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 
 from memory_engine.engine import Engine
 from memory_engine.extraction.batching import cut_batches, extraction_point
 from memory_engine.extraction.registry import update_registry
 from memory_engine.indexing import turn_vectors
 from memory_engine.indexing.documents import embedding_text, extraction_text, index_stored, window_texts
-from memory_engine.models.domain import Memory, Session, Turn, new_memory_id
+from memory_engine.models.domain import Memory, MemoryFields, Session, Turn, new_memory_id
 from memory_engine.models.messages import ExtractionJob
 from memory_engine.ports import ExtractionContext
 
@@ -81,12 +82,17 @@ def _queue_what_arrived_meanwhile(engine: Engine, job: ExtractionJob) -> None:
 
 def characters_found(memory: Memory) -> dict[str, list[str]]:
     """The batch's characters with aliases: the LLM's map when it gave one, else the names."""
-    encoded = memory.metadata.get("characters_json")
+    return found_characters(memory.fields, memory.metadata)
+
+
+def found_characters(fields: MemoryFields, metadata: Mapping[str, object]) -> dict[str, list[str]]:
+    """`characters_found` of an extraction not yet stored (its fields and metadata)."""
+    encoded = metadata.get("characters_json")
     if isinstance(encoded, str) and encoded:
         decoded = json.loads(encoded)
         if isinstance(decoded, dict):
             return {str(name): [str(alias) for alias in aliases] for name, aliases in decoded.items()}
-    return {name: [] for name in memory.fields.characters}
+    return {name: [] for name in fields.characters}
 
 
 def _extract_one(
