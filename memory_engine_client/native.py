@@ -152,10 +152,17 @@ def fork(
     )
 
 
-def embed(text: str | Sequence[str], *, mode: str | None = None) -> Call[EmbedResponse]:
+class Embedded(EmbedResponse):
+    """The embed answer with its vectors typed (the API's model leaves them as extra fields)."""
+
+    embedding: list[float] | None = None  # for one text
+    embeddings: list[list[float]] | None = None  # for a list of texts
+
+
+def embed(text: str | Sequence[str], *, mode: str | None = None) -> Call[Embedded]:
     """The engine's embedding of a text (`embedding`) or of a list of texts (`embeddings`)."""
     texts = text if isinstance(text, str) else list(text)
-    return Call("POST", "/v1/engine/embed/", reader(EmbedResponse), body(EmbedRequest, text=texts, mode=mode))
+    return Call("POST", "/v1/engine/embed/", reader(Embedded), body(EmbedRequest, text=texts, mode=mode))
 
 
 def _dialog(dialog: Dialog) -> dict[str, Any]:
