@@ -11,6 +11,7 @@ from pydantic import ValidationError
 from memory_engine.errors import MemoryEngineError
 from memory_engine.ports import Embedder, SearchIndex, Store
 from memory_engine_app.cli_admin import ADMIN_COMMANDS, add_admin_commands, run_admin
+from memory_engine_app.cli_doors import DOOR_COMMANDS, add_door_commands, run_door
 
 if TYPE_CHECKING:
     from memory_engine.settings import Settings
@@ -36,10 +37,13 @@ def main(argv: list[str] | None = None) -> int:
         "--recreate", action="store_true", help="drop the index first if it exists (then run reindex)"
     )
     add_admin_commands(commands)
+    add_door_commands(commands)
     args = parser.parse_args(argv)
 
     if args.command in ADMIN_COMMANDS:
         return run_admin(args)
+    if args.command in DOOR_COMMANDS:
+        return run_door(args)
     try:
         if args.command == "serve":
             from memory_engine_app.server.app import serve

@@ -106,6 +106,21 @@ class LocalServer:
             return error.code, json.loads(error.read() or b"{}")
 
 
+CHAT_MODEL = "stub-model"
+
+
+def started_with_chat_stub(data_dir: Path, upstream_url: str) -> LocalServer:
+    """A started local server whose chat upstream is a local OpenAI stub at `upstream_url`."""
+    env = {
+        "OPENAI_BASE_URL": upstream_url,
+        "OPENAI_API_KEY": "upstream-key",
+        "MEMORY_ENGINE_CHAT_MODEL": CHAT_MODEL,
+    }
+    server = LocalServer(data_dir, env=env)
+    server.start()
+    return server
+
+
 def wait_for(condition: Callable[[], Any], seconds: float = 30) -> Any:
     """Poll until `condition()` is truthy (background extraction), failing after `seconds`."""
     deadline = time.monotonic() + seconds
