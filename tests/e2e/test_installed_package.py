@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-SOURCES = ("pyproject.toml", "README.md", "layers/core", "functions", "memory_engine_app")
+DOORS = ("memory_engine_client", "memory_engine_mcp", "memory_engine_langgraph")
+SOURCES = ("pyproject.toml", "README.md", "layers/core", "functions", "memory_engine_app", *DOORS)
 
 
 @dataclass(frozen=True)
@@ -74,11 +75,26 @@ def test_the_installed_packages_are_the_ones_imported(installed: Installed) -> N
     assert all(Path(path).is_relative_to(installed.site) for path in located), located
 
 
+def test_the_doors_are_installed_with_the_package(installed: Installed) -> None:
+    probe = "; ".join(f"import {name}; print({name}.__file__)" for name in DOORS)
+    located = subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=installed.outside,
+        env=installed.env(),
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+
+    assert len(located) == len(DOORS)
+    assert all(Path(path).is_relative_to(installed.site) for path in located), located
+
+
 def test_the_console_script_answers_help_outside_the_repository(installed: Installed) -> None:
     done = installed.run("--help")
 
     assert done.returncode == 0, done.stderr
-    assert "openapi" in done.stdout and "serve" in done.stdout
+    assert all(command in done.stdout for command in ("openapi", "serve", "mcp", "smoke"))
 
 
 def test_the_console_script_writes_the_openapi_document_outside_the_repository(installed: Installed) -> None:
