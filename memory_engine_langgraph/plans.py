@@ -33,15 +33,18 @@ from memory_engine_langgraph.mapping import Namespace
 MAX_TOP_K = 100  # the bank's similarity search returns at most this many per scope
 
 
-def batch(ops: Iterable[Op], fields: Sequence[str] | None) -> Plan[list[Result]]:
-    """Every operation's result, in order (None for a put)."""
+def batch(ops: Iterable[Op], fields: Sequence[str] | None, known: set[Namespace]) -> Plan[list[Result]]:
+    """Every operation's result, in order (None for a put). `known` holds namespaces already seen
+    in the registry, which only grows: a put into one of them need not read the registry again."""
     ops = list(ops)
     for op in ops:
         validate_op_namespace(op)
-    registry: list[BankMemory] = []
-    if any(isinstance(op, SearchOp | ListNamespacesOp | PutOp) for op in ops):
+    namespaces = set(known)
+    reads = any(isinstance(op, SearchOp | ListNamespacesOp) for op in ops)
+    if reads or any(isinstance(op, PutOp) and op.namespace not in known for op in ops):
         (registry,) = yield from _list_all([mapping.REGISTRY])
-    namespaces = mapping.registered(registry)
+        namespaces = mapping.registered(registry)
+        known |= namespaces
     wanted = {op.namespace for op in ops if isinstance(op, GetOp | PutOp)}
     wanted |= {ns for op in ops if isinstance(op, SearchOp) and not op.query for ns in _under(namespaces, op)}
     listed = dict(zip(wanted, (yield from _list_all([mapping.scope_of(ns) for ns in wanted])), strict=True))
@@ -66,6 +69,7 @@ def batch(ops: Iterable[Op], fields: Sequence[str] | None) -> Plan[list[Result]]
 
     puts = {(op.namespace, op.key): op for op in ops if isinstance(op, PutOp)}
     yield from _write(list(puts.values()), stored, namespaces, fields)
+    known |= namespaces
     return results
 
 

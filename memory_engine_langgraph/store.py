@@ -35,13 +35,14 @@ class MemoryEngineStore(BaseStore):
         self._async_client = async_client
         self._url, self._api_key = url, api_key
         self.index_fields = list(index_fields) if index_fields is not None else None
+        self._known: set[tuple[str, ...]] = set()  # namespaces seen in the registry (it only grows)
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         if self._client is None:
             self._client = MemoryEngine(self._url, self._api_key)
-        return self._client.run(plans.batch(ops, self.index_fields))
+        return self._client.run(plans.batch(ops, self.index_fields, self._known))
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         if self._async_client is None:
             self._async_client = AsyncMemoryEngine(self._url, self._api_key)
-        return await self._async_client.run(plans.batch(ops, self.index_fields))
+        return await self._async_client.run(plans.batch(ops, self.index_fields, self._known))
