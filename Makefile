@@ -2,7 +2,7 @@
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
-EXTRAS ?= local,aws,llm,cdk,dev,bench
+EXTRAS ?= local,aws,llm,cdk,dev,bench,client,mcp,langgraph
 STAMP := $(VENV)/.installed
 PORT ?= 8080
 

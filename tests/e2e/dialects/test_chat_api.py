@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from memory_engine_client import NotFound
 from tests.e2e.conftest import API_KEY, LocalServer, wait_for
 from tests.e2e.dialects.conftest import CHAT_MODEL, database_rows
 from tests.fakes.openai_server import FakeOpenAIServer, chat_completion
@@ -22,9 +23,7 @@ def client(server: LocalServer) -> Any:
 
 
 def user_facts(server: LocalServer, userid: str) -> list[str]:
-    status, body = server.call("POST", "/v1/memories:retrieve", {"scope": {"userid": userid}})
-    assert status == 200, body
-    return [hit["memory"]["fact"] for hit in body["retrieved_memories"]]
+    return [memory.fact for memory in server.client().bank_list_all({"userid": userid})]
 
 
 def memory_message(request: dict[str, Any]) -> dict[str, Any]:
@@ -153,8 +152,9 @@ def test_deleting_a_user_forgets_everything_about_them(
     )
     wait_for(lambda: user_facts(server, userid))
 
-    status, body = server.call("DELETE", f"/v1/users/{userid}/memory")
+    forgotten = server.client().forget_user(userid)
 
-    assert status == 200 and body["deleted_memories"] >= 1 and body["deleted_dialogs"] == 1
+    assert forgotten.deleted_memories >= 1 and forgotten.deleted_dialogs == 1
     assert user_facts(server, userid) == []
-    assert server.call("POST", "/open/game/memory", {"session_id": f"chat:{userid}"})[0] == 404
+    with pytest.raises(NotFound):
+        server.client().game_memory(f"chat:{userid}")
