@@ -15,7 +15,6 @@ from pydantic.alias_generators import to_camel
 ROOT = Path(__file__).resolve().parents[1]
 SERVICE = "memory-engine"
 METRICS_NAMESPACE = "MemoryEngine"
-PYTHON_VERSION = "3.11"  # the version the project is tested with; the layer is built for it
 LOG_RETENTION_DAYS = (7, 14, 30, 60, 90, 180, 365)  # the values CloudWatch Logs accepts, in short
 
 

@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from functions.routes import REST_ROUTES
+from infra.lambda_platform import PYTHON_VERSION
 from tests.infra import cfn
 
 
@@ -105,7 +106,7 @@ def test_api_functions_run_python_from_the_layer_with_their_own_folder_only(dev:
     (layer_id,) = cfn.resources(dev, "AWS::Lambda::LayerVersion")
     for folder, function_id in cfn.functions_by_folder(dev).items():
         function = cfn.props(dev, function_id)
-        assert function["Runtime"] == "python3.11", folder
+        assert function["Runtime"] == f"python{PYTHON_VERSION}", folder
         assert function["Layers"] == [{"Ref": layer_id}], folder
         assert function["TracingConfig"] == {"Mode": "Active"}, folder
         assert function["LoggingConfig"]["LogGroup"], folder
