@@ -49,8 +49,9 @@ class StackConfig(BaseModel):
     openai_base_url: str | None = None
     openai_api_key_secret: str | None = None  # Secrets Manager secret name holding OPENAI_API_KEY
 
-    # Worker and queue.
-    max_receive_count: int = Field(5, ge=1, le=1000)
+    # Worker and queue. Deliveries of a job before SQS moves it to the dead-letter queue: at least
+    # 5, as AWS asks of a queue feeding Lambda (a throttled delivery counts as a receive too).
+    max_receive_count: int = Field(5, ge=5, le=1000)
     # Attempts of a failing job before the worker parks it in the DLQ with its error; the redrive
     # above (max_receive_count) is the safety net for a worker that crashed or timed out on it.
     job_attempts: int = Field(3, ge=1, le=100)
