@@ -47,7 +47,9 @@ class StackConfig(BaseModel):
     extractor: Literal["builtin", "llm"] = "builtin"
     llm_model: str | None = None
     openai_base_url: str | None = None
-    openai_api_key_secret: str | None = None  # Secrets Manager secret name holding OPENAI_API_KEY
+    # Secrets Manager secret (its name, or its complete ARN) whose string is the LLM key: read by
+    # the functions at run time, never put in their environment.
+    openai_api_key_secret: str | None = None
 
     # Worker and queue. Deliveries of a job before SQS moves it to the dead-letter queue: at least
     # 5, as AWS asks of a queue feeding Lambda (a throttled delivery counts as a receive too).

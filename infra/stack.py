@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from aws_cdk import CfnOutput, CustomResource, Duration, SecretValue, Stack
+from aws_cdk import ArnFormat, CfnOutput, CustomResource, Duration, Stack
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import custom_resources as cr
@@ -133,10 +133,9 @@ class MemoryEngineStack(Stack):
             if config.openai_base_url:
                 env["OPENAI_BASE_URL"] = config.openai_base_url
             if config.openai_api_key_secret:
-                # A CloudFormation dynamic reference: resolved at deploy, never in the template.
-                env["OPENAI_API_KEY"] = SecretValue.secrets_manager(
-                    config.openai_api_key_secret
-                ).unsafe_unwrap()
+                # The secret's name, not its value: the function reads the key at run time
+                # (memory_engine.adapters.aws.secrets), so no environment ever holds it.
+                env["MEMORY_ENGINE_OPENAI_API_KEY_SECRET"] = config.openai_api_key_secret
         return env
 
     def _grant(self, function: lambda_.Function, needs: frozenset[Need]) -> None:
@@ -151,11 +150,29 @@ class MemoryEngineStack(Stack):
             Need.INDEX_WRITE: self.search.grant_write,
             Need.INDEX_ADMIN: self.search.grant_admin,
             Need.EMBED: self.embedding.grant_invoke,
-        }  # Need.EXTRACT is configuration only: no AWS permission
+            Need.EXTRACT: self._grant_llm_key,
+        }
         for need in sorted(needs):  # sorted: the same template on every synth
             grant = grants.get(need)
             if grant is not None:
                 grant(role)
+
+    def _grant_llm_key(self, role: iam.IRole) -> None:
+        """GetSecretValue on the LLM key's secret, and nothing else (none without one)."""
+        secret = self.config.openai_api_key_secret
+        if not secret:
+            return
+        if not secret.startswith("arn:"):
+            # A name: Secrets Manager appends "-" and six random characters to the ARN.
+            secret = self.format_arn(
+                service="secretsmanager",
+                resource="secret",
+                resource_name=f"{secret}-??????",
+                arn_format=ArnFormat.COLON_RESOURCE_NAME,
+            )
+        role.add_to_principal_policy(
+            iam.PolicyStatement(actions=["secretsmanager:GetSecretValue"], resources=[secret])
+        )
 
     # Deploy-time index creation ----------------------------------------------------------------
 

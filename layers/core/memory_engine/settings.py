@@ -55,6 +55,10 @@ class Settings(BaseSettings):
     openai_api_key: SecretStr | None = Field(
         None, validation_alias=AliasChoices("OPENAI_API_KEY", "MEMORY_ENGINE_OPENAI_API_KEY")
     )
+    # On AWS the key is not in the environment: the name (or ARN) of the Secrets Manager secret
+    # holding it, read at run time and kept this long before it is read again (a rotated key).
+    openai_api_key_secret: str | None = Field(None, description="Secrets Manager secret of the LLM key")
+    openai_api_key_max_age_seconds: int = Field(300, ge=0, description="how long the read key is kept")
     llm_model: str | None = None
     llm_structured_output: Literal["json_schema", "json_object"] = "json_schema"
     llm_timeout_seconds: float = Field(60.0, gt=0)

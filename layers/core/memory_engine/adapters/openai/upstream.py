@@ -19,7 +19,7 @@ import json
 import logging
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from http.client import HTTPResponse
 from typing import Any
 
@@ -39,7 +39,9 @@ class HttpChatUpstream:
     """POST {base_url}/chat/completions with `Authorization: Bearer <api_key>`; `timeout_s` bounds
     each wait (connect, first byte, every chunk of a stream)."""
 
-    def __init__(self, base_url: str, api_key: str | None = None, timeout_s: float = 30.0) -> None:
+    def __init__(
+        self, base_url: str, api_key: str | Callable[[], str] | None = None, timeout_s: float = 30.0
+    ) -> None:
         self._url = base_url.rstrip("/") + "/chat/completions"
         self._api_key = api_key
         self._timeout_s = timeout_s
@@ -121,8 +123,9 @@ class HttpChatUpstream:
             method="POST",
             headers={"Content-Type": "application/json", "Accept": "application/json, text/event-stream"},
         )
-        if self._api_key:
-            request.add_header("Authorization", f"Bearer {self._api_key}")
+        key = self._api_key() if callable(self._api_key) else self._api_key
+        if key:
+            request.add_header("Authorization", f"Bearer {key}")
         try:
             response: HTTPResponse = urllib.request.urlopen(request, timeout=self._timeout_s)
         except urllib.error.HTTPError as error:
