@@ -23,6 +23,11 @@ from infra.nag import acknowledge
 RUNTIME: lambda_.Runtime = getattr(lambda_.Runtime, "PYTHON_" + PYTHON_VERSION.replace(".", "_"))
 ARCHITECTURE = lambda_.Architecture.X86_64  # the layer's wheels are x86_64 (infra.lambda_platform.ARCH)
 
+# API Gateway REST ends an integration after 29 s with its own 504; a function behind it stops
+# first, so that its own error answer (an OpenAI-shaped 502 from chat) reaches the client.
+API_GATEWAY_TIMEOUT_SECONDS = 29
+API_FUNCTION_TIMEOUT_SECONDS = API_GATEWAY_TIMEOUT_SECONDS - 1
+
 RETENTION = {
     7: logs.RetentionDays.ONE_WEEK,
     14: logs.RetentionDays.TWO_WEEKS,
@@ -103,7 +108,7 @@ class Runtime(Construct):
             log_group=log_group,
             environment={**base_environment(), **environment},
             memory_size=memory_size,
-            timeout=timeout or Duration.seconds(28),
+            timeout=timeout or Duration.seconds(API_FUNCTION_TIMEOUT_SECONDS),
             tracing=lambda_.Tracing.ACTIVE,
             description=description,
         )

@@ -23,11 +23,14 @@ from infra.data import Data
 from infra.embedding import Embedding
 from infra.monitoring import Monitoring
 from infra.nag import acknowledge
-from infra.runtime import Runtime
+from infra.runtime import API_FUNCTION_TIMEOUT_SECONDS, Runtime
 from infra.search import Search
 from infra.worker import Worker
 
 EXTRACTION_WORKER = "extraction_worker"
+# The chat model's whole answer (each wait included): what is left of the API function's 28 s
+# after reading the user's memories (an embedding and a search) and before answering.
+CHAT_UPSTREAM_DEADLINE_SECONDS = API_FUNCTION_TIMEOUT_SECONDS - 8
 
 
 class MemoryEngineStack(Stack):
@@ -126,6 +129,10 @@ class MemoryEngineStack(Stack):
             attempts = min(config.job_attempts, config.max_receive_count)
             env["MEMORY_ENGINE_WORKER_MAX_RECEIVES"] = str(attempts)
             env["MEMORY_ENGINE_DEAD_LETTER_URL"] = self.queues[folder].dead_letters.queue_url
+        if Need.EXTRACT in needs and folder not in self.queues:
+            # Behind API Gateway: the model's whole answer must end inside the function's timeout.
+            wait = str(CHAT_UPSTREAM_DEADLINE_SECONDS)
+            env |= {"MEMORY_ENGINE_CHAT_TIMEOUT_SECONDS": wait, "MEMORY_ENGINE_CHAT_DEADLINE_SECONDS": wait}
         if Need.EXTRACT in needs:
             env["MEMORY_ENGINE_EXTRACTOR"] = config.extractor
             if config.llm_model:

@@ -331,6 +331,7 @@ def build_chat_upstream(settings: Settings) -> ChatUpstream:
         base_url=settings.openai_base_url or "https://api.openai.com/v1",
         api_key=llm_api_key(settings),
         timeout_s=settings.chat_timeout_seconds,
+        deadline_s=settings.chat_deadline_seconds,
     )
 
 
