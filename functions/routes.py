@@ -22,7 +22,7 @@ class Need(StrEnum):
     INDEX_WRITE = "index:write"  # index and delete documents
     INDEX_ADMIN = "index:admin"  # create the index and its mapping (deploy time)
     EMBED = "embed"  # invoke the embedding function or endpoint
-    EXTRACT = "extract"  # the extractor's configuration (LLM model, endpoint, key)
+    EXTRACT = "extract"  # the LLM configuration (model, endpoint) and reading its key's secret
 
 
 READ, WRITE, SEND = Need.TABLE_READ, Need.TABLE_WRITE, Need.QUEUE_SEND

@@ -15,7 +15,6 @@ from pydantic.alias_generators import to_camel
 ROOT = Path(__file__).resolve().parents[1]
 SERVICE = "memory-engine"
 METRICS_NAMESPACE = "MemoryEngine"
-PYTHON_VERSION = "3.11"  # the version the project is tested with; the layer is built for it
 LOG_RETENTION_DAYS = (7, 14, 30, 60, 90, 180, 365)  # the values CloudWatch Logs accepts, in short
 
 
@@ -49,10 +48,13 @@ class StackConfig(BaseModel):
     extractor: Literal["builtin", "llm"] = "builtin"
     llm_model: str | None = None
     openai_base_url: str | None = None
-    openai_api_key_secret: str | None = None  # Secrets Manager secret name holding OPENAI_API_KEY
+    # Secrets Manager secret (its name, or its complete ARN) whose string is the LLM key: read by
+    # the functions at run time, never put in their environment.
+    openai_api_key_secret: str | None = None
 
-    # Worker and queue.
-    max_receive_count: int = Field(5, ge=1, le=1000)
+    # Worker and queue. Deliveries of a job before SQS moves it to the dead-letter queue: at least
+    # 5, as AWS asks of a queue feeding Lambda (a throttled delivery counts as a receive too).
+    max_receive_count: int = Field(5, ge=5, le=1000)
     # Attempts of a failing job before the worker parks it in the DLQ with its error; the redrive
     # above (max_receive_count) is the safety net for a worker that crashed or timed out on it.
     job_attempts: int = Field(3, ge=1, le=100)

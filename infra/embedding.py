@@ -17,7 +17,8 @@ from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
 from infra.config import ROOT, StackConfig
-from infra.runtime import Runtime
+from infra.lambda_platform import PYTHON_VERSION
+from infra.runtime import HEAVY, Runtime
 
 DOCKERFILE = "functions/embedder_image/Dockerfile"
 MODEL_NAMES = {"e5": "multilingual-e5-small", "minilm": "all-MiniLM-L6-v2"}
@@ -29,7 +30,8 @@ IMAGE_CONTEXT = [
     "!layers/core",
     "!functions/__init__.py",
     "!functions/embedder_image",
-    "**/__pycache__",
+    # Folders never copied, named so the asset's fingerprint does not walk them (.venv: minutes).
+    *HEAVY,
 ]
 
 
@@ -49,7 +51,7 @@ class Embedding(Construct):
                     exclude=IMAGE_CONTEXT,
                     ignore_mode=IgnoreMode.DOCKER,
                     platform=ecr_assets.Platform.LINUX_AMD64,
-                    build_args={"EMBEDDING_MODEL": config.embedding_model},
+                    build_args={"EMBEDDING_MODEL": config.embedding_model, "PYTHON_VERSION": PYTHON_VERSION},
                 ),
                 environment={"MEMORY_ENGINE_EMBEDDING_DIMENSION": str(config.embedding_dimension)},
                 description=f"{MODEL_NAMES[config.embedding_model]} embeddings (container image, CPU)",

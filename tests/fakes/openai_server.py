@@ -37,6 +37,7 @@ class Scripted:
     # stream); or answer with the JSON body as it is, as a server that does not stream would.
     cut_after: int | None = None
     no_stream: bool = False
+    chunk_delay_s: float = 0.0  # a stream's pause before each chunk (a model that trickles)
 
 
 @dataclass(frozen=True)
@@ -227,6 +228,7 @@ class FakeOpenAIServer:
                     self.send_header(name, value)
                 self.end_headers()
                 for chunk in chunks[: scripted.cut_after]:
+                    time.sleep(scripted.chunk_delay_s)
                     self.wfile.write(f"data: {json.dumps(chunk, ensure_ascii=False)}\n\n".encode())
                     self.wfile.flush()
                 if scripted.cut_after is not None:

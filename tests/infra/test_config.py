@@ -11,11 +11,11 @@ from infra.config import StackConfig, from_context
 
 def test_context_strings_from_the_command_line_become_typed_values() -> None:
     # Given context as `-c key=value` delivers it (strings)
-    context = {"stage": "prod", "maxReceiveCount": "3", "deletionProtection": "false"}
+    context = {"stage": "prod", "maxReceiveCount": "7", "deletionProtection": "false"}
     # When read
     config = from_context(context.get)
     # Then numbers and booleans are typed, and the explicit choice beats the stage default
-    assert (config.stage, config.max_receive_count, config.protect_data) == ("prod", 3, False)
+    assert (config.stage, config.max_receive_count, config.protect_data) == ("prod", 7, False)
 
 
 def test_unset_context_keeps_the_defaults_that_deploy() -> None:
@@ -33,6 +33,12 @@ def test_prod_protects_data_and_keeps_logs_longer_by_default() -> None:
     config = StackConfig(stage="prod")
     assert config.protect_data is True
     assert config.retention_days == 90
+
+
+def test_fewer_than_five_receives_before_the_dead_letter_queue_are_refused() -> None:
+    # AWS's advice for a queue feeding Lambda: throttled deliveries count as receives too.
+    with pytest.raises(ValidationError, match="max_receive_count"):
+        from_context({"maxReceiveCount": "3"}.get)
 
 
 def test_sagemaker_without_an_endpoint_name_is_refused() -> None:

@@ -8,6 +8,7 @@ import pytest
 from aws_cdk import Stack
 
 from infra.config import StackConfig
+from infra.lambda_platform import LAMBDA, PYTHON_VERSION
 from infra.layer import forbidden_found, pip_command, requirements
 from infra.runtime import LayerMissing, Runtime
 
@@ -28,10 +29,11 @@ def test_an_unknown_extra_is_refused(tmp_path: Path) -> None:
         requirements(pyproject, ("aws", "llm"))
 
 
-def test_pip_installs_lambdas_linux_wheels_only() -> None:
+def test_pip_installs_wheels_for_the_runtimes_python_and_every_tag_its_glibc_runs() -> None:
     command = pip_command(Path("/tmp/layer/python"), ["pydantic>=2"])
-    assert command[command.index("--platform") + 1] == "manylinux2014_x86_64"
-    assert command[command.index("--python-version") + 1] == "3.11"
+    platforms = [command[i + 1] for i, argument in enumerate(command) if argument == "--platform"]
+    assert platforms == LAMBDA.platform_tags
+    assert command[command.index("--python-version") + 1] == PYTHON_VERSION
     assert "--only-binary=:all:" in command
     assert command[command.index("--target") + 1] == "/tmp/layer/python"
 

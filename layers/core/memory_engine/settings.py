@@ -51,6 +51,10 @@ class Settings(BaseSettings):
     openai_api_key: SecretStr | None = Field(
         None, validation_alias=AliasChoices("OPENAI_API_KEY", "MEMORY_ENGINE_OPENAI_API_KEY")
     )
+    # On AWS the key is not in the environment: the name (or ARN) of the Secrets Manager secret
+    # holding it, read at run time and kept this long before it is read again (a rotated key).
+    openai_api_key_secret: str | None = Field(None, description="Secrets Manager secret of the LLM key")
+    openai_api_key_max_age_seconds: int = Field(300, ge=0, description="how long the read key is kept")
     llm_model: str | None = None
     llm_structured_output: Literal["json_schema", "json_object"] = "json_schema"
     llm_timeout_seconds: float = Field(60.0, gt=0)
@@ -64,6 +68,10 @@ class Settings(BaseSettings):
     # Each wait on the chat model (connect, first byte, every streamed chunk) gives up after this
     # long with a 502: a hung model costs its own caller this much, and nobody else anything.
     chat_timeout_seconds: float = Field(30.0, gt=0, description="bound on each wait for the chat model")
+    # The whole answer, however it trickles in (unset: no bound beyond each wait). On AWS the stack
+    # sets it below the function's timeout, itself below API Gateway's 29 s: a slow model then
+    # ends in this service's OpenAI-shaped 502, not in the gateway's own 504.
+    chat_deadline_seconds: float | None = Field(None, gt=0, description="bound on one whole chat answer")
     chat_memory_limit: int = Field(5, ge=0, description="facts put into the system prompt")
     chat_memory_max_chars: int = Field(2000, ge=0, description="bound on the memory block")
     # Language of the fact-extraction prompts (chat memory, /v1/memories:generate without one);

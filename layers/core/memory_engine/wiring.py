@@ -10,6 +10,7 @@ configuration picks the adapter that needs them, so a handler's cold start pays 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 from threading import Lock
@@ -281,7 +282,7 @@ def build_llm_extractor(settings: Settings) -> LlmExtractor:
         chat_client()(
             model=settings.llm_model,
             base_url=settings.openai_base_url,
-            api_key=settings.openai_api_key.get_secret_value() if settings.openai_api_key else None,
+            api_key=llm_api_key(settings),
             structured_output=settings.llm_structured_output,
             timeout_s=settings.llm_timeout_seconds,
             max_output_tokens=settings.llm_max_output_tokens,
@@ -297,9 +298,28 @@ def build_chat_upstream(settings: Settings) -> ChatUpstream:
 
     return HttpChatUpstream(
         base_url=settings.openai_base_url or "https://api.openai.com/v1",
-        api_key=settings.openai_api_key.get_secret_value() if settings.openai_api_key else None,
+        api_key=llm_api_key(settings),
         timeout_s=settings.chat_timeout_seconds,
+        deadline_s=settings.chat_deadline_seconds,
     )
+
+
+def llm_api_key(settings: Settings) -> str | Callable[[], str] | None:
+    """The LLM endpoint's key: OPENAI_API_KEY where it is set (local runs), else a reader of the
+    Secrets Manager secret named by MEMORY_ENGINE_OPENAI_API_KEY_SECRET (AWS), read when a request
+    needs it and cached; None for an endpoint that takes none."""
+    if settings.openai_api_key is not None:
+        return settings.openai_api_key.get_secret_value()
+    if settings.openai_api_key_secret:
+        from memory_engine.adapters.aws.secrets import secret_reader
+
+        return secret_reader(
+            settings.openai_api_key_secret,
+            region=settings.aws_region,
+            max_age_s=settings.openai_api_key_max_age_seconds,
+            what="The LLM key (MEMORY_ENGINE_OPENAI_API_KEY_SECRET)",
+        )
+    return None
 
 
 # -- API keys (the local server and the Lambda authorizer) ----------------------------------------

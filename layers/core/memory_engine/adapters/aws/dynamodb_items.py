@@ -122,9 +122,18 @@ def unpack(
 # -- sessions ----------------------------------------------------------------------------------
 
 
+def session_listing_keys(tenant: str, thread: str, session_uuid: str) -> Item:
+    """The sparse gsi4 keys that list a session under its tenant."""
+    return {
+        keys.GSI4_PK: s(keys.tenant_sessions(tenant)),
+        keys.GSI4_SK: s(keys.session_listing_sk(thread, session_uuid)),
+    }
+
+
 def session_item(session: Session, next_seq: int, buffered: int) -> Item:
     return {
         **keys.key(keys.session_pk(session.tenant, session.session_uuid), keys.SESSION_SK),
+        **session_listing_keys(session.tenant, session.parent_session_uuid, session.session_uuid),
         "kind": s("session"),
         "tenant": s(session.tenant),
         "session_uuid": s(session.session_uuid),

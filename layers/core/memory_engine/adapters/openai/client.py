@@ -96,7 +96,7 @@ class ChatClient:
         *,
         model: str,
         base_url: str | None = None,
-        api_key: str | None = None,
+        api_key: str | Callable[[], str] | None = None,
         structured_output: StructuredOutput = "json_schema",
         timeout_s: float = 60.0,
         max_output_tokens: int | None = 2000,
@@ -114,7 +114,8 @@ class ChatClient:
         self._retry = retry or RetryPolicy()
         self._sleep = sleep
         # The client's own retries and timeout (per request). Local servers (vLLM, Ollama,
-        # llama.cpp) take any key, but the client refuses none at all.
+        # llama.cpp) take any key, but the client refuses none at all. A callable key is asked
+        # before each request (a secret read on AWS, refreshed when rotated).
         self._client: Any = client or openai.OpenAI(
             base_url=base_url,
             api_key=api_key or "unused",

@@ -20,9 +20,10 @@ from __future__ import annotations
 import http.client
 import json
 import logging
+import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from http.client import HTTPResponse
 from typing import Any
 
@@ -40,34 +41,83 @@ _CUT = (
 )
 
 
-class HttpChatUpstream:
-    """POST {base_url}/chat/completions with `Authorization: Bearer <api_key>`; `timeout_s` bounds
-    each wait (connect, first byte, every chunk of a stream)."""
+class _Deadline:
+    """How long the next wait on the model may last: `each` at most, and never past the end of
+    the whole answer's budget (`total`, when set)."""
 
-    def __init__(self, base_url: str, api_key: str | None = None, timeout_s: float = 30.0) -> None:
+    def __init__(self, each: float, total: float | None) -> None:
+        self._each = each
+        self._total = total
+        self._ends = None if total is None else time.monotonic() + total
+
+    def wait(self) -> float:
+        if self._ends is None:
+            return self._each
+        self.check()
+        return min(self._each, self._ends - time.monotonic())
+
+    def check(self) -> None:
+        """Raise UpstreamFailed, saying so, once the whole answer's time is spent (a read cut
+        short by it reports this rather than a timeout)."""
+        if self._ends is not None and time.monotonic() >= self._ends:
+            raise UpstreamFailed(
+                f"The chat model did not finish its answer within {self._total:g} s; retry later (the "
+                "operator may raise MEMORY_ENGINE_CHAT_DEADLINE_SECONDS within the function's timeout)."
+            )
+
+    def limit(self, response: HTTPResponse) -> None:
+        """Bound the response's next socket read by `wait()`."""
+        # http.client keeps the socket behind its file object; urllib offers no public way to
+        # change a live response's timeout, and each read must end by the deadline.
+        sock = getattr(getattr(response.fp, "raw", None), "_sock", None)
+        if sock is not None:
+            sock.settimeout(self.wait())
+
+
+class HttpChatUpstream:
+    """POST {base_url}/chat/completions with `Authorization: Bearer <api_key>` (a callable key is
+    asked on each request); `timeout_s` bounds each wait (connect, first byte, every chunk of a
+    stream), `deadline_s` the whole answer, however it trickles in (None: no bound beyond each
+    wait). Behind API Gateway the deadline keeps a slow model's failure an OpenAI-shaped 502 from
+    this function rather than the gateway's own timeout."""
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str | Callable[[], str] | None = None,
+        timeout_s: float = 30.0,
+        deadline_s: float | None = None,
+    ) -> None:
         self._url = base_url.rstrip("/") + "/chat/completions"
         self._api_key = api_key
         self._timeout_s = timeout_s
+        self._deadline_s = deadline_s
 
     def complete(self, body: dict[str, Any]) -> dict[str, Any]:
-        with self._open(body) as response:
-            raw = self._read(response)
+        deadline = _Deadline(self._timeout_s, self._deadline_s)
+        with self._open(body, deadline) as response:
+            raw = self._read(response, deadline)
         return self._completion(raw)
 
     def stream(self, body: dict[str, Any]) -> Iterator[str]:
-        response = self._open(body)
+        deadline = _Deadline(self._timeout_s, self._deadline_s)
+        response = self._open(body, deadline)
         if response.headers.get_content_type() == "application/json":
             # A server that does not stream: its whole answer, as the chunks it would have sent.
             with response:
-                answer = self._completion(self._read(response))
+                answer = self._completion(self._read(response, deadline))
             include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
             return iter(completion_chunks(answer, include_usage))
-        return self._events(response)
+        return self._events(response, deadline)
 
-    def _events(self, response: HTTPResponse) -> Iterator[str]:
+    def _events(self, response: HTTPResponse, deadline: _Deadline) -> Iterator[str]:
         finished = False
         try:
-            for raw in response:
+            while True:
+                deadline.limit(response)
+                raw = response.readline()
+                if not raw:
+                    break
                 if not raw.endswith(b"\n"):  # the connection closed in the middle of a line
                     break
                 line = raw.decode("utf-8").strip()
@@ -87,6 +137,7 @@ class HttpChatUpstream:
                 yield payload
         except (OSError, http.client.HTTPException, UnicodeDecodeError) as error:  # timeouts included
             self._fail("stream broken", str(error))
+            deadline.check()
             raise UpstreamFailed(
                 "The chat model stopped mid-stream (timed out or dropped the connection); the answer "
                 "is cut off: send the request again."
@@ -97,11 +148,18 @@ class HttpChatUpstream:
             self._fail("stream cut off", "no [DONE] and no finish_reason")
             raise UpstreamFailed(_CUT)
 
-    def _read(self, response: HTTPResponse) -> bytes:
+    def _read(self, response: HTTPResponse, deadline: _Deadline) -> bytes:
+        parts: list[bytes] = []
         try:
-            return response.read()
+            while True:
+                deadline.limit(response)
+                part = response.read1(65536)
+                if not part:
+                    return b"".join(parts)
+                parts.append(part)
         except (OSError, http.client.HTTPException) as error:
             self._fail("answer broken", str(error))
+            deadline.check()
             raise UpstreamFailed(
                 "The chat model stopped in the middle of its answer (timed out or dropped the "
                 "connection); send the request again."
@@ -120,21 +178,23 @@ class HttpChatUpstream:
             raise UpstreamFailed("The chat model answered with JSON that is not an object.")
         return answer
 
-    def _open(self, body: dict[str, Any]) -> HTTPResponse:
+    def _open(self, body: dict[str, Any], deadline: _Deadline) -> HTTPResponse:
         request = urllib.request.Request(
             self._url,
             data=json.dumps(body, ensure_ascii=False).encode("utf-8"),
             method="POST",
             headers={"Content-Type": "application/json", "Accept": "application/json, text/event-stream"},
         )
-        if self._api_key:
-            request.add_header("Authorization", f"Bearer {self._api_key}")
+        key = self._api_key() if callable(self._api_key) else self._api_key
+        if key:
+            request.add_header("Authorization", f"Bearer {key}")
         try:
-            response: HTTPResponse = urllib.request.urlopen(request, timeout=self._timeout_s)
+            response: HTTPResponse = urllib.request.urlopen(request, timeout=deadline.wait())
         except urllib.error.HTTPError as error:
             raise self._refused(error) from error
         except (urllib.error.URLError, OSError, http.client.HTTPException) as error:
             self._fail("unreachable", str(getattr(error, "reason", error)))
+            deadline.check()
             raise UpstreamFailed(
                 "The chat model is unreachable or did not answer in time; retry later (the operator "
                 "should check OPENAI_BASE_URL, MEMORY_ENGINE_CHAT_TIMEOUT_SECONDS and that the model "
