@@ -122,7 +122,7 @@ def dockerfile_stages(text: str) -> dict[str, tuple[str, list[str]]]:
             for name, value in defaults.items():
                 image = image.replace("${" + name + "}", value)
             current = words[3] if len(words) == 4 and words[2].upper() == "AS" else ""
-            if current in stages:  # FROM an earlier stage: it installs on that stage's base
+            if image in stages:  # FROM an earlier stage: it builds on that stage's install
                 current = ""
             if current:
                 stages[current] = (image, [])

@@ -66,7 +66,7 @@ def test_every_artifact_installs_as_wheels_built_for_its_base(
 
 
 @pytest.mark.parametrize(
-    "artifact", [LAYER, IMAGE_STAGES["model-e5"], IMAGE_STAGES["model-onnx"]], ids=lambda a: a.name
+    "artifact", [LAYER, IMAGE_STAGES["runtime"]], ids=lambda a: a.name
 )
 def test_what_a_function_runs_resolves_no_torch_and_nothing_forbidden(
     artifact: Artifact, request: pytest.FixtureRequest, tmp_path: Path
@@ -79,7 +79,7 @@ def test_what_a_function_runs_resolves_no_torch_and_nothing_forbidden(
 def test_the_embedding_function_resolves_onnx_runtime_with_a_wheel_amazon_linux_2023_runs(
     request: pytest.FixtureRequest, tmp_path: Path
 ) -> None:
-    found = resolved(request, tmp_path, IMAGE_STAGES["model-e5"])
+    found = resolved(request, tmp_path, IMAGE_STAGES["runtime"])
     wheel = found.wheels["onnxruntime"]
     # Then the wheel's newest manylinux tag is one of the base's
     tags = {tag for tag in wheel.removesuffix(".whl").split("-")[-1].split(".")}
