@@ -128,3 +128,33 @@ def test_releasing_in_flight_jobs_leaves_those_waiting_out_a_retry_delay(tmp_pat
     # Then only the one in hand is delivered again now
     assert released == 1
     assert [message.job for message in queue.receive(2, 30)] == [first.job]
+
+
+def test_with_two_slots_two_sessions_jobs_run_side_by_side(tmp_path: Path) -> None:
+    # Given two sessions' jobs and a worker with two slots whose jobs wait for each other
+    queue = SqliteQueue(tmp_path / "db.sqlite3")
+    queue.send(ExtractionJob(tenant="acme", session_uuid="s1"))
+    queue.send(ExtractionJob(tenant="acme", session_uuid="s2"))
+    together = threading.Barrier(2, timeout=10)
+    sessions: list[str] = []
+    both = threading.Event()
+
+    def attempt(message: ReceivedJob) -> str:
+        together.wait()  # broken (an error) unless the other job runs at the same time
+        sessions.append(message.job.session_uuid)
+        if len(sessions) == 2:
+            both.set()
+        return "done"
+
+    worker = LocalWorker(queue, attempt, poll_seconds=0.01, slots=2)
+
+    # When it runs
+    worker.start()
+    try:
+        both.wait(10)
+    finally:
+        assert worker.stop()
+
+    # Then both jobs ran at once, and were acked
+    assert sorted(sessions) == ["s1", "s2"]
+    assert queue.pending_count() == 0
