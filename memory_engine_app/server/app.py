@@ -381,9 +381,15 @@ def serve(host: str = "127.0.0.1", port: int | None = None) -> None:
         idle = server.wait_idle(STOP_GRACE_S)
         stopped = worker.stop(STOP_GRACE_S)
         if not (idle and stopped):
+            # A thread still inside the model would abort the interpreter's own exit (status 134):
+            # leave now. The index is not checkpointed (the next start checks it against the
+            # store) and a job still in hand is released by the next start's worker.
             log.warning(
-                "stopping with work still running (requests idle: %s, worker stopped: %s)", idle, stopped
+                "stopped with work still running (requests idle: %s, worker stopped: %s)", idle, stopped
             )
+            print("memory-engine stopped", flush=True)
+            logging.shutdown()
+            os._exit(0)
         close_index = getattr(engine.index, "close", None)  # the persisted local index: checkpoint
         if callable(close_index):
             close_index()
