@@ -116,10 +116,17 @@ def reindex(tenant: str | None, reembed: bool = False) -> int:
 def _reembed(store: Store, embedder: Embedder, tenant: str | None) -> None:
     from tqdm import tqdm
 
+    from memory_engine.settings import get_settings
     from memory_engine.usecases.reembed import reembed as reembed_memories
 
     with tqdm(unit=" memories", desc="re-embed") as bar:
-        done = reembed_memories(store, embedder, tenant, progress=lambda n: bar.update(n - bar.n))
+        done = reembed_memories(
+            store,
+            embedder,
+            tenant,
+            progress=lambda n: bar.update(n - bar.n),
+            max_chars=get_settings().embed_max_chars,
+        )
     print(f"re-embedded {done} memories", file=sys.stderr)
 
 

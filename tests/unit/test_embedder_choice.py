@@ -12,7 +12,7 @@ from memory_engine.settings import Settings
 def test_the_default_embedder_is_multilingual_e5_on_onnx_runtime(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("MEMORY_ENGINE_EMBEDDER", raising=False)
 
-    embedder = wiring.build_embedder(Settings())
+    embedder = wiring.build_model(Settings())
 
     assert isinstance(embedder, OnnxEmbedder)
     assert embedder.model == "e5"
@@ -23,7 +23,7 @@ def test_minilm_is_chosen_by_name_or_by_its_old_name(monkeypatch: pytest.MonkeyP
     monkeypatch.setenv("MEMORY_ENGINE_EMBEDDER", choice)
 
     settings = Settings()
-    embedder = wiring.build_embedder(settings)
+    embedder = wiring.build_model(settings)
 
     assert settings.embedder == "minilm"
     assert isinstance(embedder, OnnxEmbedder)
@@ -39,7 +39,7 @@ def test_the_embedder_runs_float32_weights_unless_told_otherwise(
     if setting:
         monkeypatch.setenv("MEMORY_ENGINE_EMBEDDING_PRECISION", setting)
 
-    embedder = wiring.build_embedder(Settings())
+    embedder = wiring.build_model(Settings())
 
     assert isinstance(embedder, OnnxEmbedder)
     assert embedder.precision == expected

@@ -43,6 +43,14 @@ class Settings(BaseSettings):
     # Korean dense Recall@10 0.800 against 0.855: not the default, docs/korean.md).
     embedding_precision: Literal["float32", "int8"] = "float32"
 
+    # What embedding may cost (memory_engine.embedding, docs/security.md#limits): every model
+    # embeds a text from its first this many characters (the text is stored and matched by words
+    # whole), and one embed request at most this many characters in all (422 beyond).
+    embed_max_chars: int = Field(2048, ge=64, le=100_000, description="characters of a text embedded")
+    embed_request_max_chars: int = Field(
+        65_536, ge=64, description="characters one embed request may embed in all"
+    )
+
     extractor: Literal["builtin", "llm"] = "builtin"
     # LLM extraction (extractor == "llm"). The endpoint variables are the OpenAI client's own names.
     openai_base_url: str | None = Field(
@@ -86,6 +94,13 @@ class Settings(BaseSettings):
     # Buffered turns without a stored vector that one retrieve may embed (the newest first); the
     # worker stores every buffered turn's vector, so this only bounds the wait for it.
     retrieve_embed_budget: int = Field(32, ge=0)
+    # ... and at most this many characters of them (each text capped at embed_max_chars): the
+    # budget counts size, so long turns cannot make one retrieve embed for minutes.
+    retrieve_embed_budget_chars: int = Field(16_384, ge=0)
+    # Every request's deadline (the local server's; on AWS the API function's own timeout, 28 s
+    # by default, less a second): past it the work stops with a 504, or a retrieve answers with
+    # what it has found.
+    request_deadline_seconds: float = Field(28.0, gt=0, description="bound on one request's work")
 
     worker_poll_seconds: float = Field(0.05, gt=0)
     worker_max_receives: int = Field(3, ge=1, description="deliveries before a job is parked as dead")
@@ -100,12 +115,27 @@ class Settings(BaseSettings):
     # server's requests, in nice steps (0: the same). Retrieve under writers waits on the cores
     # the worker's embedding takes.
     worker_nice: int = Field(10, ge=0, le=19, description="local worker's priority below requests")
+    # An extraction job takes batches until it has run this long or embedded this many characters
+    # (and, in a Lambda, while the time left holds two more batches), then queues the rest as a
+    # new job behind the other sessions' and returns: one session's long texts cannot hold up
+    # another's extraction, and no job outlives its function's timeout.
+    # Local worker: jobs run side by side (each session's jobs still one at a time, in order).
+    worker_slots: int = Field(1, ge=1, le=16, description="extraction jobs the local worker runs at once")
+    worker_job_seconds: float = Field(5.0, gt=0, description="time an extraction job takes before yielding")
+    extraction_job_max_chars: int = Field(
+        131_072, ge=1, description="characters an extraction job may embed before yielding"
+    )
 
     log_level: str = "INFO"
 
     # The local server closes a connection whose client sends nothing (or reads nothing) for this
     # long: stalled or idle sockets cannot pile up and hold it.
     server_read_timeout_seconds: float = Field(30.0, gt=0, description="local server socket timeout")
+    # ... and a request's line, headers and body must all arrive within this long of its first
+    # byte, however slowly they trickle in (a client sending a byte every few seconds).
+    server_request_read_seconds: float = Field(60.0, gt=0, description="time to receive one request")
+    # Connections served at once; one more is answered 503 at once and closed.
+    server_max_connections: int = Field(64, ge=1, description="local server connection threads")
 
     # Per-key request rate of the local server; on AWS an API Gateway usage plan does this. 0 = off.
     rate_limit_per_second: float = Field(100.0, ge=0, description="requests per second per key")

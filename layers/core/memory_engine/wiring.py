@@ -188,6 +188,16 @@ def build_opensearch_index(settings: Settings) -> OpenSearchIndex:
 
 
 def build_embedder(settings: Settings) -> Embedder:
+    """The configured model behind the engine's one bound on what embedding may cost: each text
+    capped at MEMORY_ENGINE_EMBED_MAX_CHARS, the deadline checked between chunks
+    (memory_engine.embedding), whichever model it is."""
+    from memory_engine.embedding import BoundedEmbedder
+
+    return BoundedEmbedder(build_model(settings), settings.embed_max_chars)
+
+
+def build_model(settings: Settings) -> Embedder:
+    """The embedding model MEMORY_ENGINE_EMBEDDER names, unbounded (`build_embedder` bounds it)."""
     if settings.embedder in {"lambda", "sagemaker"}:
         from memory_engine.adapters.aws.remote_embedder import RemoteEmbedder
 
@@ -232,6 +242,7 @@ def local_worker(built: Engine | None = None, sweep: bool = True) -> LocalWorker
         sweep_seconds=settings.worker_sweep_seconds,
         nice=settings.worker_nice,
         warm=(lambda: working.embedder.embed(["warm up"])) if working is not target else None,
+        slots=settings.worker_slots,
     )
 
 
@@ -242,7 +253,8 @@ def worker_engine(target: Engine) -> Engine:
     when the worker thread starts, at its lower priority: one more ONNX Runtime session in
     memory, the tokenizer shared, ~160 MB)."""
     clone = getattr(target.embedder, "clone", None)
-    return dataclasses.replace(target, embedder=clone()) if callable(clone) else target
+    copy = clone() if callable(clone) else target.embedder
+    return target if copy is target.embedder else dataclasses.replace(target, embedder=copy)
 
 
 def job_source(built: Engine | None = None) -> JobSource:

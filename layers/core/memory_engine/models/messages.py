@@ -28,7 +28,11 @@ def chat_session_uuid(userid: str) -> str:
 
 
 class ExtractionJob(BaseModel):
-    """Extract a session's buffered turns. `force` also takes the last, short batch."""
+    """Extract a session's buffered turns. `force` also takes the last, short batch.
+
+    `through_seq` marks the continuation of a job that stopped at its budget
+    (`extraction.budget`): it takes the batches that job left, every complete batch of the turns up
+    to that one (and with `force` the short rest), whatever the threshold says."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -36,6 +40,7 @@ class ExtractionJob(BaseModel):
     tenant: str
     session_uuid: str
     force: bool = False
+    through_seq: int | None = None
 
     def group_id(self) -> str:
         """FIFO message group: one job at a time per session."""

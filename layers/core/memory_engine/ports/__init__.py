@@ -19,6 +19,7 @@ from memory_engine.ports.queue import (
     QueueInspector,
     QueueSnapshot,
     ReceivedJob,
+    SingleConsumerQueue,
 )
 from memory_engine.ports.store import ConsolidateOutcome, ForkPlan, RemovalOutcome, Store
 from memory_engine.ports.usage_plan import UsagePlanKeys
@@ -47,6 +48,7 @@ __all__ = [
     "ReceivedJob",
     "RemovalOutcome",
     "SearchIndex",
+    "SingleConsumerQueue",
     "Store",
     "UsagePlanKeys",
 ]

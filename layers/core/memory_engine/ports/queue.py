@@ -72,6 +72,16 @@ class JobSource(Protocol):
         ...
 
 
+@runtime_checkable
+class SingleConsumerQueue(Protocol):
+    """A queue with one consumer (the local worker): at its start, every job the queue shows in
+    hand was held by a consumer that died, and can be handed out again at once."""
+
+    def release_in_flight(self) -> int:
+        """Make every job in hand visible again now; returns how many there were."""
+        ...
+
+
 class QueueSnapshot(BaseModel):
     """One tenant's jobs in the queue, oldest first.
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Literal, assert_never
 
 from memory_engine.engine import Engine
-from memory_engine.errors import MemoryEngineError
+from memory_engine.errors import Cancelled, MemoryEngineError
 from memory_engine.logsafe import error_details
 from memory_engine.models.messages import ChatMemoryJob, ExtractionJob, ForgetUserJob, Job
 from memory_engine.ports import JobSource, ReceivedJob
@@ -110,6 +110,8 @@ def attempt(
     not polled, as in handler tests), a failure is raised for the queue's own redelivery."""
     try:
         run(engine, message.job, message.receive_count > 1)
+    except Cancelled:
+        raise  # not the job's failure: the worker is stopping, and releases it for next time
     except Exception as error:
         if source is None:
             raise
