@@ -138,7 +138,9 @@ class Dispatcher:
             if on_path:
                 allow = ", ".join(sorted({route.method for route, _ in on_path}))
                 message = f"{method} is not allowed on {path}: use {allow}."
-                return _error(405, message, [("Allow", allow)], self.function_error_shape(on_path[0][0].function))
+                return _error(
+                    405, message, [("Allow", allow)], self.function_error_shape(on_path[0][0].function)
+                )
             return _error(404, f"No route {method} {path}.")
         route, params = chosen
         principal = None
@@ -152,7 +154,9 @@ class Dispatcher:
             wait = self._limiter.acquire(principal.key_id) if self._limiter else 0
             if wait:
                 message = f"Too many requests for this API key: retry after {wait} s."
-                return _error(429, message, [("Retry-After", str(wait))], self.function_error_shape(route.function))
+                return _error(
+                    429, message, [("Retry-After", str(wait))], self.function_error_shape(route.function)
+                )
         event = proxy_event(
             method,
             path,

@@ -65,9 +65,7 @@ def test_every_artifact_installs_as_wheels_built_for_its_base(
     assert found.wheels
 
 
-@pytest.mark.parametrize(
-    "artifact", [LAYER, IMAGE_STAGES["runtime"]], ids=lambda a: a.name
-)
+@pytest.mark.parametrize("artifact", [LAYER, IMAGE_STAGES["runtime"]], ids=lambda a: a.name)
 def test_what_a_function_runs_resolves_no_torch_and_nothing_forbidden(
     artifact: Artifact, request: pytest.FixtureRequest, tmp_path: Path
 ) -> None:
