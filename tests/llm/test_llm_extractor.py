@@ -66,6 +66,7 @@ def test_a_valid_answer_becomes_an_extraction_with_every_field_filled(
         "extractor": "llm",
         "model": "fake-model",
         "prompt_version": "en-v2",
+        "structured_output": "json_schema",
         "language": "en",
         "prompt_tokens": 321,
         "completion_tokens": 123,
@@ -96,6 +97,34 @@ def test_a_malformed_answer_is_repaired_by_exactly_one_call_that_names_the_valid
     assert "summary: Field required" in repair["messages"][3]["content"]
     assert extraction.metadata["attempts"] == 2
     assert extraction.metadata["prompt_tokens"] == 200
+
+
+def test_repairs_and_fresh_tries_are_not_sent_at_the_first_requests_temperature(
+    server: FakeOpenAIServer, make_extractor: Make
+) -> None:
+    # Given a model that answers prose three times, then validly
+    server.script(
+        *[(200, chat_completion("Sure! Here is the memory."))] * 3,
+        (200, chat_completion(as_content(memory_answer()))),
+    )
+    # When a batch is extracted at temperature 0 with repairs at 0.6
+    make_extractor(temperature=0.0, retry_temperature=0.6).extract(BATCH, EN)
+    # Then only the first request is at 0: at 0 the same question gets the same answer again
+    assert [request["temperature"] for request in server.requests] == [0.0, 0.6, 0.6, 0.6]
+
+
+def test_a_model_without_temperature_gets_none_on_repairs_either(
+    server: FakeOpenAIServer, make_extractor: Make
+) -> None:
+    # Given an answer that needs a repair, for a model configured without a temperature
+    server.script(
+        (200, chat_completion("Sure! Here is the memory.")),
+        (200, chat_completion(as_content(memory_answer()))),
+    )
+    # When a batch is extracted
+    make_extractor(temperature=None).extract(BATCH, EN)
+    # Then no request names a temperature (reasoning models reject one)
+    assert all("temperature" not in request for request in server.requests)
 
 
 def test_a_truncated_answer_is_repaired_by_asking_for_a_shorter_one(

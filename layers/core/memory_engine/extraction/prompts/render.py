@@ -13,7 +13,9 @@ from memory_engine.extraction.prompts.frame import neutralise
 from memory_engine.models.domain import Turn
 from memory_engine.ports import ExtractionContext
 
-StructuredOutput = Literal["json_schema", "json_object"]
+# How the answer's schema reaches the server (adapters/openai/modes.py): only plain JSON mode needs
+# it told in the prompt.
+StructuredOutput = Literal["json_schema", "json_object_schema", "json_object"]
 Message = dict[str, str]
 
 ELLIPSIS = "…"
