@@ -94,8 +94,9 @@ LLM_VENV ?= .llm-venv
 LLM_MODEL ?= qwen2.5-coder-1.5b
 LLM_ALIAS ?= $(LLM_MODEL)
 LLM_PORT ?= 8151
-# Prompt (~1,000-1,500 tokens) plus an answer of up to MEMORY_ENGINE_LLM_MAX_OUTPUT_TOKENS, and a repair.
-LLM_CTX ?= 8192
+# A repair holds the prompt (~1,000-1,500 tokens), the answer it repairs and room for a new one (up
+# to MEMORY_ENGINE_LLM_MAX_OUTPUT_TOKENS each, 4,000): ~350 MB of KV cache for this model.
+LLM_CTX ?= 12288
 LLM_THREADS ?= $(shell nproc)
 LLAMA_CPP_VERSION ?= 0.3.36
 GGUF_VERSION ?= 0.19.0
@@ -125,7 +126,7 @@ $(LLM_FILE): | $(LLM_VENV)/.installed
 # --logits_all false: logits for the last token only (the default keeps every position's: GBs).
 llm-local: $(LLM_FILE)
 	$(LLM_VENV)/bin/python -m llama_cpp.server --model $(LLM_FILE) --model_alias $(LLM_ALIAS) \
-		--host 127.0.0.1 --port $(LLM_PORT) --n_ctx $(LLM_CTX) --n_threads $(LLM_THREADS) --logits_all false
+		--host 127.0.0.1 --port $(LLM_PORT) --n_ctx $(LLM_CTX) --n_threads $(LLM_THREADS) --n_threads_batch $(LLM_THREADS) --logits_all false
 
 clean:
 	rm -rf $(VENV) $(BENCH_VENV) $(LLM_VENV) .pytest_cache .mypy_cache .ruff_cache
