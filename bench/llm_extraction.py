@@ -38,6 +38,7 @@ from memory_engine.models.domain import Turn
 from memory_engine.ports import ExtractionContext
 
 OWN = ROOT / "bench" / "data" / "llm_extraction" / "conversations.json"
+CACHE = ROOT / "bench" / ".cache" / "llm_extraction"
 BATCH_SIZE = 8
 # (sample_id, session, first turn): four batches of eight LoCoMo dev turns from four conversations.
 LOCOMO_SAMPLE = (("conv-26", 2, 0), ("conv-30", 3, 0), ("conv-41", 2, 8), ("conv-43", 4, 0))
@@ -294,9 +295,14 @@ def totals(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 
 def record(
-    directory: Path, batch: Batch, context: ExtractionContext, exchanges: Sequence[dict[str, Any]]
+    directory: Path,
+    batch: Batch,
+    context: ExtractionContext,
+    exchanges: Sequence[dict[str, Any]],
+    seconds: float | None = None,
 ) -> Path:
-    """The batch and the server's raw responses as a test fixture (own conversations only)."""
+    """The batch, the server's raw responses and the batch's seconds: a test fixture for the own
+    conversations (tests/llm/recorded/), a rescoring copy for LoCoMo's (the ignored cache)."""
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / f"{batch.id.replace('#', '-')}.json"
     fixture = {
@@ -313,6 +319,7 @@ def record(
             }
             for t in batch.turns
         ],
+        "seconds": None if seconds is None else round(seconds, 1),
         "exchanges": list(exchanges),
     }
     path.write_text(json.dumps(fixture, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
@@ -416,8 +423,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if outcome["extraction"] is not None:
             found = json.loads(str(outcome["extraction"].metadata["characters_json"]))
             registries[batch.conversation] = update_registry(known, found)
-        if args.record and batch.source == "own":
-            record(args.record, batch, outcome["context"], exchanges)
+        # LoCoMo's answers quote its turns (CC BY-NC): kept in the ignored cache, never committed.
+        where = args.record if batch.source == "own" else CACHE
+        if where is not None:
+            record(where, batch, outcome["context"], exchanges, outcome["seconds"])
         print(f"{batch.id}: {row['outcome']} in {row['seconds']} s ({row['requests']} requests)", flush=True)
         # Saved after every batch: a run of hours on a busy machine keeps what it measured.
         _save(settings, data, args, rows, quiet=batch is not batches[-1])

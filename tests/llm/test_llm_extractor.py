@@ -248,7 +248,8 @@ def test_korean_text_comes_back_from_the_model_untouched(
     assert json.loads(dumped) == fields.model_dump()
     assert answer["summary"] in dumped
     assert extraction.metadata["prompt_version"] == "ko-v3"
-    assert json.loads(str(extraction.metadata["characters_json"])) == {"김민수": ["민수"]}
+    # (the NPC who answered is a speaker, so a character too)
+    assert json.loads(str(extraction.metadata["characters_json"])) == {"김민수": ["민수"], "npc": []}
 
 
 def test_fields_over_their_bounds_are_trimmed_not_rejected(
@@ -273,6 +274,35 @@ def test_fields_over_their_bounds_are_trimmed_not_rejected(
     assert fields.key_facts[0] == "fact 1" and fields.key_facts[-1] == "fact 28"
     assert fields.key_dialogue == [f"Caroline: line {n}" for n in range(4)] + ["Melanie: hi"]
     assert fields.intent == "One. Two. Three. Four."
+
+
+def test_speakers_the_model_left_out_are_still_characters(
+    server: FakeOpenAIServer, make_extractor: Make
+) -> None:
+    # Given a batch where Caroline talks to the NPC Luna, and a model answering no characters
+    # (as the 1.5B model did for a batch of eight Korean turns)
+    batch = turns(("Caroline", "I adopted a dog.", "How lovely!"))
+    batch = [turn.model_copy(update={"npc_id": "Luna"}) for turn in batch]
+    server.script((200, chat_completion(as_content(memory_answer(characters=[])))))
+    # When the batch is extracted
+    extraction = make_extractor().extract(batch, EN)
+    # Then the batch's speakers are its characters, and the registry learns them
+    assert extraction.fields.characters == ["Caroline", "Luna"]
+    assert json.loads(str(extraction.metadata["characters_json"])) == {"Caroline": [], "Luna": []}
+
+
+def test_a_speaker_the_model_named_by_an_alias_is_not_added_twice(
+    server: FakeOpenAIServer, make_extractor: Make
+) -> None:
+    # Given a model that lists Caroline only as "Caro", alias of the thread's known Caroline
+    server.script(
+        (200, chat_completion(as_content(memory_answer(characters=[{"name": "Caro", "aliases": []}]))))
+    )
+    known = ExtractionContext(user_name="Caroline", language="en", known_characters={"Caroline": ["Caro"]})
+    # When a batch Caroline speaks in is extracted
+    fields = make_extractor().extract(turns(("Caroline", "hi", "")), known).fields
+    # Then she is one character, under her canonical name
+    assert fields.characters == ["Caroline"]
 
 
 def test_json_mode_tells_the_schema_in_the_prompt(server: FakeOpenAIServer, make_extractor: Make) -> None:

@@ -3,6 +3,7 @@ job otherwise, with the tokens of failed answers counted and the error kept on t
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -144,13 +145,14 @@ def test_null_texts_single_items_and_comma_separated_keywords_are_read_as_meant(
     server.script((200, chat_completion(as_content(answer))))
 
     # When a batch is extracted
-    fields = make_extractor().extract(BATCH, EN).fields
+    extraction = make_extractor().extract(BATCH, EN)
 
-    # Then each is what it obviously means, with no repair
+    # Then each is what it obviously means, with no repair (Melanie, a speaker, joins Caroline)
+    fields = extraction.fields
     assert len(server.requests) == 1
     assert (fields.intent, fields.location) == ("", "")
     assert fields.key_facts == ["Caroline went to a support group."]
-    assert fields.characters == ["Caroline"]
+    assert json.loads(str(extraction.metadata["characters_json"])) == {"Caroline": ["Caro"], "Melanie": []}
     assert fields.keywords == ["support group", "pride", "LGBTQ"]
 
 

@@ -23,7 +23,14 @@ from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
-from memory_engine.extraction.registry import Registry, canonical_index, canonical_name, tidy, update_registry
+from memory_engine.extraction.registry import (
+    Registry,
+    canonical_index,
+    canonical_name,
+    name_key,
+    tidy,
+    update_registry,
+)
 from memory_engine.models.domain import MemoryFields
 
 MAX_KEYWORDS = 65
@@ -246,13 +253,22 @@ def spread(items: Sequence[T], limit: int) -> list[T]:
     return [items[round(index * step)] for index in range(limit)]
 
 
-def batch_characters(out: MemoryOut, known: Mapping[str, Sequence[str]]) -> tuple[Registry, list[str]]:
+def batch_characters(
+    out: MemoryOut, known: Mapping[str, Sequence[str]], speakers: Sequence[str] = ()
+) -> tuple[Registry, list[str]]:
     """The batch's characters in registry terms: canonical name → the aliases this batch used,
-    and the canonical names in order of first mention."""
+    and the canonical names in order of first mention. The batch's `speakers` are characters
+    whatever the model listed (a 1.5B model answered `"characters": []` to a batch of eight
+    turns): the turns say who spoke, so adding them invents nothing."""
     found: Registry = {}
     for character in out.characters:
         if character.name or character.aliases:
             found.setdefault(character.name, []).extend(character.aliases)
+    named = {name_key(name) for canonical, aliases in found.items() for name in (canonical, *aliases)}
+    for speaker in speakers:
+        if name_key(speaker) and name_key(speaker) not in named:
+            found[tidy(speaker)] = []
+            named.add(name_key(speaker))
     index = canonical_index(update_registry(known, found))
     mapped: Registry = {}
     for name, aliases in found.items():
@@ -263,11 +279,12 @@ def batch_characters(out: MemoryOut, known: Mapping[str, Sequence[str]]) -> tupl
 
 
 def to_memory_fields(
-    out: MemoryOut, known: Mapping[str, Sequence[str]], turn_count: int
+    out: MemoryOut, known: Mapping[str, Sequence[str]], turn_count: int, speakers: Sequence[str] = ()
 ) -> tuple[MemoryFields, Registry]:
     """Map a validated answer to MemoryFields with every bound of docs/api.md enforced (trim, never fail),
-    speakers named canonically; also returns the batch's canonical → aliases map."""
-    characters_map, characters = batch_characters(out, known)
+    speakers named canonically and always among the characters; also returns the batch's
+    canonical → aliases map."""
+    characters_map, characters = batch_characters(out, known, speakers)
     index = canonical_index(update_registry(known, characters_map))
     facts = sorted(
         (fact for fact in out.key_facts if fact.fact),

@@ -98,7 +98,7 @@ class LlmExtractor:
             MEMORY_SCHEMA_NAME,
             _repair_texts(prompt),
         )
-        fields, characters = to_memory_fields(out, context.known_characters, len(turns))
+        fields, characters = to_memory_fields(out, context.known_characters, len(turns), speakers(turns))
         metadata = _usage_metadata(usage, prompt)
         metadata["characters_json"] = characters_json(characters)
         return Extraction(fields=fields, metadata=metadata)
@@ -158,6 +158,13 @@ def map_fact_operations(out: FactOperationsOut, existing: Sequence[tuple[str, st
         text = op.fact if op.op == "update" else old_text
         operations.append(FactOperation(op=op.op, id=fact_id, fact=text))
     return operations
+
+
+def speakers(turns: Sequence[Turn]) -> list[str]:
+    """Who speaks in the batch, in order: each turn's user and its named NPC (an answer without
+    `npc_id` is shown to the model as "assistant", a label rather than a character)."""
+    names = [name for turn in turns for name in (turn.user_name, turn.npc_id) if name]
+    return list(dict.fromkeys(names))
 
 
 def _usage_metadata(usage: Usage, prompt: PromptSet) -> dict[str, str | int | float]:
