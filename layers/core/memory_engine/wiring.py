@@ -14,7 +14,7 @@ from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 from threading import Lock
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from memory_engine.auth import AnyKey, KeyResolver, SingleKey, StoreKeys, local_api_key
 from memory_engine.backends import backend, database_path
@@ -237,7 +237,7 @@ def local_worker(built: Engine | None = None, sweep: bool = True) -> LocalWorker
         source,
         lambda message: jobs.attempt(working, source, message, policy),
         settings.worker_poll_seconds,
-        settings.worker_visibility_seconds,
+        settings.job_visibility_seconds,
         sweep=(lambda: sweeping.run(target)) if sweep else None,
         sweep_seconds=settings.worker_sweep_seconds,
         nice=settings.worker_nice,
@@ -281,7 +281,9 @@ def build_fact_extractor(settings: Settings) -> FactExtractor:
     return BuiltinFactExtractor()
 
 
-def build_llm_extractor(settings: Settings) -> LlmExtractor:
+def build_llm_extractor(settings: Settings, http_client: Any = None) -> LlmExtractor:
+    """The LLM extractor the settings describe; `http_client` (an httpx.Client) carries its requests
+    when given (the benchmark records the model's raw answers through it)."""
     if not settings.llm_model:
         raise Unavailable(
             "MEMORY_ENGINE_EXTRACTOR=llm needs MEMORY_ENGINE_LLM_MODEL (the model name), and "
@@ -299,7 +301,11 @@ def build_llm_extractor(settings: Settings) -> LlmExtractor:
             timeout_s=settings.llm_timeout_seconds,
             max_output_tokens=settings.llm_max_output_tokens,
             temperature=settings.llm_temperature,
-            retry=RetryPolicy(content_attempts=settings.llm_content_attempts),
+            retry_temperature=settings.llm_retry_temperature,
+            retry=RetryPolicy(
+                content_attempts=settings.llm_content_attempts, deadline_s=settings.llm_batch_seconds
+            ),
+            http_client=http_client,
         )
     )
 
