@@ -99,7 +99,7 @@ def main() -> None:
     from tokenizers import Tokenizer
 
     from memory_engine.adapters.local.e5_file import E5File, E5Tokenizer, packaged_bin
-    from memory_engine.adapters.local.minilm_embedder import packaged_model_dir
+    from memory_engine.adapters.local.encoders import packaged_minilm_dir as packaged_model_dir
 
     e5_tokenizer = E5Tokenizer(E5File(packaged_bin()))
     wordpiece_tokenizer = Tokenizer.from_file(str(packaged_model_dir() / "tokenizer.json"))

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from memory_engine.adapters.local.e5_file import E5File, E5Tokenizer, packaged_bin
-from memory_engine.adapters.local.e5_onnx import OnnxE5Embedder
+from memory_engine.adapters.local.onnx_embedder import OnnxEmbedder
 from memory_engine.embedding import BoundedEmbedder, capped
 
 CAP = 2048
@@ -57,10 +57,10 @@ class CountingSession:
 
 def test_a_100000_character_text_costs_e5_at_most_five_windows() -> None:
     # Given e5 on ONNX Runtime behind the engine's cap, its session counting windows
-    model = OnnxE5Embedder()
-    state = model._loaded()
-    session = CountingSession(state.session)
-    state.session = session
+    model = OnnxEmbedder("e5")
+    encoder, inner = model._load()
+    session = CountingSession(inner)
+    model._loaded = (encoder, session)
     bounded = BoundedEmbedder(model, max_chars=CAP)
 
     # When each adversarial text of 50,000-100,000 characters is embedded

@@ -23,7 +23,7 @@ def tokenizers() -> dict[str, Callable[[list[str]], list[int]]]:
     from tokenizers import Tokenizer
 
     from memory_engine.adapters.local.e5_file import E5File, E5Tokenizer, packaged_bin
-    from memory_engine.adapters.local.minilm_embedder import packaged_model_dir
+    from memory_engine.adapters.local.encoders import packaged_minilm_dir as packaged_model_dir
 
     e5 = E5Tokenizer(E5File(packaged_bin()))
     wordpiece = Tokenizer.from_file(str(packaged_model_dir() / "tokenizer.json"))

