@@ -208,9 +208,11 @@ class OpenSearchIndex(SearchIndex):
         responses = iter(self._msearch(searches))
         parsed = []
         for _ in wanted:  # the responses come back in the order of the searches
-            dense = opensearch_hits.dense_hits(next(responses), query) if by_meaning else {}
+            nearest = next(responses) if by_meaning else {"hits": {"hits": []}}
+            dense = opensearch_hits.dense_hits(nearest, query)
             lexical = opensearch_hits.lexical_hits(next(responses), query) if by_words else {}
-            words = opensearch_hits.words(next(responses)) if by_meaning and by_words else {}
+            knn_scores = opensearch_hits.knn_scores(nearest)
+            words = opensearch_hits.words(next(responses), knn_scores) if by_meaning and by_words else {}
             parsed.append((dense, lexical, words))
         self._fill_cosines(tenant, query, [(lexical, dense.keys()) for dense, lexical, _ in parsed])
         for kind, (dense, lexical, words) in zip(wanted, parsed, strict=True):
@@ -256,12 +258,15 @@ class OpenSearchIndex(SearchIndex):
                     lexical[doc_id] = hit._replace(dense=cosines.get(doc_id, 0.0), unread=False)
 
     def _msearch(self, searches: list[Body]) -> list[Body]:
+        # The index goes in the path (`POST /<index>/_msearch`), never in the header lines: IAM
+        # authorises a managed domain's requests by path, and the functions are granted the index's
+        # paths only (`<domain>/<index>`, `<domain>/<index>/*`), not the domain's root `/_msearch`.
         lines: list[Body] = []
         for search in searches:
-            lines += [{"index": self.index}, search]
+            lines += [{}, search]
         payload = "\n".join(json.dumps(line, ensure_ascii=False) for line in lines) + "\n"
         with self._errors():
-            response = self.client.msearch(body=payload)
+            response = self.client.msearch(body=payload, index=self.index)
         results: list[Body] = response["responses"]
         failed = [result["error"] for result in results if "error" in result]
         if failed:
