@@ -24,9 +24,12 @@ from infra.stack import MemoryEngineStack
 DEV = "MemoryEngine-dev"
 # Every alternative at once: prod, a managed OpenSearch domain, SageMaker, LLM extraction, WAF.
 PROD = "MemoryEngine-prod"
+# An operator role of `searchAdminPrincipals` (prod and MORE_ROUTES name it).
+OPERATOR = "arn:aws:iam::123456789012:role/memory-engine-operator"
 # A managed domain in dev (one node): the cheap variant of the domain.
 DEV_DOMAIN = "MemoryEngine-dev-domain"
-# routes.py with two more routes, as a later change would add them: nothing else edited.
+# routes.py with two more routes, as a later change would add them (and an operator on the
+# collection's data-access policy, the Serverless counterpart of PROD's).
 MORE_ROUTES = "MemoryEngine-dev-more-routes"
 NEW_ROUTES = (
     Route(
@@ -70,6 +73,7 @@ def prod_config(layer: Path) -> StackConfig:
         key_quota_period="MONTH",
         waf_acl_arn="arn:aws:wafv2:us-east-1:123456789012:regional/webacl/memory-engine/abc",
         alarm_email="oncall@example.com",
+        search_admin_principals=OPERATOR,
         layer_dir=layer,
     )
 
@@ -83,7 +87,10 @@ def synthesized(tmp_path_factory: pytest.TempPathFactory) -> Synthesized:
     add_stack(app, prod_config(layer), PROD)
     add_stack(app, StackConfig(search="es", layer_dir=layer), DEV_DOMAIN)
     MemoryEngineStack(
-        app, MORE_ROUTES, config=StackConfig(layer_dir=layer), routes=(*REST_ROUTES, *NEW_ROUTES)
+        app,
+        MORE_ROUTES,
+        config=StackConfig(search_admin_principals=OPERATOR, layer_dir=layer),
+        routes=(*REST_ROUTES, *NEW_ROUTES),
     )
     check(app)
     assembly = app.synth()  # raises when cdk-nag reports a finding nobody acknowledged
