@@ -46,6 +46,8 @@ class StubCluster:
             return 200, self.bulk_answer
         if last == "_search":
             return 200, self.search_answers.pop(0) if self.search_answers else hits(self.stored)
+        if request.path.count("/") == 1 and request.method in ("PUT", "DELETE"):  # the index itself
+            self.index_exists = request.method == "PUT"
         return 200, {"acknowledged": True}
 
     def sent(self, suffix: str) -> list[Request]:
