@@ -8,10 +8,11 @@ from memory_engine.engine import Engine
 from memory_engine.extraction.batching import cut_batches, extraction_point
 from memory_engine.extraction.registry import update_registry
 from memory_engine.indexing import turn_vectors
-from memory_engine.indexing.documents import embedding_text, extraction_text, index_stored, window_texts
+from memory_engine.indexing.documents import embedding_text, extraction_text, window_texts
 from memory_engine.models.domain import Memory, Session, Turn, new_memory_id
 from memory_engine.models.messages import ExtractionJob
 from memory_engine.ports import ExtractionContext
+from memory_engine.usecases import index_purge
 
 
 def run(engine: Engine, job: ExtractionJob, redelivered: bool = False) -> list[Memory]:
@@ -28,7 +29,7 @@ def run(engine: Engine, job: ExtractionJob, redelivered: bool = False) -> list[M
         return []
     if redelivered:
         memories = engine.store.list_memories(job.tenant, job.session_uuid)
-        index_stored(engine.store, engine.index, memories, engine.retrieval)
+        index_purge.index_written(engine, memories)
     stored = engine.store.buffered_turns(job.tenant, job.session_uuid)
     buffered = turn_vectors.embedded(engine, stored)
     # The turns that stay buffered get their vectors stored whatever happens (an LLM outage
@@ -63,7 +64,7 @@ def _extract_batches(
                 merged = update_registry(registry, found)
                 engine.store.save_characters(job.tenant, session.parent_session_uuid, merged)
             unstored.difference_update(turn.dialog_uuid for turn in batch)
-            index_stored(engine.store, engine.index, [memory], engine.retrieval, batch)
+            index_purge.index_written(engine, [memory], batch)
             written.append(memory)
     if batches:
         _queue_what_arrived_meanwhile(engine, job)

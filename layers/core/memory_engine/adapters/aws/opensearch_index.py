@@ -27,6 +27,10 @@ from memory_engine.ports import DocKind, IndexDocument, IndexHit, SearchIndex
 from memory_engine.retrieval import candidates
 
 _PAGE = 500
+# How long after a write a search is sure to show it (`EventuallyConsistent`). Serverless: "the
+# refresh interval for indexes might be between 10 and 30 seconds" (OpenSearch Serverless
+# developer guide, limitations), doubled. A managed domain refreshes every second by default.
+SETTLE_SECONDS = {"aoss": 60.0, "es": 10.0}
 # What a caller of a refused bulk or search is told. The error's reason names the index and
 # document ids and may quote a document or the query: the log has it in debug only.
 _RETRY = "retry shortly (the service log has the details)."
@@ -55,6 +59,11 @@ class OpenSearchIndex(SearchIndex):
         # Make writes visible to the next search at once (tests); not available on Serverless.
         self.refresh = refresh and service != "aoss"
         self._client = client
+
+    @property
+    def settle_seconds(self) -> float:
+        """How long after a write a delete is sure to find it (0 with refresh on every write)."""
+        return 0.0 if self.refresh else SETTLE_SECONDS.get(self.service, SETTLE_SECONDS["aoss"])
 
     @property
     def client(self) -> Any:
