@@ -59,7 +59,8 @@ class Operation:
 
 
 class Spec:
-    """The copied spec: `operation(method, path)` and `errors(group, body)`."""
+    """The copied spec: `operation(method, path)`, `request_errors(method, path, lines)` and
+    `errors(schema, body)`."""
 
     def __init__(self) -> None:
         import yaml
@@ -75,6 +76,7 @@ class Spec:
             for method, group in _groups(item)
         ]
         self._validators: dict[str, Any] = {}
+        self._references: Any = None
 
     def operation(self, method: str, path: str) -> Operation | None:
         """The spec's operation for an HTTP request, or None when the spec has no such path."""
@@ -86,8 +88,8 @@ class Spec:
 
     def request_errors(self, method: str, path: str, lines: list[Any]) -> list[str]:
         """What the spec finds wrong with one request: an unknown operation, or a body (its lines
-        for ndjson) that does not match the operation's schemas. `document_errors` checks the
-        documents a bulk request indexes (the spec leaves them free-form)."""
+        for ndjson) that does not match the operation's schemas. The documents a bulk request
+        indexes are free-form to the spec: the tests check them against the mapping."""
         operation = self.operation(method, path)
         if operation is None:
             return [f"{method} {path}: no such operation in the OpenSearch API specification"]
@@ -126,15 +128,17 @@ class Spec:
             )
         return self._validators[schema]
 
-    @cache  # noqa: B019 - one Spec per session (`spec()`), so the cache lives as long as it
     def _registry(self) -> Any:
-        from referencing import Registry, Resource
-        from referencing.jsonschema import DRAFT202012
+        """Every document (closed) under its URI, for `$ref`s across files."""
+        if self._references is None:
+            from referencing import Registry, Resource
+            from referencing.jsonschema import DRAFT202012
 
-        return Registry().with_resources(
-            (BASE + name, Resource.from_contents(document, default_specification=DRAFT202012))
-            for name, document in _closed_documents(self.documents).items()
-        )
+            self._references = Registry().with_resources(
+                (BASE + name, Resource.from_contents(document, default_specification=DRAFT202012))
+                for name, document in _closed_documents(self.documents).items()
+            )
+        return self._references
 
 
 def _bulk_errors(spec: Spec, lines: list[Any]) -> Iterator[tuple[int, str]]:
