@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 PORT ?= 8080
 
 .PHONY: install test-deps run run-aws-local test lint typecheck unit e2e openapi bench bench-mem0-env clean layer synth \
-	browser-deps llm-env llm-model llm-local
+	browser-deps llm-env llm-model llm-local dynalite
 
 install: $(STAMP)
 
@@ -43,10 +43,10 @@ lint: install
 typecheck: install
 	$(PY) -m mypy
 
-test: install test-deps lint typecheck browser-deps
+test: install test-deps lint typecheck browser-deps dynalite
 	$(PY) -m pytest
 
-unit: install test-deps
+unit: install test-deps dynalite
 	$(PY) -m pytest tests/unit tests/contract
 
 e2e: install test-deps browser-deps
@@ -69,6 +69,22 @@ browser-deps:
 		exit 1; \
 	fi; \
 	apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $(BROWSER_PACKAGES)
+
+# dynalite (npm, MIT), an implementation of DynamoDB on LevelDB, for the contract suites beside
+# moto: two independent implementations (tests/contract/dynalite.py starts it once per test
+# session with Node.js). It is installed into the ignored folder below; without Node the suites
+# skip its backend, saying so.
+DYNALITE_DIR ?= .dynalite
+DYNALITE ?= dynalite@4.0.0
+
+dynalite: $(DYNALITE_DIR)/node_modules/dynalite/package.json
+
+$(DYNALITE_DIR)/node_modules/dynalite/package.json:
+	@if ! command -v npm >/dev/null; then \
+		echo "dynalite needs Node.js and npm (its tests skip without node)" >&2; \
+	else \
+		npm install --silent --no-audit --no-fund --prefix $(DYNALITE_DIR) $(DYNALITE); \
+	fi
 
 # Speed benchmarks (bench/): each prints a table and saves bench/results/<name>.json.
 BENCH_VENV ?= .bench-venv
@@ -141,7 +157,7 @@ llm-local: $(LLM_FILE)
 		--host 127.0.0.1 --port $(LLM_PORT) --n_ctx $(LLM_CTX) --n_threads $(LLM_THREADS) --n_threads_batch $(LLM_THREADS) --logits_all false
 
 clean:
-	rm -rf $(VENV) $(BENCH_VENV) $(LLM_VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(BENCH_VENV) $(LLM_VENV) $(DYNALITE_DIR) .pytest_cache .mypy_cache .ruff_cache
 
 # --- Deployment (infra/): offline, no AWS account, no Docker engine ---
 LAYER_DIR ?= build/layer

@@ -6,6 +6,7 @@ protect data and cost money, and any of them can still be set explicitly.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any, Literal
 
@@ -17,6 +18,9 @@ SERVICE = "memory-engine"
 METRICS_NAMESPACE = "MemoryEngine"
 LOG_RETENTION_DAYS = (7, 14, 30, 60, 90, 180, 365)  # the values CloudWatch Logs accepts, in short
 
+
+# An IAM role or user the data-access policy and a domain's access policy can name.
+_PRINCIPAL = re.compile(r"^arn:aws[a-z-]*:iam::\d{12}:(role|user)/[\w+=,.@/-]+$")
 
 # The dimension of each model the embedding image can serve (functions/embedder_image/Dockerfile).
 IMAGE_MODEL_DIMENSION = {"e5": 384, "minilm": 384}
@@ -35,6 +39,10 @@ class StackConfig(BaseModel):
     # BM25 text analysis: nori (Korean morphology; Serverless and managed domains have the plugin),
     # or cjk / standard for a cluster without it. Fixed when the index is created.
     search_analyzer: Literal["nori", "cjk", "standard"] = "nori"
+    # IAM roles or users (comma-separated ARNs) that run `memory-engine create-index` / `reindex`
+    # by hand: the Serverless data-access policy, or the domain's access policy, lets them create,
+    # update, drop, read and write the index. None: only the stack's own functions reach it.
+    search_admin_principals: str | None = None
 
     # Embedding: the container-image Lambda ("lambda") or an existing SageMaker endpoint.
     embedder: Literal["lambda", "sagemaker"] = "lambda"
@@ -102,9 +110,21 @@ class StackConfig(BaseModel):
             )
         if self.extractor == "llm" and not self.llm_model:
             raise ValueError("extractor=llm needs llmModel (the model name)")
+        wrong = [arn for arn in self.admin_principals if not _PRINCIPAL.match(arn)]
+        if wrong:
+            raise ValueError(
+                f"searchAdminPrincipals {wrong} are not IAM role or user ARNs "
+                "(arn:aws:iam::<account>:role/<name>, comma-separated)"
+            )
         if self.log_retention_days is not None and self.log_retention_days not in LOG_RETENTION_DAYS:
             raise ValueError(f"logRetentionDays must be one of {LOG_RETENTION_DAYS}")
         return self
+
+    @property
+    def admin_principals(self) -> list[str]:
+        """`searchAdminPrincipals` as a list of ARNs, in the order given, once each."""
+        given = (self.search_admin_principals or "").split(",")
+        return list(dict.fromkeys(arn.strip() for arn in given if arn.strip()))
 
     @property
     def is_prod(self) -> bool:

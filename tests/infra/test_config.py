@@ -83,3 +83,16 @@ def test_per_key_limits_come_from_context_strings_with_no_quota_by_default() -> 
 def test_an_unknown_quota_period_is_refused() -> None:
     with pytest.raises(ValidationError, match="key_quota_period"):
         from_context({"keyQuotaLimit": "1000", "keyQuotaPeriod": "HOUR"}.get)
+
+
+def test_search_admin_principals_are_read_as_a_comma_separated_list_of_arns() -> None:
+    # Given two operator ARNs as `-c searchAdminPrincipals=...` delivers them (one repeated)
+    role, user = "arn:aws:iam::123456789012:role/ops", "arn:aws:iam::123456789012:user/alice"
+    ops = f"{role}, {user},{role}"
+    # When read / Then each is kept once, in order
+    assert from_context({"searchAdminPrincipals": ops}.get).admin_principals == [role, user]
+
+
+def test_a_search_admin_principal_that_is_no_role_or_user_arn_is_refused() -> None:
+    with pytest.raises(ValidationError, match=r"searchAdminPrincipals \['ops-role'\]"):
+        from_context({"searchAdminPrincipals": "arn:aws:iam::123456789012:role/ops,ops-role"}.get)

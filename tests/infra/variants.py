@@ -29,7 +29,10 @@ Extractor = Literal["builtin", "llm"]
 
 LLM_SECRET = "memory-engine/openai"
 SAGEMAKER_ENDPOINT = "Big-Embedder"
-# routes.py with two more routes, as a later change would add them: nothing else edited.
+# An operator role of `searchAdminPrincipals` (the prod variants and MORE_ROUTES name it).
+OPERATOR = "arn:aws:iam::123456789012:role/memory-engine-operator"
+# routes.py with two more routes, as a later change would add them (and an operator on the
+# collection's data-access policy, the Serverless counterpart of the prod variants').
 MORE_ROUTES = "MemoryEngine-dev-more-routes"
 NEW_ROUTES = (
     Route(
@@ -74,6 +77,7 @@ class Variant:
                 "key_quota_period": "MONTH",
                 "waf_acl_arn": "arn:aws:wafv2:us-east-1:123456789012:regional/webacl/memory-engine/abc",
                 "alarm_email": "oncall@example.com",
+                "search_admin_principals": OPERATOR,
             }
         return fields
 
@@ -136,7 +140,10 @@ def synthesize(layer: Path, outdir: Path) -> Synthesized:
     for variant in VARIANTS:
         add_stack(app, StackConfig(layer_dir=layer, **variant.context()), variant.name)
     MemoryEngineStack(
-        app, MORE_ROUTES, config=StackConfig(layer_dir=layer), routes=(*REST_ROUTES, *NEW_ROUTES)
+        app,
+        MORE_ROUTES,
+        config=StackConfig(search_admin_principals=OPERATOR, layer_dir=layer),
+        routes=(*REST_ROUTES, *NEW_ROUTES),
     )
     check(app)
     assembly = app.synth()

@@ -15,6 +15,7 @@ from memory_engine.ports import ReceivedJob
 from memory_engine.usecases import jobs
 from memory_engine.usecases.jobs import RetryPolicy
 from tests.fakes.engine import fake_engine
+from tests.fakes.ports import RecordingJobSource
 
 JOB = ExtractionJob(tenant="tenant-a", session_uuid="s1")
 
@@ -40,29 +41,6 @@ def test_a_new_turn_queues_at_the_point_and_each_batch_past_twice_the_point(buff
     assert job_due(True, buffered, point=20, every=8) is due
 
 
-class Recorder:
-    """A JobSource that records how a failure was settled."""
-
-    def __init__(self) -> None:
-        self.settled: list[tuple[str, object]] = []
-
-    def receive(self, max_messages: int = 1, visibility_seconds: float = 30) -> list[ReceivedJob]:
-        return []
-
-    def ack(self, receipt: str) -> bool:
-        return True
-
-    def release(self, receipt: str) -> bool:
-        return True
-
-    def retry_later(self, receipt: str, delay_seconds: float, error: str) -> bool:
-        self.settled.append(("retry", delay_seconds))
-        return True
-
-    def bury(self, message: ReceivedJob, error: str) -> None:
-        self.settled.append(("dead", error))
-
-
 class DownStore:
     def __getattr__(self, name: str) -> object:
         def fail(*_: object) -> object:
@@ -74,7 +52,7 @@ class DownStore:
 def test_a_failed_job_is_retried_after_the_backoff_until_its_last_attempt_then_dead() -> None:
     engine = fake_engine()
     engine.store = DownStore()  # type: ignore[assignment]
-    source = Recorder()
+    source = RecordingJobSource()
     policy = RetryPolicy(attempts=3, base_delay_s=10)
 
     outcomes = [
@@ -102,7 +80,7 @@ def test_a_failed_job_is_retried_after_the_backoff_until_its_last_attempt_then_d
 )
 def test_a_dead_jobs_error_says_what_queues_it_again(job: Job, retried_by: list[str]) -> None:
     # Given a job that fails on its last attempt with an LLM error
-    source = Recorder()
+    source = RecordingJobSource()
     engine = fake_engine()
     engine.store = DownStore()  # type: ignore[assignment]
     # When it is parked

@@ -147,12 +147,14 @@ def index_stored(
     memories: Sequence[Memory],
     config: RetrievalConfig = DEFAULT_CONFIG,
     turns: Sequence[Turn] | None = None,
-) -> None:
+) -> list[str]:
     """Index memories just written to the store (with their turn documents; `turns` when the
     caller has them, else read from the store), then drop any that a concurrent delete removed
-    from the store meanwhile: the delete's own index delete may have run before this upsert."""
+    from the store meanwhile: the delete's own index delete may have run before this upsert.
+    Returns the ids of those dropped (`usecases.index_purge.index_written` deletes them again
+    once an eventually consistent index shows this upsert)."""
     if not memories:
-        return
+        return []
     read: dict[tuple[str, str], Sequence[Turn]] = {}
     docs: list[IndexDocument] = []
     for memory in memories:
@@ -168,6 +170,7 @@ def index_stored(
     gone = [m.memory_id for m in memories if store.get_memory(m.tenant, m.memory_id) is None]
     if gone:
         index.delete(memories[0].tenant, gone)
+    return gone
 
 
 def rebuild(

@@ -9,7 +9,14 @@ from memory_engine.ports.chat import ChatUpstream
 from memory_engine.ports.clock import Clock
 from memory_engine.ports.embedder import Embedder, EmbedMode
 from memory_engine.ports.extractor import Extraction, ExtractionContext, Extractor
-from memory_engine.ports.index import DocKind, IndexBootstrap, IndexDocument, IndexHit, SearchIndex
+from memory_engine.ports.index import (
+    DocKind,
+    EventuallyConsistent,
+    IndexBootstrap,
+    IndexDocument,
+    IndexHit,
+    SearchIndex,
+)
 from memory_engine.ports.keys import KeyStore
 from memory_engine.ports.queue import (
     DeadJob,
@@ -33,6 +40,7 @@ __all__ = [
     "DocKind",
     "EmbedMode",
     "Embedder",
+    "EventuallyConsistent",
     "Extraction",
     "ExtractionContext",
     "Extractor",

@@ -16,13 +16,13 @@ from memory_engine.indexing import turn_vectors
 from memory_engine.indexing.documents import (
     embedding_text,
     extraction_text,
-    index_stored,
     turn_embedding_text,
     window_texts,
 )
 from memory_engine.models.domain import Memory, MemoryFields, Session, Turn, new_memory_id
 from memory_engine.models.messages import ExtractionJob
 from memory_engine.ports import ExtractionContext
+from memory_engine.usecases import index_purge
 
 log = logging.getLogger("memory_engine.worker")
 
@@ -42,7 +42,7 @@ def run(engine: Engine, job: ExtractionJob, redelivered: bool = False) -> list[M
         return []
     if redelivered:
         memories = engine.store.list_memories(job.tenant, job.session_uuid)
-        index_stored(engine.store, engine.index, memories, engine.retrieval)
+        index_purge.index_written(engine, memories)
     stored = engine.store.buffered_turns(job.tenant, job.session_uuid)
     budget = JobBudget.of(engine.settings)
     buffered = _embedded(engine, stored, budget)
@@ -122,7 +122,7 @@ def _extract_batches(
                 merged = update_registry(registry, found)
                 engine.store.save_characters(job.tenant, session.parent_session_uuid, merged)
             unstored.difference_update(turn.dialog_uuid for turn in batch)
-            index_stored(engine.store, engine.index, [memory], engine.retrieval, batch)
+            index_purge.index_written(engine, [memory], batch)
             written.append(memory)
         budget.batch_done(began)
     if batches:

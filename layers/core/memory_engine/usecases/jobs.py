@@ -15,10 +15,10 @@ from typing import Literal, assert_never
 from memory_engine.engine import Engine
 from memory_engine.errors import Cancelled, MemoryEngineError
 from memory_engine.logsafe import error_details
-from memory_engine.models.messages import ChatMemoryJob, ExtractionJob, ForgetUserJob, Job
+from memory_engine.models.messages import ChatMemoryJob, ExtractionJob, ForgetUserJob, IndexPurgeJob, Job
 from memory_engine.ports import JobSource, ReceivedJob
 from memory_engine.settings import Settings
-from memory_engine.usecases import chat_memory, extract, forget_user
+from memory_engine.usecases import chat_memory, extract, forget_user, index_purge
 from memory_engine.usecases.dead_jobs import what_retries
 
 log = logging.getLogger("memory_engine.worker")
@@ -38,6 +38,9 @@ def run(engine: Engine, job: Job, redelivered: bool = False) -> object:
         return chat_memory.run(engine, job)
     if isinstance(job, ForgetUserJob):
         return forget_user.forget(engine, job.tenant, job.userid)
+    if isinstance(job, IndexPurgeJob):
+        index_purge.run(engine, job)
+        return None
     assert_never(job)
 
 
@@ -107,7 +110,16 @@ def attempt(
     """Run a received job and settle a failure: retried after a backoff while attempts remain,
     else parked as dead with its error. "done" jobs are left for the caller to ack (the Lambda's
     event source mapping deletes them itself). Without a `source` to settle with (a queue that is
-    not polled, as in handler tests), a failure is raised for the queue's own redelivery."""
+    not polled, as in handler tests), a failure is raised for the queue's own redelivery.
+
+    A job received before its time (an `IndexPurgeJob` waiting for the index to settle: SQS FIFO
+    has no per-message delay) is hidden again for the rest of its wait, and runs then; that
+    receive counts towards its attempts. Without a source it runs at once."""
+    wait = index_purge.wait_seconds(engine, message.job) if isinstance(message.job, IndexPurgeJob) else 0.0
+    if wait > 0 and source is not None:
+        source.retry_later(message.receipt, wait, "not due yet")
+        log.info("job not due yet; hidden for %.0f s", wait, extra={"kind": message.job.kind})
+        return "retry"
     try:
         run(engine, message.job, message.receive_count > 1)
     except Cancelled:
