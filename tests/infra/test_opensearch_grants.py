@@ -21,9 +21,9 @@ import pytest
 from infra.access import FUNCTION_NEEDS, Need
 from tests.fakes.opensearch import Request
 from tests.infra import cfn
-from tests.infra.variants import DEV, DEV_DOMAIN, MORE_ROUTES, OPERATOR, PROD, Synthesized
 from tests.infra.opensearch_replay import OPERATOR as OPERATOR_ACTOR
 from tests.infra.opensearch_replay import Played, play
+from tests.infra.variants import DEV, DEV_DOMAIN, MORE_ROUTES, OPERATOR, PROD, Synthesized
 
 INDEX = "memories"
 
