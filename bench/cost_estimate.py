@@ -77,7 +77,7 @@ LOG_KB_PER_INVOCATION = 1.0
 ACCESS_LOG_KB_PER_REQUEST = 0.4
 LOG_MONTHS_KEPT = 3  # prod keeps logs 90 days
 TABLE_KB_PER_TURN = 1 + 30 / TURNS_PER_MEMORY  # the turn, and an eighth of its memory item
-IMAGE_GB = 1.0  # Lambda's Python base + ONNX Runtime + the exported model (no torch)
+IMAGE_GB = 0.45  # ONNX Runtime + the exported e5 graphs, no torch (docs/performance.md)
 LLM_INPUT_TOKENS_PER_MEMORY = 731  # docs/configuration.md: median prompt per 8-turn batch
 LLM_OUTPUT_TOKENS_PER_MEMORY = 1546  # docs/configuration.md: median answer at the schema's limits
 # Tracing: X-Ray's default sampling keeps 1 request a second, then 5% of the rest.

@@ -6,7 +6,7 @@ import pytest
 from pydantic import ValidationError
 
 from infra.app import cli_context
-from infra.config import StackConfig, from_context
+from infra.config import ROOT, StackConfig, from_context
 
 
 def test_context_strings_from_the_command_line_become_typed_values() -> None:
@@ -83,3 +83,13 @@ def test_per_key_limits_come_from_context_strings_with_no_quota_by_default() -> 
 def test_an_unknown_quota_period_is_refused() -> None:
     with pytest.raises(ValidationError, match="key_quota_period"):
         from_context({"keyQuotaLimit": "1000", "keyQuotaPeriod": "HOUR"}.get)
+
+
+def test_the_deploy_docs_list_every_context_key() -> None:
+    # Given the context table of docs/aws.md
+    docs = (ROOT / "docs" / "aws.md").read_text()
+    table = docs[docs.index("### Context (`cdk.json` or `-c key=value`)") :]
+    table = table[: table.index("\n\n", table.index("| key |"))]
+    # Then every key the stack reads is a row of it
+    keys = {field.alias or name for name, field in StackConfig.model_fields.items()}
+    assert [key for key in sorted(keys) if f"`{key}`" not in table] == []
