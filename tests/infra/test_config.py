@@ -6,7 +6,7 @@ import pytest
 from pydantic import ValidationError
 
 from infra.app import cli_context
-from infra.config import StackConfig, from_context
+from infra.config import ROOT, StackConfig, from_context
 
 
 def test_context_strings_from_the_command_line_become_typed_values() -> None:
@@ -96,3 +96,13 @@ def test_search_admin_principals_are_read_as_a_comma_separated_list_of_arns() ->
 def test_a_search_admin_principal_that_is_no_role_or_user_arn_is_refused() -> None:
     with pytest.raises(ValidationError, match=r"searchAdminPrincipals \['ops-role'\]"):
         from_context({"searchAdminPrincipals": "arn:aws:iam::123456789012:role/ops,ops-role"}.get)
+
+
+def test_the_deploy_docs_list_every_context_key() -> None:
+    # Given the context table of docs/aws.md
+    docs = (ROOT / "docs" / "aws.md").read_text()
+    table = docs[docs.index("### Context (`cdk.json` or `-c key=value`)") :]
+    table = table[: table.index("\n\n", table.index("| key |"))]
+    # Then every key the stack reads is a row of it
+    keys = {field.alias or name for name, field in StackConfig.model_fields.items()}
+    assert [key for key in sorted(keys) if f"`{key}`" not in table] == []

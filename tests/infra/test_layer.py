@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from aws_cdk import Stack
@@ -11,6 +12,7 @@ from infra.config import StackConfig
 from infra.lambda_platform import LAMBDA, PYTHON_VERSION
 from infra.layer import forbidden_found, pip_command, requirements
 from infra.runtime import LayerMissing, Runtime
+from tests.infra import cfn
 
 
 def test_the_layer_holds_the_core_with_its_aws_and_llm_extras_but_not_the_local_model() -> None:
@@ -47,3 +49,18 @@ def test_a_layer_holding_numpy_or_torch_is_caught(tmp_path: Path) -> None:
 def test_a_synth_without_a_built_layer_says_to_run_make_layer(tmp_path: Path) -> None:
     with pytest.raises(LayerMissing, match="make layer"):
         Runtime(Stack(), "Runtime", config=StackConfig(layer_dir=tmp_path / "absent"))
+
+
+def test_every_python_function_and_the_layer_of_every_variant_run_the_platforms_python(
+    templates: dict[str, dict[str, Any]],
+) -> None:
+    wanted = f"python{PYTHON_VERSION}"
+    for name, template in templates.items():
+        runtimes = {
+            function: body["Properties"]["Runtime"]
+            for function, body in cfn.resources(template, "AWS::Lambda::Function").items()
+            if body["Properties"].get("Runtime", "").startswith("python")
+        }
+        assert runtimes and set(runtimes.values()) == {wanted}, name
+        for layer in cfn.resources(template, "AWS::Lambda::LayerVersion").values():
+            assert layer["Properties"]["CompatibleRuntimes"] == [wanted], name
