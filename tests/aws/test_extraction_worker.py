@@ -196,7 +196,8 @@ def test_a_failed_job_stays_hidden_for_its_backoff_then_dies_with_its_error_in_t
     assert worker.responses[-1] == {"batchItemFailures": []}
     [dead] = engine.queue.dead_letters()  # type: ignore[attr-defined]
     assert (dead.job.session_uuid, dead.receive_count) == ("s1", 2)
-    assert dead.error == "RuntimeError (see the worker log)"
+    assert dead.error.startswith("RuntimeError (see the worker log) Parked as dead")
+    assert "`memory-engine jobs retry <id>`" in dead.error
     assert engine.queue.pending_count() == 0  # type: ignore[attr-defined]
 
 
