@@ -46,8 +46,10 @@ class _Batch:
     """The batch read once: sentences with their terms and scores, and who is who."""
 
     sentences: list[Sentence]
-    terms: list[list[Term]]
+    terms: list[list[Term]]  # what salience counts (summary, facts)
     weights: dict[str, float]
+    keyword_terms: list[list[Term]]  # the same words in their base form, for keywords
+    keyword_weights: dict[str, float]
     salience: list[float]
     facts: list[int]
     canonical: dict[str, str]  # every speaker and mentioned name → canonical name
@@ -79,7 +81,9 @@ class BuiltinExtractor:
         if not turns:
             raise InvalidInput("Extraction needs at least one turn: the batch given was empty.")
         batch = _read(sorted(turns, key=lambda turn: turn.seq), context)
-        keywords = select_keywords(batch.terms, batch.weights, [*batch.mentioned, *batch.places])
+        keywords = select_keywords(
+            batch.keyword_terms, batch.keyword_weights, [*batch.mentioned, *batch.places]
+        )
         said = [s.text for i, s in enumerate(batch.sentences) if not _said_by_assistant(batch, i)]
         remarks = [s.text for i, s in enumerate(batch.sentences) if _said_by_assistant(batch, i)]
         scene = find_scene(said, batch.places, [t.timestamp for t in turns], remarks)
@@ -122,13 +126,17 @@ def _read(turns: Sequence[Turn], context: ExtractionContext) -> _Batch:
         n for n in dict.fromkeys(canonical.get(name, name) for name in scan.persons) if n != ASSISTANT
     ]
     per_sentence = [terms(s.text) for s in sentences]
+    weights = term_weights(per_sentence)
+    keyword_terms = [terms(s.text, keywords=True) for s in sentences]
     # The unnamed assistant's words count half: its small talk is not what the memory is about.
-    weights = term_weights(per_sentence, [0.5 if s.speaker == ASSISTANT else 1.0 for s in sentences])
+    assistant_half = [0.5 if s.speaker == ASSISTANT else 1.0 for s in sentences]
     person_words = [strip_title(name) for name in scan.persons]
     return _Batch(
         sentences=sentences,
         terms=per_sentence,
         weights=weights,
+        keyword_terms=keyword_terms,
+        keyword_weights=term_weights(keyword_terms, assistant_half),
         salience=[salience(sentence_terms, weights) for sentence_terms in per_sentence],
         facts=[fact_score(s.text, any(word in s.text for word in person_words)) for s in sentences],
         canonical=canonical,
@@ -221,14 +229,15 @@ def _summary(batch: _Batch) -> str:
 
 
 def _question_answered(batch: _Batch, i: int) -> str | None:
-    """The question a short reply answers ("Mostly Kyoto." to "Which city did you visit in Japan?"):
-    the other speaker's sentence just before, when it asks and the reply opens an utterance."""
-    if i == 0:
+    """The assistant's question a short reply of the user answers ("Mostly Kyoto." to "Which city
+    did you visit in Japan?"): the sentence just before, when it asks and the reply opens the
+    user's utterance. Only in a chat with the assistant, which asks the user about their life."""
+    if i == 0 or not batch.assistant:
         return None
     sentence, before = batch.sentences[i], batch.sentences[i - 1]
-    opens = before.speaker != sentence.speaker
-    short = len(batch.terms[i]) <= ANSWER_TERMS
-    return before.text if opens and short and is_question(before.text) and batch.terms[i] else None
+    asked = before.speaker != sentence.speaker and is_question(before.text)
+    short = 0 < len(batch.terms[i]) <= ANSWER_TERMS and not is_question(sentence.text)
+    return before.text if asked and short else None
 
 
 def _fact_line(batch: _Batch, i: int) -> str:
@@ -247,12 +256,12 @@ def _key_facts(batch: _Batch) -> list[str]:
     """Statements of the user and named characters: fact cues first, answers kept with their
     question; the unnamed assistant's remarks are chit-chat, not facts about anyone."""
     everything = [i for i in range(len(batch.sentences)) if not _said_by_assistant(batch, i)]
-    answers = {i for i in everything if _question_answered(batch, i)}
-    score = {i: batch.facts[i] + (2 if i in answers else 0) + 0.2 * batch.salience[i] for i in everything}
+    answers = [i for i in everything if _question_answered(batch, i)]
+    score = [batch.facts[i] + 0.2 * batch.salience[i] for i in range(len(batch.sentences))]
     candidates = [
         i
         for i in everything
-        if batch.terms[i] and (batch.facts[i] >= FACT_THRESHOLD or i in answers or _substantial(batch, i))
+        if batch.terms[i] and (batch.facts[i] >= FACT_THRESHOLD or _substantial(batch, i))
     ]
     if len(candidates) < MIN_FACTS:
         # Few sentences carry fact cues: the most salient statements fill up to MIN_FACTS.
@@ -261,10 +270,11 @@ def _key_facts(batch: _Batch) -> list[str]:
             for i in everything
             if i not in candidates and batch.salience[i] > 0 and not is_question(batch.sentences[i].text)
         ]
-        padding = _top(statements, batch.salience, MIN_FACTS - len(candidates), batch)
-        return [_fact_line(batch, i) for i in sorted([*candidates, *padding])]
-    ranked = [score.get(i, 0.0) for i in range(len(batch.sentences))]
-    return [_fact_line(batch, i) for i in _top(candidates, ranked, MAX_FACTS, batch)]
+        candidates += _top(statements, batch.salience, MIN_FACTS - len(candidates), batch)
+    # Answers come on top of the rest: a reply such as "Mostly Kyoto." takes no other fact's place.
+    chosen = _top(candidates, score, MAX_FACTS, batch)
+    chosen += _top([i for i in answers if i not in chosen], score, MAX_FACTS - len(chosen), batch)
+    return [_fact_line(batch, i) for i in sorted(chosen)]
 
 
 def _substantial(batch: _Batch, i: int) -> bool:

@@ -11,6 +11,7 @@ from functools import lru_cache
 
 from memory_engine.extraction.lexicon import (
     EN_IRREGULAR_PAST,
+    EN_SMALL_TALK,
     EN_STOP_WORDS,
     KO_AFTER_CONSONANT,
     KO_AFTER_VOWEL,
@@ -19,6 +20,7 @@ from memory_engine.extraction.lexicon import (
     KO_PARTICLES,
     KO_SHORT_NOUNS,
     KO_STOP_WORDS,
+    KO_VAGUE_NOUNS,
     KO_VERBAL_ENDINGS,
     KO_WEAK_PARTICLES,
 )
@@ -97,11 +99,19 @@ def is_verbal(word: str) -> bool:
 
 @lru_cache(maxsize=32768)
 def content_word(word: str) -> tuple[str, str] | None:
-    """(key, surface) of a content word in its base form; None for stop words, verb forms and
-    one-letter words. Korean: the noun without its particle or copula ("비글이라니" → "비글");
-    English: a common noun in the singular ("cats" → "cat"), past forms ("ate", "adopted") left out."""
+    """(key, surface) of a content word; None for stop words, verb forms and one-letter words.
+    What sentence salience counts (summary, facts); keywords take `keyword_word`."""
     if _HANGUL.match(word):
-        return _korean_noun(word)
+        if word in KO_STOP_WORDS or word in _PARTICLE_SET or is_verbal(word):
+            return None
+        stem = strip_particle(word)
+        # Where lindera is installed, a name the dictionary knows loses its familiar 이.
+        noun = korean.person(word)
+        if noun and stem == noun + "이":
+            stem = noun  # "지훈이" is 지훈 called familiarly
+        if stem in KO_STOP_WORDS or (len(stem) < 2 and stem not in KO_SHORT_NOUNS):
+            return None
+        return stem, stem
     if word[0].isdigit():
         return word, word
     word = word.replace("’", "'")
@@ -109,9 +119,26 @@ def content_word(word: str) -> tuple[str, str] | None:
         word = word[:-2]
     word = word.rstrip("'-")
     key = word.lower()
-    if len(key) < 2 or key in EN_STOP_WORDS or key in EN_IRREGULAR_PAST or _past_form(key):
+    if len(key) < 2 or key in EN_STOP_WORDS:
         return None
     return key, word
+
+
+@lru_cache(maxsize=32768)
+def keyword_word(word: str) -> tuple[str, str] | None:
+    """(key, surface) of a keyword in its base form: Korean, the noun without its particle or
+    copula ("비글이라니" → "비글"); English, a content word that is no small talk ("fine", "glad")
+    nor a past form ("ate", "adopted") (`terms` puts common nouns in the singular)."""
+    if _HANGUL.match(word):
+        found = _korean_noun(word)
+        return None if found is None or found[0] in KO_VAGUE_NOUNS else found
+    found = content_word(word)
+    if found is None or word[0].isdigit():
+        return found
+    key = found[0]
+    if key in EN_SMALL_TALK or key in EN_IRREGULAR_PAST or _past_form(key):
+        return None
+    return found
 
 
 def _past_form(key: str) -> bool:
@@ -167,17 +194,18 @@ def _korean_noun(word: str) -> tuple[str, str] | None:
     return stem, stem
 
 
-def terms(text: str) -> list[Term]:
-    """The content words of one sentence, stop words, particles and verb forms removed."""
+def terms(text: str, keywords: bool = False) -> list[Term]:
+    """The content words of one sentence, stop words, particles and verb forms removed; with
+    `keywords`, in their base form (`keyword_word`, English common nouns in the singular)."""
     out: list[Term] = []
     for index, word in enumerate(_WORD.findall(text)):
-        found = content_word(word)
+        found = keyword_word(word) if keywords else content_word(word)
         if found is None:
             continue
         key, surface = found
         # A capital where a sentence does not force one (or an acronym) marks a name.
         proper = surface[0].isupper() and (index > 0 or (surface.isupper() and len(surface) > 1))
-        if surface.isascii() and not proper:
+        if keywords and surface.isascii() and not proper:
             key = surface = _singular(key)
         out.append(Term(key, surface, index, proper))
     return out

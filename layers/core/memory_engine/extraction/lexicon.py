@@ -38,8 +38,8 @@ EN_STOP_WORDS = _words(
 )
 
 # Number words and the chat's evaluative small talk ("fine", "glad", "lovely"): not what a
-# memory is about.
-EN_STOP_WORDS = EN_STOP_WORDS | _words(
+# memory is about, so never keywords (sentence salience keeps the plain stop words above).
+EN_SMALL_TALK = _words(
     """
     two three four five six seven eight nine ten eleven twelve twenty thirty forty fifty hundred
     thousand million once twice half fine glad happy sad lovely beautiful wonderful awesome amazing
@@ -71,6 +71,12 @@ KO_STOP_WORDS = _words(
     혹시 역시 바로 먼저 다음 무슨 얼마나 이렇게 그렇게 저렇게 아니 아니요 정도 하나 많은 같은 다른
     씨 님 가서 와서 봐서 해서 돼서 보고 되고 가고 오고 먹고 놀고 자고 살고 하고 있고 없고 주고 받고
     만나서 보면 하면 가면 오면 되면 건데
+    """
+)
+
+# Vague nouns, counters and small talk: never keywords (sentence salience keeps the words above).
+KO_VAGUE_NOUNS = _words(
+    """
     요즘 처음 생각 사람 얘기 마음 보람 기대 보통 제일 오랜만 고민 중 마리 명 분 살 번 곳 쪽 덕분 때문
     고생 최고 대박 화이팅 파이팅 다행 축하 걱정 ㅋㅋ ㅎㅎ 만한 매일 원래 이번 거기서 여기서
     """
