@@ -97,6 +97,7 @@ bench: install bench-mem0-env
 	$(PY) -m bench.cold_start
 	$(PY) -m bench.aws_calls
 	$(PY) -m bench.peer_mem0
+	$(PY) -m bench.doors
 
 # mem0 for the side-by-side, in its own venv, never the project's. Its HuggingFace embedder needs
 # sentence-transformers and torch (the CPU build on this disk), installed there only; a .pth line

@@ -45,8 +45,10 @@ def batch(ops: Iterable[Op], fields: Sequence[str] | None, known: set[Namespace]
         (registry,) = yield from _list_all([mapping.REGISTRY])
         namespaces = mapping.registered(registry)
         known |= namespaces
-    wanted = {op.namespace for op in ops if isinstance(op, GetOp | PutOp)}
-    wanted |= {ns for op in ops if isinstance(op, SearchOp) and not op.query for ns in _under(namespaces, op)}
+    touched = {op.namespace for op in ops if isinstance(op, GetOp | PutOp)}
+    listings = [op for op in ops if isinstance(op, SearchOp) and not op.query]
+    touched |= {ns for op in listings for ns in _under(namespaces, op)}
+    wanted = sorted(touched)
     listed = dict(zip(wanted, (yield from _list_all([mapping.scope_of(ns) for ns in wanted])), strict=True))
     stored = {ns: mapping.versions(memories, ns) for ns, memories in listed.items()}
 

@@ -3,6 +3,7 @@ finds in the environment, and requests checked against the API's own models befo
 
 from __future__ import annotations
 
+import inspect
 import json
 import re
 from typing import Any
@@ -13,6 +14,7 @@ import pytest
 from functions.routes import REST_ROUTES
 from memory_engine_client import (
     ApiError,
+    AsyncMemoryEngine,
     Call,
     InvalidRequest,
     MemoryEngine,
@@ -186,3 +188,21 @@ def test_listing_a_whole_scope_follows_the_page_tokens() -> None:
 
     assert [memory.name for memory in found] == ["memories/a", "memories/b"]
     assert seen[1]["simple_retrieval_params"] == {"page_size": 1, "page_token": "p2"}
+
+
+def test_every_call_builder_is_a_method_of_both_clients() -> None:
+    builders = {
+        name
+        for module in (native, bank, inspector)
+        for name, value in vars(module).items()
+        if inspect.isfunction(value) and value.__module__ == module.__name__ and not name.startswith("_")
+    }
+
+    missing = sorted(
+        f"{client.__name__}.{name}"
+        for client in (MemoryEngine, AsyncMemoryEngine)
+        for name in builders
+        if not callable(getattr(client, name, None))
+    )
+
+    assert "retrieve" in builders and missing == []
