@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import llm_quality
-from bench.common import ROOT, locomo_path, print_table, save
+from bench.common import RESULTS, ROOT, locomo_path, print_table, save
 from memory_engine.extraction.registry import update_registry
 from memory_engine.extraction.schema import MemoryOut
 from memory_engine.models.domain import Turn
@@ -69,7 +69,7 @@ def _turn(conversation: str, seq: int, speaker: str, query: str, answer: str, at
         query=query,
         answer=answer,
         user_name=speaker,
-        npc_id="assistant" if answer else None,
+        npc_id=None,  # as the API stores a reply without `npc_id`: the prompt calls it "assistant"
         timestamp=moment,
         created_at=moment,
     )
@@ -387,6 +387,44 @@ def _save(
         save("llm_extraction", payload, args.out)
 
 
+def report(result: dict[str, Any]) -> list[str]:
+    """docs/configuration.md's table of a saved run (`--report`): one row per batch, then the totals."""
+    machine = result["machine"]
+    lines = [
+        f"`{result['model']}`, structured output `{result['structured_output']}` as configured; "
+        f"{machine['cores']} cores ({machine['cpu']}), 1-min load {machine['load_average_1m']} at the end.",
+        "",
+        "| batch | answer | requests | s | prompt / completion tokens | within limits | Hangul in summary "
+        "| facts grounded | quotes grounded | people found |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for row in result["rows"]:
+        grounding, people = row.get("grounding"), row.get("characters")
+        hangul = row.get("hangul_share")
+        facts = f"{grounding['facts_grounded']}/{grounding['facts']}" if grounding else ""
+        quotes = f"{grounding['quotes_grounded']}/{grounding['quotes']}" if grounding else ""
+        found = f"{people['matched']}/{people['expected']}" if people else ""
+        within = "yes" if row.get("limits", {}).get("within") else "no"
+        lines.append(
+            f"| {row['batch']} | {row['outcome'].replace('_', ' ')} | {row['requests']} "
+            f"| {row['seconds']:,.0f} | {row['prompt_tokens']:,} / {row['completion_tokens']:,} | {within} "
+            f"| {'' if hangul is None else f'{hangul:.0%}'} | {facts} | {quotes} | {found} |"
+        )
+    t = result["totals"]
+    lines += [
+        "",
+        f"In all: {t['first_try']} of {t['batches']} valid at the first answer, {t['after_repair']} after a "
+        f"repair, {t['given_up']} given up; {t['within_limits']} within every limit; facts grounded "
+        f"{t['facts_grounded']}, quotes {t['quotes_grounded']}; people found {t['characters_recall']} "
+        f"({t['characters_extra']} extra, {t['characters_split']} split, {t['characters_conflated']} "
+        f"conflated); Hangul share of Korean summaries {t['hangul_share_mean']} (lowest "
+        f"{t['hangul_share_min']}); median {t['prompt_tokens_median']:,.0f} prompt and "
+        f"{t['completion_tokens_median']:,.0f} completion tokens (most {t['completion_tokens_max']:,}); "
+        f"median {t['seconds_median']:,.0f} s a batch, {t['seconds_total'] / 60:,.0f} min in all.",
+    ]
+    return lines
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -395,7 +433,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--record", type=Path, help="write the own batches' raw answers here as fixtures")
     parser.add_argument("--out", type=Path, help="results file (default bench/results/llm_extraction.json)")
     parser.add_argument("--locomo", type=int, default=len(LOCOMO_SAMPLE), help="LoCoMo batches (the first N)")
+    parser.add_argument("--report", action="store_true", help="print the docs' table of the saved run")
     args = parser.parse_args(argv)
+    if args.report:
+        print("\n".join(report(json.loads((args.out or RESULTS / "llm_extraction.json").read_text()))))
+        return 0
 
     from memory_engine.settings import Settings
     from memory_engine.wiring import build_llm_extractor
