@@ -10,7 +10,9 @@ from typing import Any
 
 import pytest
 
-from bench.llm_extraction import Batch, Recorder, in_run_order, own_batches, record, report, row_of, totals
+from bench.llm_batches import Batch, in_run_order, own_batches
+from bench.llm_extraction import Recorder, record
+from bench.llm_rows import report, row_of, totals
 from memory_engine.extraction.schema import characters_json
 from memory_engine.models.domain import MemoryFields
 from memory_engine.ports import Extraction, ExtractionContext
