@@ -10,7 +10,9 @@ from typing import Any
 
 import pytest
 
-from bench.llm_extraction import Batch, Recorder, in_run_order, own_batches, record, row_of, totals
+from bench.llm_batches import Batch, in_run_order, own_batches
+from bench.llm_extraction import Recorder, record
+from bench.llm_rows import report, row_of, totals
 from memory_engine.extraction.schema import characters_json
 from memory_engine.models.domain import MemoryFields
 from memory_engine.ports import Extraction, ExtractionContext
@@ -170,3 +172,35 @@ def test_a_recorded_batch_reads_back_as_the_same_turns_and_context(
     ]
     assert loaded.context == context
     assert json.loads(path.read_text(encoding="utf-8"))["batch"] == batch.id
+
+
+def test_the_docs_table_has_a_row_per_batch_and_the_totals() -> None:
+    # Given a saved run of one answered and one given-up batch
+    answered = {
+        "batch": "ko-pets#1",
+        "outcome": "first_try",
+        "requests": 5,
+        "seconds": 741.6,
+        "prompt_tokens": 1200,
+        "completion_tokens": 516,
+        "limits": {"within": False, "empty": []},
+        "hangul_share": 0.98,
+        "grounding": {"facts": 5, "facts_grounded": 4, "quotes": 4, "quotes_grounded": 4},
+        "characters": {"expected": 5, "matched": 1, "extra": [], "split": [], "conflated": []},
+    }
+    given_up = {"batch": "en#1", "outcome": "given_up", "requests": 3, "seconds": 900.0}
+    given_up |= {"prompt_tokens": 3000, "completion_tokens": 4000}
+    machine = {"cores": 2, "cpu": "test", "load_average_1m": 20.0}
+    result = {
+        "model": "m",
+        "structured_output": "json_schema",
+        "machine": machine,
+        "rows": [answered, given_up],
+    }
+    result["totals"] = totals(result["rows"])
+    # When the table is made
+    lines = report(result)
+    # Then each batch has its row, the given-up one without quality figures, and the totals follow
+    assert "| ko-pets#1 | first try | 5 | 742 | 1,200 / 516 | no | 98% | 4/5 | 4/4 | 1/5 |" in lines
+    assert "| en#1 | given up | 3 | 900 | 3,000 / 4,000 | no |  |  |  |  |" in lines
+    assert lines[-1].startswith("In all: 1 of 2 valid at the first answer, 0 after a repair, 1 given up;")

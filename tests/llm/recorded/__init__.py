@@ -51,7 +51,7 @@ def recording(name: str) -> Recording:
             query=turn["query"],
             answer=turn["answer"],
             user_name=turn["user_name"],
-            npc_id="assistant" if turn["answer"] else None,
+            npc_id=None,  # the benchmark's turns, like the API's without `npc_id`
             timestamp=datetime.fromisoformat(turn["timestamp"]),
             created_at=datetime.fromisoformat(turn["timestamp"]),
         )
@@ -64,5 +64,10 @@ def recording(name: str) -> Recording:
 
 
 def recordings() -> list[str]:
-    """The recorded batches' names (files other than the single error bodies)."""
-    return sorted(path.stem for path in HERE.glob("*.json") if not path.stem.startswith("llama_cpp_"))
+    """The recorded batches' names, relative to this folder without `.json` (a subfolder holds a
+    run in another structured-output mode); the single error bodies are not batches."""
+    return sorted(
+        str(path.relative_to(HERE).with_suffix(""))
+        for path in HERE.rglob("*.json")
+        if not path.stem.startswith("llama_cpp_")
+    )
