@@ -91,6 +91,9 @@ def test_a_new_job_updates_the_old_one_and_deletes_any_other_of_that_slot() -> N
         ("다음 달에 제주도로 이사 가요.", None),
         ("나는 출판사에서 편집자로 일해.", "job"),
         ("I have a dog named Max.", None),
+        ("My sister Ana lives in Porto and teaches chemistry.", None),
+        ("언니는 부산에 살아.", None),
+        ("The user works as a nurse.", "job"),
     ],
 )
 def test_which_sentences_state_a_one_value_fact(sentence: str, slot: str | None) -> None:

@@ -38,7 +38,6 @@ SENTENCE_CHARS = 300
 QUOTE_CHARS = 200
 FACT_THRESHOLD = 2
 ANSWER_TERMS = 3  # a reply this short needs its question to say anything
-SUBSTANTIAL_TERMS = 2
 
 
 @dataclass
@@ -201,15 +200,16 @@ def _said_by_assistant(batch: _Batch, i: int) -> bool:
 
 
 def _summary(batch: _Batch) -> str:
-    """The most salient sentences: the user's (and named characters') first, then the assistant's
-    while room is left, each group in chronological order."""
+    """The most salient sentences of the user and named characters, in chronological order; the
+    unnamed assistant's remarks only when they said nothing of substance."""
     everything = range(len(batch.sentences))
     score = [batch.salience[i] + 0.5 * min(batch.facts[i], 4) for i in everything]
     contentful = [i for i in everything if batch.salience[i] > 0] or list(everything)
     people = [i for i in contentful if not _said_by_assistant(batch, i)]
     chosen = _top(people, score, SUMMARY_SENTENCES, batch)
-    rest = [i for i in contentful if _said_by_assistant(batch, i)]
-    chosen += _top(rest, score, SUMMARY_SENTENCES - len(chosen), batch)
+    if not chosen:  # the assistant's remarks only when the user said nothing of substance
+        rest = [i for i in contentful if _said_by_assistant(batch, i)]
+        chosen = _top(rest, score, SUMMARY_SENTENCES, batch)
     parts: list[str] = []
     previous: Sentence | None = None
     for i in chosen:
@@ -258,13 +258,12 @@ def _key_facts(batch: _Batch) -> list[str]:
     everything = [i for i in range(len(batch.sentences)) if not _said_by_assistant(batch, i)]
     answers = [i for i in everything if _question_answered(batch, i)]
     score = [batch.facts[i] + 0.2 * batch.salience[i] for i in range(len(batch.sentences))]
-    candidates = [
-        i
-        for i in everything
-        if batch.terms[i] and (batch.facts[i] >= FACT_THRESHOLD or _substantial(batch, i))
-    ]
-    if len(candidates) < MIN_FACTS:
-        # Few sentences carry fact cues: the most salient statements fill up to MIN_FACTS.
+    candidates = [i for i in everything if batch.terms[i] and batch.facts[i] >= FACT_THRESHOLD]
+    if len(candidates) < MIN_FACTS and not batch.assistant:
+        # Few sentences carry fact cues: the most salient statements fill up to MIN_FACTS. Not in a
+        # chat with the assistant: a memory's vector is its summary plus its facts, and a short
+        # list of cued facts is what tilts it towards them (a Korean e2e question lost its memory
+        # to a neighbour when every statement of the user was a fact).
         statements = [
             i
             for i in everything
@@ -275,15 +274,6 @@ def _key_facts(batch: _Batch) -> list[str]:
     chosen = _top(candidates, score, MAX_FACTS, batch)
     chosen += _top([i for i in answers if i not in chosen], score, MAX_FACTS - len(chosen), batch)
     return [_fact_line(batch, i) for i in sorted(chosen)]
-
-
-def _substantial(batch: _Batch, i: int) -> bool:
-    """A statement of the user in a chat with the assistant carries their own news."""
-    return (
-        batch.assistant
-        and len(batch.terms[i]) >= SUBSTANTIAL_TERMS
-        and not is_question(batch.sentences[i].text)
-    )
 
 
 def _key_dialogue(batch: _Batch) -> list[str]:
