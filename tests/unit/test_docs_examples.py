@@ -14,9 +14,15 @@ from memory_engine.settings import Settings
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_the_readme_python_example_defines_every_name_it_uses() -> None:
+def test_each_readme_python_example_defines_every_name_it_uses() -> None:
     readme = (ROOT / "README.md").read_text()
-    [block] = re.findall(r"```python\n(.*?)```", readme, re.DOTALL)
+    blocks = re.findall(r"```python\n(.*?)```", readme, re.DOTALL)
+    assert blocks
+    for block in blocks:
+        assert _undefined(block) == set(), block
+
+
+def _undefined(block: str) -> set[str]:
     tree = ast.parse(block)
 
     defined = set(dir(builtins))
@@ -25,11 +31,14 @@ def test_the_readme_python_example_defines_every_name_it_uses() -> None:
             defined |= {alias.asname or alias.name.split(".")[0] for alias in node.names}
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             defined.add(node.id)
+        elif isinstance(node, ast.FunctionDef | ast.ClassDef):
+            defined.add(node.name)
+        elif isinstance(node, ast.arg):
+            defined.add(node.arg)
     used = {
         node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)
     }
-
-    assert used - defined == set()
+    return used - defined
 
 
 def test_operations_names_the_buffer_sizes_at_which_a_new_turn_queues_again() -> None:
