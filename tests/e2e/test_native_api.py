@@ -58,9 +58,10 @@ def ingested(server: LocalServer) -> LocalServer:
     for n in range(1, 26):
         consolidate(server, n)
     wait_for(lambda: len(memories(server)) >= 2)
-    # The one job may have found 24 turns buffered (3 batches) and still be writing the third:
-    # tests compare memory sets, so wait until extraction has gone quiet.
-    wait_for(lambda: _unchanged_for(server, seconds=1.0))
+    # The one job may have found 24 turns buffered (3 batches) and still be writing the third
+    # (seconds apart on a loaded machine): tests compare memory sets, so wait until the queue holds
+    # no job, in flight or waiting.
+    wait_for(lambda: _queue_empty(server), 60)
     return server
 
 
@@ -68,6 +69,10 @@ def _unchanged_for(server: LocalServer, seconds: float) -> bool:
     before = {hit.memory_id for hit in memories(server)}
     time.sleep(seconds)
     return {hit.memory_id for hit in memories(server)} == before
+
+
+def _queue_empty(server: LocalServer) -> bool:
+    return not server.client().show_queue().pending
 
 
 def test_twenty_five_turns_become_at_least_two_memories_within_seconds(ingested: LocalServer) -> None:
