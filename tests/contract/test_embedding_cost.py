@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from memory_engine.adapters.local.e5_file import E5File, E5Tokenizer, packaged_bin
+from memory_engine.adapters.local.e5_file import E5Tokenizer
 from memory_engine.adapters.local.e5_onnx import OnnxE5Embedder
 from memory_engine.embedding import BoundedEmbedder, capped
 
@@ -30,8 +30,13 @@ ADVERSARIAL = {
 
 
 @pytest.fixture(scope="module")
-def tokenizer() -> E5Tokenizer:
-    return E5Tokenizer(E5File(packaged_bin()))
+def model() -> OnnxE5Embedder:
+    return OnnxE5Embedder()
+
+
+@pytest.fixture(scope="module")
+def tokenizer(model: OnnxE5Embedder) -> E5Tokenizer:
+    return model._loaded().tokenizer  # the process's one copy (~300 MB), shared by every e5 session
 
 
 @pytest.mark.parametrize("name", sorted(ADVERSARIAL))
@@ -55,9 +60,8 @@ class CountingSession:
         return self.inner.run(outputs, feed)
 
 
-def test_a_100000_character_text_costs_e5_at_most_five_windows() -> None:
+def test_a_100000_character_text_costs_e5_at_most_five_windows(model: OnnxE5Embedder) -> None:
     # Given e5 on ONNX Runtime behind the engine's cap, its session counting windows
-    model = OnnxE5Embedder()
     state = model._loaded()
     session = CountingSession(state.session)
     state.session = session
