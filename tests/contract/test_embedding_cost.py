@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from memory_engine.adapters.local.e5_file import E5File, E5Tokenizer, packaged_bin
+from memory_engine.adapters.local.e5_file import E5Tokenizer
+from memory_engine.adapters.local.encoders import E5Encoder
 from memory_engine.adapters.local.onnx_embedder import OnnxEmbedder
 from memory_engine.embedding import BoundedEmbedder, capped
 
@@ -30,8 +31,15 @@ ADVERSARIAL = {
 
 
 @pytest.fixture(scope="module")
-def tokenizer() -> E5Tokenizer:
-    return E5Tokenizer(E5File(packaged_bin()))
+def model() -> OnnxEmbedder:
+    return OnnxEmbedder("e5")
+
+
+@pytest.fixture(scope="module")
+def tokenizer(model: OnnxEmbedder) -> E5Tokenizer:
+    encoder, _ = model._load()
+    assert isinstance(encoder, E5Encoder)
+    return encoder.tokenizer  # the process's one copy (~300 MB), shared by every e5 session
 
 
 @pytest.mark.parametrize("name", sorted(ADVERSARIAL))
@@ -55,9 +63,8 @@ class CountingSession:
         return self.inner.run(outputs, feed)
 
 
-def test_a_100000_character_text_costs_e5_at_most_five_windows() -> None:
+def test_a_100000_character_text_costs_e5_at_most_five_windows(model: OnnxEmbedder) -> None:
     # Given e5 on ONNX Runtime behind the engine's cap, its session counting windows
-    model = OnnxEmbedder("e5")
     encoder, inner = model._load()
     session = CountingSession(inner)
     model._loaded = (encoder, session)
