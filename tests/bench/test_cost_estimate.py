@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from bench.cost_estimate import LARGE, SMALL, month, search_ocus
+from bench.experiments.cost_estimate import LARGE, SMALL, month, search_ocus
 
 SERVERLESS = "OpenSearch Serverless (search OCUs from the graphs' RAM)"
 TOTAL = "total, Serverless, built-in extraction"

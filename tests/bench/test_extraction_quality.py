@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from bench.extraction.data import load
-from bench.extraction.score import location_items, score_memory
-from bench.extraction_quality import main
+from bench.quality.extraction.data import load
+from bench.quality.extraction.score import location_items, score_memory
+from bench.quality.extraction_quality import main
 from memory_engine.models.domain import MemoryFields
 
 SET = load()

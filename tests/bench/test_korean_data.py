@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from bench.locomo.data import load
+from bench.quality.locomo.data import load
 
 FOLDER = Path(__file__).resolve().parents[2] / "bench" / "data" / "korean"
 KOREAN = FOLDER / "korean-dialogues.json"

@@ -1,4 +1,4 @@
-"""bench.llm_extraction without a model: the batches it runs, in which order, what it records of
+"""bench.quality.llm_extraction without a model: the batches it runs, in which order, what it records of
 the server's answers, and how a batch's row and the totals are counted."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from bench.llm_batches import Batch, in_run_order, own_batches
-from bench.llm_extraction import Recorder, record
-from bench.llm_rows import report, row_of, totals
+from bench.quality.llm_batches import Batch, in_run_order, own_batches
+from bench.quality.llm_extraction import Recorder, record
+from bench.quality.llm_rows import report, row_of, totals
 from memory_engine.extraction.schema import characters_json
 from memory_engine.models.domain import MemoryFields
 from memory_engine.ports import Extraction, ExtractionContext

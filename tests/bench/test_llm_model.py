@@ -1,4 +1,4 @@
-"""bench.llm_model: the split GGUF put back together in order, and refused unless its header,
+"""bench.quality.llm_model: the split GGUF put back together in order, and refused unless its header,
 size and digest say it is the model asked for (a tiny GGUF written with llama.cpp's own writer)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 gguf = pytest.importorskip("gguf")
 np = pytest.importorskip("numpy")
 
-from bench.llm_model import ModelFileError, ModelSpec, assemble, check  # noqa: E402
+from bench.quality.llm_model import ModelFileError, ModelSpec, assemble, check  # noqa: E402
 
 PARTS = 3
 

@@ -1,10 +1,10 @@
-"""bench.llm_quality: what the LLM extraction benchmark counts in one answer."""
+"""bench.quality.llm_quality: what the LLM extraction benchmark counts in one answer."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from bench import llm_quality
+from bench.quality import llm_quality
 from memory_engine.extraction.schema import MemoryOut
 
 

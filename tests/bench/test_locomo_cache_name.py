@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from bench.locomo.engine_run import cache_name
+from bench.quality.locomo.engine_run import cache_name
 from memory_engine.settings import Settings
 
 

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from bench.locomo.data import clean_evidence, parse_date
+from bench.quality.locomo.data import clean_evidence, parse_date
 
 
 def test_evidence_is_split_normalised_and_filtered() -> None:

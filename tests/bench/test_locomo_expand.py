@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from bench.locomo.engine_run import Hit, expand
-from bench.locomo.tokens import within_budget
+from bench.quality.locomo.engine_run import Hit, expand
+from bench.quality.locomo.tokens import within_budget
 
 
 def test_a_memory_expands_to_its_matched_turns_first_then_the_rest_in_order() -> None:

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from bench.locomo.variants import DEFAULT_NAME, FORCED_NAME, UNCLOSED_NAME, VARIANTS
-from bench.locomo_retrieval import BM25_NAME, DENSE_NAME, FUSION_NAME, main
+from bench.quality.locomo.variants import DEFAULT_NAME, FORCED_NAME, UNCLOSED_NAME, VARIANTS
+from bench.quality.locomo_retrieval import BM25_NAME, DENSE_NAME, FUSION_NAME, main
 from memory_engine.retrieval.text import tokenize
 from tests.fakes.ports import HashEmbedder
 
@@ -137,7 +137,7 @@ def test_results_hold_the_engine_the_baselines_and_every_variant_per_category(ru
 
 def test_the_plot_is_written(run: dict[str, Any], tmp_path: Path) -> None:
     pytest.importorskip("matplotlib")
-    from bench.locomo.plot import draw
+    from bench.quality.locomo.plot import draw
 
     target = tmp_path / "curves.png"
     draw(target, run["systems"], [DEFAULT_NAME, BM25_NAME, DENSE_NAME], "synthetic")

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from bench.locomo.metrics import (
+from bench.quality.locomo.metrics import (
     by_category,
     ndcg_at,
     recall_at,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from bench.locomo.data import Question
-from bench.locomo.replays import _near, event_dates, oracle, score, size_discounted, split, units
-from bench.locomo.tune import Case
+from bench.experiments.replays import _near, event_dates, oracle, score, size_discounted, split, units
+from bench.quality.locomo.data import Question
+from bench.quality.locomo.tune import Case
 from memory_engine.retrieval.fusion import MemoryEvidence, TurnEvidence
 from memory_engine.usecases.retrieve import Evidence
 

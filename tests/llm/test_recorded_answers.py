@@ -1,4 +1,4 @@
-"""Parsing and repair against real model output: every batch recorded by `bench.llm_extraction
+"""Parsing and repair against real model output: every batch recorded by `bench.quality.llm_extraction
 --record` (tests/llm/recorded/) replayed through the fake server, answer for answer."""
 
 from __future__ import annotations

@@ -9,11 +9,11 @@ from collections.abc import Callable
 
 import pytest
 
-from bench.token_estimate import kinds
+from bench.quality.token_estimate import kinds
 from memory_engine.retrieval.tokens import count_tokens, word_tokens
 
 # The kinds the estimate answers for; "mixed-case codes" includes strings shaped like a capitalised
-# word (`Abcdefg`), which it reads as one (bench/token_estimate.py reports that share).
+# word (`Abcdefg`), which it reads as one (bench/quality/token_estimate.py reports that share).
 CODES = [kind for kind in kinds(random.Random(0)) if kind != "mixed-case codes"]
 SAMPLES = 150
 

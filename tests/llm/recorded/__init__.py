@@ -1,4 +1,4 @@
-"""Real answers of a real model and server, recorded by `bench.llm_extraction --record` (Qwen2.5-
+"""Real answers of a real model and server, recorded by `bench.quality.llm_extraction --record` (Qwen2.5-
 Coder-1.5B-Instruct Q4_K_M on llama-cpp-python, the project's own conversations of
 bench/data/llm_extraction/), so the tests check parsing and repair against what a model actually
 wrote, not only against the stub's answers."""

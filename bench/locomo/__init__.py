@@ -1,4 +1,0 @@
-"""LoCoMo retrieval benchmark: data, metrics, the engine's run, baselines, report and plot.
-
-The entry point is `python -m bench.locomo_retrieval`; the protocol is docs/evaluation.md.
-"""

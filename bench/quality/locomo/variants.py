@@ -1,0 +1,71 @@
+"""The engine configurations the benchmark measures: the shipped default and one row per choice.
+
+Each ablation changes one thing of the default, so its row shows what that choice is worth.
+Variants sharing what is indexed (and how turns are extracted) share one ingestion.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from bench.quality.locomo.engine_run import Variant
+from memory_engine.retrieval.config import PREVIOUS_WEIGHTS, RetrievalConfig
+
+DEFAULT = RetrievalConfig()
+_W = DEFAULT.weights
+
+DEFAULT_NAME = "engine (default)"
+FORCED_NAME = "client ends each session with force_summary"
+UNCLOSED_NAME = "− closing earlier sessions (leftovers stay buffered)"
+
+VARIANTS: tuple[Variant, ...] = (
+    Variant(DEFAULT_NAME, DEFAULT),
+    Variant(FORCED_NAME, DEFAULT, extract_all=True),
+    Variant(UNCLOSED_NAME, DEFAULT, close_sessions=False),
+    Variant("memories of 4 turns (batch_size 4)", DEFAULT, batch_size=4),
+    Variant("− evidence order (a memory's turns in source order)", DEFAULT, evidence_order=False),
+    Variant(
+        "previous weights (0.8 dense, memory BM25 1.0, handicap 0.8), source order",
+        replace(DEFAULT, weights=PREVIOUS_WEIGHTS),
+        evidence_order=False,
+    ),
+    Variant(
+        "− turn documents (memory documents only)",
+        replace(DEFAULT, turn_documents=False, weights=replace(_W, memory_dense=_W.turn_dense)),
+    ),
+    Variant("− dates in the indexed text", replace(DEFAULT, dates_in_text=False)),
+    Variant(
+        "− date match (question's dates vs the turn's)", replace(DEFAULT, weights=replace(_W, turn_date=0.0))
+    ),
+    Variant(
+        "− speaker match (the question names the turn's speaker)",
+        replace(DEFAULT, weights=replace(_W, turn_speaker=0.0)),
+    ),
+    Variant("− memory-document BM25", replace(DEFAULT, weights=replace(_W, memory_lexical=0.0))),
+    Variant("turns scored by BM25 only", replace(DEFAULT, weights=replace(_W, turn_dense=0.0))),
+    Variant("turns scored by the embedder only", replace(DEFAULT, weights=replace(_W, turn_dense=1.0))),
+    Variant(
+        "− dense-only Korean ranking (Korean questions keep the lexical terms)",
+        replace(DEFAULT, korean_lexical_share=1.0),
+    ),
+    Variant(
+        "− window vectors (a turn's cosine alone, not mixed with its ±1 window's)",
+        replace(DEFAULT, weights=replace(_W, turn_window=0.0)),
+    ),
+    Variant(
+        "− memory-document cosine (its summary vector)",
+        replace(DEFAULT, weights=replace(_W, memory_dense=0.0)),
+    ),
+)
+
+
+def ingestion_key(variant: Variant) -> tuple[bool | int, ...]:
+    """What decides the index's content: variants with the same key can share one ingestion."""
+    config = variant.config
+    return (
+        config.turn_documents,
+        config.dates_in_text,
+        variant.extract_all,
+        variant.close_sessions,
+        variant.batch_size,
+    )

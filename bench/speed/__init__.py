@@ -1,0 +1,1 @@
+"""Speed benchmarks: each prints a table and saves bench/results/<name>.json (medians of several runs)."""
