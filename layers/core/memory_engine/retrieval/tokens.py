@@ -9,7 +9,7 @@ benchmark (bench/locomo counts `content` with it), read chunk by chunk (the text
   or a run of more than 20 letters. No tokenizer cuts a chunk into more pieces than it has
   characters, and such chunks are where subword tokenizers cut the most (a 10-digit number is
   4-8 tokens for e5 or WordPiece, base64 about one per 1.3 characters): counted as words they
-  were undercounted 2-5x. bench/token_estimate.py measures it against both tokenizers.
+  were undercounted 2-5x. bench/quality/token_estimate.py measures it against both tokenizers.
 - Any other chunk as words: a word is one token per 8 characters begun ("memory" 1,
   "conversation" 2), a Hangul run one per 2 syllables begun, any other letter of a script written
   without spaces (Han, Kana, Thai) one each, every punctuation mark or symbol one.
@@ -42,7 +42,7 @@ def count_tokens(text: str) -> int:
 
 def word_tokens(text: str) -> int:
     """`text` counted as words alone, numbers and ids too: what the estimate gave every chunk
-    before it told codes apart (bench/token_estimate.py's baseline)."""
+    before it told codes apart (bench/quality/token_estimate.py's baseline)."""
     total = 0
     for hangul, _unspaced, word, _mark in _PIECE.findall(text):
         if hangul:

@@ -37,7 +37,7 @@ __all__ = ["OnnxEmbedder", "Precision"]
 Precision = Literal["float32", "int8"]
 # Padded tokens per model call. Small batches keep the activations (and the attention scores,
 # quadratic in length) in cache; measured on 2 cores, 256-512 beat batches of 64-128 texts
-# by ~2x at equal padding (bench/embedding.py).
+# by ~2x at equal padding (bench/speed/embedding.py).
 BATCH_TOKENS = 512
 
 
