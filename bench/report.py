@@ -48,7 +48,9 @@ def section(entry: Entry, result: dict[str, Any]) -> list[str]:
         print(f"{entry.name}: its own table failed ({error!r}); shown as saved", file=sys.stderr)
         body = generic(result)
     head = [f"### {entry.title}", "", entry.about, "", f"`{entry.command}` · {provenance(result)}", ""]
-    return [*head, *body, ""]
+    plot = RESULTS / f"{entry.name}.png"  # a benchmark that draws its figures saves them beside the JSON
+    drawn = [f"![{entry.title}](../bench/results/{plot.name})", ""] if plot.is_file() else []
+    return [*head, *body, "", *drawn]
 
 
 def _unlisted(name: str, result: dict[str, Any]) -> Entry:
