@@ -17,13 +17,14 @@ from http.server import BaseHTTPRequestHandler
 from types import FrameType
 from typing import Any
 
-from memory_engine import wiring
+from memory_engine import key_wiring
 from memory_engine.auth import KeyResolver, authenticate, local_api_key
 from memory_engine.http import ErrorShaper, error_shaper_of, native_error_body
 from memory_engine.logsafe import RedactingFilter, error_details, redact
 from memory_engine.ratelimit import RateLimiter
 from memory_engine.settings import get_settings
 from memory_engine.streaming import stream_sink
+from memory_engine_app import local_engine
 from memory_engine_app.data_dir import mark_served
 from memory_engine_app.server.apigw import LocalContext, RoutePattern, proxy_event, response_parts
 from memory_engine_app.server.banner import banner
@@ -361,7 +362,7 @@ def serve(host: str = "127.0.0.1", port: int | None = None) -> None:
     settings = get_settings()
     dispatcher = Dispatcher(
         load_routes(),
-        wiring.key_resolver(),
+        key_wiring.key_resolver(),
         RateLimiter(settings.rate_limit_per_second, settings.rate_limit_burst),
         settings.request_deadline_seconds,
     )
@@ -371,8 +372,8 @@ def serve(host: str = "127.0.0.1", port: int | None = None) -> None:
     # The port first: a busy one is said at once, before the index loads.
     server = bind(host, port or int(os.environ.get("PORT", "8080")), handler, settings.server_max_connections)
     key, created = local_api_key(settings.api_key, settings.data_dir)
-    engine = wiring.engine()
-    worker = wiring.local_worker(engine)
+    engine = local_engine.engine()
+    worker = local_engine.local_worker(engine)
 
     def stop(signum: int, frame: FrameType | None) -> None:
         server.stopping.set()  # running requests and the worker's job see it at their next check

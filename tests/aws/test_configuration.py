@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 from pydantic import ValidationError
 
-from memory_engine import wiring
+from memory_engine import key_wiring, wiring
 from memory_engine.adapters.aws.apigateway_usage_plan import ApiGatewayUsagePlanKeys, MissingUsagePlan
 from memory_engine.adapters.aws.dynamodb_api_keys import DynamoDbKeyStore
 from memory_engine.adapters.aws.dynamodb_store import DynamoDbStore
@@ -77,7 +77,7 @@ def test_a_keys_only_process_in_lambda_needs_only_the_table(env: pytest.MonkeyPa
         AWS_LAMBDA_FUNCTION_NAME="memory-engine-authorizer",
     )
     # Then the configuration is complete, and its key store is the table
-    assert isinstance(wiring.build_key_store(settings), DynamoDbKeyStore)
+    assert isinstance(key_wiring.build_key_store(settings), DynamoDbKeyStore)
 
 
 def test_a_keys_only_process_builds_no_engine(env: pytest.MonkeyPatch) -> None:
@@ -100,7 +100,7 @@ def test_a_keys_only_process_builds_no_engine(env: pytest.MonkeyPatch) -> None:
 def test_the_usage_plan_adapter_follows_the_backend_and_the_plan_id(
     env: pytest.MonkeyPatch, variables: dict[str, str], adapter: type
 ) -> None:
-    assert isinstance(wiring.build_usage_plan_keys(configured(env, **variables)), adapter)
+    assert isinstance(key_wiring.build_usage_plan_keys(configured(env, **variables)), adapter)
 
 
 def test_a_remote_embedder_without_its_target_fails_naming_the_variable(env: pytest.MonkeyPatch) -> None:
