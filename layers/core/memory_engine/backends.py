@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from memory_engine.settings import Settings
+    from memory_engine.settings import StorageSettings
 
 
 @dataclass(frozen=True)
@@ -31,12 +31,12 @@ BACKENDS: dict[str, Backend] = {
 }
 
 
-def backend(settings: Settings) -> Backend:
+def backend(settings: StorageSettings) -> Backend:
     """The configured backend's entry in `BACKENDS` (the settings allow only its names)."""
     return BACKENDS[settings.backend]
 
 
-def database_path(settings: Settings) -> str:
+def database_path(settings: StorageSettings) -> str:
     """The local backend's single SQLite file, in the data folder (created when missing)."""
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     return str(settings.data_dir / "memory-engine.sqlite3")

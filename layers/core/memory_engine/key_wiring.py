@@ -1,7 +1,8 @@
 """API keys from configuration: the key store, the key → tenant resolver and the usage plan.
 
-Built once per process and without an engine, so that the Lambda authorizer loads no model, no
-index and no queue; the local server and the CLI share them.
+Built once per process from `KeySettings` alone and without an engine, so that the Lambda
+authorizer needs no queue or index configured and loads no model; the local server and the CLI
+share them.
 """
 
 from __future__ import annotations
@@ -13,16 +14,16 @@ from memory_engine.backends import backend
 from memory_engine.engine import SystemClock
 from memory_engine.ports import KeyStore, UsagePlanKeys
 from memory_engine.providers import KEY_STORES, USAGE_PLANS
-from memory_engine.settings import Settings, get_settings
+from memory_engine.settings import KeySettings, loaded
 
 
 @lru_cache(maxsize=1)
 def key_store() -> KeyStore:
     """Where API keys live: a table of the local database (DynamoDB with the AWS backend)."""
-    return build_key_store(get_settings())
+    return build_key_store(loaded(KeySettings))
 
 
-def build_key_store(settings: Settings) -> KeyStore:
+def build_key_store(settings: KeySettings) -> KeyStore:
     return KEY_STORES.create(settings.backend, settings)
 
 
@@ -34,7 +35,7 @@ def key_resolver() -> KeyResolver:
     (MEMORY_ENGINE_API_KEY, or the one generated into the data dir), for tenant `local`.
     Builds no engine: an authorizer loads no model and no index.
     """
-    settings = get_settings()
+    settings = loaded(KeySettings)
     resolvers: list[KeyResolver] = [StoreKeys(key_store(), SystemClock().now)]
     if backend(settings).single_local_key:
         resolvers.insert(0, SingleKey(local_api_key(settings.api_key, settings.data_dir)[0]))
@@ -45,10 +46,10 @@ def key_resolver() -> KeyResolver:
 def usage_plan_keys() -> UsagePlanKeys:
     """Where each API key gets its per-key rate limit: the API Gateway usage plan on AWS
     (MEMORY_ENGINE_USAGE_PLAN_ID; without it, issuing a key is refused), nothing locally."""
-    return build_usage_plan_keys(get_settings())
+    return build_usage_plan_keys(loaded(KeySettings))
 
 
-def build_usage_plan_keys(settings: Settings) -> UsagePlanKeys:
+def build_usage_plan_keys(settings: KeySettings) -> UsagePlanKeys:
     return USAGE_PLANS.create(settings.backend, settings)
 
 

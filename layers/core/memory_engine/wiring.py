@@ -29,7 +29,16 @@ from memory_engine.ports import (
     Store,
 )
 from memory_engine.providers import CHATS, EMBEDDERS, EXTRACTORS, FACT_EXTRACTORS, INDEXES, QUEUES, STORES
-from memory_engine.settings import Settings, get_settings
+from memory_engine.settings import (
+    ChatSettings,
+    EmbeddingSettings,
+    ExtractionSettings,
+    QueueSettings,
+    SearchSettings,
+    Settings,
+    StorageSettings,
+    get_settings,
+)
 
 if TYPE_CHECKING:
     from memory_engine.adapters.aws.opensearch_index import OpenSearchIndex
@@ -63,13 +72,8 @@ def installed() -> Engine | None:
 
 @lru_cache(maxsize=1)
 def _built_engine() -> Engine:
-    settings = get_settings()
-    if settings.keys_only:
-        raise Unavailable(
-            "MEMORY_ENGINE_KEYS_ONLY is set: this process reads API keys only and builds no engine."
-        )
     with _lock:
-        return assemble(settings)
+        return assemble(get_settings())
 
 
 def assemble(settings: Settings, index: IndexBuilder | None = None) -> Engine:
@@ -95,15 +99,15 @@ def reset() -> None:
     use(None)
 
 
-def build_store(settings: Settings) -> Store:
+def build_store(settings: StorageSettings) -> Store:
     return STORES.create(settings.backend, settings)
 
 
-def build_queue(settings: Settings) -> Queue:
+def build_queue(settings: QueueSettings) -> Queue:
     return QUEUES.create(settings.backend, settings)
 
 
-def index_choice(settings: Settings) -> str:
+def index_choice(settings: SearchSettings) -> str:
     """Which index the settings ask for: OpenSearch where it is configured; else the local
     backend's persisted files, or (beside any other store) an index rebuilt in memory."""
     if settings.opensearch_url:
@@ -111,7 +115,7 @@ def index_choice(settings: Settings) -> str:
     return "files" if backend(settings).index_files else "memory"
 
 
-def build_index(settings: Settings, store: Store) -> SearchIndex:
+def build_index(settings: SearchSettings, store: Store) -> SearchIndex:
     choice = index_choice(settings)
     if choice == "files":
         raise Unavailable(
@@ -122,7 +126,7 @@ def build_index(settings: Settings, store: Store) -> SearchIndex:
     return INDEXES.create(choice, settings, store)
 
 
-def engine_index(settings: Settings, store: Store) -> SearchIndex:
+def engine_index(settings: SearchSettings, store: Store) -> SearchIndex:
     """The index as the engine shares it between threads: one in memory behind a reader/writer
     lock (searches side by side, writes one at a time); OpenSearch as is."""
     index = build_index(settings, store)
@@ -133,14 +137,14 @@ def engine_index(settings: Settings, store: Store) -> SearchIndex:
     return LockedIndex(index)
 
 
-def build_opensearch_index(settings: Settings) -> OpenSearchIndex:
+def build_opensearch_index(settings: SearchSettings) -> OpenSearchIndex:
     """The OpenSearch adapter as configured; it sends nothing until first used."""
     from memory_engine.providers.opensearch import opensearch_index
 
     return opensearch_index(settings)
 
 
-def build_embedder(settings: Settings) -> Embedder:
+def build_embedder(settings: EmbeddingSettings) -> Embedder:
     """The configured model behind the engine's one bound on what embedding may cost: each text
     capped at MEMORY_ENGINE_EMBED_MAX_CHARS, the deadline checked between chunks
     (memory_engine.embedding), whichever model it is."""
@@ -149,20 +153,20 @@ def build_embedder(settings: Settings) -> Embedder:
     return BoundedEmbedder(build_model(settings), settings.embed_max_chars)
 
 
-def build_model(settings: Settings) -> Embedder:
+def build_model(settings: EmbeddingSettings) -> Embedder:
     """The embedding model MEMORY_ENGINE_EMBEDDER names, unbounded (`build_embedder` bounds it)."""
     return EMBEDDERS.create(settings.embedder, settings)
 
 
-def build_extractor(settings: Settings) -> Extractor:
+def build_extractor(settings: ExtractionSettings) -> Extractor:
     return EXTRACTORS.create(settings.extractor, settings)
 
 
-def build_fact_extractor(settings: Settings) -> FactExtractor:
+def build_fact_extractor(settings: ExtractionSettings) -> FactExtractor:
     return FACT_EXTRACTORS.create(settings.extractor, settings)
 
 
-def build_chat_upstream(settings: Settings) -> ChatUpstream:
+def build_chat_upstream(settings: ChatSettings) -> ChatUpstream:
     return CHATS.create("openai", settings)
 
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from memory_engine.adapters.openai.upstream import HttpChatUpstream
-from memory_engine.settings import Settings
+from memory_engine.settings import ChatSettings, LlmEndpointSettings
 
 
-def chat_upstream(settings: Settings) -> HttpChatUpstream:
+def chat_upstream(settings: ChatSettings) -> HttpChatUpstream:
     """The chat model behind /v1/chat/completions: OPENAI_BASE_URL (default OpenAI's) and key."""
     return HttpChatUpstream(
         base_url=settings.openai_base_url or "https://api.openai.com/v1",
@@ -20,7 +20,7 @@ def chat_upstream(settings: Settings) -> HttpChatUpstream:
     )
 
 
-def llm_api_key(settings: Settings) -> str | Callable[[], str] | None:
+def llm_api_key(settings: LlmEndpointSettings) -> str | Callable[[], str] | None:
     """The LLM endpoint's key: OPENAI_API_KEY where it is set (local runs), else a reader of the
     Secrets Manager secret named by MEMORY_ENGINE_OPENAI_API_KEY_SECRET (AWS), read when a request
     needs it and cached; None for an endpoint that takes none."""

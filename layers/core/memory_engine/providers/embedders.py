@@ -8,30 +8,30 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal
 
-from memory_engine.settings import Settings
+from memory_engine.settings import EmbeddingSettings
 
 if TYPE_CHECKING:
     from memory_engine.adapters.aws.remote_embedder import RemoteEmbedder
     from memory_engine.adapters.local.onnx_embedder import OnnxEmbedder
 
 
-def e5(settings: Settings) -> OnnxEmbedder:
+def e5(settings: EmbeddingSettings) -> OnnxEmbedder:
     return _onnx("e5", settings)
 
 
-def minilm(settings: Settings) -> OnnxEmbedder:
+def minilm(settings: EmbeddingSettings) -> OnnxEmbedder:
     return _onnx("minilm", settings)
 
 
-def lambda_function(settings: Settings) -> RemoteEmbedder:
+def lambda_function(settings: EmbeddingSettings) -> RemoteEmbedder:
     return _remote(settings, function_name=settings.embedding_function_name)
 
 
-def sagemaker_endpoint(settings: Settings) -> RemoteEmbedder:
+def sagemaker_endpoint(settings: EmbeddingSettings) -> RemoteEmbedder:
     return _remote(settings, sagemaker_endpoint=settings.sagemaker_endpoint)
 
 
-def _onnx(model: Literal["e5", "minilm"], settings: Settings) -> OnnxEmbedder:
+def _onnx(model: Literal["e5", "minilm"], settings: EmbeddingSettings) -> OnnxEmbedder:
     from memory_engine.adapters.local.onnx_embedder import OnnxEmbedder
 
     return OnnxEmbedder(
@@ -45,7 +45,7 @@ def _onnx(model: Literal["e5", "minilm"], settings: Settings) -> OnnxEmbedder:
 
 
 def _remote(
-    settings: Settings, function_name: str | None = None, sagemaker_endpoint: str | None = None
+    settings: EmbeddingSettings, function_name: str | None = None, sagemaker_endpoint: str | None = None
 ) -> RemoteEmbedder:
     from memory_engine.adapters.aws.remote_embedder import RemoteEmbedder
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from memory_engine.extraction.builtin import BuiltinExtractor
 from memory_engine.extraction.fact_extractor import BuiltinFactExtractor
-from memory_engine.settings import Settings
+from memory_engine.settings import ExtractionSettings
 
 
-def builtin(settings: Settings) -> BuiltinExtractor:
+def builtin(settings: ExtractionSettings) -> BuiltinExtractor:
     return BuiltinExtractor()
 
 
-def builtin_facts(settings: Settings) -> BuiltinFactExtractor:
+def builtin_facts(settings: ExtractionSettings) -> BuiltinFactExtractor:
     return BuiltinFactExtractor()

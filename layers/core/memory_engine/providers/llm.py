@@ -11,10 +11,10 @@ from memory_engine.adapters.openai import LlmExtractor, chat_client
 from memory_engine.adapters.openai.client import RetryPolicy
 from memory_engine.errors import Unavailable
 from memory_engine.providers.chat import llm_api_key
-from memory_engine.settings import Settings
+from memory_engine.settings import ExtractionSettings
 
 
-def llm_extractor(settings: Settings, http_client: Any = None) -> LlmExtractor:
+def llm_extractor(settings: ExtractionSettings, http_client: Any = None) -> LlmExtractor:
     """The LLM extractor the settings describe (it extracts memories and short facts alike);
     `http_client` (an httpx.Client) carries its requests when given (the benchmark records the
     model's raw answers through it)."""

@@ -10,26 +10,26 @@ from memory_engine.adapters.local.usage_plan import NoUsagePlan
 from memory_engine.backends import database_path
 from memory_engine.indexing.documents import rebuild
 from memory_engine.ports import Store
-from memory_engine.settings import Settings
+from memory_engine.settings import KeySettings, QueueSettings, SearchSettings, StorageSettings
 
 
-def sqlite_store(settings: Settings) -> SqliteStore:
+def sqlite_store(settings: StorageSettings) -> SqliteStore:
     return SqliteStore(database_path(settings))
 
 
-def sqlite_queue(settings: Settings) -> SqliteQueue:
+def sqlite_queue(settings: QueueSettings) -> SqliteQueue:
     return SqliteQueue(database_path(settings), max_receives=settings.worker_max_receives)
 
 
-def sqlite_keys(settings: Settings) -> SqliteKeyStore:
+def sqlite_keys(settings: KeySettings) -> SqliteKeyStore:
     return SqliteKeyStore(database_path(settings))
 
 
-def no_usage_plan(settings: Settings) -> NoUsagePlan:
+def no_usage_plan(settings: KeySettings) -> NoUsagePlan:
     return NoUsagePlan()
 
 
-def rebuilt_index(settings: Settings, store: Store) -> LocalSearchIndex:
+def rebuilt_index(settings: SearchSettings, store: Store) -> LocalSearchIndex:
     """An in-process index rebuilt from the store at start (a store without index files beside
     it: DynamoDB without OpenSearch, outside Lambda, as in tests)."""
     index = LocalSearchIndex(ann_threshold=settings.local_index_ann_threshold or None)

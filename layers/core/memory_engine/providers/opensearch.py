@@ -5,10 +5,10 @@ from __future__ import annotations
 from memory_engine.adapters.aws.opensearch_index import OpenSearchIndex
 from memory_engine.errors import Unavailable
 from memory_engine.ports import Store
-from memory_engine.settings import Settings
+from memory_engine.settings import SearchSettings
 
 
-def opensearch_index(settings: Settings, store: Store | None = None) -> OpenSearchIndex:
+def opensearch_index(settings: SearchSettings, store: Store | None = None) -> OpenSearchIndex:
     """The OpenSearch adapter as configured; it sends nothing until first used (the store is not
     needed: OpenSearch outlives the process)."""
     if not settings.opensearch_url:
