@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar, cast
 
 from memory_engine.errors import Unavailable
@@ -30,10 +30,14 @@ class Factory(Generic[T]):
     kind: str  # what it builds, for the error message ("search index")
     setting: str  # the environment variable that chooses, for the error message
     builders: Mapping[str, str]
+    # Choices another process builds (the local server's own index), with what to do instead.
+    elsewhere: Mapping[str, str] = field(default_factory=dict)
 
     def create(self, choice: str, *args: Any) -> T:
         """The adapter `choice` names, built from `args` (the settings first)."""
         reference = self.builders.get(choice)
+        if choice in self.elsewhere:
+            raise Unavailable(self.elsewhere[choice])
         if reference is None:
             raise Unavailable(
                 f"{self.setting}={choice!r} names no {self.kind} this process can build: "

@@ -1,10 +1,8 @@
-"""The only place where configuration becomes the engine: its adapters built once per process.
+"""The only place where configuration becomes the engine, built once per process.
 
 Each adapter comes from its kind's factory map (`memory_engine.providers`), keyed by the setting
-that chooses it; a map's builder imports its adapter, and the SDK or model behind it, only when
-chosen, so a handler's cold start pays for what it uses. API keys are built without an engine
-(`memory_engine.key_wiring`); the local server's index files and worker live with the server
-(`memory_engine_app`).
+that chooses it, and imports its SDK or model only when chosen. API keys are built without an
+engine (`key_wiring`); the local server's index files and worker live with it (`memory_engine_app`).
 """
 
 from __future__ import annotations
@@ -14,38 +12,19 @@ from functools import lru_cache
 from threading import Lock
 from typing import TYPE_CHECKING
 
-from memory_engine import key_wiring
+from memory_engine import key_wiring, ports
+from memory_engine import settings as config
 from memory_engine.backends import backend
 from memory_engine.engine import Engine
 from memory_engine.errors import Unavailable
-from memory_engine.ports import (
-    ChatUpstream,
-    Embedder,
-    Extractor,
-    IndexBootstrap,
-    JobSource,
-    Queue,
-    SearchIndex,
-    Store,
-)
 from memory_engine.providers import CHATS, EMBEDDERS, EXTRACTORS, FACT_EXTRACTORS, INDEXES, QUEUES, STORES
-from memory_engine.settings import (
-    ChatSettings,
-    EmbeddingSettings,
-    ExtractionSettings,
-    QueueSettings,
-    SearchSettings,
-    Settings,
-    StorageSettings,
-    get_settings,
-)
 
 if TYPE_CHECKING:
     from memory_engine.adapters.aws.opensearch_index import OpenSearchIndex
     from memory_engine.extraction.fact_extractor import FactExtractor
 
 # Builds the engine's index from the settings and its store.
-IndexBuilder = Callable[[Settings, Store], SearchIndex]
+IndexBuilder = Callable[[config.Settings, ports.Store], ports.SearchIndex]
 
 _override: Engine | None = None
 _lock = Lock()
@@ -73,10 +52,10 @@ def installed() -> Engine | None:
 @lru_cache(maxsize=1)
 def _built_engine() -> Engine:
     with _lock:
-        return assemble(get_settings())
+        return assemble(config.get_settings())
 
 
-def assemble(settings: Settings, index: IndexBuilder | None = None) -> Engine:
+def assemble(settings: config.Settings, index: IndexBuilder | None = None) -> Engine:
     """The engine the settings describe; `index` builds its search index where the caller owns
     that choice (the local server's persisted index), else the factory map does."""
     store = build_store(settings)
@@ -99,15 +78,15 @@ def reset() -> None:
     use(None)
 
 
-def build_store(settings: StorageSettings) -> Store:
+def build_store(settings: config.StorageSettings) -> ports.Store:
     return STORES.create(settings.backend, settings)
 
 
-def build_queue(settings: QueueSettings) -> Queue:
+def build_queue(settings: config.QueueSettings) -> ports.Queue:
     return QUEUES.create(settings.backend, settings)
 
 
-def index_choice(settings: SearchSettings) -> str:
+def index_choice(settings: config.SearchSettings) -> str:
     """Which index the settings ask for: OpenSearch where it is configured; else the local
     backend's persisted files, or (beside any other store) an index rebuilt in memory."""
     if settings.opensearch_url:
@@ -115,18 +94,11 @@ def index_choice(settings: SearchSettings) -> str:
     return "files" if backend(settings).index_files else "memory"
 
 
-def build_index(settings: SearchSettings, store: Store) -> SearchIndex:
-    choice = index_choice(settings)
-    if choice == "files":
-        raise Unavailable(
-            "The local backend's index files are opened by the local server and its CLI "
-            "(memory-engine serve), which build their own engine; set MEMORY_ENGINE_OPENSEARCH_URL "
-            "to use OpenSearch instead."
-        )
-    return INDEXES.create(choice, settings, store)
+def build_index(settings: config.SearchSettings, store: ports.Store) -> ports.SearchIndex:
+    return INDEXES.create(index_choice(settings), settings, store)
 
 
-def engine_index(settings: SearchSettings, store: Store) -> SearchIndex:
+def engine_index(settings: config.SearchSettings, store: ports.Store) -> ports.SearchIndex:
     """The index as the engine shares it between threads: one in memory behind a reader/writer
     lock (searches side by side, writes one at a time); OpenSearch as is."""
     index = build_index(settings, store)
@@ -137,14 +109,14 @@ def engine_index(settings: SearchSettings, store: Store) -> SearchIndex:
     return LockedIndex(index)
 
 
-def build_opensearch_index(settings: SearchSettings) -> OpenSearchIndex:
+def build_opensearch_index(settings: config.SearchSettings) -> OpenSearchIndex:
     """The OpenSearch adapter as configured; it sends nothing until first used."""
     from memory_engine.providers.opensearch import opensearch_index
 
     return opensearch_index(settings)
 
 
-def build_embedder(settings: EmbeddingSettings) -> Embedder:
+def build_embedder(settings: config.EmbeddingSettings) -> ports.Embedder:
     """The configured model behind the engine's one bound on what embedding may cost: each text
     capped at MEMORY_ENGINE_EMBED_MAX_CHARS, the deadline checked between chunks
     (memory_engine.embedding), whichever model it is."""
@@ -153,27 +125,27 @@ def build_embedder(settings: EmbeddingSettings) -> Embedder:
     return BoundedEmbedder(build_model(settings), settings.embed_max_chars)
 
 
-def build_model(settings: EmbeddingSettings) -> Embedder:
+def build_model(settings: config.EmbeddingSettings) -> ports.Embedder:
     """The embedding model MEMORY_ENGINE_EMBEDDER names, unbounded (`build_embedder` bounds it)."""
     return EMBEDDERS.create(settings.embedder, settings)
 
 
-def build_extractor(settings: ExtractionSettings) -> Extractor:
+def build_extractor(settings: config.ExtractionSettings) -> ports.Extractor:
     return EXTRACTORS.create(settings.extractor, settings)
 
 
-def build_fact_extractor(settings: ExtractionSettings) -> FactExtractor:
+def build_fact_extractor(settings: config.ExtractionSettings) -> FactExtractor:
     return FACT_EXTRACTORS.create(settings.extractor, settings)
 
 
-def build_chat_upstream(settings: ChatSettings) -> ChatUpstream:
+def build_chat_upstream(settings: config.ChatSettings) -> ports.ChatUpstream:
     return CHATS.create("openai", settings)
 
 
-def job_source(built: Engine | None = None) -> JobSource:
+def job_source(built: Engine | None = None) -> ports.JobSource:
     """The consumer side of the engine's queue (the configured engine's by default)."""
     queue = (built or engine()).queue
-    if not isinstance(queue, JobSource):
+    if not isinstance(queue, ports.JobSource):
         raise Unavailable("This backend's queue is consumed by the worker Lambda, not polled locally.")
     return queue
 
@@ -181,7 +153,7 @@ def job_source(built: Engine | None = None) -> JobSource:
 def bootstrap_index() -> None:
     """Create the configured search index if it needs creating (the deploy-time custom resource)."""
     index = engine().index
-    if not isinstance(index, IndexBootstrap):
+    if not isinstance(index, ports.IndexBootstrap):
         raise Unavailable(
             f"The configured search index ({type(index).__name__}) has no ensure_index(): "
             "nothing can create it at deploy time."

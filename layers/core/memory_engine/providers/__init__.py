@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
 _LOCAL = "memory_engine.providers.local"
 _AWS = "memory_engine.providers.aws"
+_OPENSEARCH = "memory_engine.providers.opensearch"
 _EMBEDDERS = "memory_engine.providers.embedders"
 _EXTRACTORS = "memory_engine.providers.extractors"
 _LLM = "memory_engine.providers.llm"
@@ -45,13 +46,18 @@ USAGE_PLANS: Factory[UsagePlanKeys] = Factory(
     {"local": f"{_LOCAL}:no_usage_plan", "aws": f"{_AWS}:apigateway_usage_plan"},
 )
 # Keyed by `wiring.index_choice`. The local backend's persisted index ("files") is opened by the
-# local server and CLI (memory_engine_app.local_index): it never runs in a Lambda function.
+# local server and its CLI (memory_engine_app.local_index): it never runs in a Lambda function.
 INDEXES: Factory[SearchIndex] = Factory(
     "search index",
     "MEMORY_ENGINE_OPENSEARCH_URL",
     {
         "opensearch": "memory_engine.providers.opensearch:opensearch_index",
         "memory": f"{_LOCAL}:rebuilt_index",
+    },
+    elsewhere={
+        "files": "The local backend's index files are opened by the local server and its CLI "
+        "(memory-engine serve), which build their own engine; set MEMORY_ENGINE_OPENSEARCH_URL "
+        "to use OpenSearch instead."
     },
 )
 EMBEDDERS: Factory[Embedder] = Factory(
