@@ -92,7 +92,9 @@ def local_server(data_dir: Path, embedder: str | None) -> Iterator[tuple[int, Ca
         os.environ["MEMORY_ENGINE_EMBEDDER"] = embedder
     from memory_engine import wiring
     from memory_engine.settings import reset_settings
-    from memory_engine_app.server.app import Dispatcher, LocalHttpServer, load_routes, make_http_handler
+    from memory_engine_app.server.dispatch import Dispatcher, load_routes
+    from memory_engine_app.server.http_handler import make_http_handler
+    from memory_engine_app.server.sockets import LocalHttpServer
 
     reset_settings()
     wiring.reset()

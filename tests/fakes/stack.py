@@ -31,14 +31,13 @@ from memory_engine.ratelimit import RateLimiter
 from memory_engine.settings import Settings
 from memory_engine.usecases import keys
 from memory_engine_app import local_engine
-from memory_engine_app.server.app import (
+from memory_engine_app.server.dispatch import Dispatcher, load_routes
+from memory_engine_app.server.http_handler import (
     DEFAULT_READ_TIMEOUT_S,
     DEFAULT_REQUEST_READ_S,
-    Dispatcher,
-    LocalHttpServer,
-    load_routes,
     make_http_handler,
 )
+from memory_engine_app.server.sockets import LocalHttpServer
 from memory_engine_app.worker import LocalWorker
 from tests.fakes.ports import EchoExtractor, HashEmbedder, RecordingChat
 
