@@ -95,18 +95,11 @@ def reindex(tenant: str | None, reembed: bool = False) -> int:
         store, index = wiring.build_store(settings), wiring.build_opensearch_index(settings)
         if reembed:
             embedder = wiring.build_embedder(settings)
-    else:
-        from memory_engine.adapters.local.sqlite_store import SqliteStore
-
+    else:  # the local backend: its index files, rebuilt in place
         store = wiring.build_store(settings)
-        if isinstance(store, SqliteStore):
-            if reembed:
-                _reembed(store, wiring.build_embedder(settings), tenant)
-            return _reindex_local(settings, store, tenant)
-        from memory_engine_app import local_engine
-
-        engine = local_engine.engine()
-        store, index, embedder = engine.store, engine.index, engine.embedder
+        if reembed:
+            _reembed(store, wiring.build_embedder(settings), tenant)
+        return _reindex_local(settings, store, tenant)
     if reembed and embedder is not None:
         _reembed(store, embedder, tenant)
     with tqdm(unit=" memories", desc="reindex") as bar:

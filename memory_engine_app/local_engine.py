@@ -11,6 +11,7 @@ from threading import Lock
 
 from memory_engine import wiring
 from memory_engine.engine import Engine
+from memory_engine.ports import CopyableEmbedder
 from memory_engine.settings import get_settings
 from memory_engine.usecases import jobs
 from memory_engine.usecases import sweep as sweeping
@@ -59,6 +60,6 @@ def worker_engine(target: Engine) -> Engine:
     batches never queue on the threads that embed the requests' queries (the worker's copy loads
     when the worker thread starts, at its lower priority: one more ONNX Runtime session in
     memory, the tokenizer shared, ~160 MB)."""
-    clone = getattr(target.embedder, "clone", None)
-    copy = clone() if callable(clone) else target.embedder
+    embedder = target.embedder
+    copy = embedder.clone() if isinstance(embedder, CopyableEmbedder) else embedder
     return target if copy is target.embedder else dataclasses.replace(target, embedder=copy)
