@@ -113,8 +113,8 @@ class MemoryEngineStack(Stack):
             return {}
         env = {"MEMORY_ENGINE_BACKEND": "aws", "MEMORY_ENGINE_TABLE_NAME": self.data.table.table_name}
         if not uses_engine(needs):
-            # The authorizer reads keys only: no queue, no index to configure.
-            return env | {"MEMORY_ENGINE_KEYS_ONLY": "true"}
+            # The authorizer reads keys only (memory_engine.settings.KeySettings): no queue, no index.
+            return env
         config = self.config
         env |= {
             "MEMORY_ENGINE_QUEUE_URL": self.queues[EXTRACTION_WORKER].queue.queue_url,

@@ -64,12 +64,14 @@ def create_resources() -> str:
 
 def issue_key() -> str:
     """An API key of tenant `local` in the DynamoDB key table (no usage plan: moto has no stage)."""
-    from memory_engine import wiring
+    from memory_engine import key_wiring
     from memory_engine.adapters.local.usage_plan import NoUsagePlan
     from memory_engine.engine import SystemClock
     from memory_engine.usecases import keys
 
-    return keys.create(wiring.key_store(), SystemClock().now(), TENANT, "aws-local", usage=NoUsagePlan()).key
+    return keys.create(
+        key_wiring.key_store(), SystemClock().now(), TENANT, "aws-local", usage=NoUsagePlan()
+    ).key
 
 
 def main() -> int:

@@ -95,16 +95,11 @@ def reindex(tenant: str | None, reembed: bool = False) -> int:
         store, index = wiring.build_store(settings), wiring.build_opensearch_index(settings)
         if reembed:
             embedder = wiring.build_embedder(settings)
-    else:
-        from memory_engine.adapters.local.sqlite_store import SqliteStore
-
+    else:  # the local backend: its index files, rebuilt in place
         store = wiring.build_store(settings)
-        if isinstance(store, SqliteStore):
-            if reembed:
-                _reembed(store, wiring.build_embedder(settings), tenant)
-            return _reindex_local(settings, store, tenant)
-        engine = wiring.engine()
-        store, index, embedder = engine.store, engine.index, engine.embedder
+        if reembed:
+            _reembed(store, wiring.build_embedder(settings), tenant)
+        return _reindex_local(settings, store, tenant)
     if reembed and embedder is not None:
         _reembed(store, embedder, tenant)
     with tqdm(unit=" memories", desc="reindex") as bar:
@@ -135,15 +130,15 @@ def _reindex_local(settings: Settings, store: Store, tenant: str | None) -> int:
     run it while no server uses the same data folder (the index files have one writer)."""
     from tqdm import tqdm
 
-    from memory_engine import wiring
     from memory_engine.adapters.local.index_files import PersistedIndex
     from memory_engine.indexing.documents import rebuild
+    from memory_engine_app.local_index import local_index_path, open_local_index
 
     threshold = settings.local_index_ann_threshold or None
     if tenant is None:
-        index = PersistedIndex(wiring.local_index_path(settings), threshold)
+        index = PersistedIndex(local_index_path(settings), threshold)
     else:
-        index = wiring.open_local_index(settings, store)
+        index = open_local_index(settings, store)
     with index.bulk(), tqdm(unit=" memories", desc="reindex") as bar:
         count = rebuild(store, index, tenant, progress=lambda n: bar.update(n - bar.n))
     print(f"indexed {count} memories into {index.directory}", file=sys.stderr)

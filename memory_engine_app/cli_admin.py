@@ -98,13 +98,13 @@ def write_openapi(out: str | None) -> int:
 
 
 def _keys(args: argparse.Namespace) -> int:
-    from memory_engine import wiring
+    from memory_engine import key_wiring
     from memory_engine.engine import SystemClock
     from memory_engine.settings import get_settings
     from memory_engine.usecases import keys
     from memory_engine_app.data_dir import unserved_warning
 
-    store, usage, now = wiring.key_store(), wiring.usage_plan_keys(), SystemClock().now()
+    store, usage, now = key_wiring.key_store(), key_wiring.usage_plan_keys(), SystemClock().now()
     if args.action == "sync":
         return _sync(store, usage, now, args.dry_run)
     if args.action == "create":
@@ -155,12 +155,13 @@ def dead_letters() -> DeadLetters:
     """The configured queue's dead letters, without building the engine (no model, no index)."""
     from memory_engine import wiring
     from memory_engine.errors import Unavailable
+    from memory_engine.ports import DeadLetters
     from memory_engine.settings import get_settings
 
     queue = wiring.build_queue(get_settings())
-    if not hasattr(queue, "dead_letters") or not hasattr(queue, "redrive"):
+    if not isinstance(queue, DeadLetters):
         raise Unavailable(f"The configured queue ({type(queue).__name__}) keeps no dead letters.")
-    return queue  # type: ignore[return-value]
+    return queue
 
 
 _STATES = {True: "resolved", False: "open", None: "-"}

@@ -7,7 +7,7 @@ English, characters labelled) and a fixed sample of LoCoMo dev batches.
     OPENAI_BASE_URL=http://127.0.0.1:8151/v1 OPENAI_API_KEY=any \\
         .venv/bin/python -m bench.quality.llm_extraction [--record tests/llm/recorded] [--only ko-pets,locomo]
 
-The extractor is built by `wiring.build_llm_extractor` from the same settings the engine reads,
+The extractor is built by `llm_extractor` from the same settings the engine reads,
 so the run takes exactly the path a user's Ollama, vLLM or llama.cpp server takes. Each batch
 gets the characters of the conversation's earlier batches as known characters, as a thread's
 registry gives them. Every response the server sends is recorded on the way (an httpx hook):
@@ -158,8 +158,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("\n".join(report(json.loads((args.out or RESULTS / "llm_extraction.json").read_text()))))
         return 0
 
+    from memory_engine.providers.llm import llm_extractor as build_llm_extractor
     from memory_engine.settings import Settings
-    from memory_engine.wiring import build_llm_extractor
 
     settings = Settings()
     recorder = Recorder()

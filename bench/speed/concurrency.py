@@ -37,6 +37,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import locomo_questions, locomo_turns, median, percentile, print_table, save
+from memory_engine import key_wiring
+from memory_engine_app import local_engine as served
 
 KEY = "me_bench-concurrency-key-0123456789"
 SEEDED = "seeded-thread"
@@ -90,14 +92,16 @@ def local_server(data_dir: Path, embedder: str | None) -> Iterator[tuple[int, Ca
         os.environ["MEMORY_ENGINE_EMBEDDER"] = embedder
     from memory_engine import wiring
     from memory_engine.settings import reset_settings
-    from memory_engine_app.server.app import Dispatcher, LocalHttpServer, load_routes, make_http_handler
+    from memory_engine_app.server.dispatch import Dispatcher, load_routes
+    from memory_engine_app.server.http_handler import make_http_handler
+    from memory_engine_app.server.sockets import LocalHttpServer
 
     reset_settings()
     wiring.reset()
-    engine = wiring.engine()
+    engine = served.engine()
     engine.embedder.embed(["warm up"])
-    worker = wiring.local_worker(engine)
-    dispatcher = Dispatcher(load_routes(), wiring.key_resolver(), None)
+    worker = served.local_worker(engine)
+    dispatcher = Dispatcher(load_routes(), key_wiring.key_resolver(), None)
     server = LocalHttpServer(("127.0.0.1", 0), make_http_handler(dispatcher))
     threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
     worker.start()

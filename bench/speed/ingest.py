@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import ROOT, locomo_turns, median, percentile, print_table, save
+from memory_engine_app import local_engine as served
 
 TARGET_TURNS_PER_S = 1_000
 TARGET_EXTRACTION_S = 2.0
@@ -85,7 +86,7 @@ def local_engine(data_dir: Path) -> Iterator[None]:
     try:
         yield
     finally:
-        engine = wiring.engine()
+        engine = served.engine()
         for part in (engine.store, engine.queue):
             close = getattr(part, "close", None)
             if close:
@@ -102,9 +103,8 @@ def local_engine(data_dir: Path) -> Iterator[None]:
 @contextmanager
 def counting(counts: Counter[str]) -> Iterator[None]:
     """Count store write transactions and queue sends of the engine in use."""
-    from memory_engine import wiring
 
-    engine = wiring.engine()
+    engine = served.engine()
     database = engine.store._db  # type: ignore[attr-defined]
     original_write: Callable[..., Any] = database.write
     original_send = engine.queue.send
@@ -156,16 +156,15 @@ def consolidate_run(sessions: int, turns: int, run: int) -> dict[str, Any]:
 def extraction_latency(batches: int) -> list[float]:
     """Seconds from the 20th turn's answer until retrieve returns the batch's memory."""
     from functions.consolidate.handler import lambda_handler
-    from memory_engine import wiring
     from memory_engine.models.api import RetrieveRequest
     from memory_engine.usecases import retrieve
     from memory_engine_app.server.apigw import LocalContext
 
     samples = []
     with tempfile.TemporaryDirectory() as scratch, local_engine(Path(scratch)):
-        engine = wiring.engine()
+        engine = served.engine()
         engine.embedder.embed(["warm up"])  # the model loads at server start, not on a batch
-        worker = wiring.local_worker(engine, sweep=False)
+        worker = served.local_worker(engine, sweep=False)
         worker.start()
         try:
             for batch in range(batches):

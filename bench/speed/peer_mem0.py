@@ -71,17 +71,17 @@ def _session_time(raw: str | None) -> str | None:
 
 def engine_side(samples: list[dict[str, Any]], gold: list[dict[str, Any]]) -> dict[str, Any]:
     from bench.speed.ingest import local_engine
-    from memory_engine import wiring
     from memory_engine.models.api import ConsolidateRequest, RetrieveRequest
     from memory_engine.usecases import consolidate, retrieve
+    from memory_engine_app import local_engine as served
 
     tenant = "bench"
     with tempfile.TemporaryDirectory() as scratch, local_engine(Path(scratch)):
         started = time.perf_counter()
-        engine = wiring.engine()
+        engine = served.engine()
         engine.embedder.embed(["warm up"])
         load_s = time.perf_counter() - started
-        worker = wiring.local_worker(engine, sweep=False)
+        worker = served.local_worker(engine, sweep=False)
         consolidate_s = extract_s = 0.0
         count = 0
         for sample in samples:

@@ -48,7 +48,7 @@ from memory_engine.models.api import RetrieveRequest
 from memory_engine.ports import DocKind
 from memory_engine.settings import Settings
 from memory_engine.usecases import retrieve
-from memory_engine.wiring import freeze_loaded
+from memory_engine_app.local_index import freeze_loaded
 
 TARGET_P95_MS_AT_100K = 20.0
 TARGET_GROWTH_10K_TO_100K = 2.0

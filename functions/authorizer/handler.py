@@ -16,7 +16,7 @@ from aws_lambda_powertools.utilities.data_classes.api_gateway_authorizer_event i
     APIGatewayAuthorizerResponse,
 )
 
-from memory_engine import wiring
+from memory_engine import key_wiring
 from memory_engine.auth import authenticate, usage_key_value
 from memory_engine.http import logger
 from memory_engine.observability import traced
@@ -34,7 +34,7 @@ class Unauthorized(Exception):
 @logger().inject_lambda_context(clear_state=True)
 def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     request = APIGatewayAuthorizerRequestEvent(event)
-    principal = authenticate(request.headers.get("Authorization"), wiring.key_resolver())  # any case
+    principal = authenticate(request.headers.get("Authorization"), key_wiring.key_resolver())  # any case
     if principal is None:
         logger().info("rejected API key")  # never the key itself
         raise Unauthorized()

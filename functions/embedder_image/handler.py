@@ -17,14 +17,14 @@ from memory_engine import wiring
 from memory_engine.http import logger
 from memory_engine.models.messages import EmbeddingInvocation
 from memory_engine.ports import Embedder
-from memory_engine.settings import get_settings
+from memory_engine.settings import EmbeddingSettings, loaded
 from memory_engine.usecases import embed_batch
 
 
 @lru_cache(maxsize=1)
 def embedder() -> Embedder:
     """The in-process model, loaded on the first invocation (the image bakes it in)."""
-    settings = get_settings()
+    settings = loaded(EmbeddingSettings)
     if settings.embedder not in {"e5", "minilm"}:
         # This function *is* the remote model: pointing it at another one would call itself.
         raise RuntimeError(

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 from pydantic import ValidationError
 
-from memory_engine import wiring
+from memory_engine import key_wiring, wiring
 from memory_engine.adapters.aws.apigateway_usage_plan import ApiGatewayUsagePlanKeys, MissingUsagePlan
 from memory_engine.adapters.aws.dynamodb_api_keys import DynamoDbKeyStore
 from memory_engine.adapters.aws.dynamodb_store import DynamoDbStore
@@ -19,8 +19,7 @@ from memory_engine.adapters.local.memory_index import LocalSearchIndex
 from memory_engine.adapters.local.usage_plan import NoUsagePlan
 from memory_engine.embedding import BoundedEmbedder
 from memory_engine.engine import Engine
-from memory_engine.errors import Unavailable
-from memory_engine.settings import Settings, reset_settings
+from memory_engine.settings import KeySettings, Settings, reset_settings
 from memory_engine_app import cli
 from tests.contract.builders import append_turns, make_memory, make_session
 from tests.fakes.aws import TABLE
@@ -67,25 +66,26 @@ def test_outside_lambda_the_aws_backend_may_run_without_opensearch(env: pytest.M
     assert configured(env, **AWS).opensearch_url is None
 
 
-def test_a_keys_only_process_in_lambda_needs_only_the_table(env: pytest.MonkeyPatch) -> None:
+def test_the_authorizers_piece_in_lambda_needs_only_the_table(env: pytest.MonkeyPatch) -> None:
     # Given the authorizer's environment: the table, no queue, no index
-    settings = configured(
-        env,
-        MEMORY_ENGINE_BACKEND="aws",
-        MEMORY_ENGINE_TABLE_NAME=TABLE,
-        MEMORY_ENGINE_KEYS_ONLY="true",
-        AWS_LAMBDA_FUNCTION_NAME="memory-engine-authorizer",
-    )
-    # Then the configuration is complete, and its key store is the table
-    assert isinstance(wiring.build_key_store(settings), DynamoDbKeyStore)
+    for name, value in {
+        "MEMORY_ENGINE_BACKEND": "aws",
+        "MEMORY_ENGINE_TABLE_NAME": TABLE,
+        "AWS_LAMBDA_FUNCTION_NAME": "memory-engine-authorizer",
+    }.items():
+        env.setenv(name, value)
+
+    # When it reads the piece it needs / Then that is complete, and its key store is the table
+    assert isinstance(key_wiring.build_key_store(KeySettings()), DynamoDbKeyStore)
 
 
-def test_a_keys_only_process_builds_no_engine(env: pytest.MonkeyPatch) -> None:
-    configured(
-        env, MEMORY_ENGINE_BACKEND="aws", MEMORY_ENGINE_TABLE_NAME=TABLE, MEMORY_ENGINE_KEYS_ONLY="true"
-    )
+def test_the_authorizers_environment_builds_no_engine(env: pytest.MonkeyPatch) -> None:
+    # Given the authorizer's environment outside Lambda: the table alone
+    env.setenv("MEMORY_ENGINE_BACKEND", "aws")
+    env.setenv("MEMORY_ENGINE_TABLE_NAME", TABLE)
 
-    with pytest.raises(Unavailable, match="MEMORY_ENGINE_KEYS_ONLY"):
+    # When an engine is asked for / Then the configuration names what an engine would need
+    with pytest.raises(ValidationError, match="MEMORY_ENGINE_QUEUE_URL"):
         wiring.engine()
 
 
@@ -100,7 +100,7 @@ def test_a_keys_only_process_builds_no_engine(env: pytest.MonkeyPatch) -> None:
 def test_the_usage_plan_adapter_follows_the_backend_and_the_plan_id(
     env: pytest.MonkeyPatch, variables: dict[str, str], adapter: type
 ) -> None:
-    assert isinstance(wiring.build_usage_plan_keys(configured(env, **variables)), adapter)
+    assert isinstance(key_wiring.build_usage_plan_keys(configured(env, **variables)), adapter)
 
 
 def test_a_remote_embedder_without_its_target_fails_naming_the_variable(env: pytest.MonkeyPatch) -> None:

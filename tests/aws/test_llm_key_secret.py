@@ -10,10 +10,10 @@ from typing import Any, ClassVar
 
 import pytest
 
-from memory_engine import wiring
 from memory_engine.adapters.aws import clients
 from memory_engine.adapters.openai.upstream import HttpChatUpstream
 from memory_engine.errors import Unavailable
+from memory_engine.providers.chat import llm_api_key
 from memory_engine.settings import Settings
 from tests.fakes.aws import REGION, moto_aws
 
@@ -42,7 +42,7 @@ def test_a_configured_secret_gives_a_key_read_when_first_asked_for(secrets: Any)
     settings = Settings(openai_api_key_secret=SECRET, aws_region=REGION)
     calls = reads_of_the_secret(secrets)
     # When the key is resolved
-    key = wiring.llm_api_key(settings)
+    key = llm_api_key(settings)
     # Then nothing is read until it is asked for, and then the secret's value is the key
     assert callable(key)
     assert calls == []
@@ -52,7 +52,7 @@ def test_a_configured_secret_gives_a_key_read_when_first_asked_for(secrets: Any)
 
 def test_the_key_is_kept_while_fresh(secrets: Any) -> None:
     calls = reads_of_the_secret(secrets)
-    key = wiring.llm_api_key(Settings(openai_api_key_secret=SECRET, aws_region=REGION))
+    key = llm_api_key(Settings(openai_api_key_secret=SECRET, aws_region=REGION))
     assert callable(key)
     assert (key(), key()) == ("sk-from-secrets-manager", "sk-from-secrets-manager")
     assert calls == ["GetSecretValue"]
@@ -61,7 +61,7 @@ def test_the_key_is_kept_while_fresh(secrets: Any) -> None:
 def test_a_rotated_key_is_read_once_the_kept_one_is_stale(secrets: Any) -> None:
     # Given a reader that keeps the key no time at all
     settings = Settings(openai_api_key_secret=SECRET, openai_api_key_max_age_seconds=0, aws_region=REGION)
-    key = wiring.llm_api_key(settings)
+    key = llm_api_key(settings)
     assert callable(key)
     assert key() == "sk-from-secrets-manager"
     # When the secret is rotated / Then the next request reads the new key
@@ -71,11 +71,11 @@ def test_a_rotated_key_is_read_once_the_kept_one_is_stale(secrets: Any) -> None:
 
 def test_a_key_in_the_environment_wins_for_local_runs(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-local")
-    assert wiring.llm_api_key(Settings(openai_api_key_secret=SECRET)) == "sk-local"
+    assert llm_api_key(Settings(openai_api_key_secret=SECRET)) == "sk-local"
 
 
 def test_a_missing_secret_is_unavailable_naming_the_variable_not_the_secret(secrets: Any) -> None:
-    key = wiring.llm_api_key(Settings(openai_api_key_secret="memory-engine/absent", aws_region=REGION))
+    key = llm_api_key(Settings(openai_api_key_secret="memory-engine/absent", aws_region=REGION))
     assert callable(key)
     with pytest.raises(Unavailable, match="MEMORY_ENGINE_OPENAI_API_KEY_SECRET") as refused:
         key()

@@ -22,6 +22,7 @@ from memory_engine.models.domain import Turn
 from memory_engine.ports import Extraction, ExtractionContext, Queue, Store
 from memory_engine.settings import Settings
 from memory_engine.usecases import consolidate
+from memory_engine_app import local_engine
 from tests.fakes.ports import EchoExtractor, HashEmbedder, StepClock
 
 TENANT = "tenant-a"
@@ -74,12 +75,12 @@ def _local(tmp_path: Path) -> Iterator[Deployment]:
     path = tmp_path / "memory-engine.sqlite3"
     llm = FlakyLlm()
     current = [_engine(SqliteStore(path), SqliteQueue(path, max_receives=3), llm)]
-    worker = [wiring.local_worker(current[0])]
+    worker = [local_engine.local_worker(current[0])]
 
     def restart() -> None:
         # A new process on the same file: a fresh engine and worker, which sweeps when it starts.
         current[0] = _engine(SqliteStore(path), SqliteQueue(path, max_receives=3), llm)
-        worker[0] = wiring.local_worker(current[0])
+        worker[0] = local_engine.local_worker(current[0])
         worker[0].sweep_if_due()
 
     yield Deployment(llm, lambda: current[0], lambda: _ignore(worker[0].drain()), restart)

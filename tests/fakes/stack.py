@@ -23,7 +23,6 @@ from memory_engine.adapters.local.memory_index import LocalSearchIndex
 from memory_engine.adapters.local.sqlite_keys import SqliteKeyStore
 from memory_engine.adapters.local.sqlite_queue import SqliteQueue
 from memory_engine.adapters.local.sqlite_store import SqliteStore
-from memory_engine.adapters.local.worker import LocalWorker
 from memory_engine.auth import AnyKey, SingleKey, StoreKeys
 from memory_engine.engine import Engine, SystemClock
 from memory_engine.models.messages import Job
@@ -31,14 +30,15 @@ from memory_engine.ports import Extractor, JobSource, KeyStore, Queue
 from memory_engine.ratelimit import RateLimiter
 from memory_engine.settings import Settings
 from memory_engine.usecases import keys
-from memory_engine_app.server.app import (
+from memory_engine_app import local_engine
+from memory_engine_app.server.dispatch import Dispatcher, load_routes
+from memory_engine_app.server.http_handler import (
     DEFAULT_READ_TIMEOUT_S,
     DEFAULT_REQUEST_READ_S,
-    Dispatcher,
-    LocalHttpServer,
-    load_routes,
     make_http_handler,
 )
+from memory_engine_app.server.sockets import LocalHttpServer
+from memory_engine_app.worker import LocalWorker
 from tests.fakes.ports import EchoExtractor, HashEmbedder, RecordingChat
 
 LOCAL_KEY = "me_local-test-key-0123456789"
@@ -87,7 +87,7 @@ class LocalStack:
         return status, dict(answer_headers), json.loads(answer) if answer else None
 
     def worker(self) -> LocalWorker:
-        return wiring.local_worker(self.engine, sweep=False)
+        return local_engine.local_worker(self.engine, sweep=False)
 
     def drain(self) -> int:
         """Play the worker until no job is ready; returns how many jobs ran."""

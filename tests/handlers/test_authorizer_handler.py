@@ -90,7 +90,6 @@ def test_the_authorizer_runs_on_the_environment_the_stack_gives_it(monkeypatch: 
         for name, value in {
             "MEMORY_ENGINE_BACKEND": "aws",
             "MEMORY_ENGINE_TABLE_NAME": table,
-            "MEMORY_ENGINE_KEYS_ONLY": "true",
             "AWS_LAMBDA_FUNCTION_NAME": "authorizer",
             "AWS_REGION": REGION,
         }.items():

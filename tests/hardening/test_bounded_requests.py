@@ -17,7 +17,7 @@ from pathlib import Path
 from memory_engine.auth import AnyKey, SingleKey
 from memory_engine.embedding import BoundedEmbedder
 from memory_engine.ports import EmbedMode
-from memory_engine_app.server.app import Dispatcher, load_routes
+from memory_engine_app.server.dispatch import Dispatcher, load_routes
 from tests.fakes.ports import HashEmbedder
 from tests.fakes.stack import LOCAL_KEY, LocalStack, http_server, local_stack, serve_http
 

@@ -59,7 +59,6 @@ def test_the_authorizer_gets_only_the_table(dev: dict[str, Any]) -> None:
     assert set(env(dev, "authorizer")) - POWERTOOLS - {"POWERTOOLS_LOG_LEVEL"} == {
         "MEMORY_ENGINE_BACKEND",
         "MEMORY_ENGINE_TABLE_NAME",
-        "MEMORY_ENGINE_KEYS_ONLY",  # so its settings ask for no queue and no index
     }
 
 

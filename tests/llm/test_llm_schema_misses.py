@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from memory_engine_app import local_engine
+
 pytest.importorskip("openai")
 
 from memory_engine import wiring
@@ -203,7 +205,7 @@ def test_a_job_whose_answers_keep_missing_the_schema_dies_after_three_model_call
         consolidate.run(engine, "acme", ConsolidateRequest.model_validate(request))
 
     # When the worker runs until the queue is idle
-    wiring.local_worker(engine, sweep=False).drain()
+    local_engine.local_worker(engine, sweep=False).drain()
 
     # Then the job made 3 model calls in all, and its dead letter says why and what it cost
     assert len(server.requests) == 3

@@ -1,4 +1,4 @@
-"""`memory-engine keys ...` against the configured key store, checked through `wiring.key_resolver()`:
+"""`memory-engine keys ...` against the configured key store, checked through `key_wiring.key_resolver()`:
 the resolver the local server and the Lambda authorizer both use."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from memory_engine import wiring
+from memory_engine import key_wiring, wiring
 from memory_engine.auth import KeyResolver, authenticate, key_id_of, local_api_key
 from memory_engine.settings import get_settings, reset_settings
 from memory_engine_app import cli
@@ -53,12 +53,12 @@ def test_a_created_key_is_printed_once_and_resolves_to_its_tenant(
     key = create(capsys, "acme")
 
     assert key_id_of(key) is not None
-    assert authorize(f"Bearer {key}", wiring.key_resolver()) == "acme"
-    assert authorize(f"Token {key}", wiring.key_resolver()) == "acme"
+    assert authorize(f"Bearer {key}", key_wiring.key_resolver()) == "acme"
+    assert authorize(f"Token {key}", key_wiring.key_resolver()) == "acme"
 
 
 def test_the_local_key_still_resolves_to_the_local_tenant(configured: Path) -> None:
-    assert authorize(f"Bearer {LOCAL_KEY}", wiring.key_resolver()) == "local"
+    assert authorize(f"Bearer {LOCAL_KEY}", key_wiring.key_resolver()) == "local"
 
 
 def test_the_database_holds_the_hash_never_the_key(
@@ -91,7 +91,7 @@ def test_a_revoked_key_no_longer_resolves(configured: Path, capsys: pytest.Captu
     code, _, _ = run(capsys, "keys", "revoke", str(key_id_of(key)))
 
     assert code == 0
-    assert authorize(f"Bearer {key}", wiring.key_resolver()) is None
+    assert authorize(f"Bearer {key}", key_wiring.key_resolver()) is None
 
 
 def test_rotation_issues_a_working_key_and_retires_the_old_one(
@@ -103,8 +103,8 @@ def test_rotation_issues_a_working_key_and_retires_the_old_one(
     new = out.strip()
 
     assert code == 0 and new != old
-    assert authorize(f"Bearer {new}", wiring.key_resolver()) == "acme"
-    assert authorize(f"Bearer {old}", wiring.key_resolver()) is None
+    assert authorize(f"Bearer {new}", key_wiring.key_resolver()) == "acme"
+    assert authorize(f"Bearer {old}", key_wiring.key_resolver()) is None
 
 
 def test_rotation_with_grace_keeps_the_old_key_working_meanwhile(
@@ -114,7 +114,7 @@ def test_rotation_with_grace_keeps_the_old_key_working_meanwhile(
 
     run(capsys, "keys", "rotate", str(key_id_of(old)), "--grace-seconds", "3600")
 
-    assert authorize(f"Bearer {old}", wiring.key_resolver()) == "acme"
+    assert authorize(f"Bearer {old}", key_wiring.key_resolver()) == "acme"
 
 
 def test_revoking_an_unknown_key_fails_with_a_clear_message(

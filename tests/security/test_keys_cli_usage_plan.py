@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from functions.authorizer.handler import lambda_handler as authorizer
-from memory_engine import wiring
+from memory_engine import key_wiring, wiring
 from memory_engine.adapters.aws import clients
 from memory_engine.adapters.aws.dynamodb_api_keys import DynamoDbKeyStore
 from memory_engine.auth import key_id_of, usage_key_value
@@ -118,7 +118,7 @@ def test_without_the_usage_plan_id_no_key_is_issued(
     code, out, err = run(capsys, "keys", "create", "--tenant", "acme")
     assert code == 1 and out == ""
     assert "MEMORY_ENGINE_USAGE_PLAN_ID" in err and "UsagePlanId" in err
-    assert wiring.key_store().list_keys() == []
+    assert key_wiring.key_store().list_keys() == []
 
 
 def test_sync_enrolls_keys_made_before_the_usage_plan(aws: Aws, capsys: pytest.CaptureFixture[str]) -> None:

@@ -12,10 +12,12 @@ from memory_engine import wiring
 from memory_engine.adapters.local.index_files import IndexFileError, PersistedIndex
 from memory_engine.adapters.local.memory_index import LocalSearchIndex
 from memory_engine.adapters.local.sqlite_store import SqliteStore
+from memory_engine.backends import database_path
 from memory_engine.engine import Engine
 from memory_engine.models.api import ConsolidateRequest, DeleteRequest, ForkRequest
 from memory_engine.settings import Settings, reset_settings
 from memory_engine.usecases import consolidate, delete, fork
+from memory_engine_app import local_index
 from tests.fakes.engine import run_worker
 from tests.fakes.ports import EchoExtractor, HashEmbedder, ListQueue, StepClock
 from tests.unit.test_local_index import _axis, _doc
@@ -238,12 +240,12 @@ def settings(tmp_path: Path) -> Settings:
 
 
 def _engine(settings: Settings) -> Engine:
-    store = SqliteStore(wiring.database_path(settings))
+    store = SqliteStore(database_path(settings))
     return Engine(
         settings=settings,
         store=store,
         queue=ListQueue(),
-        index=wiring.build_index(settings, store),
+        index=local_index.build_index(settings, store),
         embedder=HashEmbedder(),
         extractor=EchoExtractor(),
         clock=StepClock(),
@@ -288,7 +290,7 @@ def test_the_engine_is_wired_with_the_persisted_index_beside_the_database(
     engine: Engine, settings: Settings
 ) -> None:
     assert isinstance(engine.index, PersistedIndex)
-    assert engine.index.directory == Path(wiring.database_path(settings) + ".index")
+    assert engine.index.directory == Path(database_path(settings) + ".index")
     assert len(_stored(engine)) == 2 and _held(engine) == _stored(engine)
 
 
@@ -299,7 +301,7 @@ def test_a_restart_with_a_deleted_or_truncated_index_rebuilds_it_losing_nothing(
     # Given an index with both memories and their turns, then damaged while the engine is down
     docs_before = len(engine.index)  # type: ignore[arg-type]
     engine.index.close()  # type: ignore[attr-defined]
-    folder = wiring.local_index_path(settings)
+    folder = local_index.local_index_path(settings)
     for path in folder.glob("shard-*"):
         path.unlink() if damage == "deleted" else path.write_bytes(path.read_bytes()[:10])
 
@@ -317,7 +319,7 @@ def test_a_restart_with_a_stale_index_catches_up_with_the_store(engine: Engine, 
     # Given a snapshot of the index, then a third memory and a deleted memory the index never saw
     # (an old copy of the index folder, or a crash before the journal write)
     engine.index.close()  # type: ignore[attr-defined]
-    folder = wiring.local_index_path(settings)
+    folder = local_index.local_index_path(settings)
     saved = {path.name: path.read_bytes() for path in folder.iterdir()}
     for n in range(21, 29):
         _say(engine, n)
@@ -345,7 +347,7 @@ def test_a_delete_reaches_the_index_on_disk(engine: Engine, settings: Settings) 
 
     # When it is deleted, and the process dies without a checkpoint
     delete.run(engine, TENANT, DeleteRequest(session_uuid="s1", dialog_uuid="d3"))
-    loaded = PersistedIndex.load(wiring.local_index_path(settings))
+    loaded = PersistedIndex.load(local_index.local_index_path(settings))
 
     # Then the index on disk has neither the memory nor its turn documents
     assert memory.memory_id not in loaded.memory_ids().get(TENANT, set())
@@ -359,7 +361,7 @@ def test_a_fork_reaches_the_index_on_disk(engine: Engine, settings: Settings) ->
         TENANT,
         ForkRequest(source_session_uuid="s1", target_session_uuid="s2", cutoff_dialog_uuid="d8"),
     )
-    loaded = PersistedIndex.load(wiring.local_index_path(settings))
+    loaded = PersistedIndex.load(local_index.local_index_path(settings))
 
     # Then the copied memory is searchable in the target's thread from the files alone
     hits = loaded.search(TENANT, ["s2"], "kayak", [], k=10)
@@ -384,7 +386,7 @@ def test_reindex_rebuilds_the_local_index_from_scratch(
     assert cli.main(["reindex"]) == 0
 
     # Then the files hold the store's memories only
-    loaded = PersistedIndex.load(wiring.local_index_path(settings))
+    loaded = PersistedIndex.load(local_index.local_index_path(settings))
     reset_settings()
     assert loaded.memory_ids() == {TENANT: _stored(engine)}
 

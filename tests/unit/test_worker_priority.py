@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from memory_engine import wiring
-from memory_engine.adapters.local.worker import LocalWorker, lower_priority
+from memory_engine_app import local_engine
+from memory_engine_app.worker import LocalWorker, lower_priority
 from tests.fakes.engine import fake_engine
 
 linux_only = pytest.mark.skipif(sys.platform != "linux", reason="per-thread nice values are Linux's")
@@ -113,7 +113,7 @@ def test_the_worker_gets_its_own_copy_of_an_in_process_embedder() -> None:
     engine.embedder = Cloneable()  # type: ignore[assignment]
 
     # When the worker's engine is made
-    working = wiring.worker_engine(engine)
+    working = local_engine.worker_engine(engine)
 
     # Then it embeds with the clone and shares everything else
     assert clones and working.embedder is clones[0]
@@ -130,7 +130,7 @@ def test_an_embedder_without_a_copy_is_shared_with_the_worker() -> None:
     engine = fake_engine()
 
     # When the worker's engine is made, Then it is the engine itself
-    assert wiring.worker_engine(engine) is engine
+    assert local_engine.worker_engine(engine) is engine
 
 
 @linux_only

@@ -8,11 +8,9 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
-from memory_engine import wiring
 from memory_engine.adapters.local.memory_index import LocalSearchIndex
 from memory_engine.adapters.local.sqlite_queue import SqliteQueue
 from memory_engine.adapters.local.sqlite_store import SqliteStore
-from memory_engine.adapters.local.worker import LocalWorker
 from memory_engine.embedding import BoundedEmbedder
 from memory_engine.engine import Engine
 from memory_engine.models.api import ConsolidateRequest
@@ -20,6 +18,8 @@ from memory_engine.models.messages import ExtractionJob
 from memory_engine.ports import EmbedMode, ReceivedJob
 from memory_engine.settings import Settings
 from memory_engine.usecases import consolidate
+from memory_engine_app import local_engine
+from memory_engine_app.worker import LocalWorker
 from tests.fakes.ports import EchoExtractor, HashEmbedder
 
 
@@ -64,7 +64,7 @@ def test_stopping_the_worker_releases_the_job_in_hand_at_its_next_check(tmp_path
     embedder = Blocking()
     engine = engine_on(tmp_path / "db.sqlite3", embedder)
     fill(engine)
-    worker = wiring.local_worker(engine, sweep=False)
+    worker = local_engine.local_worker(engine, sweep=False)
     worker.start()
     assert embedder.started.wait(10)
 

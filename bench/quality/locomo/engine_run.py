@@ -27,7 +27,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench.quality.locomo.data import Conversation, Question
-from memory_engine import wiring
 from memory_engine.adapters.local.memory_index import LocalSearchIndex
 from memory_engine.adapters.local.sqlite_queue import SqliteQueue
 from memory_engine.adapters.local.sqlite_store import SqliteStore
@@ -45,6 +44,7 @@ from memory_engine.ports import Embedder, EmbedMode, Extractor
 from memory_engine.retrieval.config import RetrievalConfig
 from memory_engine.settings import Settings
 from memory_engine.usecases import consolidate, retrieve
+from memory_engine_app import local_engine
 
 TENANT = "locomo"
 LIMIT = 50
@@ -147,7 +147,7 @@ def ingest(engine: Engine, conversation: Conversation, extract_all: bool, tick: 
     """Consolidate every turn in order, running the worker after each one."""
     queue = engine.queue
     assert isinstance(queue, SqliteQueue)
-    worker = wiring.local_worker(engine, sweep=False)
+    worker = local_engine.local_worker(engine, sweep=False)
     for session in conversation.sessions:
         last = len(session.turns) - 1
         for position, turn in enumerate(session.turns):

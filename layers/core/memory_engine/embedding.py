@@ -23,7 +23,7 @@ import unicodedata
 from collections.abc import Iterator, Sequence
 
 from memory_engine import deadline
-from memory_engine.ports import Embedder, EmbedMode
+from memory_engine.ports import CopyableEmbedder, Embedder, EmbedMode
 
 # Characters per call to the model between two deadline checks: two texts at the cap, 2-4 e5
 # windows (about 0.2 s on 2 idle cores, a few seconds on busy ones); e5 runs one window per call
@@ -85,7 +85,6 @@ class BoundedEmbedder:
     def clone(self) -> BoundedEmbedder:
         """The inner model's own copy, under the same bound (see OnnxEmbedder.clone); this very
         embedder when the model has no copy to give."""
-        clone = getattr(self.inner, "clone", None)
-        if not callable(clone):
+        if not isinstance(self.inner, CopyableEmbedder):
             return self
-        return BoundedEmbedder(clone(), self.max_chars, self._chunk_chars)
+        return BoundedEmbedder(self.inner.clone(), self.max_chars, self._chunk_chars)

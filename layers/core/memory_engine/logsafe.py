@@ -12,7 +12,7 @@ import re
 import traceback
 from typing import Any
 
-from memory_engine.settings import get_settings
+from memory_engine.settings import LogSettings, loaded
 
 # Store keys (me_<id>_<secret>), the local key (me_<secret>), OpenAI-style provider keys
 # (sk-…, sk-proj-…, sk-live-…: an upstream's error may quote the one it was sent) and whatever
@@ -45,7 +45,7 @@ def redact_foreign(text: str) -> str:
 
 
 def debug_enabled() -> bool:
-    return get_settings().log_level.upper() == "DEBUG"
+    return loaded(LogSettings).log_level.upper() == "DEBUG"
 
 
 def error_details(error: BaseException) -> dict[str, Any]:

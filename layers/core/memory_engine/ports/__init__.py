@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from memory_engine.ports.chat import ChatUpstream
 from memory_engine.ports.clock import Clock
-from memory_engine.ports.embedder import Embedder, EmbedMode
+from memory_engine.ports.embedder import CopyableEmbedder, Embedder, EmbedMode
 from memory_engine.ports.extractor import Extraction, ExtractionContext, Extractor
 from memory_engine.ports.index import (
     DocKind,
@@ -35,6 +35,7 @@ __all__ = [
     "ChatUpstream",
     "Clock",
     "ConsolidateOutcome",
+    "CopyableEmbedder",
     "DeadJob",
     "DeadLetters",
     "DocKind",

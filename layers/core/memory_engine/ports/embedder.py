@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal, Protocol
+from typing import Literal, Protocol, runtime_checkable
 
 EmbedMode = Literal["query", "passage"]
 
@@ -14,4 +14,13 @@ class Embedder(Protocol):
 
     def embed(self, texts: Sequence[str], mode: EmbedMode = "passage") -> list[list[float]]:
         """Unit-normalised vectors, one per text, in order."""
+        ...
+
+
+@runtime_checkable
+class CopyableEmbedder(Protocol):
+    """An in-process model that can give a thread its own session of the same model."""
+
+    def clone(self) -> Embedder:
+        """The same model in a session of its own, loaded on first use by the thread using it."""
         ...

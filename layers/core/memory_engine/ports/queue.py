@@ -50,6 +50,7 @@ class DeadJob(BaseModel):
     resolved: bool | None = None
 
 
+@runtime_checkable
 class JobSource(Protocol):
     """The consumer side of the queue: received jobs are acked, retried later, or parked as dead.
 
@@ -101,6 +102,7 @@ class QueueInspector(Protocol):
     def snapshot(self, tenant: str) -> QueueSnapshot: ...
 
 
+@runtime_checkable
 class DeadLetters(Protocol):
     """The dead jobs of a queue, for operators: list them, send them back to the queue."""
 

@@ -1,0 +1,93 @@
+"""The local server's search index: persisted beside the SQLite file, loaded and checked against
+the store at start, shared between the server's threads and its worker.
+
+Only the local server and its CLI open these files (a Lambda function searches OpenSearch), so
+this lives with them, not in the Lambda layer. The functions below moved here from
+`memory_engine.wiring` unchanged.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from memory_engine.backends import database_path
+from memory_engine.ports import SearchIndex, Store
+from memory_engine.settings import Settings
+from memory_engine.wiring import build_opensearch_index
+
+if TYPE_CHECKING:
+    from memory_engine.adapters.local.index_files import PersistedIndex
+
+
+def local_index(settings: Settings, store: Store) -> SearchIndex:
+    """The engine's index in the local server: built as below and shared between threads."""
+    return shared_index(settings, build_index(settings, store))
+
+
+def build_index(settings: Settings, store: Store) -> SearchIndex:
+    if settings.opensearch_url:
+        return build_opensearch_index(settings)
+    # Without OpenSearch (refused inside Lambda by the settings): an in-process index. Beside the
+    # SQLite store it is persisted next to the database file and loaded at start; beside any other
+    # store (DynamoDB without OpenSearch, in tests) it is rebuilt from the store in memory.
+    from memory_engine.adapters.local.memory_index import LocalSearchIndex
+    from memory_engine.adapters.local.sqlite_store import SqliteStore
+    from memory_engine.indexing.documents import rebuild
+
+    threshold = settings.local_index_ann_threshold or None
+    if isinstance(store, SqliteStore):
+        persisted = open_local_index(settings, store)
+        freeze_loaded()
+        return persisted
+    index = LocalSearchIndex(ann_threshold=threshold)
+    rebuild(store, index)
+    return index
+
+
+def shared_index(settings: Settings, index: SearchIndex) -> SearchIndex:
+    """The index as the engine shares it between server threads and the worker: the in-memory one
+    behind a reader/writer lock (searches side by side, writes one at a time); OpenSearch as is."""
+    if settings.opensearch_url:
+        return index
+    from memory_engine.adapters.local.locked import LockedIndex
+
+    return LockedIndex(index)
+
+
+def local_index_path(settings: Settings) -> Path:
+    """The local index's folder: beside the SQLite file, named after it."""
+    return Path(database_path(settings) + ".index")
+
+
+def open_local_index(settings: Settings, store: Store, fresh: bool = False) -> PersistedIndex:
+    """Load the persisted local index, checked against the store (see adapters/local/index_files):
+    missing, damaged or `fresh` → rebuilt from the store; behind or ahead of it → the difference
+    indexed or deleted. Either way it is checkpointed before the engine uses it."""
+    from memory_engine.adapters.local.index_files import IndexFileError, PersistedIndex, stored_memory_ids
+    from memory_engine.indexing.sync import logged_rebuild, sync
+
+    directory = local_index_path(settings)
+    threshold = settings.local_index_ann_threshold or None
+    try:
+        if fresh:
+            raise IndexFileError("a rebuild was asked for")
+        index = PersistedIndex.load(directory, threshold)
+    except IndexFileError as why:
+        index = PersistedIndex(directory, threshold)
+        with index.bulk():
+            logged_rebuild(store, index, str(why))
+        return index
+    with index.bulk():
+        sync(store, index, index.memory_ids(), stored_memory_ids(Path(database_path(settings))))
+    return index
+
+
+def freeze_loaded() -> None:
+    """Take what a start loaded (the index: lists and dicts of ~1M entries at 100k memories, alive
+    as long as the process) out of the cyclic collector's sight. Left in, every full collection
+    walks them: pauses of up to ~150 ms in the middle of a retrieve (bench.retrieve_latency)."""
+    import gc
+
+    gc.collect()
+    gc.freeze()
