@@ -7,7 +7,7 @@ Each question's evidence is gathered once through `retrieve.gather`, as `bench.l
 time, and scored as the harness scores it (Recall@5, Recall@10, NDCG@10 and their mean over
 categories 1–4):
 
-- lift: raw buffered turns raised against memories (`memory_handicap`);
+- lift: raw buffered turns raised against memories (the `handicap` weight);
 - size: a unit discounted by the places it fills, λ · (turns − 1) / 7;
 - halves / seam: every memory cut in two, at its midpoint or where neighbouring turns' vectors are
   least alike (below a threshold), each part keeping its memory's document scores. A simulation:
@@ -31,7 +31,6 @@ import re
 import statistics
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from datetime import datetime, timedelta
 from functools import partial
 from pathlib import Path
@@ -43,30 +42,38 @@ from bench.locomo.engine_run import CachingEmbedder, cache_name
 from bench.locomo.metrics import HEADLINE, ndcg_at, recall_at
 from bench.locomo.tune import CACHE, Case, _cases
 from memory_engine.ports.embedder import EmbedMode
-from memory_engine.retrieval.config import DEFAULT_WEIGHTS, RetrievalConfig
+from memory_engine.retrieval.config import DEFAULT_WEIGHTS, DEFAULT_WINDOW_SHARE, RetrievalConfig
 from memory_engine.retrieval.dates import DateMention, date_match, named_dates, relative_dates
-from memory_engine.retrieval.fusion import FusionWeights, TurnEvidence, rank
+from memory_engine.retrieval.features import FoundTurn, TurnCandidate, turn_candidates
+from memory_engine.retrieval.fusion import Weights, rank
 
 Unit = tuple[float, list[str]]  # a unit's score and the dialogs it stands for, in ranking order
-Turns = Callable[[Case], list[TurnEvidence]]  # a case's turn evidence, rescored
+Turns = Callable[[Case], list[TurnCandidate]]  # a case's turn candidates, rescored
 
 
-def units(case: Case, weights: FusionWeights = DEFAULT_WEIGHTS, turns: Turns | None = None) -> list[Unit]:
+def units(case: Case, weights: Weights = DEFAULT_WEIGHTS, turns: Turns | None = None) -> list[Unit]:
     """Fusion's ranking of one question, each unit as the harness expands it (its evidence, best
     first, then its other source turns)."""
-    ev = case.evidence
+    ev = case.gathered
     weights = RetrievalConfig(weights=weights).weights_for(case.question.question)
     out = []
-    for unit in rank(ev.memories, turns(case) if turns else ev.turns, weights, ev.memory_ids):
+    for unit in rank(ev.memories, turns(case) if turns else ev.turns, weights):
         if unit.key in case.dialogs:
             sources = case.dialogs[unit.key]
             out.append((unit.score, [_dialog(case, key) for key, _ in unit.turns] + list(sources)))
     return out
 
 
+def _rebuilt(case: Case, change: Callable[[FoundTurn], FoundTurn]) -> list[TurnCandidate]:
+    """The case's turn candidates built again from its found turns, each changed by `change`."""
+    ev = case.gathered
+    share = DEFAULT_WINDOW_SHARE
+    return [turn for found in ev.sources for turn in turn_candidates(map(change, found), ev.query, share)]
+
+
 def _dialog(case: Case, key: str) -> str:
     """The dialog a turn key names: a buffered turn's own, or a memory's source at its position."""
-    buffered = case.evidence.buffered.get(key)
+    buffered = case.gathered.buffered.get(key)
     if buffered is not None:
         return buffered.dialog_uuid
     owner, position = key.rsplit(":", 1)
@@ -96,10 +103,10 @@ def size_discounted(case: Case, per_place: float) -> list[Unit]:
 def split(case: Case, cut: Callable[[Case, tuple[str, ...]], int | None]) -> list[Unit]:
     """Every memory in two at `cut`'s position (None: whole), each part scored by its best turn
     plus its memory's document terms."""
-    ev = case.evidence
+    ev = case.gathered
     weights = RetrievalConfig(weights=DEFAULT_WEIGHTS).weights_for(case.question.question)
     out: list[Unit] = []
-    for unit in rank(ev.memories, ev.turns, weights, ev.memory_ids):
+    for unit in rank(ev.memories, ev.turns, weights):
         if unit.key not in case.dialogs:
             continue
         sources = case.dialogs[unit.key]
@@ -189,7 +196,7 @@ class Lines:
 
     def window(self, case: Case, key: str) -> str | None:
         """The ±1 window within its memory that extraction embeds for a memory's turn key."""
-        if key in case.evidence.buffered:
+        if key in case.gathered.buffered:
             return None
         owner, position = key.rsplit(":", 1)
         sources, at = case.dialogs[owner], int(position)
@@ -219,7 +226,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
 
     add("default", units)
     for lift in (0.1, 0.2, 0.3, 0.4, 0.45, 0.5):
-        add(f"lift {lift}", partial(units, weights=replace(DEFAULT_WEIGHTS, memory_handicap=lift)))
+        add(f"lift {lift}", partial(units, weights={**DEFAULT_WEIGHTS, "handicap": lift}))
     for per_place in (0.005, 0.01, 0.02, 0.05):
         add(f"size {per_place}", partial(size_discounted, per_place=per_place))
     add("halves", partial(split, cut=midpoint))
@@ -240,18 +247,18 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         add(f"seam < {below}", partial(split, cut=partial(seam, below=below)))
 
     def mixed(share: float) -> Turns:
-        def turns(case: Case) -> list[TurnEvidence]:
+        def turn(case: Case, asked: Any, found: FoundTurn) -> FoundTurn:
+            line = lines.engine[case.question.sample_id, _dialog(case, found.key)]
+            window = lines.window(case, found.key)
+            dense = (1 - share) * found.dense + share * float(asked @ vector(line))
+            near = found.window
+            if near is not None and window is not None:
+                near = (1 - share) * near + share * float(asked @ vector(window))
+            return found._replace(dense=dense, window=near)
+
+        def turns(case: Case) -> list[TurnCandidate]:
             asked = vector(case.question.question, "passage")
-            out = []
-            for turn in case.evidence.turns:
-                line = lines.engine[case.question.sample_id, _dialog(case, turn.key)]
-                window = lines.window(case, turn.key)
-                dense = (1 - share) * turn.dense + share * float(asked @ vector(line))
-                near = turn.window
-                if near is not None and window is not None:
-                    near = (1 - share) * near + share * float(asked @ vector(window))
-                out.append(replace(turn, dense=dense, window=near))
-            return out
+            return _rebuilt(case, partial(turn, case, asked))
 
         return turns
 
@@ -264,15 +271,15 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     minilm = CachingEmbedder(OnnxEmbedder("minilm"), CACHE / "embeddings-minilm.pkl")
 
     def second_opinion(weight: float) -> Turns:
-        def turns(case: Case) -> list[TurnEvidence]:
+        def turn(case: Case, asked: Any, found: FoundTurn) -> FoundTurn:
+            line = lines.protocol[case.question.sample_id, _dialog(case, found.key)]
+            extra = weight * float(asked @ np.asarray(minilm.embed([line])[0]))
+            window = None if found.window is None else found.window + extra
+            return found._replace(dense=found.dense + extra, window=window)
+
+        def turns(case: Case) -> list[TurnCandidate]:
             asked = np.asarray(minilm.embed([case.question.question], "query")[0])
-            out = []
-            for turn in case.evidence.turns:
-                line = lines.protocol[case.question.sample_id, _dialog(case, turn.key)]
-                extra = weight * float(asked @ np.asarray(minilm.embed([line])[0]))
-                window = None if turn.window is None else turn.window + extra
-                out.append(replace(turn, dense=turn.dense + extra, window=window))
-            return out
+            return _rebuilt(case, partial(turn, case, asked))
 
         return turns
 
@@ -281,16 +288,20 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     minilm.save()
 
     def dated(share: float) -> Turns:
-        def turns(case: Case) -> list[TurnEvidence]:
+        def turns(case: Case) -> list[TurnCandidate]:
             asked = named_dates(case.question.question)
             if not asked:
-                return case.evidence.turns
+                return case.gathered.turns
             out = []
-            for turn in case.evidence.turns:
+            for turn in case.gathered.turns:
                 key = (case.question.sample_id, _dialog(case, turn.key))
                 told = event_dates(lines.engine[key], lines.said[key])
                 match = max((date_match(day, asked) for day in told), default=0.0)
-                out.append(replace(turn, on_date=max(turn.on_date, share * match)))
+                out.append(
+                    turn._replace(
+                        features={**turn.features, "date": max(turn.features["date"], share * match)}
+                    )
+                )
             return out
 
         return turns

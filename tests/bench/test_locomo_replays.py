@@ -7,28 +7,30 @@ from datetime import datetime
 from bench.locomo.data import Question
 from bench.locomo.replays import _near, event_dates, oracle, score, size_discounted, split, units
 from bench.locomo.tune import Case
-from memory_engine.retrieval.fusion import MemoryEvidence, TurnEvidence
-from memory_engine.usecases.retrieve import Evidence
+from memory_engine.retrieval.features import FoundTurn, Query, memory_candidates, turn_candidates
+from memory_engine.usecases.retrieve import Gathered
 
 SOURCES = ("D1:1", "D1:2", "D1:3", "D1:4", "D1:5", "D1:6")
 
 
 def _case(gold: tuple[str, ...] = ("D1:5",)) -> Case:
     # One memory of six turns whose fifth turn matches best, and one other memory of two turns.
-    turns = [
-        TurnEvidence(owner="m1", dense=0.9, lexical=0.0, key="m1:4"),
-        TurnEvidence(owner="m1", dense=0.5, lexical=0.0, key="m1:1"),
-        TurnEvidence(owner="m2", dense=0.7, lexical=0.0, key="m2:0"),
+    found = [
+        FoundTurn("m1:4", "m1", dense=0.9, window=None, bm25=0.0, text="", said=None),
+        FoundTurn("m1:1", "m1", dense=0.5, window=None, bm25=0.0, text="", said=None),
+        FoundTurn("m2:0", "m2", dense=0.7, window=None, bm25=0.0, text="", said=None),
     ]
-    evidence = Evidence(
-        memories=[MemoryEvidence("m1", dense=0.4, lexical=0.0)],
-        turns=turns,
-        memory_ids=frozenset({"m1", "m2"}),
+    question = Question("conv", 0, 4, "What did Ana plant?", gold, (1,))
+    query = Query.read(question.question, datetime(2023, 5, 20))
+    gathered = Gathered(
+        query=query,
+        memories=memory_candidates([("m1", 0.4, 0.0)]),
+        sources=(found, []),
+        turns=turn_candidates(found, query, 0.5),
         buffered={},
         lines={},
     )
-    question = Question("conv", 0, 4, "What did Ana plant?", gold, (1,))
-    return Case(question, evidence, {"m1": SOURCES, "m2": ("D2:1", "D2:2")})
+    return Case(question, gathered, {"m1": SOURCES, "m2": ("D2:1", "D2:2")})
 
 
 def test_a_unit_stands_for_its_matched_turns_best_first_then_its_sources() -> None:
