@@ -1,0 +1,33 @@
+"""The tuning grid speaks the engine's weight names and rebuilds turns for each window share."""
+
+from __future__ import annotations
+
+import pytest
+
+from bench.locomo.tune import GRID, weights_of
+from memory_engine.retrieval.config import DEFAULT_WEIGHTS, DEFAULT_WINDOW_SHARE
+from tests.bench.test_locomo_replays import _case
+
+SHIPPED = {"dense": 0.95, "window_share": 0.5, "date": 0.1, "speaker": 0.05, "memory": 0.25}
+SHIPPED |= {"memory_dense": 0.25, "handicap": 0.0}
+
+
+def test_the_shipped_point_of_the_grid_is_the_default_weights_and_window_share() -> None:
+    assert set(SHIPPED) == set(GRID)
+    assert all(SHIPPED[name] in values for name, values in GRID.items())
+
+    assert weights_of(SHIPPED) == pytest.approx(DEFAULT_WEIGHTS)
+    assert SHIPPED["window_share"] == DEFAULT_WINDOW_SHARE
+
+
+def test_a_case_builds_its_turns_again_with_another_window_share() -> None:
+    case = _case()
+    windowed = [found._replace(window=0.1) for found in case.gathered.sources[0]]
+    case.gathered.sources[0][:] = windowed
+
+    halves = case.turns(0.5)
+    alone = case.turns(0.0)
+
+    assert [turn.features["window"] for turn in halves] == pytest.approx([0.05, 0.05, 0.05])
+    assert [turn.features["dense"] for turn in alone] == [0.9, 0.5, 0.7]
+    assert [turn.features["window"] for turn in alone] == [0.0, 0.0, 0.0]
