@@ -86,7 +86,7 @@ def open_local_index(settings: Settings, store: Store, fresh: bool = False) -> P
 def freeze_loaded() -> None:
     """Take what a start loaded (the index: lists and dicts of ~1M entries at 100k memories, alive
     as long as the process) out of the cyclic collector's sight. Left in, every full collection
-    walks them: pauses of up to ~150 ms in the middle of a retrieve (bench.retrieve_latency)."""
+    walks them: pauses of up to ~150 ms in the middle of a retrieve (bench.speed.retrieve_latency)."""
     import gc
 
     gc.collect()

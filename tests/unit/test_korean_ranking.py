@@ -7,6 +7,7 @@ import pytest
 from memory_engine.engine import Engine
 from memory_engine.models.api import ConsolidateRequest, RetrieveRequest
 from memory_engine.retrieval.config import DEFAULT_WEIGHTS, RetrievalConfig
+from memory_engine.retrieval.fusion import with_lexical_share
 from memory_engine.usecases import consolidate, retrieve
 from tests.fakes.engine import fake_engine, run_worker
 
@@ -22,7 +23,7 @@ LINES = [
 def test_a_korean_question_gets_the_korean_lexical_share_and_an_english_one_the_default() -> None:
     config = RetrievalConfig(korean_lexical_share=0.5)
 
-    assert config.weights_for("수빈이가 싫어하는 채소는?") == DEFAULT_WEIGHTS.with_lexical_share(0.5)
+    assert config.weights_for("수빈이가 싫어하는 채소는?") == with_lexical_share(DEFAULT_WEIGHTS, 0.5)
     assert config.weights_for("Which vegetable does Subin hate?") == DEFAULT_WEIGHTS
 
 

@@ -106,8 +106,8 @@ def test_turn_hits_from_opensearch_carry_the_speaker_match_as_local_ones_do() ->
         {"parent_session_uuids": ["thread-1"], "user_input": {"query": "What did Ana pick?"}}
     )
 
-    # When retrieve gathers its evidence
-    evidence = retrieve.gather(engine, TENANT, request)
+    # When retrieve gathers its candidates
+    gathered = retrieve.gather(engine, TENANT, request)
 
     # Then only Ana's line is marked as said by the person the question names
-    assert {turn.key: turn.named for turn in evidence.turns} == {"m1:0": 1.0, "m2:0": 0.0}
+    assert {turn.key: turn.features["speaker"] for turn in gathered.turns} == {"m1:0": 1.0, "m2:0": 0.0}

@@ -67,7 +67,8 @@ def test_a_turn_said_yesterday_gets_the_date_match_of_a_question_about_yesterday
 
     # When the question names yesterday
     question = {"parent_session_uuids": ["thread-1"], "user_input": {"query": "어제 점심에 뭐 먹었지?"}}
-    evidence = retrieve.gather(engine, TENANT, RetrieveRequest.model_validate(question))
+    gathered = retrieve.gather(engine, TENANT, RetrieveRequest.model_validate(question))
 
     # Then only yesterday's turn carries the date match
-    assert {turn.owner: turn.on_date for turn in evidence.turns} == {"turn:s1:d1": 1.0, "turn:s1:d2": 0.0}
+    dates = {turn.owner: turn.features["date"] for turn in gathered.turns}
+    assert dates == {"turn:s1:d1": 1.0, "turn:s1:d2": 0.0}

@@ -332,7 +332,7 @@ def date_evidence(engine: Engine, query: str) -> dict[str, float]:
     request = RetrieveRequest.model_validate(
         {"parent_session_uuids": ["thread-1"], "user_input": {"query": query}}
     )
-    return {turn.owner: turn.on_date for turn in retrieve.gather(engine, TENANT, request).turns}
+    return {turn.owner: turn.features["date"] for turn in retrieve.gather(engine, TENANT, request).turns}
 
 
 def test_a_buffered_turn_said_on_the_named_date_carries_the_date_match(engine: Engine) -> None:
@@ -349,7 +349,7 @@ def test_an_extracted_turn_said_on_the_named_date_carries_the_date_match(engine:
     said_on(engine, 2, "I cooked a pumpkin soup", "2023-07-02T10:00:00Z", force_summary=True)
     [memory] = run_worker(engine)
 
-    evidence = retrieve.gather(
+    turns = retrieve.gather(
         engine,
         TENANT,
         RetrieveRequest.model_validate(
@@ -358,7 +358,7 @@ def test_an_extracted_turn_said_on_the_named_date_carries_the_date_match(engine:
     ).turns
 
     # One turn document per source turn, each with its own date's match
-    assert sorted((turn.owner, turn.on_date) for turn in evidence) == [
+    assert sorted((turn.owner, turn.features["date"]) for turn in turns) == [
         (memory.memory_id, 0.0),
         (memory.memory_id, 1.0),
     ]

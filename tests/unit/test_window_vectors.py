@@ -6,6 +6,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import replace
+from datetime import datetime
 from pathlib import Path
 
 import numpy as np
@@ -20,8 +21,9 @@ from memory_engine.indexing.documents import index_documents, turn_embedding_tex
 from memory_engine.models.api import ConsolidateRequest, ForkRequest, RetrieveRequest
 from memory_engine.models.messages import ExtractionJob
 from memory_engine.ports import EmbedMode
-from memory_engine.retrieval.config import RetrievalConfig
-from memory_engine.retrieval.fusion import FusionWeights, TurnEvidence, fuse, rank
+from memory_engine.retrieval.config import DEFAULT_WEIGHTS
+from memory_engine.retrieval.features import FoundTurn, Query, turn_candidates
+from memory_engine.retrieval.fusion import rank
 from memory_engine.usecases import consolidate, extract, fork, retrieve
 from memory_engine.usecases.reembed import reembed
 from tests.contract.builders import TENANT, append_turns, make_memory, make_session
@@ -31,37 +33,41 @@ from tests.unit.test_indexing import TURNS, _memory
 from tests.unit.test_local_index import TENANT as INDEX_TENANT
 from tests.unit.test_local_index import _axis, _doc
 
-DENSE = FusionWeights(turn_dense=1.0, memory_lexical=0.0, memory_dense=0.0, memory_handicap=0.0)
+DENSE = {**DEFAULT_WEIGHTS, "dense": 1.0, "window": 1.0, "lexical": 0.0, "memory": 0.0, "memory_dense": 0.0}
+QUERY = Query.read("what did Ana plant", datetime(2023, 5, 20))
 
 # -- fusion ---------------------------------------------------------------------------------------
+
+
+def _found(memory_id: str | None, dense: float, window: float | None) -> FoundTurn:
+    return FoundTurn(f"{memory_id}:0" if memory_id else "turn:s:d9", memory_id, dense, window, 0.0, "", None)
 
 
 def test_a_turns_cosine_is_mixed_with_its_windows() -> None:
     # Given two memories whose best turns are equally close to the query, one of which sits in a
     # window that is about the question (its neighbours answer it), the other in one that is not
-    turns = [TurnEvidence("m1", 0.8, 0.0, window=0.9), TurnEvidence("m2", 0.8, 0.0, window=0.5)]
-    weights = replace(DENSE, turn_window=0.25)
+    turns = turn_candidates([_found("m1", 0.8, 0.9), _found("m2", 0.8, 0.5)], QUERY, 0.25)
 
-    ranked = fuse([], turns, weights, {"m1", "m2"})
+    ranked = rank([], turns, DENSE)
 
     # Then the window decides: 0.75 * 0.8 + 0.25 * 0.9 against 0.75 * 0.8 + 0.25 * 0.5
-    assert ranked == [("m1", pytest.approx(0.825)), ("m2", pytest.approx(0.725))]
+    assert [(unit.key, unit.score) for unit in ranked] == [("m1", 0.825), ("m2", 0.725)]
 
 
 def test_a_turn_without_a_window_vector_is_scored_by_its_own_cosine() -> None:
     # Given a buffered turn (never has a window) and a memory's turn with a weaker window
-    turns = [TurnEvidence("turn:s:d9", 0.8, 0.0), TurnEvidence("m1", 0.8, 0.0, window=0.4)]
+    turns = turn_candidates([_found(None, 0.8, None), _found("m1", 0.8, 0.4)], QUERY, 0.25)
 
-    ranked = fuse([], turns, replace(DENSE, turn_window=0.25), {"m1"})
+    ranked = rank([], turns, DENSE)
 
     # Then the buffered turn keeps its whole cosine; the memory's is pulled down by its window
-    assert ranked == [("turn:s:d9", pytest.approx(0.8)), ("m1", pytest.approx(0.7))]
+    assert [(unit.key, unit.score) for unit in ranked] == [("turn:s:d9", 0.8), ("m1", 0.7)]
 
 
 def test_the_window_share_is_its_own_score_part_and_the_parts_add_up() -> None:
-    weights = FusionWeights(turn_dense=0.9, turn_window=0.25, memory_lexical=0.0, memory_handicap=0.0)
+    weights = {**DENSE, "dense": 0.9, "window": 0.9, "lexical": 0.1}
 
-    [unit] = rank([], [TurnEvidence("m1", 0.8, 2.0, window=0.6)], weights, {"m1"})
+    [unit] = rank([], turn_candidates([_found("m1", 0.8, 0.6)], QUERY, 0.25), weights)
 
     assert unit.parts["dense"] == pytest.approx(0.9 * 0.75 * 0.8)
     assert unit.parts["window"] == pytest.approx(0.9 * 0.25 * 0.6)
@@ -69,11 +75,12 @@ def test_the_window_share_is_its_own_score_part_and_the_parts_add_up() -> None:
 
 
 def test_a_window_share_of_zero_changes_nothing() -> None:
-    turns = [TurnEvidence("m1", 0.7, 1.0, window=0.1), TurnEvidence("m2", 0.6, 2.0, window=0.9)]
-    weights = FusionWeights(turn_dense=0.9, memory_lexical=0.0, memory_handicap=0.0)
+    windowed = [_found("m1", 0.7, 0.1), _found("m2", 0.6, 0.9)]
+    plain = [turn._replace(window=None) for turn in windowed]
 
-    plain = [TurnEvidence(t.owner, t.dense, t.lexical) for t in turns]
-    assert fuse([], turns, weights, {"m1", "m2"}) == fuse([], plain, weights, {"m1", "m2"})
+    assert rank([], turn_candidates(windowed, QUERY, 0.0), DENSE) == rank(
+        [], turn_candidates(plain, QUERY, 0.0), DENSE
+    )
 
 
 # -- what a window is, and where its vector goes ----------------------------------------------------
@@ -125,10 +132,10 @@ LINES = ["Where did you go hiking?", "Up the ridge trail", "Was it cold?", "Free
 
 
 @pytest.mark.parametrize("share", [0.25, 0.0])
-def test_extraction_embeds_each_turns_window_when_the_weights_use_it(share: float) -> None:
+def test_extraction_embeds_each_turns_window_when_the_ranking_uses_it(share: float) -> None:
     with local_engine(extraction_threshold=1000) as engine:
         engine.embedder = embedder = RecordingEmbedder()
-        engine.retrieval = RetrievalConfig(weights=replace(engine.retrieval.weights, turn_window=share))
+        engine.retrieval = replace(engine.retrieval, window_share=share)
         _say(engine, LINES)
         extract.run(engine, ExtractionJob(tenant=TENANT, session_uuid="s1"))  # the turns' own vectors
         embedder.passages.clear()

@@ -5,7 +5,7 @@
 Ingests the conversations through the engine once, as the harness does by default (no client
 flag; the engine closes each session when the next one starts), gathers each question's evidence
 once through `retrieve.gather` (the real path up to fusion), then replays `fusion.rank` over a
-small grid of the seven weights and scores each point the way the harness does (a memory stands
+small grid of the weights and the window share and scores each point the way the harness does (a memory stands
 for its matched turns best first, then its other turns). The objective is the mean of Recall@5,
 Recall@10 and NDCG@10 over categories 1–4.
 
@@ -27,7 +27,7 @@ import pickle
 import statistics
 import tempfile
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -38,30 +38,45 @@ from bench.quality.locomo.report import write_json
 from memory_engine.engine import Engine
 from memory_engine.models.api import RetrieveOptions, RetrieveRequest, UserInput
 from memory_engine.retrieval.config import RetrievalConfig
-from memory_engine.retrieval.fusion import FusionWeights, rank
-from memory_engine.usecases.retrieve import Evidence, gather
+from memory_engine.retrieval.features import TurnCandidate, turn_candidates
+from memory_engine.retrieval.fusion import Weights, rank
+from memory_engine.usecases.retrieve import Gathered, gather
 
 RESULTS = Path(__file__).resolve().parents[2] / "results" / "locomo_tuning.json"
 CACHE = Path(__file__).resolve().parents[2] / ".cache"
+# A point: a turn's cosine weight ("dense", its window's alike; its BM25 weighs 1 - that), the
+# window's share of its cosine, and the other features' weights.
 GRID = {
-    "turn_dense": (0.8, 0.9, 0.95),
-    "turn_window": (0.0, 0.25, 0.5),
-    "turn_date": (0.1, 0.3),
-    "turn_speaker": (0.0, 0.05, 0.1),
-    "memory_lexical": (0.0, 0.25, 0.5),
+    "dense": (0.8, 0.9, 0.95),
+    "window_share": (0.0, 0.25, 0.5),
+    "date": (0.1, 0.3),
+    "speaker": (0.0, 0.05, 0.1),
+    "memory": (0.0, 0.25, 0.5),
     "memory_dense": (0.0, 0.25, 0.5),
-    "memory_handicap": (0.0, 0.25, 0.5),
+    "handicap": (0.0, 0.25, 0.5),
 }
 NOISE = 0.003  # objective differences smaller than this are ties (about 3 of 883 questions)
 # Tie-break: smaller is simpler for these, in this order; then the larger dense share.
-SIMPLER = ("turn_window", "memory_dense", "turn_speaker", "turn_date", "memory_lexical", "memory_handicap")
+SIMPLER = ("window_share", "memory_dense", "speaker", "date", "memory", "handicap")
+Point = tuple[float, ...]  # values in GRID's order
+
+
+def weights_of(point: dict[str, float]) -> Weights:
+    """A grid point's weight map (`retrieval.config.DEFAULT_WEIGHTS`'s names)."""
+    weights = {name: value for name, value in point.items() if name != "window_share"}
+    return {**weights, "window": point["dense"], "lexical": 1 - point["dense"]}
 
 
 @dataclass
 class Case:
     question: Question
-    evidence: Evidence
+    gathered: Gathered
     dialogs: dict[str, tuple[str, ...]]  # ranking key -> the dialogs it stands for, in order
+
+    def turns(self, window_share: float) -> list[TurnCandidate]:
+        """Its turn candidates built again with another window share."""
+        ev = self.gathered
+        return [turn for found in ev.sources for turn in turn_candidates(found, ev.query, window_share)]
 
 
 def collect(engine: Engine, questions: Sequence[Question]) -> list[Case]:
@@ -72,22 +87,24 @@ def collect(engine: Engine, questions: Sequence[Question]) -> list[Case]:
             user_input=UserInput(query=question.question),
             options=RetrieveOptions(limit=LIMIT),
         )
-        evidence = gather(engine, TENANT, request)
-        dialogs: dict[str, tuple[str, ...]] = {key: (t.dialog_uuid,) for key, t in evidence.buffered.items()}
-        for memory_id in evidence.memory_ids:
+        gathered = gather(engine, TENANT, request)
+        dialogs: dict[str, tuple[str, ...]] = {key: (t.dialog_uuid,) for key, t in gathered.buffered.items()}
+        for memory_id in gathered.memory_ids:
             memory = engine.store.get_memory(TENANT, memory_id)
             if memory is not None:
                 dialogs[memory_id] = tuple(memory.source_dialog_uuids)
-        cases.append(Case(question, evidence, dialogs))
+        cases.append(Case(question, gathered, dialogs))
     return cases
 
 
-def ranking(case: Case, weights: FusionWeights) -> list[str]:
-    """The harness's ranking of one question: each unit's matched turns first, then its others."""
-    ev = case.evidence
+def ranking(case: Case, weights: Weights, turns: list[TurnCandidate] | None = None) -> list[str]:
+    """The harness's ranking of one question: each unit's matched turns first, then its others
+    (`turns`: its turn candidates built with another window share)."""
+    ev = case.gathered
     out: list[str] = []
     weights = RetrievalConfig(weights=weights).weights_for(case.question.question)  # as retrieve does
-    units = [unit for unit in rank(ev.memories, ev.turns, weights, ev.memory_ids) if unit.key in case.dialogs]
+    ranked = rank(ev.memories, ev.turns if turns is None else turns, weights)
+    units = [unit for unit in ranked if unit.key in case.dialogs]
     for unit in units[:LIMIT]:
         sources = case.dialogs[unit.key]
         for key, _ in unit.turns:
@@ -100,13 +117,16 @@ def ranking(case: Case, weights: FusionWeights) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def scores(cases: Sequence[Case], weights: FusionWeights) -> dict[str, list[float]]:
-    """Per-question metrics of categories 1–4, keyed by conversation."""
+def scores(
+    cases: Sequence[Case], weights: Weights, turns: dict[int, list[TurnCandidate]] | None = None
+) -> dict[str, list[float]]:
+    """Per-question metrics of categories 1–4, keyed by conversation (`turns`: each case's turn
+    candidates by its index in `cases`, built with another window share)."""
     out: dict[str, list[float]] = {}
-    for case in cases:
+    for at, case in enumerate(cases):
         if case.question.category not in HEADLINE:
             continue
-        ranked, gold = ranking(case, weights), case.question.gold_turns
+        ranked, gold = ranking(case, weights, turns[at] if turns else None), case.question.gold_turns
         value = (recall_at(ranked, gold, 5) + recall_at(ranked, gold, 10) + ndcg_at(ranked, gold, 10)) / 3
         out.setdefault(case.question.sample_id, []).append(value)
     return out
@@ -120,7 +140,7 @@ def _mean(per_conversation: dict[str, list[float]], keep: set[str]) -> float:
 def _simplest(rows: list[dict[str, Any]]) -> dict[str, Any]:
     top = max(row["objective"] for row in rows)
     ties = [row for row in rows if row["objective"] >= top - NOISE]
-    return min(ties, key=lambda row: (*(row[name] for name in SIMPLER), -row["turn_dense"]))
+    return min(ties, key=lambda row: (*(row[name] for name in SIMPLER), -row["dense"]))
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
@@ -132,21 +152,29 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     cases = _cases(args)
     samples = sorted({case.question.sample_id for case in cases})
 
-    grid = []
+    grid: dict[Point, dict[str, list[float]]] = {}
+    rebuilt: dict[float, dict[int, list[TurnCandidate]]] = {}
     for values in itertools.product(*GRID.values()):
-        weights = FusionWeights(**dict(zip(GRID, values, strict=True)))
-        grid.append((weights, scores(cases, weights)))
-    rows = [{**asdict(w), "objective": _mean(found, set(samples))} for w, found in grid]
+        point = dict(zip(GRID, values, strict=True))
+        share = point["window_share"]
+        if share not in rebuilt:
+            rebuilt[share] = {at: case.turns(share) for at, case in enumerate(cases)}
+        grid[values] = scores(cases, weights_of(point), rebuilt[share])
+    rows = [
+        {**dict(zip(GRID, p, strict=True)), "objective": _mean(found, set(samples))}
+        for p, found in grid.items()
+    ]
     chosen = _simplest(rows)
 
     folds = []
     held_scores: list[float] = []
     for held in samples:
         train = set(samples) - {held}
-        fold_rows = [{**asdict(w), "objective": _mean(found, train)} for w, found in grid]
+        fold_rows = [
+            {**dict(zip(GRID, p, strict=True)), "objective": _mean(found, train)} for p, found in grid.items()
+        ]
         pick = _simplest(fold_rows)
-        weights = FusionWeights(**{name: pick[name] for name in GRID})
-        held_out = _mean(dict(grid)[weights], {held})
+        held_out = _mean(grid[tuple(pick[name] for name in GRID)], {held})
         held_scores.append(held_out)
         folds.append({"held_out": held, "chosen": {name: pick[name] for name in GRID}, "objective": held_out})
     summary = {

@@ -1,6 +1,8 @@
 """The engine configurations the benchmark measures: the shipped default and one row per choice.
 
-Each ablation changes one thing of the default, so its row shows what that choice is worth.
+Each ablation changes one thing of the default, so its row shows what that choice is worth. Every
+ranking feature (memory_engine.retrieval.features) has its row: `without(name)` sets its weight
+to 0 (tests/bench/test_locomo_variants.py holds that to every feature).
 Variants sharing what is indexed (and how turns are extracted) share one ingestion.
 """
 
@@ -14,6 +16,12 @@ from memory_engine.retrieval.config import PREVIOUS_WEIGHTS, RetrievalConfig
 DEFAULT = RetrievalConfig()
 _W = DEFAULT.weights
 
+
+def without(feature: str) -> RetrievalConfig:
+    """The default with one feature's weight at 0: its ablation row."""
+    return replace(DEFAULT, weights={**_W, feature: 0.0})
+
+
 DEFAULT_NAME = "engine (default)"
 FORCED_NAME = "client ends each session with force_summary"
 UNCLOSED_NAME = "− closing earlier sessions (leftovers stay buffered)"
@@ -26,36 +34,34 @@ VARIANTS: tuple[Variant, ...] = (
     Variant("− evidence order (a memory's turns in source order)", DEFAULT, evidence_order=False),
     Variant(
         "previous weights (0.8 dense, memory BM25 1.0, handicap 0.8), source order",
-        replace(DEFAULT, weights=PREVIOUS_WEIGHTS),
+        replace(DEFAULT, weights=PREVIOUS_WEIGHTS, window_share=0.0),
         evidence_order=False,
     ),
     Variant(
         "− turn documents (memory documents only)",
-        replace(DEFAULT, turn_documents=False, weights=replace(_W, memory_dense=_W.turn_dense)),
+        replace(DEFAULT, turn_documents=False, weights={**_W, "memory_dense": _W["dense"]}),
     ),
     Variant("− dates in the indexed text", replace(DEFAULT, dates_in_text=False)),
+    Variant("− date match (question's dates vs the turn's)", without("date")),
+    Variant("− speaker match (the question names the turn's speaker)", without("speaker")),
+    Variant("− memory-document BM25", without("memory")),
     Variant(
-        "− date match (question's dates vs the turn's)", replace(DEFAULT, weights=replace(_W, turn_date=0.0))
+        "turns scored by BM25 only",
+        replace(DEFAULT, weights={**_W, "dense": 0.0, "window": 0.0, "lexical": 1.0}),
     ),
     Variant(
-        "− speaker match (the question names the turn's speaker)",
-        replace(DEFAULT, weights=replace(_W, turn_speaker=0.0)),
+        "turns scored by the embedder only",
+        replace(DEFAULT, weights={**_W, "dense": 1.0, "window": 1.0, "lexical": 0.0}),
     ),
-    Variant("− memory-document BM25", replace(DEFAULT, weights=replace(_W, memory_lexical=0.0))),
-    Variant("turns scored by BM25 only", replace(DEFAULT, weights=replace(_W, turn_dense=0.0))),
-    Variant("turns scored by the embedder only", replace(DEFAULT, weights=replace(_W, turn_dense=1.0))),
     Variant(
         "− dense-only Korean ranking (Korean questions keep the lexical terms)",
         replace(DEFAULT, korean_lexical_share=1.0),
     ),
     Variant(
         "− window vectors (a turn's cosine alone, not mixed with its ±1 window's)",
-        replace(DEFAULT, weights=replace(_W, turn_window=0.0)),
+        replace(DEFAULT, window_share=0.0),
     ),
-    Variant(
-        "− memory-document cosine (its summary vector)",
-        replace(DEFAULT, weights=replace(_W, memory_dense=0.0)),
-    ),
+    Variant("− memory-document cosine (its summary vector)", without("memory_dense")),
 )
 
 

@@ -263,7 +263,7 @@ class WorkerSettings(QueueSettings, ExtractionSettings):
     # another's extraction, and no job outlives its function's timeout.
     # Local worker: jobs run side by side (each session's jobs still one at a time, in order). Two
     # slots let another tenant's job start while a heavy one runs: its memories came 2.7x sooner
-    # than with one (bench/long_texts.py, docs/operations.md).
+    # than with one (bench/speed/long_texts.py, docs/operations.md).
     worker_slots: int = Field(2, ge=1, le=16, description="extraction jobs the local worker runs at once")
     worker_job_seconds: float = Field(5.0, gt=0, description="time an extraction job takes before yielding")
     extraction_job_max_chars: int = Field(

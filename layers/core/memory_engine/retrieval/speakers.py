@@ -4,7 +4,7 @@ A turn reads "speaker: line" (`Turn.text`: the user's name, then the character o
 answered), and so do the turn documents of the index on every backend. A question that names a
 person is more often answered by a line that person said (or heard: both speakers of a turn count)
 than by one that only mentions them; measured on LoCoMo (docs/retrieval.md), the fusion adds
-`FusionWeights.turn_speaker` to such a turn's score.
+the `speaker` feature (retrieval.features), weighted by its `speaker` weight, to such a turn's score.
 """
 
 from __future__ import annotations

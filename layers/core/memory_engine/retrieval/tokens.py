@@ -1,7 +1,7 @@
 """Counting tokens of returned text without a tokenizer library (the Lambda layer stays light).
 
 An estimate shaped like a subword tokenizer's count, the same on every backend and in the
-benchmark (bench/locomo counts `content` with it), read chunk by chunk (the text between spaces):
+benchmark (bench/quality/locomo counts `content` with it), read chunk by chunk (the text between spaces):
 
 - A chunk that looks like a number, an id, a key or a code counts **one token per character**: it
   holds a digit, a capital after another letter (`aGVsbG8`, `McQueen`), three capitals in a row,

@@ -13,30 +13,44 @@ from memory_engine import deadline
 from memory_engine.engine import Engine
 from memory_engine.indexing import turn_vectors
 from memory_engine.indexing.documents import spoken_line, turn_lexical_text
-from memory_engine.models.api import RetrievedMemory, RetrieveRequest, RetrieveResponse
-from memory_engine.models.api import TurnEvidence as HitEvidence
+from memory_engine.models.api import RetrievedMemory, RetrieveRequest, RetrieveResponse, TurnEvidence
 from memory_engine.models.domain import Memory, Turn
 from memory_engine.ports import DocKind
 from memory_engine.retrieval.bm25 import bm25_scores
 from memory_engine.retrieval.config import RetrievalConfig
-from memory_engine.retrieval.dates import DateMention, date_match, named_dates, relative_dates
-from memory_engine.retrieval.fusion import MemoryEvidence, RankedUnit, TurnEvidence, rank
+from memory_engine.retrieval.features import (
+    FoundTurn,
+    MemoryCandidate,
+    Query,
+    TurnCandidate,
+    memory_candidates,
+    turn_candidates,
+)
+from memory_engine.retrieval.fusion import RankedUnit, rank
 from memory_engine.retrieval.packing import pack, smallest_piece
-from memory_engine.retrieval.speakers import SpeakerMatch
 from memory_engine.retrieval.text import tokenize
 
 
 @dataclass(frozen=True)
-class Evidence:
-    """Everything fusion ranks, gathered for one request (the benchmark replays fusion over it)."""
+class Gathered:
+    """Every candidate fusion ranks, gathered for one request (the benchmark replays fusion over it)."""
 
-    memories: list[MemoryEvidence]
-    turns: list[TurnEvidence]
-    memory_ids: frozenset[str]
+    query: Query
+    memories: list[MemoryCandidate]
+    # The candidate turns of each source as it found them (index, then buffer): what `turns` was
+    # built from, kept so the benchmark can build them again with another window share.
+    sources: tuple[list[FoundTurn], ...]
+    turns: list[TurnCandidate]
     buffered: dict[str, Turn]  # ranking key -> still-buffered turn
-    # Turn key (index document or buffered key) -> its text as indexed and when it was said;
-    # a hit's evidence shows the line (`spoken_line`), made only for the turns of returned hits.
+    # Turn document id -> its text as indexed and when it was said; a hit's evidence shows the
+    # line (`spoken_line`), made only for the turns of returned hits.
     lines: dict[str, tuple[str, datetime | None]]
+
+    @property
+    def memory_ids(self) -> frozenset[str]:
+        """The memories among the candidates, through their own document or one of their turns."""
+        owners = {turn.memory_id for turn in self.turns if turn.memory_id}
+        return frozenset(owners | {memory.memory_id for memory in self.memories})
 
 
 def run(engine: Engine, tenant: str, request: RetrieveRequest) -> RetrieveResponse:
@@ -46,12 +60,12 @@ def run(engine: Engine, tenant: str, request: RetrieveRequest) -> RetrieveRespon
     Memories built only from dialogs the caller already has (recent_dialogs, last_dialog_uuid)
     and those dialogs themselves are left out.
     """
-    evidence = gather(engine, tenant, request)
+    gathered = gather(engine, tenant, request)
     weights = engine.retrieval.weights_for(request.user_input.query)
-    ranked = rank(evidence.memories, evidence.turns, weights, evidence.memory_ids)
+    ranked = rank(gathered.memories, gathered.turns, weights)
     options = request.options
     limit = min(options.limit, engine.settings.retrieve_max_limit)
-    hits = list(_first_hits(engine, tenant, ranked, evidence, request.excluded_dialogs(), limit))
+    hits = list(_first_hits(engine, tenant, ranked, gathered, request.excluded_dialogs(), limit))
     if not options.explain:
         hits = [hit.model_copy(update={"score_parts": None}) for hit in hits]
     if options.max_tokens is None:
@@ -68,54 +82,42 @@ def run(engine: Engine, tenant: str, request: RetrieveRequest) -> RetrieveRespon
     return RetrieveResponse(data=packed, tokens=tokens)
 
 
-def gather(engine: Engine, tenant: str, request: RetrieveRequest) -> Evidence:
-    """Candidates from the index (memory and turn documents) and the buffered turns, with scores."""
-    query = request.user_input.query
+def gather(engine: Engine, tenant: str, request: RetrieveRequest) -> Gathered:
+    """Candidates from the index (memory and turn documents) and the buffered turns, with their
+    features (`retrieval.features`)."""
     threads = list(dict.fromkeys(request.parent_session_uuids))
     excluded = request.excluded_dialogs()
     limit = min(request.options.limit, engine.settings.retrieve_max_limit)
     config = engine.retrieval
-    vector = engine.embedder.embed([query], mode="query")[0]
+    vector = engine.embedder.embed([request.user_input.query], mode="query")[0]
     deadline.check()
 
     wanted: dict[DocKind, int] = {"memory": max(config.memory_candidates, limit * 4)}
     if config.turn_documents:
         wanted["turn"] = max(config.turn_candidates, limit * 4)
-    found = engine.index.search_kinds(tenant, threads, query, vector, wanted)
+    found = engine.index.search_kinds(tenant, threads, request.user_input.query, vector, wanted)
     memory_hits, turn_hits = found["memory"], found.get("turn", [])
     deadline.check()
-    dates = named_dates(query) + relative_dates(query, engine.clock.now())
-    named = SpeakerMatch(query)
-    turns = [
-        TurnEvidence(
-            hit.memory_id,
-            hit.dense,
-            hit.lexical,
-            date_match(hit.occurred_at, dates),
-            hit.doc_id,
-            named(hit.text),
-            hit.window,
-        )
+    query = Query.read(request.user_input.query, engine.clock.now())
+    indexed = [
+        FoundTurn(hit.doc_id, hit.memory_id, hit.dense, hit.window, hit.lexical, hit.text, hit.occurred_at)
         for hit in turn_hits
         if hit.memory_id
     ]
-    lines = {hit.doc_id: (hit.text, hit.occurred_at) for hit in turn_hits if hit.memory_id}
     buffered = {
         _turn_key(turn): turn
         for turn in engine.store.buffered_turns_in_threads(tenant, threads)
         if turn.dialog_uuid not in excluded
     }
-    turns.extend(_buffered_evidence(engine, buffered, query, vector, dates, named))
+    sources = (indexed, _buffered_found(engine, buffered, query.text, vector))
     deadline.check()
-    lines.update((key, (turn.text(), None)) for key, turn in buffered.items())
-    return Evidence(
-        memories=[MemoryEvidence(hit.doc_id, hit.dense, hit.lexical) for hit in memory_hits],
-        turns=turns,
-        memory_ids=frozenset(
-            [hit.doc_id for hit in memory_hits] + [hit.memory_id for hit in turn_hits if hit.memory_id]
-        ),
+    return Gathered(
+        query=query,
+        memories=memory_candidates((hit.doc_id, hit.dense, hit.lexical) for hit in memory_hits),
+        sources=sources,
+        turns=[turn for source in sources for turn in turn_candidates(source, query, config.window_share)],
         buffered=buffered,
-        lines=lines,
+        lines={turn.key: (turn.text, turn.said) for turn in indexed},
     )
 
 
@@ -123,7 +125,7 @@ def _first_hits(
     engine: Engine,
     tenant: str,
     ranked: list[RankedUnit],
-    evidence: Evidence,
+    gathered: Gathered,
     excluded: set[str],
     limit: int,
 ) -> Iterator[RetrievedMemory]:
@@ -132,41 +134,34 @@ def _first_hits(
     given = 0
     read: dict[str, Memory] = {}
     asked: set[str] = set()
-    turns = evidence.buffered
     for position, unit in enumerate(ranked):
         if given == limit:
             return
-        turn = turns.get(unit.key)
-        if turn is not None:
+        if unit.memory_id is None:
             given += 1
-            yield _turn_hit(turn, unit)
+            yield _turn_hit(gathered.buffered[unit.key], unit)
             continue
-        if unit.key not in asked:
+        if unit.memory_id not in asked:
             later = islice(ranked, position, None)
-            unread = (u.key for u in later if u.key not in turns and u.key not in asked)
+            unread = (u.memory_id for u in later if u.memory_id is not None and u.memory_id not in asked)
             window = list(islice(unread, limit - given))
             read.update(engine.store.get_memories(tenant, window, vectors=False))
             asked.update(window)
-        memory = read.get(unit.key)
+        memory = read.get(unit.memory_id)
         # Deleted since it was indexed, or the caller already has all of it (a fact has no dialogs).
         if memory is None or (memory.source_dialog_uuids and set(memory.source_dialog_uuids) <= excluded):
             continue
         given += 1
-        yield _memory_hit(memory, unit, evidence.lines)
+        yield _memory_hit(memory, unit, gathered.lines)
 
 
 def _turn_key(turn: Turn) -> str:
     return f"turn:{turn.session_uuid}:{turn.dialog_uuid}"
 
 
-def _buffered_evidence(
-    engine: Engine,
-    turns: dict[str, Turn],
-    query: str,
-    vector: list[float],
-    dates: list[DateMention],
-    named: SpeakerMatch,
-) -> list[TurnEvidence]:
+def _buffered_found(
+    engine: Engine, turns: dict[str, Turn], query: str, vector: list[float]
+) -> list[FoundTurn]:
     """Buffered turns are not indexed yet: score them here, BM25 over the buffered set itself."""
     if not turns:
         return []
@@ -174,13 +169,14 @@ def _buffered_evidence(
     # Stored with the turn by the worker, or cached; at most a budget embedded here (turn_vectors).
     vectors = turn_vectors.for_query(engine, turns, engine.settings.retrieve_embed_budget)
     return [
-        TurnEvidence(
+        FoundTurn(
             key,
+            None,
             _dot(vector, vectors[key]) if key in vectors else 0.0,
+            None,
             lexical.get(key, 0.0),
-            date_match(turn.timestamp, dates),
-            key,
-            named(turn.text()),
+            turn.text(),
+            turn.timestamp,
         )
         for key, turn in turns.items()
     ]
@@ -231,25 +227,27 @@ def _memory_hit(
 
 def _memory_evidence(
     memory: Memory, unit: RankedUnit, lines: dict[str, tuple[str, datetime | None]]
-) -> Iterator[HitEvidence]:
+) -> Iterator[TurnEvidence]:
     """The memory's matched turns, best first: a turn document's id is `<memory id>:<position>`."""
     sources = memory.source_dialog_uuids
     for key, score in unit.turns:
         position = key.rsplit(":", 1)[-1]
         if position.isdigit() and int(position) < len(sources):
             text = spoken_line(*lines.get(key, ("", None)))
-            yield HitEvidence(dialog_uuid=sources[int(position)], score=score, text=text)
+            yield TurnEvidence(dialog_uuid=sources[int(position)], score=score, text=text)
 
 
 def _turn_hit(turn: Turn, unit: RankedUnit) -> RetrievedMemory:
     return RetrievedMemory(
+        # The wire's rule (API.md): a buffered turn's hit carries its dialog uuid as `memory_id`;
+        # within the engine it is a unit with no memory id (`RankedUnit.memory_id` None).
         memory_id=turn.dialog_uuid,
         content=turn.text(),
         score=unit.score,
         kind="dialog",
         session_uuid=turn.session_uuid,
         source_dialog_uuids=[turn.dialog_uuid],
-        evidence=[HitEvidence(dialog_uuid=turn.dialog_uuid, score=unit.score, text=turn.text())],
+        evidence=[TurnEvidence(dialog_uuid=turn.dialog_uuid, score=unit.score, text=turn.text())],
         score_parts=_rounded(unit.parts),
     )
 

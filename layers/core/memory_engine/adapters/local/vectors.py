@@ -31,7 +31,7 @@ class GraphParams:
     max(ef_search, ef_factor * k), so the 100 turn candidates look at 500 nodes and the 50
     memory candidates at 250.
 
-    The beam is chosen by `bench.retrieve_latency`'s recall against the exact scan. Memory
+    The beam is chosen by `bench.speed.retrieve_latency`'s recall against the exact scan. Memory
     candidates (k 50) at 111k memories: beam 200 found 0.975 of the exact top 10, 250 0.988, 300
     0.990 (at 50k memories, 100 found 0.953). Turn candidates (k 100) at 111k memories (889k turn
     documents): 400 found 0.980, 450 0.982, 500 0.985. A wider beam costs ~0.3 ms CPU per 50

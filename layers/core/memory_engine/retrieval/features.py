@@ -1,0 +1,135 @@
+"""Ranking features: one named record per candidate, built by one function for every source.
+
+A candidate turn comes from one of two sources: a turn document of the index (a memory's source
+turn) or a still-buffered turn scored ad hoc. Each source says what it found as a `FoundTurn`
+(its cosines, its raw BM25 against that source's own statistics, its text and date), and
+`turn_candidates` turns one source's finds into `TurnCandidate`s whose `features` map a feature
+name to the number its weight multiplies (`retrieval.fusion.rank`). BM25 is divided by the best
+of the same source: an indexed turn's BM25 (index-wide statistics) and a buffered turn's (the
+buffered set's) are on different scales, so each is normalised against its own kind.
+
+Adding a query-side ranking feature (one that compares the question with a candidate turn):
+
+1. a scorer in `QUERY_SCORERS`: `(Query, FoundTurn) -> float`, built once per question in `Query`
+   where it needs to read the question;
+2. its default weight, under the same name, in `retrieval.config.DEFAULT_WEIGHTS`;
+3. its ablation row (that weight at 0) in bench/quality/locomo/variants.py.
+
+The score part of that name then shows in `options.explain` and adds to the score by construction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import NamedTuple
+
+from memory_engine.retrieval.dates import DateMention, date_match, named_dates, relative_dates
+from memory_engine.retrieval.speakers import SpeakerMatch
+
+__all__ = [
+    "MEMORY_FEATURES",
+    "QUERY_SCORERS",
+    "TURN_FEATURES",
+    "FoundTurn",
+    "MemoryCandidate",
+    "Query",
+    "TurnCandidate",
+    "memory_candidates",
+    "turn_candidates",
+]
+
+
+@dataclass(frozen=True)
+class Query:
+    """What the query-side scorers read of the question, worked out once per question."""
+
+    text: str
+    dates: list[DateMention]  # the dates it names, absolute or relative to `now`
+    speakers: SpeakerMatch  # whether it names one of a turn's speakers
+
+    @classmethod
+    def read(cls, text: str, now: datetime) -> Query:
+        return cls(text, named_dates(text) + relative_dates(text, now), SpeakerMatch(text))
+
+
+class FoundTurn(NamedTuple):
+    """A candidate turn as its source found it, before any normalisation."""
+
+    key: str  # the turn: its index document id, or the buffered turn's key
+    memory_id: str | None  # the memory it is a turn of; None for a buffered turn (its own unit)
+    dense: float  # the query's cosine to the turn's vector
+    window: float | None  # ... to its ±1 window's vector (turn documents only); None: it has none
+    bm25: float  # raw BM25 against its own source's statistics
+    text: str  # "speaker: line" as indexed
+    said: datetime | None  # when the turn was said, where known
+
+
+class TurnCandidate(NamedTuple):
+    """One candidate turn: the unit it counts for and its features by name (`TURN_FEATURES`)."""
+
+    key: str
+    memory_id: str | None  # None: a buffered turn, ranked as a unit of its own under `key`
+    features: Mapping[str, float]
+
+    @property
+    def owner(self) -> str:
+        """The ranking unit it counts for: its memory, or itself."""
+        return self.memory_id or self.key
+
+
+class MemoryCandidate(NamedTuple):
+    """A memory's own document (its fields and its batch's dialogue) as a candidate."""
+
+    memory_id: str
+    features: Mapping[str, float]  # `MEMORY_FEATURES`
+
+
+Scorer = Callable[[Query, FoundTurn], float]
+
+# The features that compare the question with a turn beyond its cosines and BM25.
+QUERY_SCORERS: dict[str, Scorer] = {
+    # 1 when the turn was said on a date the question names, 0.5 in that month (retrieval.dates).
+    "date": lambda query, turn: date_match(turn.said, query.dates),
+    # 1 when the question names one of the turn's speakers (retrieval.speakers).
+    "speaker": lambda query, turn: query.speakers(turn.text),
+}
+# Every feature of a turn candidate, in the order `options.explain` shows them.
+TURN_FEATURES: tuple[str, ...] = ("dense", "window", "lexical", *QUERY_SCORERS)
+# A memory document's features (a memory's `handicap` is the ranking's own: retrieval.fusion).
+MEMORY_FEATURES: tuple[str, ...] = ("memory", "memory_dense")
+
+
+def turn_candidates(found: Iterable[FoundTurn], query: Query, window_share: float) -> list[TurnCandidate]:
+    """The candidates of ONE source (call once per source: BM25 is divided by the best of `found`).
+
+    A turn's cosine is split between its own vector and its window's: `window_share` of it comes
+    from the window where the turn has one (features `dense` and `window`), all of it from its own
+    where it has none.
+    """
+    turns = list(found)
+    top = max((turn.bm25 for turn in turns), default=0.0) or 1.0
+    out = []
+    for turn in turns:
+        share = 0.0 if turn.window is None else window_share
+        features = {
+            "dense": (1 - share) * turn.dense,
+            "window": share * turn.window if turn.window is not None else 0.0,
+            "lexical": turn.bm25 / top,
+        }
+        for name, scorer in QUERY_SCORERS.items():
+            features[name] = scorer(query, turn)
+        out.append(TurnCandidate(turn.key, turn.memory_id, features))
+    return out
+
+
+def memory_candidates(found: Iterable[tuple[str, float, float]]) -> list[MemoryCandidate]:
+    """Memory documents as (memory id, cosine, raw BM25): BM25 divided by the best among them,
+    a negative cosine (a summary about something else) counted as none."""
+    documents = list(found)
+    top = max((bm25 for _, _, bm25 in documents), default=0.0) or 1.0
+    return [
+        MemoryCandidate(memory_id, {"memory": bm25 / top, "memory_dense": max(dense, 0.0)})
+        for memory_id, dense, bm25 in documents
+    ]

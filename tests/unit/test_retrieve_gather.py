@@ -1,0 +1,65 @@
+"""What retrieve gathers for fusion: the candidates of both sources, each built the same way."""
+
+from __future__ import annotations
+
+import pytest
+
+from memory_engine.engine import Engine
+from memory_engine.models.api import RetrieveRequest
+from memory_engine.retrieval.features import TURN_FEATURES
+from memory_engine.retrieval.fusion import rank
+from memory_engine.usecases import retrieve
+from memory_engine.usecases.retrieve import Gathered
+from tests.fakes.engine import fake_engine, run_worker
+from tests.unit.test_retrieve_evidence import FACT, TENANT, say
+
+
+@pytest.fixture
+def engine() -> Engine:
+    # Given 20 turns, d1-d16 extracted into two memories and d17-d20 still buffered; the tortoise
+    # is named in d3 (extracted) and in d18 and d19 (buffered)
+    engine = fake_engine()
+    for n in range(1, 21):
+        text = FACT if n == 3 else f"Filler remark number {n} about the weather"
+        if n in (18, 19):
+            text = "Sheldon the tortoise slept all day" if n == 18 else "the tortoise ate"
+        say(engine, n, text)
+    run_worker(engine)
+    return engine
+
+
+def _gather(engine: Engine, query: str) -> Gathered:
+    request = RetrieveRequest.model_validate(
+        {"parent_session_uuids": ["thread-1"], "user_input": {"query": query}}
+    )
+    return retrieve.gather(engine, TENANT, request)
+
+
+def test_each_sources_bm25_is_divided_by_the_best_of_that_source(engine: Engine) -> None:
+    gathered = _gather(engine, "tortoise Sheldon")
+
+    indexed = [turn.features["lexical"] for turn in gathered.turns if turn.memory_id]
+    buffered = [turn.features["lexical"] for turn in gathered.turns if turn.memory_id is None]
+    assert max(indexed) == 1.0 and max(buffered) == 1.0
+    assert 0.0 < min(value for value in buffered if value) < 1.0
+
+
+def test_indexed_and_buffered_turns_carry_the_same_features(engine: Engine) -> None:
+    gathered = _gather(engine, "tortoise Sheldon")
+
+    assert {turn.memory_id is None for turn in gathered.turns} == {True, False}
+    assert {tuple(turn.features) for turn in gathered.turns} == {TURN_FEATURES}
+
+
+def test_a_buffered_turn_ranks_with_no_memory_id_and_its_hit_names_its_dialog(engine: Engine) -> None:
+    gathered = _gather(engine, "tortoise slept all day")
+
+    units = rank(gathered.memories, gathered.turns, engine.retrieval.weights)
+    buffered = [unit for unit in units if unit.memory_id is None]
+    assert {unit.key for unit in buffered} == set(gathered.buffered)
+    assert all(unit.key == unit.memory_id for unit in units if unit.memory_id is not None)
+    request = RetrieveRequest.model_validate(
+        {"parent_session_uuids": ["thread-1"], "user_input": {"query": "tortoise slept all day"}}
+    )
+    hits = retrieve.run(engine, TENANT, request).data
+    assert {hit.memory_id for hit in hits if hit.kind == "dialog"} <= {"d17", "d18", "d19", "d20"}
