@@ -205,7 +205,8 @@ def main() -> None:
 
 
 def _summary(folder: Path, runs: list[dict[str, Any]]) -> dict[str, Any]:
-    index_mb = sum(p.stat().st_size for p in (folder / "memory-engine.sqlite3.index").iterdir()) / 2**20
+    files = (folder / "memory-engine.sqlite3.index").rglob("*")
+    index_mb = sum(path.stat().st_size for path in files if path.is_file()) / 2**20
     return {
         "first_retrieve_s": median([r["first_retrieve_s"] for r in runs]),
         "rss_mb": median([r["rss_mb"] for r in runs]),

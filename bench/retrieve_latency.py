@@ -90,7 +90,7 @@ class Twin:
 
         self.pairs: list[tuple[Any, Vectors, Vectors]] = []
         with index.lock:
-            for _, _, shard in index.shards():
+            for _, shard in index.items():
                 graph = shard.vectors
                 if isinstance(graph, GraphVectors):
                     ids = sorted(graph.live_ids)

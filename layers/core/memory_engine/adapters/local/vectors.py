@@ -9,6 +9,7 @@ by cosine, and one document's cosine. numpy and voyager are imported inside meth
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -60,6 +61,13 @@ class Vectors:
     def __len__(self) -> int:
         raise NotImplementedError
 
+    def __contains__(self, doc_id: object) -> bool:
+        raise NotImplementedError
+
+    def save(self, prefix: Path) -> list[Path]:
+        """Write the vectors to files named from `prefix`; returns their paths."""
+        raise NotImplementedError
+
     def put(self, doc_ids: list[str], rows: Matrix, threads: int = 1) -> None:
         """Add or replace rows; `threads` > 1 (or -1: every core) for graph inserts in bulk."""
         raise NotImplementedError
@@ -101,6 +109,9 @@ class ExactVectors(Vectors):
     def __len__(self) -> int:
         return len(self.ids)
 
+    def __contains__(self, doc_id: object) -> bool:
+        return doc_id in self.row_of
+
     def put(self, doc_ids: list[str], rows: Matrix, threads: int = 1) -> None:
         import numpy as np
 
@@ -133,11 +144,25 @@ class ExactVectors(Vectors):
     def live(self) -> Matrix:
         return self.matrix[: len(self.ids)]
 
-    @classmethod
-    def restore(cls, ids: list[str], matrix: Matrix) -> ExactVectors:
-        """Vectors over rows saved from `live` (used in place; the first new row reallocates)."""
+    def save(self, prefix: Path) -> list[Path]:
+        """The ids and the live rows as two numpy files (`load` maps them back)."""
         import numpy as np
 
+        files = [prefix.with_name(prefix.name + ".ids.npy"), prefix.with_name(prefix.name + ".rows.npy")]
+        np.save(files[0], np.asarray(self.ids, dtype=str))
+        np.save(files[1], self.live())
+        return files
+
+    @classmethod
+    def load(cls, prefix: Path) -> ExactVectors:
+        """Vectors over the rows `save` wrote, memory-mapped copy-on-write: pages load as they are
+        read, and the first row added copies the matrix into memory."""
+        import numpy as np
+
+        ids = np.load(prefix.with_name(prefix.name + ".ids.npy")).tolist()
+        matrix = np.load(prefix.with_name(prefix.name + ".rows.npy"), mmap_mode="c")
+        if matrix.ndim != 2 or len(matrix) != len(ids):
+            raise ValueError(f"{prefix}: {len(ids)} ids for {matrix.shape} rows")
         vectors = cls.__new__(cls)
         if not ids:  # put grows a matrix by doubling its rows: start from a few
             matrix = np.zeros((_MIN_ROWS, matrix.shape[1]), dtype=matrix.dtype)
@@ -178,7 +203,11 @@ class GraphVectors(Vectors):
         self.deleted: set[int] = set()
 
     def __len__(self) -> int:
-        return len(self.label_of) - len(self.deleted)
+        return len(self.id_of) - len(self.deleted)
+
+    def __contains__(self, doc_id: object) -> bool:
+        label = self.label_of.get(doc_id)  # type: ignore[call-overload]
+        return label is not None and label not in self.deleted
 
     @property
     def live_ids(self) -> set[str]:
@@ -204,7 +233,7 @@ class GraphVectors(Vectors):
                 self.deleted.discard(label)
             self.graph.add_item(rows[position], label)  # an existing label is updated in place
         if fresh_ids:
-            start = len(self.label_of)
+            start = len(self.id_of)
             labels = list(range(start, start + len(fresh_ids)))
             self.graph.add_items(rows[fresh_rows], labels, num_threads=threads)
             for doc_id, label in zip(fresh_ids, labels, strict=True):
@@ -252,30 +281,36 @@ class GraphVectors(Vectors):
         rows = np.asarray(self.graph.get_vectors([label_of[doc_id] for doc_id in doc_ids]), dtype=np.float32)
         return (rows @ query).tolist()
 
-    # -- persistence: the graph goes to its own file, the labels beside the shard's arrays ----
+    # -- persistence: voyager's own file for the graph, a numpy file of ids by label ------------
 
-    def save(self, path: str) -> None:
-        self.graph.save(path)
-
-    def persisted(self) -> tuple[list[str], NDArray[np.int64], NDArray[np.int64]]:
-        """Ids, their labels and the deleted labels, as `restore` takes them back."""
+    def save(self, prefix: Path) -> list[Path]:
+        """The graph and its ids (a removed document's id is saved as "")."""
         import numpy as np
 
-        return self.id_of, np.arange(len(self.id_of)), np.asarray(sorted(self.deleted), dtype=np.int64)
+        files = [prefix.with_name(prefix.name + ".hnsw"), prefix.with_name(prefix.name + ".ids.npy")]
+        self.graph.save(str(files[0]))
+        deleted = self.deleted
+        np.save(
+            files[1],
+            np.asarray(
+                [("" if at in deleted else doc_id) for at, doc_id in enumerate(self.id_of)], dtype=str
+            ),
+        )
+        return files
 
     @classmethod
-    def restore(
-        cls, dim: int, params: GraphParams, graph: Any, ids: list[str], labels: Any, deleted: Any
-    ) -> GraphVectors:
-        """Vectors over a loaded voyager index (`load_graph`) and the labels `persisted` gave."""
+    def load(cls, dim: int, params: GraphParams, prefix: Path) -> GraphVectors:
+        """A graph `save` wrote (its removed nodes stay marked deleted in voyager's file; their
+        labels are not reused)."""
         import numpy as np
 
-        if len(labels) != len(ids) or not np.array_equal(labels, np.arange(len(ids))):
-            raise ValueError("graph labels are not 0..n-1 in order")
-        if len(deleted) and not 0 <= int(deleted.min()) <= int(deleted.max()) < len(ids):
-            raise ValueError("a deleted graph label is out of range")
+        graph = load_graph(str(prefix.with_name(prefix.name + ".hnsw")))
+        ids = np.load(prefix.with_name(prefix.name + ".ids.npy")).tolist()
+        if len(ids) != graph.num_elements or graph.num_dimensions != dim:
+            raise ValueError(f"{prefix}: the graph holds {graph.num_elements} nodes for {len(ids)} ids")
         vectors = cls(dim, params, graph, ids)
-        vectors.deleted = set(deleted.tolist())
+        vectors.deleted = {label for label, doc_id in enumerate(ids) if not doc_id}
+        vectors.label_of.pop("", None)
         return vectors
 
 

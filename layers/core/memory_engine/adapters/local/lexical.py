@@ -1,0 +1,243 @@
+"""The lexical half of the local index: BM25 on tantivy, one tantivy index per document kind.
+
+Each kind has its own tantivy index, so its BM25 statistics (document frequencies, average
+length) are that kind's alone, as one field of one OpenSearch index has them: a turn's score is
+never diluted by memory-sized documents. The text is analysed by the engine's own analyzer
+(`retrieval.text.tokenize`) and handed to tantivy's whitespace tokenizer, so indexed documents,
+buffered turns and queries see the same tokens. A document is keyed by tenant and id; a search is
+confined to a tenant's threads by a term filter. Besides the tokens, each document stores what a
+hit echoes (its id, thread, memory, dates and text) and what `get` gives back, so no copy of them
+is kept in Python.
+
+Every write is committed before it returns (read-your-writes); on disk, tantivy's commits are
+atomic and its segments are merged in the background. tantivy is imported inside methods.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from memory_engine.ports import DocKind, IndexDocument
+from memory_engine.retrieval.text import tokenize
+
+if TYPE_CHECKING:
+    import tantivy
+
+__all__ = ["KINDS", "LexicalIndex", "Stored"]
+
+KINDS: tuple[DocKind, ...] = ("memory", "turn")
+_SEP = "\x1f"  # between tenant and id in a key: a character no id or thread holds in practice
+_HEAP = 50_000_000  # tantivy's indexing buffer (bytes); a write batch is a few documents
+
+
+class Stored(NamedTuple):
+    """What the lexical index keeps of a document besides its tokens."""
+
+    doc_id: str
+    thread: str
+    memory_id: str | None
+    occurred_at: datetime | None
+    text: str
+    session_uuid: str
+    source_dialog_uuids: list[str]
+    created_at: datetime
+
+
+def _key(tenant: str, name: str) -> str:
+    return f"{tenant}{_SEP}{name}"
+
+
+def _schema() -> tantivy.Schema:
+    import tantivy
+
+    builder = tantivy.SchemaBuilder()
+    for field in ("key", "scope", "part_of", "tenant"):  # exact terms: delete and filter by them
+        builder.add_text_field(field, tokenizer_name="raw", index_option="basic")
+    builder.add_text_field("body", tokenizer_name="whitespace", index_option="freq")
+    builder.add_bytes_field("row", stored=True, indexed=False)  # what a hit echoes, as JSON
+    return builder.build()
+
+
+class LexicalIndex:
+    """BM25 over the documents of each kind, in memory (`directory` None) or in a folder per kind.
+
+    Not thread-safe for writes: `LocalSearchIndex` calls it under its lock.
+    """
+
+    def __init__(self, directory: Path | None = None) -> None:
+        import tantivy
+
+        self.schema = _schema()
+        self._indexes: dict[DocKind, tantivy.Index] = {}
+        self._writers: dict[DocKind, Any] = {}
+        self._searchers: dict[DocKind, Any] = {}
+        for kind in KINDS:
+            if directory is None:
+                index = tantivy.Index(self.schema)
+            else:
+                folder = directory / f"lexical-{kind}"
+                folder.mkdir(parents=True, exist_ok=True)
+                index = tantivy.Index(self.schema, path=str(folder), reuse=True)
+            self._indexes[kind] = index
+            self._writers[kind] = index.writer(_HEAP, 1)
+        self.opstamps: dict[DocKind, int] = {kind: self._writers[kind].commit_opstamp for kind in KINDS}
+
+    # -- writes -----------------------------------------------------------------------------------
+
+    def write(
+        self,
+        docs: Sequence[IndexDocument] = (),
+        deleted: Iterable[tuple[DocKind, str, str]] = (),
+    ) -> None:
+        """Delete documents (kind, tenant, doc id), then add `docs` (replacing those with the same
+        key), and commit: one commit per kind touched."""
+        import tantivy
+
+        touched: set[DocKind] = set()
+        for kind, tenant, doc_id in deleted:
+            self._writers[kind].delete_documents_by_term("key", _key(tenant, doc_id))
+            touched.add(kind)
+        for doc in docs:
+            writer = self._writers[doc.kind]
+            writer.delete_documents_by_term("key", _key(doc.tenant, doc.doc_id))
+            row = [
+                doc.doc_id, doc.thread, doc.memory_id, _iso(doc.occurred_at), doc.text, doc.session_uuid,
+                doc.source_dialog_uuids, doc.created_at.isoformat(),
+            ]  # fmt: skip
+            fields: dict[str, Any] = {
+                "key": _key(doc.tenant, doc.doc_id),
+                "scope": _key(doc.tenant, doc.thread),
+                "tenant": doc.tenant,
+                "body": " ".join(tokenize(doc.text)),
+                "row": json.dumps(row, ensure_ascii=False).encode(),
+            }
+            if doc.memory_id:
+                fields["part_of"] = _key(doc.tenant, doc.memory_id)
+            writer.add_document(tantivy.Document(**fields))
+            touched.add(doc.kind)
+        self._commit(touched)
+
+    def clear(self, tenant: str | None) -> None:
+        for kind in KINDS:
+            if tenant is None:
+                self._writers[kind].delete_all_documents()
+            else:
+                self._writers[kind].delete_documents_by_term("tenant", tenant)
+        self._commit(set(KINDS))
+
+    def _commit(self, kinds: set[DocKind]) -> None:
+        for kind in kinds:
+            self.opstamps[kind] = self._writers[kind].commit()
+            self._indexes[kind].reload()
+            self._searchers.pop(kind, None)
+
+    def close(self) -> None:
+        """Let merges finish and release the folders' writer locks."""
+        for kind in KINDS:
+            self._writers[kind].wait_merging_threads()
+        self._writers.clear()
+
+    def __len__(self) -> int:
+        return sum(self._searcher(kind).num_docs for kind in KINDS)
+
+    # -- reads ------------------------------------------------------------------------------------
+
+    def _searcher(self, kind: DocKind) -> Any:
+        searcher = self._searchers.get(kind)
+        if searcher is None:
+            searcher = self._searchers[kind] = self._indexes[kind].searcher()
+        return searcher
+
+    def lookup(self, tenant: str, doc_ids: Sequence[str]) -> dict[str, tuple[DocKind, Stored]]:
+        """The documents of the tenant among `doc_ids`, with their kind."""
+        found: dict[str, tuple[DocKind, Stored]] = {}
+        if not doc_ids:
+            return found
+        for kind in KINDS:
+            for stored in self._by_terms(kind, "key", [_key(tenant, doc_id) for doc_id in doc_ids]):
+                found[stored.doc_id] = (kind, stored)
+        return found
+
+    def parts(self, tenant: str, memory_ids: Sequence[str]) -> list[tuple[DocKind, Stored]]:
+        """The documents (of any kind) that are part of the memories named."""
+        keys = [_key(tenant, memory_id) for memory_id in memory_ids]
+        return [(kind, stored) for kind in KINDS for stored in self._by_terms(kind, "part_of", keys)]
+
+    def _by_terms(self, kind: DocKind, field: str, values: Sequence[str]) -> list[Stored]:
+
+        if not values:
+            return []
+        searcher = self._searcher(kind)
+        query = _any_of(self.schema, field, values)
+        hits = (
+            searcher.search(query, max(1, searcher.num_docs), count=False).hits if searcher.num_docs else []
+        )
+        return [_stored(searcher.doc(address)) for _, address in hits] if hits else []
+
+    def top(
+        self, kind: DocKind, tenant: str, threads: Sequence[str], terms: Sequence[str], k: int
+    ) -> list[tuple[float, Stored]]:
+        """The k best documents of the kind in the tenant's threads by BM25, best first."""
+        import tantivy
+
+        searcher = self._searcher(kind)
+        if not terms or not searcher.num_docs:
+            return []
+        Occur, Query = tantivy.Occur, tantivy.Query
+        scope = _any_of(self.schema, "scope", [_key(tenant, thread) for thread in threads])
+        words = _any_of(self.schema, "body", terms)
+        query = Query.boolean_query([(Occur.Must, words), (Occur.Must, Query.const_score_query(scope, 0.0))])
+        hits = searcher.search(query, k, count=False).hits
+        return [(score, _stored(searcher.doc(address))) for score, address in hits]
+
+    def scores(
+        self, kind: DocKind, tenant: str, doc_ids: Sequence[str], terms: Sequence[str]
+    ) -> dict[str, tuple[float, Stored]]:
+        """The BM25 of each named document of the kind (0 when it holds no term), with what it
+        stores; a document the index does not hold is left out."""
+        import tantivy
+
+        searcher = self._searcher(kind)
+        if not doc_ids or not searcher.num_docs:
+            return {}
+        Occur, Query = tantivy.Occur, tantivy.Query
+        named = Query.const_score_query(_any_of(self.schema, "key", [_key(tenant, d) for d in doc_ids]), 0.0)
+        clauses = [(Occur.Must, named)]
+        if terms:
+            clauses.append((Occur.Should, _any_of(self.schema, "body", terms)))
+        hits = searcher.search(Query.boolean_query(clauses), len(doc_ids), count=False).hits
+        found = {}
+        for score, address in hits:
+            stored = _stored(searcher.doc(address))
+            found[stored.doc_id] = (score, stored)
+        return found
+
+
+def _any_of(schema: Any, field: str, values: Sequence[str]) -> Any:
+    """Documents holding any of the terms; a term given twice counts twice in the score (a word
+    repeated in a query weighs more, as BM25's query-term frequency has it)."""
+    import tantivy
+
+    if len(values) == 1:
+        return tantivy.Query.term_query(schema, field, values[0])
+    return tantivy.Query.boolean_query(
+        [(tantivy.Occur.Should, tantivy.Query.term_query(schema, field, value)) for value in values]
+    )
+
+
+def _iso(moment: datetime | None) -> str | None:
+    return moment.isoformat() if moment is not None else None
+
+
+def _stored(doc: Any) -> Stored:
+    doc_id, thread, memory_id, occurred, text, session_uuid, sources, created = json.loads(
+        doc.get_first("row")
+    )
+    return Stored(
+        doc_id, thread, memory_id, datetime.fromisoformat(occurred) if occurred else None,
+        text, session_uuid, sources, datetime.fromisoformat(created),
+    )  # fmt: skip
