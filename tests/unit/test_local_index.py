@@ -35,10 +35,46 @@ def _doc(
     )
 
 
-def test_importing_the_module_does_not_import_numpy() -> None:
-    code = "import sys, memory_engine.adapters.local.memory_index; print('numpy' in sys.modules)"
+def test_importing_the_module_imports_neither_numpy_nor_tantivy() -> None:
+    code = (
+        "import sys, memory_engine.adapters.local.index_files; "
+        "print('numpy' in sys.modules or 'tantivy' in sys.modules)"
+    )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize(
+    ("text", "query"),
+    [("Caroline's paintings of the lake", "painting caroline"), ("지훈이가 학교에 갔다", "지훈 학교")],
+)
+def test_words_match_in_the_engines_analysed_form(text: str, query: str) -> None:
+    # Given a document whose words differ from the query's in form only (a plural and a
+    # possessive; Korean particles), as the engine's analyzer relates them
+    index = LocalSearchIndex()
+    index.upsert([_doc("a", text, _axis(0)), _doc("b", "nothing alike here", _axis(1))])
+
+    # When searched by words alone
+    hits = index.search(TENANT, ["t1"], query, [], k=5)
+
+    # Then the document is found by BM25, as the buffered turns' scorer would find it
+    assert [hit.doc_id for hit in hits] == ["a"]
+    assert hits[0].lexical > 0
+
+
+def test_upserting_a_document_as_another_kind_moves_it() -> None:
+    # Given a memory document
+    index = LocalSearchIndex()
+    index.upsert([_doc("a", "kayak", _axis(0))])
+
+    # When the same id is written as a turn document
+    index.upsert([_doc("a", "kayak", _axis(0)).model_copy(update={"kind": "turn", "memory_id": "m"})])
+
+    # Then only the turn search finds it, by words and by meaning
+    assert index.search(TENANT, ["t1"], "kayak", _axis(0), k=5) == []
+    [hit] = index.search(TENANT, ["t1"], "kayak", _axis(0), k=5, kind="turn")
+    assert (hit.doc_id, hit.memory_id, hit.lexical > 0) == ("a", "m", True)
+    assert len(index) == 1
 
 
 def test_a_lexical_only_candidate_still_gets_its_cosine() -> None:

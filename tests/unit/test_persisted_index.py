@@ -118,6 +118,26 @@ def test_an_index_with_deletions_and_replacements_loads_as_it_was(tmp_path: Path
     assert loaded.get(TENANT, "b") == fresh.get(TENANT, "b")
 
 
+def test_a_loaded_exact_shard_maps_its_rows_from_the_file_until_written(tmp_path: Path) -> None:
+    import numpy as np
+
+    # Given a closed index of exact shards
+    index = PersistedIndex(tmp_path, ann_threshold=None)
+    index.upsert([_doc("a", "kayak", _axis(0)), _doc("b", "tent", _axis(1))])
+    index.close()
+
+    # When it is loaded
+    loaded = PersistedIndex.load(tmp_path, ann_threshold=None)
+    vectors = loaded.shards[TENANT, "memory", "t1"].vectors
+
+    # Then its rows are the file's pages (read as searched), and a write leaves the file as it was
+    assert isinstance(vectors.matrix, np.memmap)  # type: ignore[attr-defined]
+    saved = next(tmp_path.glob("shard-*.rows.npy")).read_bytes()
+    loaded.upsert([_doc("a", "kayak", _axis(2))])
+    assert next(tmp_path.glob("shard-*.rows.npy")).read_bytes() == saved
+    assert _ids(loaded, "", _axis(2)) == {"a", "b"}
+
+
 def test_an_index_written_after_its_last_checkpoint_is_refused(tmp_path: Path) -> None:
     # Given a checkpointed index, then an upsert whose words tantivy committed but whose vectors
     # were never saved (the process died: its writers released, no close)

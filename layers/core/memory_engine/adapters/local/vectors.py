@@ -10,7 +10,7 @@ by cosine, and one document's cosine. numpy and voyager are imported inside meth
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     import numpy as np
@@ -30,17 +30,8 @@ _BLAS_MIN_CELLS = 1 << 24
 class GraphParams:
     """HNSW settings: M links per node, ef_construction at insert, and the search beam as
     max(ef_search, ef_factor * k), so the 100 turn candidates look at 500 nodes and the 50
-    memory candidates at 250.
-
-    The beam is chosen by `bench.retrieve_latency`'s recall against the exact scan. Memory
-    candidates (k 50) at 111k memories: beam 200 found 0.975 of the exact top 10, 250 0.988, 300
-    0.990 (at 50k memories, 100 found 0.953). Turn candidates (k 100) at 111k memories (889k turn
-    documents): 400 found 0.980, 450 0.982, 500 0.985. A wider beam costs ~0.3 ms CPU per 50
-    nodes there, far below an exact scan; it is a query-time setting, so graphs already on disk
-    keep working. A graph built with ef_construction 160 instead of 64 reaches the same recall
-    at a beam of ~400 instead of 500 (800k turn documents: 0.986 at 400), 0.5 ms less per
-    search, for 1.8 times the insert cost (200k rows on both cores: 79 s instead of 43; 800k
-    rows: 8 minutes): not taken, as a later beam change needs no rebuild and this would.
+    memory candidates at 250: chosen by `bench.retrieve_latency`'s recall against the exact scan
+    (docs/performance.md). The beam is a query-time setting: graphs on disk keep working.
     """
 
     __slots__ = ("ef_construction", "ef_factor", "ef_search", "m")
@@ -55,43 +46,33 @@ class GraphParams:
         return max(self.ef_search, int(self.ef_factor * k), k)
 
 
-class Vectors:
+class Vectors(Protocol):
     """What a shard needs from its dense store."""
 
-    def __len__(self) -> int:
-        raise NotImplementedError
+    def __len__(self) -> int: ...
 
-    def __contains__(self, doc_id: object) -> bool:
-        raise NotImplementedError
+    def __contains__(self, doc_id: object) -> bool: ...
 
     def save(self, prefix: Path) -> list[Path]:
         """Write the vectors to files named from `prefix`; returns their paths."""
-        raise NotImplementedError
+        ...
 
     def put(self, doc_ids: list[str], rows: Matrix, threads: int = 1) -> None:
         """Add or replace rows; `threads` > 1 (or -1: every core) for graph inserts in bulk."""
-        raise NotImplementedError
+        ...
 
-    def remove(self, doc_id: str) -> None:
-        raise NotImplementedError
+    def remove(self, doc_id: str) -> None: ...
 
     def top(self, query: Matrix, k: int) -> list[tuple[float, str]]:
         """The k best (cosine, doc id), in no particular order."""
-        raise NotImplementedError
+        ...
 
-    def vector(self, doc_id: str) -> Matrix:
-        raise NotImplementedError
+    def vector(self, doc_id: str) -> Matrix: ...
 
-    def cosines(self, doc_ids: list[str], query: Matrix) -> list[float]:
-        import numpy as np
-
-        if not doc_ids:
-            return []
-        rows = np.stack([self.vector(doc_id) for doc_id in doc_ids])
-        return [float(x) for x in rows @ query]
+    def cosines(self, doc_ids: list[str], query: Matrix) -> list[float]: ...
 
 
-class ExactVectors(Vectors):
+class ExactVectors:
     """Rows 0..n-1 of a growable matrix, kept dense by swap-removal; scored by brute force."""
 
     __slots__ = ("ids", "matrix", "row_of")
@@ -186,7 +167,7 @@ class ExactVectors(Vectors):
         return [float(x) for x in rows.astype(query.dtype, copy=False) @ query]
 
 
-class GraphVectors(Vectors):
+class GraphVectors:
     """An HNSW graph over integer labels; a doc id keeps its label for the graph's lifetime.
 
     Removal marks the node deleted (the graph keeps routing through it); a removed id that comes
