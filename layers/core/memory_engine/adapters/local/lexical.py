@@ -168,15 +168,15 @@ class LexicalIndex:
         return [(kind, stored) for kind in KINDS for stored in self._by_terms(kind, "part_of", keys)]
 
     def _by_terms(self, kind: DocKind, field: str, values: Sequence[str]) -> list[Stored]:
-
-        if not values:
-            return []
+        """Every document holding one of the terms (a key names one; a memory a few parts)."""
         searcher = self._searcher(kind)
+        if not values or not searcher.num_docs:
+            return []
         query = _any_of(self.schema, field, values)
-        hits = (
-            searcher.search(query, max(1, searcher.num_docs), count=False).hits if searcher.num_docs else []
-        )
-        return [_stored(searcher.doc(address)) for _, address in hits] if hits else []
+        found = searcher.search(query, 2 * len(values), count=True)
+        if found.count > len(found.hits):  # tantivy's collector sizes itself by the limit
+            found = searcher.search(query, found.count, count=False)
+        return [_stored(searcher.doc(address)) for _, address in found.hits]
 
     def top(
         self, kind: DocKind, tenant: str, threads: Sequence[str], terms: Sequence[str], k: int
