@@ -90,7 +90,7 @@ class Twin:
 
         self.pairs: list[tuple[Any, Vectors, Vectors]] = []
         with index.lock:
-            for _, shard in index.items():
+            for shard in index.shards.values():
                 graph = shard.vectors
                 if isinstance(graph, GraphVectors):
                     ids = sorted(graph.live_ids)

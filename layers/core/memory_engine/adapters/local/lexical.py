@@ -27,7 +27,7 @@ from memory_engine.retrieval.text import tokenize
 if TYPE_CHECKING:
     import tantivy
 
-__all__ = ["KINDS", "LexicalIndex", "Stored"]
+__all__ = ["KINDS", "Details", "LexicalIndex", "Stored", "details"]
 
 KINDS: tuple[DocKind, ...] = ("memory", "turn")
 _SEP = "\x1f"  # between tenant and id in a key: a character no id or thread holds in practice
@@ -35,12 +35,19 @@ _HEAP = 50_000_000  # tantivy's indexing buffer (bytes); a write batch is a few 
 
 
 class Stored(NamedTuple):
-    """What the lexical index keeps of a document besides its tokens."""
+    """What a hit echoes of a document (a memory document's text only through `details`)."""
 
     doc_id: str
     thread: str
     memory_id: str | None
     occurred_at: datetime | None
+    text: str  # a turn document's; "" for a memory document
+    doc: Any  # tantivy's stored document, for `details`
+
+
+class Details(NamedTuple):
+    """The rest of a stored document, read for `LocalSearchIndex.get` only."""
+
     text: str
     session_uuid: str
     source_dialog_uuids: list[str]
@@ -58,7 +65,9 @@ def _schema() -> tantivy.Schema:
     for field in ("key", "scope", "part_of", "tenant"):  # exact terms: delete and filter by them
         builder.add_text_field(field, tokenizer_name="raw", index_option="basic")
     builder.add_text_field("body", tokenizer_name="whitespace", index_option="freq")
-    builder.add_bytes_field("row", stored=True, indexed=False)  # what a hit echoes, as JSON
+    # Stored only: what a hit echoes (small, decoded for ~300 hits a retrieve), the text, the rest.
+    for field in ("hit", "text", "rest"):
+        builder.add_bytes_field(field, stored=True, indexed=False)
     return builder.build()
 
 
@@ -104,16 +113,21 @@ class LexicalIndex:
         for doc in docs:
             writer = self._writers[doc.kind]
             writer.delete_documents_by_term("key", _key(doc.tenant, doc.doc_id))
-            row = [
-                doc.doc_id, doc.thread, doc.memory_id, _iso(doc.occurred_at), doc.text, doc.session_uuid,
-                doc.source_dialog_uuids, doc.created_at.isoformat(),
-            ]  # fmt: skip
+            hit = [
+                doc.doc_id,
+                doc.thread,
+                doc.memory_id or "",
+                doc.occurred_at.isoformat() if doc.occurred_at else "",
+            ]
+            rest = [doc.session_uuid, doc.source_dialog_uuids, doc.created_at.isoformat()]
             fields: dict[str, Any] = {
                 "key": _key(doc.tenant, doc.doc_id),
                 "scope": _key(doc.tenant, doc.thread),
                 "tenant": doc.tenant,
                 "body": " ".join(tokenize(doc.text)),
-                "row": json.dumps(row, ensure_ascii=False).encode(),
+                "hit": _SEP.join(hit).encode(),
+                "text": doc.text.encode(),
+                "rest": json.dumps(rest, ensure_ascii=False).encode(),
             }
             if doc.memory_id:
                 fields["part_of"] = _key(doc.tenant, doc.memory_id)
@@ -229,15 +243,16 @@ def _any_of(schema: Any, field: str, values: Sequence[str]) -> Any:
     )
 
 
-def _iso(moment: datetime | None) -> str | None:
-    return moment.isoformat() if moment is not None else None
-
-
 def _stored(doc: Any) -> Stored:
-    doc_id, thread, memory_id, occurred, text, session_uuid, sources, created = json.loads(
-        doc.get_first("row")
-    )
+    doc_id, thread, memory_id, occurred = doc.get_first("hit").decode().split(_SEP)
     return Stored(
-        doc_id, thread, memory_id, datetime.fromisoformat(occurred) if occurred else None,
-        text, session_uuid, sources, datetime.fromisoformat(created),
+        doc_id, thread, memory_id or None, datetime.fromisoformat(occurred) if occurred else None,
+        doc.get_first("text").decode() if memory_id else "", doc,
     )  # fmt: skip
+
+
+def details(stored: Stored) -> Details:
+    """The text, session, source dialogs and creation time of a stored document."""
+    session_uuid, sources, created = json.loads(stored.doc.get_first("rest"))
+    text = stored.doc.get_first("text").decode()
+    return Details(text, session_uuid, sources, datetime.fromisoformat(created))

@@ -17,11 +17,11 @@ voyager and tantivy are imported inside methods: importing this module costs not
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memory_engine.adapters.local.lexical import LexicalIndex, Stored
+from memory_engine.adapters.local.lexical import LexicalIndex, Stored, details
 from memory_engine.adapters.local.shards import Shard, ShardKey
 from memory_engine.adapters.local.vectors import ExactVectors, GraphParams, GraphVectors
 from memory_engine.errors import InvalidInput
@@ -93,22 +93,16 @@ class LocalSearchIndex(SearchIndex):
                         moved.append((kind, tenant, doc_id))
             self.lexical.write(docs, deleted=moved)
             self.dims.update(dims)
-            rows = (
-                _unit_rows(np.asarray([doc.vector for doc in docs], dtype=np.float32))
-                if len(set(dims.values())) == 1
-                else [_unit_rows(np.asarray([doc.vector], dtype=np.float32))[0] for doc in docs]
-            )
-            batches: dict[ShardKey, list[tuple[IndexDocument, Any]]] = {}
-            for doc, row in zip(docs, rows, strict=True):
-                batches.setdefault((doc.tenant, doc.kind, doc.thread), []).append((doc, row))
+            batches: dict[ShardKey, list[IndexDocument]] = {}
+            for doc in docs:  # one multi-row insert per shard (a graph's inserts run in threads)
+                batches.setdefault((doc.tenant, doc.kind, doc.thread), []).append(doc)
             for key, batch in batches.items():
                 shard = self.shards.get(key)
                 if shard is None:
                     shard = self.shards[key] = Shard(ExactVectors(dims[key[0]]))
-                shard.vectors.put(
-                    [doc.doc_id for doc, _ in batch], np.stack([row for _, row in batch]), self.insert_threads
-                )
-                self._put_windows(shard, [doc for doc, _ in batch])
+                rows = _unit_rows(np.asarray([doc.vector for doc in batch], dtype=np.float32))
+                shard.vectors.put([doc.doc_id for doc in batch], rows, self.insert_threads)
+                self._put_windows(shard, batch)
                 self._maybe_grow(shard)
                 self.dirty.add(key)
 
@@ -203,14 +197,14 @@ class LocalSearchIndex(SearchIndex):
             if found is None:
                 return None
             kind, stored = found
-            shard = self.shards[tenant, kind, stored.thread]
+            shard, more = self.shards[tenant, kind, stored.thread], details(stored)
             windows, window = shard.windows, None
             if windows is not None and doc_id in windows.row_of:
                 window = windows.vector(doc_id).astype("float32").tolist()
             return IndexDocument(
-                tenant=tenant, doc_id=doc_id, session_uuid=stored.session_uuid, thread=stored.thread,
-                text=stored.text, vector=shard.vectors.vector(doc_id).tolist(),
-                source_dialog_uuids=stored.source_dialog_uuids, created_at=stored.created_at, kind=kind,
+                tenant=tenant, doc_id=doc_id, session_uuid=more.session_uuid, thread=stored.thread,
+                text=more.text, vector=shard.vectors.vector(doc_id).tolist(),
+                source_dialog_uuids=more.source_dialog_uuids, created_at=more.created_at, kind=kind,
                 memory_id=stored.memory_id, occurred_at=stored.occurred_at, window_vector=window,
             )  # fmt: skip
 
@@ -222,10 +216,6 @@ class LocalSearchIndex(SearchIndex):
                 if kind == "memory":
                     held.setdefault(tenant, set()).update(_ids(shard))
             return held
-
-    def items(self) -> Iterator[tuple[ShardKey, Shard]]:
-        """Every shard with its key (hold `lock` while iterating)."""
-        yield from self.shards.items()
 
     def search_kinds(
         self,
@@ -337,6 +327,4 @@ def _best_first(item: tuple[float, str]) -> tuple[float, str]:
 def _hit(doc_id: str, dense: float, lexical: float, row: Stored, window: float | None) -> IndexHit:
     # Positional: a frozen dataclass built by keyword costs twice as much, ~500 times a retrieve.
     # A turn document (it points at its memory) brings its text back: the hit's evidence.
-    return IndexHit(
-        doc_id, dense, lexical, row.memory_id, row.occurred_at, row.text if row.memory_id else "", window
-    )
+    return IndexHit(doc_id, dense, lexical, row.memory_id, row.occurred_at, row.text, window)

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
     Matrix = NDArray[np.float32]
 
-__all__ = ["ExactVectors", "GraphParams", "GraphVectors", "Vectors", "load_graph"]
+__all__ = ["ExactVectors", "GraphParams", "GraphVectors", "Vectors"]
 
 _MIN_ROWS = 16
 # Below this many matrix cells a single-threaded einsum beats BLAS: OpenBLAS splits even a
@@ -284,8 +284,9 @@ class GraphVectors:
         """A graph `save` wrote (its removed nodes stay marked deleted in voyager's file; their
         labels are not reused)."""
         import numpy as np
+        from voyager import Index
 
-        graph = load_graph(str(prefix.with_name(prefix.name + ".hnsw")))
+        graph = Index.load(str(prefix.with_name(prefix.name + ".hnsw")))
         ids = np.load(prefix.with_name(prefix.name + ".ids.npy")).tolist()
         if len(ids) != graph.num_elements or graph.num_dimensions != dim:
             raise ValueError(f"{prefix}: the graph holds {graph.num_elements} nodes for {len(ids)} ids")
@@ -293,13 +294,6 @@ class GraphVectors:
         vectors.deleted = {label for label, doc_id in enumerate(ids) if not doc_id}
         vectors.label_of.pop("", None)
         return vectors
-
-
-def load_graph(path: str) -> Any:
-    """A voyager index from its file (voyager releases the GIL meanwhile)."""
-    from voyager import Index
-
-    return Index.load(path)
 
 
 def _new_graph(dim: int, params: GraphParams) -> Any:
