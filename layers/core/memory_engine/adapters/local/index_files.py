@@ -8,7 +8,7 @@ Layout of the folder (`memory-engine.sqlite3.index/`):
 - `manifest.json`: format version, generation, each shard's files and dimension, and the tantivy
   commit (opstamp) of each kind the vectors were saved with.
 
-A checkpoint (every `checkpoint_every` documents written, and at close) saves the shards that
+A checkpoint (at the end of a bulk write, and at close) saves the shards that
 writes touched since the last one, swaps the manifest in atomically and removes the files nothing
 names any more. Loading raises `IndexFileError` on anything missing, unreadable or of another
 format, and when tantivy holds commits the manifest does not know (the process stopped without a
@@ -26,7 +26,7 @@ import json
 import logging
 import os
 import shutil
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -34,7 +34,7 @@ from memory_engine.adapters.local.lexical import KINDS
 from memory_engine.adapters.local.memory_index import DEFAULT_ANN_THRESHOLD, LocalSearchIndex
 from memory_engine.adapters.local.shards import Shard, ShardKey
 from memory_engine.adapters.local.vectors import GraphParams, GraphVectors
-from memory_engine.ports import DocKind, IndexDocument
+from memory_engine.ports import DocKind
 
 __all__ = ["FORMAT_VERSION", "IndexFileError", "PersistedIndex", "stored_memory_ids"]
 
@@ -43,7 +43,6 @@ log = logging.getLogger("memory_engine.index")
 # 3: tantivy and numpy files (2: hand-written array files and a journal); any other is rebuilt.
 FORMAT_VERSION = 3
 MANIFEST = "manifest.json"
-DEFAULT_CHECKPOINT_EVERY = 20_000  # documents written between two saves of the vectors
 
 
 class IndexFileError(Exception):
@@ -52,15 +51,17 @@ class IndexFileError(Exception):
 
 class PersistedIndex(LocalSearchIndex):
     """A `LocalSearchIndex` kept in `directory`: words in tantivy (every write committed), vectors
-    saved at checkpoints. `PersistedIndex(directory)` starts an empty index there, removing
-    whatever the folder held; `load` opens the one it holds."""
+    saved at a checkpoint (the end of a bulk write, and `close`). `PersistedIndex(directory)`
+    starts an empty index there, removing whatever the folder held; `load` opens the one it holds.
+
+    No checkpoint between: tantivy commits after one would disagree with its vectors all the
+    same, and saving a graph of 800k nodes takes seconds under the lock."""
 
     def __init__(
         self,
         directory: Path,
         ann_threshold: int | None = DEFAULT_ANN_THRESHOLD,
         graph: GraphParams | None = None,
-        checkpoint_every: int = DEFAULT_CHECKPOINT_EVERY,
         _keep: bool = False,
     ) -> None:
         if not _keep:
@@ -68,45 +69,20 @@ class PersistedIndex(LocalSearchIndex):
         directory.mkdir(parents=True, exist_ok=True)
         super().__init__(ann_threshold, graph, directory)
         self.directory = directory
-        self.checkpoint_every = checkpoint_every
         self.generation = 0
         self._saved: dict[ShardKey, tuple[str, list[str]]] = {}  # each saved shard's prefix, files
         self._opstamps: dict[DocKind, int] = {}  # the tantivy commits the last manifest names
-        self._written = 0
-        self._bulk = False
-
-    # -- writes, then a checkpoint now and then --------------------------------------------------
-
-    def upsert(self, docs: Sequence[IndexDocument]) -> None:
-        with self.lock:
-            super().upsert(docs)
-            self._wrote(len(docs))
-
-    def delete(self, tenant: str, doc_ids: Sequence[str]) -> None:
-        with self.lock:
-            super().delete(tenant, doc_ids)
-            self._wrote(len(doc_ids))
-
-    def clear(self, tenant: str | None = None) -> None:
-        with self.lock:
-            super().clear(tenant)
-            self._wrote(1)
 
     @contextmanager
     def bulk(self) -> Iterator[None]:
         """Graph inserts on every core, and one checkpoint at the end (rebuilds)."""
         with self.lock:
-            self._bulk, self.insert_threads = True, -1
+            self.insert_threads = -1
             try:
                 yield
             finally:
-                self._bulk, self.insert_threads = False, 1
+                self.insert_threads = 1
                 self.checkpoint()
-
-    def _wrote(self, count: int) -> None:
-        self._written += count
-        if not self._bulk and self._written >= self.checkpoint_every:
-            self.checkpoint()
 
     def checkpoint(self) -> None:
         """Save the shards changed since the last checkpoint and a new manifest."""
@@ -139,7 +115,7 @@ class PersistedIndex(LocalSearchIndex):
             for name in named:
                 _fsync(self.directory / name)
             _atomic_write(self.directory / MANIFEST, json.dumps(manifest).encode())
-            self.generation, self._saved, self._written = generation, saved, 0
+            self.generation, self._saved = generation, saved
             self._opstamps = dict(self.lexical.opstamps)
             self.dirty.clear()
             for path in self.directory.glob("shard-*"):
@@ -160,7 +136,6 @@ class PersistedIndex(LocalSearchIndex):
         directory: Path,
         ann_threshold: int | None = DEFAULT_ANN_THRESHOLD,
         graph: GraphParams | None = None,
-        checkpoint_every: int = DEFAULT_CHECKPOINT_EVERY,
     ) -> PersistedIndex:
         """The index as the folder holds it, or IndexFileError."""
         try:
@@ -176,7 +151,7 @@ class PersistedIndex(LocalSearchIndex):
                 f"({FORMAT_VERSION})"
             )
         try:
-            index = cls(directory, ann_threshold, graph, checkpoint_every, _keep=True)
+            index = cls(directory, ann_threshold, graph, _keep=True)
         except Exception as error:  # tantivy's own checks of its folders
             raise IndexFileError(f"the index at {directory} could not be opened ({error})") from error
         try:

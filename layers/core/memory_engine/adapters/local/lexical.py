@@ -155,9 +155,6 @@ class LexicalIndex:
             self._writers[kind].wait_merging_threads()
         self._writers.clear()
 
-    def __len__(self) -> int:
-        return sum(self._searcher(kind).num_docs for kind in KINDS)
-
     # -- reads ------------------------------------------------------------------------------------
 
     def _searcher(self, kind: DocKind) -> Any:

@@ -67,10 +67,6 @@ class LockedIndex(SearchIndex):
         self._inner = inner
         self._lock = lock or ReadWriteLock()
 
-    @property
-    def inner(self) -> SearchIndex:
-        return self._inner
-
     def upsert(self, docs: Sequence[IndexDocument]) -> None:
         with self._lock.writing():
             self._inner.upsert(docs)

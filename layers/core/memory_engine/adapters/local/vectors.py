@@ -168,11 +168,10 @@ class ExactVectors:
 
 
 class GraphVectors:
-    """An HNSW graph over integer labels; a doc id keeps its label for the graph's lifetime.
+    """An HNSW graph over integer labels handed out 0, 1, 2... (`id_of` is a list by label).
 
     Removal marks the node deleted (the graph keeps routing through it); a removed id that comes
-    back is un-marked and updated in place, so labels never leak. Labels are handed out 0, 1, 2...
-    in order, so `id_of` is a list by label.
+    back in the same process is un-marked and updated in place.
     """
 
     def __init__(self, dim: int, params: GraphParams, graph: Any = None, ids: list[str] | None = None):
@@ -270,13 +269,8 @@ class GraphVectors:
 
         files = [prefix.with_name(prefix.name + ".hnsw"), prefix.with_name(prefix.name + ".ids.npy")]
         self.graph.save(str(files[0]))
-        deleted = self.deleted
-        np.save(
-            files[1],
-            np.asarray(
-                [("" if at in deleted else doc_id) for at, doc_id in enumerate(self.id_of)], dtype=str
-            ),
-        )
+        ids = ["" if label in self.deleted else doc_id for label, doc_id in enumerate(self.id_of)]
+        np.save(files[1], np.asarray(ids, dtype=str))
         return files
 
     @classmethod
