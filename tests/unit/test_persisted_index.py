@@ -138,7 +138,7 @@ def test_a_loaded_exact_shard_maps_its_rows_from_the_file_until_written(tmp_path
     assert _ids(loaded, "", _axis(2)) == {"a", "b"}
 
 
-def test_an_index_written_after_its_last_checkpoint_is_refused(tmp_path: Path) -> None:
+def test_documents_added_after_the_last_checkpoint_are_dropped_at_load(tmp_path: Path) -> None:
     # Given a checkpointed index, then an upsert whose words tantivy committed but whose vectors
     # were never saved (the process died: its writers released, no close)
     index = _seeded(tmp_path)
@@ -147,7 +147,26 @@ def test_an_index_written_after_its_last_checkpoint_is_refused(tmp_path: Path) -
     index.lexical.close()
 
     # When it is loaded again
-    # Then it is refused: the words and the vectors would disagree
+    loaded = _reopen(tmp_path)
+
+    # Then it is the checkpoint's index, words and vectors alike (the store's catch-up adds "d")
+    assert _ids(loaded, "kayak canoe", _axis(3)) == {"a", "b", "c"}
+    assert loaded.get(TENANT, "d") is None
+
+
+@pytest.mark.parametrize("write", ["replace", "delete"])
+def test_an_index_with_deletes_after_its_last_checkpoint_is_refused(tmp_path: Path, write: str) -> None:
+    # Given a checkpointed index, then a document replaced or deleted, and the process dying
+    index = _seeded(tmp_path)
+    index.checkpoint()
+    if write == "replace":
+        index.upsert([_doc("a", "canoe", _axis(3))])
+    else:
+        index.delete(TENANT, ["a"])
+    index.lexical.close()
+
+    # When it is loaded again
+    # Then it is refused: dropping the later words cannot bring the deleted ones back
     with pytest.raises(IndexFileError, match="after its last checkpoint"):
         _reopen(tmp_path)
 
@@ -341,10 +360,32 @@ def test_a_delete_and_a_fork_reach_the_index_on_disk(engine: Engine, settings: S
     assert copies and {hit.doc_id for hit in loaded.search(TENANT, ["s2"], "kayak", [], k=10)} == copies
 
 
+def test_a_start_after_a_crash_that_only_added_memories_catches_up_without_a_rebuild(
+    engine: Engine, settings: Settings, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Given a checkpointed index, more turns extracted, then the process dying before a checkpoint
+    engine.index.checkpoint()  # type: ignore[attr-defined]
+    for n in range(21, 41):
+        _say(engine, n)
+    run_worker(engine)
+    engine.index.lexical.close()  # type: ignore[attr-defined]  # what the process's exit releases
+
+    # When the engine starts again
+    restarted = _restart(engine, settings)
+
+    # Then the later words were dropped and the memories indexed again from the store, no rebuild
+    assert "catching up from the store" in caplog.text and "rebuilding" not in caplog.text
+    assert len(_stored(restarted)) > 2 and _held(restarted) == _stored(restarted)
+    turns = restarted.index.search(TENANT, ["thread-1"], "kayak", [], k=50, kind="turn")
+    assert {hit.memory_id for hit in turns} == _stored(restarted)
+
+
 def test_a_start_after_a_crash_rebuilds_the_index_from_the_store(
     engine: Engine, settings: Settings, caplog: pytest.LogCaptureFixture
 ) -> None:
-    # Given a memory deleted and more turns extracted, then the process dying before a checkpoint
+    # Given a checkpointed memory deleted and more turns extracted, then the process dying before
+    # the next checkpoint
+    engine.index.checkpoint()  # type: ignore[attr-defined]
     memory = next(m for m in engine.store.iter_memories(TENANT) if "d3" in m.source_dialog_uuids)
     delete.run(engine, TENANT, DeleteRequest(session_uuid="s1", dialog_uuid="d3"))
     for n in range(21, 29):

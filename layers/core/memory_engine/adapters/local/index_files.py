@@ -10,11 +10,12 @@ Layout of the folder (`memory-engine.sqlite3.index/`):
 
 A checkpoint (at the end of a bulk write, and at close) saves the shards that
 writes touched since the last one, swaps the manifest in atomically and removes the files nothing
-names any more. Loading raises `IndexFileError` on anything missing, unreadable or of another
-format, and when tantivy holds commits the manifest does not know (the process stopped without a
-checkpoint after writing): the vectors and the words would disagree. The store stays the system
-of record: `wiring.open_local_index` rebuilds the index from it then, with a progress bar, and
-otherwise compares what was loaded with the store and indexes the difference (`indexing.sync`).
+names any more. Words tantivy committed after the checkpoint (the process died before the next)
+are dropped at load. Loading raises `IndexFileError` on anything missing, unreadable or of another
+format, and when a document was deleted or replaced after the checkpoint (the words left would
+disagree with the vectors). The store stays the system of record: `wiring.open_local_index`
+rebuilds the index from it then, with a progress bar, and otherwise compares what was loaded with
+the store and indexes the difference (`indexing.sync`).
 
 The folder is trusted like the SQLite file beside it, and written by one process.
 """
@@ -70,6 +71,7 @@ class PersistedIndex(LocalSearchIndex):
         super().__init__(ann_threshold, graph, directory)
         self.directory = directory
         self.generation = 0
+        self.lexical.generation = 1
         self._saved: dict[ShardKey, tuple[str, list[str]]] = {}  # each saved shard's prefix, files
         self._opstamps: dict[DocKind, int] = {}  # the tantivy commits the last manifest names
 
@@ -116,6 +118,7 @@ class PersistedIndex(LocalSearchIndex):
                 _fsync(self.directory / name)
             _atomic_write(self.directory / MANIFEST, json.dumps(manifest).encode())
             self.generation, self._saved = generation, saved
+            self.lexical.generation = generation + 1
             self._opstamps = dict(self.lexical.opstamps)
             self.dirty.clear()
             for path in self.directory.glob("shard-*"):
@@ -155,11 +158,6 @@ class PersistedIndex(LocalSearchIndex):
         except Exception as error:  # tantivy's own checks of its folders
             raise IndexFileError(f"the index at {directory} could not be opened ({error})") from error
         try:
-            if index.lexical.opstamps != {kind: manifest["opstamps"][kind] for kind in KINDS}:
-                raise IndexFileError(
-                    f"the index at {directory} was written after its last checkpoint (the process "
-                    "stopped without closing it)"
-                )
             params = index.graph
             for entry in manifest["shards"]:
                 key: ShardKey = (entry["tenant"], entry["kind"], entry["thread"])
@@ -174,7 +172,10 @@ class PersistedIndex(LocalSearchIndex):
                     [p.name for p in directory.glob(f"{entry['prefix']}.*")],
                 )
             index.generation = int(manifest["generation"])
-            index._opstamps = dict(index.lexical.opstamps)
+            index._opstamps = {kind: manifest["opstamps"][kind] for kind in KINDS}
+            if index.lexical.opstamps != index._opstamps:
+                index._drop_after_checkpoint()
+            index.lexical.generation = index.generation + 1
         except IndexFileError:
             index.lexical.close()
             raise
@@ -184,6 +185,20 @@ class PersistedIndex(LocalSearchIndex):
                 f"the index at {directory} could not be read ({type(error).__name__}: {error})"
             ) from error
         return index
+
+    def _drop_after_checkpoint(self) -> None:
+        """Words written after the last checkpoint (the process died before the next): dropped,
+        so the store's catch-up indexes those memories again. Safe only when what is left is what
+        the checkpoint saved, which equal counts prove (dropping can only remove): a document
+        deleted or replaced meanwhile leaves fewer words than vectors, and a rebuild."""
+        left = self.lexical.drop_after(self.generation)
+        saved = {kind: sum(len(s) for key, s in self.shards.items() if key[1] == kind) for kind in KINDS}
+        if left != saved:
+            raise IndexFileError(
+                f"the index at {self.directory} was written after its last checkpoint (the process "
+                f"stopped without closing it), deletes included ({left} documents left of {saved})"
+            )
+        log.warning("index: dropped the words written after the last checkpoint; catching up from the store")
 
 
 def stored_memory_ids(database: Path) -> dict[str, set[str]]:

@@ -65,6 +65,7 @@ def _schema() -> tantivy.Schema:
     for field in ("key", "scope", "part_of", "tenant"):  # exact terms: delete and filter by them
         builder.add_text_field(field, tokenizer_name="raw", index_option="basic")
     builder.add_text_field("body", tokenizer_name="whitespace", index_option="freq")
+    builder.add_unsigned_field("gen", indexed=True)  # the checkpoint a document was written after
     # Stored only: what a hit echoes (small, decoded for ~300 hits a retrieve), the text, the rest.
     for field in ("hit", "text", "rest"):
         builder.add_bytes_field(field, stored=True, indexed=False)
@@ -93,6 +94,7 @@ class LexicalIndex:
                 index = tantivy.Index(self.schema, path=str(folder), reuse=True)
             self._indexes[kind] = index
             self._writers[kind] = index.writer(_HEAP, 1)
+        self.generation = 0  # written into each document: the persisted index's next checkpoint
         self.opstamps: dict[DocKind, int] = {kind: self._writers[kind].commit_opstamp for kind in KINDS}
 
     # -- writes -----------------------------------------------------------------------------------
@@ -131,7 +133,9 @@ class LexicalIndex:
             }
             if doc.memory_id:
                 fields["part_of"] = _key(doc.tenant, doc.memory_id)
-            writer.add_document(tantivy.Document(**fields))
+            document = tantivy.Document(**fields)
+            document.add_unsigned("gen", self.generation)
+            writer.add_document(document)
             touched.add(doc.kind)
         self._commit(touched)
 
@@ -142,6 +146,18 @@ class LexicalIndex:
             else:
                 self._writers[kind].delete_documents_by_term("tenant", tenant)
         self._commit(set(KINDS))
+
+    def drop_after(self, generation: int) -> dict[DocKind, int]:
+        """Delete the documents written after checkpoint `generation`; each kind's count left."""
+        import tantivy
+
+        for kind in KINDS:
+            later = tantivy.Query.range_query(
+                self.schema, "gen", tantivy.FieldType.Unsigned, generation + 1, None
+            )
+            self._writers[kind].delete_documents_by_query(later)
+        self._commit(set(KINDS))
+        return {kind: self._searcher(kind).num_docs for kind in KINDS}
 
     def _commit(self, kinds: set[DocKind]) -> None:
         for kind in kinds:
