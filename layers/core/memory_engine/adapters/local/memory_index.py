@@ -280,8 +280,10 @@ class LocalSearchIndex(SearchIndex):
             lexical[row.doc_id] = score
             stored[row.doc_id] = row
         lexical_of: dict[str, float] = {}
-        # The dense hits' BM25 (0 for those sharing no word) and what they echo, in one search.
-        for doc_id, (score, row) in self.lexical.scores(kind, tenant, list(dense), terms).items():
+        # The BM25 of the dense hits the lexical top k lacks (0 for those sharing no word) and what
+        # they echo, in one search.
+        unscored = candidates.unscored(dense, lexical)
+        for doc_id, (score, row) in self.lexical.scores(kind, tenant, unscored, terms).items():
             lexical_of[doc_id] = score
             stored[doc_id] = row
 
