@@ -8,7 +8,8 @@ data folder of the size (`bench.index_fixture`, as its index format names it: th
 each checkout's own index), runs the LoCoMo dev questions through `usecases.retrieve.run` with one
 caller (`bench.retrieve_latency.measure`, query embedding apart) and reports p50/p95, the index's
 load time and the process's resident memory (VmRSS, and VmHWM: the peak). The figures are the
-medians over the rounds. Writes bench/results/index_ab.json.
+medians over the rounds; `--keep` keeps the saved rows of sizes not measured now. Writes
+bench/results/index_ab.json.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bench.common import ROOT, median, print_table, save, stamped
+from bench.common import ROOT, kept, median, print_table, save, stamped
 
 # Run inside each checkout's own code: its retrieve_latency's load/measure, same questions.
 _PROBE = """
@@ -66,6 +67,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--passes", type=int, default=2, help="passes over the questions per process")
+    parser.add_argument("--keep", action="store_true", help="keep the saved rows of other sizes")
     args = parser.parse_args()
 
     trees = {"this": ROOT, "baseline": args.baseline.resolve()}
@@ -85,6 +87,8 @@ def main() -> None:
                     "rounds": found,
                 })
             )  # fmt: skip
+    if args.keep:
+        rows = kept("index_ab", "rows", rows, set(args.sizes))
     print_table(
         ["memories", "checkout", "p50 ms", "p95 ms", "CPU p95 ms", "load s", "RSS MB", "peak RSS MB"],
         [[r["memories"], r["checkout"], *(r[key] for key in _FIGURES)] for r in rows],
