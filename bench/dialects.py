@@ -23,7 +23,7 @@ from typing import Any
 
 from memory_engine import facts
 from memory_engine.adapters.local.memory_index import LocalSearchIndex
-from memory_engine.adapters.local.minilm_embedder import MiniLmEmbedder
+from memory_engine.adapters.local.onnx_embedder import OnnxEmbedder
 from memory_engine.adapters.local.sqlite_queue import SqliteQueue
 from memory_engine.adapters.local.sqlite_store import SqliteStore
 from memory_engine.engine import Engine
@@ -66,7 +66,7 @@ def build_engine(directory: str) -> Engine:
         store=SqliteStore(path),
         queue=SqliteQueue(path),
         index=LocalSearchIndex(),
-        embedder=MiniLmEmbedder(None, 64),
+        embedder=OnnxEmbedder("minilm"),
         extractor=BuiltinExtractor(),
     )
 

@@ -137,9 +137,9 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _minilm() -> Embedder:
-    from memory_engine.adapters.local.minilm_embedder import MiniLmEmbedder
+    from memory_engine.adapters.local.onnx_embedder import OnnxEmbedder
 
-    return MiniLmEmbedder()
+    return OnnxEmbedder("minilm")
 
 
 def _default_embedder() -> tuple[str, Embedder]:

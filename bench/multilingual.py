@@ -33,17 +33,9 @@ METRICS = ("recall_5", "recall_10", "ndcg_10", "mrr")
 
 
 def embedder(name: str) -> Embedder:
-    if name == "e5":
-        from memory_engine.adapters.local.e5_embedder import E5Embedder
+    from memory_engine.adapters.local.onnx_embedder import OnnxEmbedder
 
-        return E5Embedder()
-    if name == "onnx":
-        from memory_engine.adapters.local.onnx_embedder import OnnxMiniLmEmbedder
-
-        return OnnxMiniLmEmbedder()
-    from memory_engine.adapters.local.minilm_embedder import MiniLmEmbedder
-
-    return MiniLmEmbedder()
+    return OnnxEmbedder("minilm" if name == "minilm" else "e5")
 
 
 def analysed_bm25(conversations: Sequence[Conversation]) -> dict[str, Any]:
@@ -94,7 +86,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--english", type=Path, default=default_data())
     parser.add_argument("--korean", type=Path, default=KOREAN)
-    parser.add_argument("--embedders", nargs="+", default=["e5", "minilm"], choices=["e5", "minilm", "onnx"])
+    parser.add_argument("--embedders", nargs="+", default=["e5", "minilm"], choices=["e5", "minilm"])
     parser.add_argument("--sets", nargs="+", default=["english", "korean", "korean-en"])
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--quiet", action="store_true")

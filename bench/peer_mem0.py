@@ -146,7 +146,7 @@ def engine_side(samples: list[dict[str, Any]], gold: list[dict[str, Any]]) -> di
 
 
 def mem0_side(conversations: int) -> dict[str, Any]:
-    from memory_engine.adapters.local.minilm_embedder import packaged_model_dir
+    from memory_engine.adapters.local.encoders import packaged_minilm_dir as packaged_model_dir
 
     python = BENCH_VENV / "bin" / "python"
     if not python.is_file():

@@ -22,7 +22,7 @@ class Need(StrEnum):
     INDEX_WRITE = "index:write"  # index and delete documents
     INDEX_ADMIN = "index:admin"  # create the index and its mapping (deploy time)
     EMBED = "embed"  # invoke the embedding function or endpoint
-    EXTRACT = "extract"  # the extractor's configuration (LLM model, endpoint, key)
+    EXTRACT = "extract"  # the LLM configuration (model, endpoint) and reading its key's secret
 
 
 READ, WRITE, SEND = Need.TABLE_READ, Need.TABLE_WRITE, Need.QUEUE_SEND
@@ -51,7 +51,8 @@ class Route:
 
 # Scoped memory bank: facts are embedded and indexed as they are written.
 BANK_RETRIEVE = needs(READ, SEARCH, EMBED)
-BANK_GENERATE = needs(READ, WRITE, SEARCH, INDEX, EMBED, EXTRACT)
+# A delete from an eventually consistent index queues its second pass (usecases/index_purge.py).
+BANK_GENERATE = needs(READ, WRITE, SEARCH, INDEX, EMBED, EXTRACT, SEND)
 # Chat: reads the user's memories, calls the upstream model (its key is the extractor's
 # configuration), queues the exchange for the worker.
 CHAT = needs(READ, SEARCH, EMBED, SEND, EXTRACT)
@@ -69,7 +70,7 @@ ROUTES: tuple[Route, ...] = (
     # Scoped memory bank (docs/api.md §3).
     Route("POST", "/v1/memories", "bank_create", needs=needs(READ, WRITE, INDEX, EMBED)),
     Route("GET", "/v1/memories/{id}", "bank_get", needs=needs(READ)),
-    Route("DELETE", "/v1/memories/{id}", "bank_delete", needs=needs(READ, WRITE, INDEX)),
+    Route("DELETE", "/v1/memories/{id}", "bank_delete", needs=needs(READ, WRITE, INDEX, SEND)),
     Route("POST", "/v1/memories/retrieve", "bank_retrieve", needs=BANK_RETRIEVE),
     Route("POST", "/v1/memories:retrieve", "bank_retrieve", rest_api=False, needs=BANK_RETRIEVE),
     Route("POST", "/v1/memories/generate", "bank_generate", needs=BANK_GENERATE),

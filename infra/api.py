@@ -2,7 +2,8 @@
 
 A route added to routes.py appears here with no other edit. Every route but health goes through
 the REQUEST authorizer (cached per Authorization header). API Gateway's own refusals (401,
-throttling, bad body, too large) answer in the native error envelope, like the handlers do.
+throttling, bad body, too large) answer in one body that holds the native error envelope and the
+game and OpenAI dialects' error fields beside it, so every client reads its own.
 
 Per-key rate limits: the API takes its API keys from the authorizer (key source AUTHORIZER), which
 returns each memory-engine key's usage-plan key (`memory_engine.auth.usage_key_value`); every route
@@ -78,8 +79,24 @@ GATEWAY_HEADERS: dict[str, dict[str, str]] = {
 }
 
 
-def error_template(message: str) -> str:
-    return json.dumps({"status": "error", "message": message, "errors": []})
+# OpenAI's error `type` for the statuses above, which its clients read.
+_OPENAI_TYPES = {
+    "400": "invalid_request_error",
+    "401": "authentication_error",
+    "403": "permission_error",
+    "404": "not_found_error",
+    "413": "invalid_request_error",
+    "429": "rate_limit_error",
+}
+
+
+def error_template(status: str, message: str) -> str:
+    """One body every dialect's client can read: a gateway response is per API, not per route, and
+    its template is not VTL (it cannot branch on the path). The native envelope (`status`,
+    `message`, `errors`), the game one's `code` and `msg`, and OpenAI's `error` object, side by side."""
+    openai = {"message": message, "type": _OPENAI_TYPES.get(status, "api_error"), "param": None, "code": None}
+    native = {"status": "error", "message": message, "errors": []}
+    return json.dumps({**native, "code": int(status), "msg": message, "error": openai})
 
 
 class Api(Construct):
@@ -149,7 +166,7 @@ class Api(Construct):
                 response_type.title().replace("_", ""),
                 type=apigw.ResponseType.of(response_type),
                 status_code=status,
-                templates={"application/json": error_template(message)},
+                templates={"application/json": error_template(status, message)},
                 # Header values are mapping expressions: a literal is quoted.
                 response_headers={name: f"'{value}'" for name, value in headers.items()} if headers else None,
             )

@@ -6,21 +6,24 @@ protect data and cost money, and any of them can still be set explicitly.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
 ROOT = Path(__file__).resolve().parents[1]
 SERVICE = "memory-engine"
 METRICS_NAMESPACE = "MemoryEngine"
-PYTHON_VERSION = "3.11"  # the version the project is tested with; the layer is built for it
 LOG_RETENTION_DAYS = (7, 14, 30, 60, 90, 180, 365)  # the values CloudWatch Logs accepts, in short
 
 
+# An IAM role or user the data-access policy and a domain's access policy can name.
+_PRINCIPAL = re.compile(r"^arn:aws[a-z-]*:iam::\d{12}:(role|user)/[\w+=,.@/-]+$")
+
 # The dimension of each model the embedding image can serve (functions/embedder_image/Dockerfile).
-IMAGE_MODEL_DIMENSION = {"e5": 384, "onnx": 384}
+IMAGE_MODEL_DIMENSION = {"e5": 384, "minilm": 384}
 
 
 class StackConfig(BaseModel):
@@ -36,11 +39,16 @@ class StackConfig(BaseModel):
     # BM25 text analysis: nori (Korean morphology; Serverless and managed domains have the plugin),
     # or cjk / standard for a cluster without it. Fixed when the index is created.
     search_analyzer: Literal["nori", "cjk", "standard"] = "nori"
+    # IAM roles or users (comma-separated ARNs) that run `memory-engine create-index` / `reindex`
+    # by hand: the Serverless data-access policy, or the domain's access policy, lets them create,
+    # update, drop, read and write the index. None: only the stack's own functions reach it.
+    search_admin_principals: str | None = None
 
     # Embedding: the container-image Lambda ("lambda") or an existing SageMaker endpoint.
     embedder: Literal["lambda", "sagemaker"] = "lambda"
-    # The image's model (embedder=lambda): multilingual-e5-small ("e5") or all-MiniLM-L6-v2 ("onnx").
-    embedding_model: Literal["e5", "onnx"] = "e5"
+    # The image's model (embedder=lambda): multilingual-e5-small ("e5") or all-MiniLM-L6-v2
+    # ("minilm"; "onnx", its earlier name, is read as "minilm").
+    embedding_model: Literal["e5", "minilm"] = "e5"
     sagemaker_endpoint: str | None = None
     embedding_dimension: int = Field(384, ge=1, le=16_000)
 
@@ -48,10 +56,13 @@ class StackConfig(BaseModel):
     extractor: Literal["builtin", "llm"] = "builtin"
     llm_model: str | None = None
     openai_base_url: str | None = None
-    openai_api_key_secret: str | None = None  # Secrets Manager secret name holding OPENAI_API_KEY
+    # Secrets Manager secret (its name, or its complete ARN) whose string is the LLM key: read by
+    # the functions at run time, never put in their environment.
+    openai_api_key_secret: str | None = None
 
-    # Worker and queue.
-    max_receive_count: int = Field(5, ge=1, le=1000)
+    # Worker and queue. Deliveries of a job before SQS moves it to the dead-letter queue: at least
+    # 5, as AWS asks of a queue feeding Lambda (a throttled delivery counts as a receive too).
+    max_receive_count: int = Field(5, ge=5, le=1000)
     # Attempts of a failing job before the worker parks it in the DLQ with its error; the redrive
     # above (max_receive_count) is the safety net for a worker that crashed or timed out on it.
     job_attempts: int = Field(3, ge=1, le=100)
@@ -80,6 +91,11 @@ class StackConfig(BaseModel):
     # Where `make layer` put the runtime dependencies (holds `python/`).
     layer_dir: Path = ROOT / "build" / "layer"
 
+    @field_validator("embedding_model", mode="before")
+    @classmethod
+    def _minilm_by_its_old_name(cls, value: object) -> object:
+        return "minilm" if value == "onnx" else value
+
     @model_validator(mode="after")
     def _coherent(self) -> StackConfig:
         if self.embedder == "sagemaker" and not self.sagemaker_endpoint:
@@ -94,9 +110,21 @@ class StackConfig(BaseModel):
             )
         if self.extractor == "llm" and not self.llm_model:
             raise ValueError("extractor=llm needs llmModel (the model name)")
+        wrong = [arn for arn in self.admin_principals if not _PRINCIPAL.match(arn)]
+        if wrong:
+            raise ValueError(
+                f"searchAdminPrincipals {wrong} are not IAM role or user ARNs "
+                "(arn:aws:iam::<account>:role/<name>, comma-separated)"
+            )
         if self.log_retention_days is not None and self.log_retention_days not in LOG_RETENTION_DAYS:
             raise ValueError(f"logRetentionDays must be one of {LOG_RETENTION_DAYS}")
         return self
+
+    @property
+    def admin_principals(self) -> list[str]:
+        """`searchAdminPrincipals` as a list of ARNs, in the order given, once each."""
+        given = (self.search_admin_principals or "").split(",")
+        return list(dict.fromkeys(arn.strip() for arn in given if arn.strip()))
 
     @property
     def is_prod(self) -> bool:

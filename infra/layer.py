@@ -1,8 +1,9 @@
 """`make layer`: the core Lambda layer, built without Docker.
 
 `python -m infra.layer build/layer` fills `build/layer/python/` with the `memory_engine` package
-and the runtime dependencies of its `aws` and `llm` extras, as Lambda's Linux wheels
-(`pip --platform manylinux2014_x86_64 --only-binary=:all:`), then byte-compiles them so cold
+and the runtime dependencies of its `aws` and `llm` extras, as Lambda's Linux wheels (pip with
+`--only-binary=:all:`, the runtime's Python version and every manylinux tag its glibc runs, from
+`infra.lambda_platform`), then byte-compiles them when this Python is the runtime's, so cold
 starts skip compiling. It refuses a layer holding torch or numpy: the API functions stay small,
 and only the embedding image carries the model. It rebuilds only when pyproject.toml or the
 package's sources changed (`--force` to rebuild anyway).
@@ -21,9 +22,9 @@ import tomllib
 from collections.abc import Sequence
 from pathlib import Path
 
-from infra.config import PYTHON_VERSION, ROOT
+from infra.config import ROOT
+from infra.lambda_platform import LAMBDA, PYTHON_VERSION
 
-PLATFORM = "manylinux2014_x86_64"
 EXTRAS = ("aws", "llm")
 FORBIDDEN = ("torch", "numpy", "sentence_transformers", "transformers", "scipy")
 MAX_UNZIPPED_MB = 200  # Lambda allows 250 MB for function + layers; keep room for the function
@@ -51,8 +52,7 @@ def pip_command(target: Path, reqs: Sequence[str]) -> list[str]:
         "--no-compile",
         "--target",
         str(target),
-        "--platform",
-        PLATFORM,
+        *platform_arguments(LAMBDA.platform_tags),
         "--implementation",
         "cp",
         "--python-version",
@@ -60,6 +60,11 @@ def pip_command(target: Path, reqs: Sequence[str]) -> list[str]:
         "--only-binary=:all:",
         *reqs,
     ]
+
+
+def platform_arguments(tags: Sequence[str]) -> list[str]:
+    """`--platform` once per tag: pip takes each tag literally, never the older ones it implies."""
+    return [argument for tag in tags for argument in ("--platform", tag)]
 
 
 def forbidden_found(site: Path) -> list[str]:
@@ -72,7 +77,7 @@ def size_mb(folder: Path) -> float:
 
 
 def fingerprint(reqs: Sequence[str]) -> str:
-    digest = hashlib.sha256("\n".join([PLATFORM, PYTHON_VERSION, *reqs]).encode())
+    digest = hashlib.sha256("\n".join([LAMBDA.platform_tag, PYTHON_VERSION, *reqs]).encode())
     for path in sorted(PACKAGE.rglob("*.py")):
         digest.update(str(path.relative_to(PACKAGE)).encode())
         digest.update(path.read_bytes())

@@ -1,6 +1,9 @@
 """Alarms that say a turn may be stuck or the API is failing, and one dashboard for the service.
 
-Alarms go to an SNS topic; `-c alarmEmail=<address>` subscribes an address to it.
+Alarms go to an SNS topic; `-c alarmEmail=<address>` subscribes an address to it. CloudWatch can
+publish there only if both policies let it: the topic is encrypted with a key of its own whose
+policy lets CloudWatch use it (AWS's managed `alias/aws/sns` key lets no service do so), and the
+topic's policy allows CloudWatch alarms of this account to publish.
 - dead letters: any message in a worker's DLQ (an extraction failed every retry; redrive it)
 - backlog: a worker's oldest message older than 15 minutes (the worker is stuck or throttled)
 - worker errors: any failed worker invocation
@@ -11,10 +14,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from aws_cdk import Duration
+from aws_cdk import Duration, RemovalPolicy, Stack
 from aws_cdk import aws_apigateway as apigw
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_cloudwatch_actions as actions
+from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sns as sns
@@ -42,12 +46,7 @@ class Monitoring(Construct):
         functions: Mapping[str, lambda_.IFunction],
     ) -> None:
         super().__init__(scope, construct_id)
-        self.topic = sns.Topic(
-            self,
-            "AlarmTopic",
-            master_key=kms.Alias.from_alias_name(self, "SnsKey", "alias/aws/sns"),
-            enforce_ssl=True,
-        )
+        self.topic = self._topic(config)
         if config.alarm_email:
             self.topic.add_subscription(subscriptions.EmailSubscription(config.alarm_email))
         self.alarms: list[cloudwatch.Alarm] = []
@@ -89,6 +88,40 @@ class Monitoring(Construct):
             description="API: p99 latency over 3 s for 15 minutes.",
         )
         self.dashboard = self._dashboard(config, api, workers, functions)
+
+    def _topic(self, config: StackConfig) -> sns.Topic:
+        stack = Stack.of(self)
+        cloudwatch_service = iam.ServicePrincipal("cloudwatch.amazonaws.com")
+        key = kms.Key(
+            self,
+            "AlarmTopicKey",
+            description="memory-engine: encrypts the alarm topic; CloudWatch may use it to publish",
+            enable_key_rotation=True,
+            removal_policy=RemovalPolicy.RETAIN if config.protect_data else RemovalPolicy.DESTROY,
+        )
+        # What CloudWatch needs to publish to a topic encrypted with a customer-managed key.
+        key.add_to_resource_policy(
+            iam.PolicyStatement(
+                principals=[cloudwatch_service],
+                actions=["kms:Decrypt", "kms:GenerateDataKey*"],
+                resources=["*"],  # in a key policy, "*" is this key
+            )
+        )
+        topic = sns.Topic(self, "AlarmTopic", master_key=key, enforce_ssl=True)
+        # The topic's own policy (enforce_ssl makes one, replacing SNS's default) lets this
+        # account's alarms publish, and no one else's (confused deputy).
+        topic.add_to_resource_policy(
+            iam.PolicyStatement(
+                principals=[cloudwatch_service],
+                actions=["sns:Publish"],
+                resources=[topic.topic_arn],
+                conditions={
+                    "ArnLike": {"aws:SourceArn": stack.format_arn(service="cloudwatch", resource="alarm:*")},
+                    "StringEquals": {"aws:SourceAccount": stack.account},
+                },
+            )
+        )
+        return topic
 
     def _alarm(
         self,

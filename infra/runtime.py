@@ -16,10 +16,17 @@ from aws_cdk import aws_logs as logs
 from constructs import Construct
 
 from infra.config import METRICS_NAMESPACE, ROOT, SERVICE, StackConfig
+from infra.lambda_platform import PYTHON_VERSION
 from infra.nag import acknowledge
 
-RUNTIME = lambda_.Runtime.PYTHON_3_11
-ARCHITECTURE = lambda_.Architecture.X86_64  # the layer is built for manylinux2014_x86_64
+# `Runtime.PYTHON_3_12` for PYTHON_VERSION "3.12": the one constant decides.
+RUNTIME: lambda_.Runtime = getattr(lambda_.Runtime, "PYTHON_" + PYTHON_VERSION.replace(".", "_"))
+ARCHITECTURE = lambda_.Architecture.X86_64  # the layer's wheels are x86_64 (infra.lambda_platform.ARCH)
+
+# API Gateway REST ends an integration after 29 s with its own 504; a function behind it stops
+# first, so that its own error answer (an OpenAI-shaped 502 from chat) reaches the client.
+API_GATEWAY_TIMEOUT_SECONDS = 29
+API_FUNCTION_TIMEOUT_SECONDS = API_GATEWAY_TIMEOUT_SECONDS - 1
 
 RETENTION = {
     7: logs.RetentionDays.ONE_WEEK,
@@ -32,7 +39,7 @@ RETENTION = {
 }
 
 # Never staged into a function's code, even when a folder of that name sits in the repository.
-_HEAVY = [".venv", ".git", "node_modules", "cdk.out", "build", ".memory-engine", "**/__pycache__"]
+HEAVY = [".venv", ".git", "node_modules", "cdk.out", "build", ".memory-engine", "**/__pycache__"]
 
 
 class LayerMissing(RuntimeError):
@@ -51,7 +58,7 @@ def function_code(folder: str) -> lambda_.Code:
     """`functions/__init__.py` and `functions/<folder>/`, from the repository root, nothing else."""
     return lambda_.Code.from_asset(
         str(ROOT),
-        exclude=["*", "!functions/__init__.py", f"!functions/{folder}", *_HEAVY],
+        exclude=["*", "!functions/__init__.py", f"!functions/{folder}", *HEAVY],
         ignore_mode=IgnoreMode.DOCKER,
     )
 
@@ -101,15 +108,16 @@ class Runtime(Construct):
             log_group=log_group,
             environment={**base_environment(), **environment},
             memory_size=memory_size,
-            timeout=timeout or Duration.seconds(28),
+            timeout=timeout or Duration.seconds(API_FUNCTION_TIMEOUT_SECONDS),
             tracing=lambda_.Tracing.ACTIVE,
             description=description,
         )
         acknowledge(
             function,
             "AwsSolutions-L1",
-            f"Python {RUNTIME.name} on purpose: the version the project and its layer are tested "
-            "and built for; it moves with the test matrix, not ahead of it.",
+            f"{RUNTIME.name} on purpose: Amazon Linux 2023, the platform the layer's and the "
+            "embedding image's wheels are resolved for (infra.lambda_platform, checked by "
+            "tests/infra/test_artifacts.py); it moves with that constant, not ahead of it.",
         )
         return function
 

@@ -22,6 +22,23 @@ AWS_CUSTOM_RESOURCE_ID = "AWS679f53fac002430cb0da5b7982bd2287"  # CDK's fixed si
 READ_PERMISSIONS = ["aoss:ReadDocument", "aoss:DescribeIndex"]
 WRITE_PERMISSIONS = ["aoss:ReadDocument", "aoss:WriteDocument", "aoss:DescribeIndex"]
 ADMIN_PERMISSIONS = ["aoss:CreateIndex", "aoss:UpdateIndex", "aoss:DescribeIndex"]
+# What an operator (`searchAdminPrincipals`) runs by hand: `memory-engine create-index [--recreate]`
+# (HEAD, PUT, PUT _mapping, DELETE the index) and `reindex [--reembed]` (search copies, bulk writes).
+OPERATOR_PERMISSIONS = [
+    "aoss:CreateIndex",
+    "aoss:UpdateIndex",
+    "aoss:DeleteIndex",
+    "aoss:DescribeIndex",
+    "aoss:ReadDocument",
+    "aoss:WriteDocument",
+]
+OPERATOR_DOMAIN_ACTIONS = [
+    "es:ESHttpGet",
+    "es:ESHttpHead",
+    "es:ESHttpPost",
+    "es:ESHttpPut",
+    "es:ESHttpDelete",
+]
 
 
 class Search(Construct):
@@ -33,6 +50,7 @@ class Search(Construct):
         self.service = config.search
         self.index_name = config.index_name
         self.analyzer = config.search_analyzer
+        self.operators = config.admin_principals
         self._roles: dict[str, list[iam.IRole]] = {"read": [], "write": [], "admin": []}
         self.access_policy: aoss.CfnAccessPolicy | None = None
         if config.search == "aoss":
@@ -103,6 +121,16 @@ class Search(Construct):
                         "Principal": [role.role_arn for role in roles],
                     }
                 )
+        if self.operators:
+            rules.append(
+                {
+                    "Description": "operate the memories index (create-index, reindex)",
+                    "Rules": [
+                        {"ResourceType": "index", "Resource": index, "Permission": OPERATOR_PERMISSIONS}
+                    ],
+                    "Principal": list(self.operators),
+                }
+            )
         return Stack.of(self).to_json_string(rules)
 
     # Managed domain ---------------------------------------------------------------------------
@@ -135,6 +163,19 @@ class Search(Construct):
         )
         self.endpoint = f"https://{self.domain.domain_endpoint}"
         self._resource_arn = self.domain.domain_arn
+        if self.operators:
+            # The domain's access policy (installed after the domain by CDK's custom resource):
+            # the operators reach the index's paths without an IAM policy of their own.
+            self.domain.add_access_policies(
+                iam.PolicyStatement(
+                    principals=[iam.ArnPrincipal(arn) for arn in self.operators],
+                    actions=OPERATOR_DOMAIN_ACTIONS,
+                    resources=[
+                        f"{self._resource_arn}/{self.index_name}",
+                        f"{self._resource_arn}/{self.index_name}/*",
+                    ],
+                )
+            )
         acknowledge(
             self.domain,
             "AwsSolutions-OS1",
@@ -149,8 +190,9 @@ class Search(Construct):
         acknowledge(
             self.domain,
             "AwsSolutions-OS5",
-            "No anonymous access: the domain has no resource policy, so only IAM principals of this "
-            "account that are granted es:ESHttp* on it can call it.",
+            "No anonymous access: the domain's resource policy, when there is one, names only the "
+            "operators of searchAdminPrincipals, so only those and the IAM principals of this "
+            "account granted es:ESHttp* on it can call it.",
         )
         acknowledge(
             self.domain,
@@ -187,14 +229,12 @@ class Search(Construct):
         self._grant(role, "read", ["es:ESHttpGet", "es:ESHttpHead", "es:ESHttpPost"])
 
     def grant_write(self, role: iam.IRole) -> None:
-        self._grant(
-            role, "write", ["es:ESHttpGet", "es:ESHttpPost", "es:ESHttpPut", "es:ESHttpDelete"], bulk=True
-        )
+        self._grant(role, "write", ["es:ESHttpGet", "es:ESHttpPost", "es:ESHttpPut", "es:ESHttpDelete"])
 
     def grant_admin(self, role: iam.IRole) -> None:
         self._grant(role, "admin", ["es:ESHttpGet", "es:ESHttpHead", "es:ESHttpPut"])
 
-    def _grant(self, role: iam.IRole, group: str, domain_actions: list[str], bulk: bool = False) -> None:
+    def _grant(self, role: iam.IRole, group: str, domain_actions: list[str]) -> None:
         if self.service == "aoss":
             # IAM lets the role reach the collection; the data-access policy says what it may do.
             if self.access_policy is not None:
@@ -211,7 +251,9 @@ class Search(Construct):
             "The documents of the one index (index/_doc/<id>, index/_search): OpenSearch HTTP paths "
             "under the index this stack owns, nothing else of the domain.",
         )
-        paths = [self.index_name, f"{self.index_name}/*", *(["_bulk"] if bulk else [])]
+        # The adapter names the index in every path (`/<index>/_bulk`, `/<index>/_msearch`):
+        # nothing at the domain's root (tests/infra/test_opensearch_grants.py replays each request).
+        paths = [self.index_name, f"{self.index_name}/*"]
         role.add_to_principal_policy(
             iam.PolicyStatement(
                 actions=domain_actions, resources=[f"{self._resource_arn}/{path}" for path in paths]

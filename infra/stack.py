@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from aws_cdk import CfnOutput, CustomResource, Duration, SecretValue, Stack
+from aws_cdk import ArnFormat, CfnOutput, CustomResource, Duration, Stack
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import custom_resources as cr
@@ -23,11 +23,14 @@ from infra.data import Data
 from infra.embedding import Embedding
 from infra.monitoring import Monitoring
 from infra.nag import acknowledge
-from infra.runtime import Runtime
+from infra.runtime import API_FUNCTION_TIMEOUT_SECONDS, Runtime
 from infra.search import Search
 from infra.worker import Worker
 
 EXTRACTION_WORKER = "extraction_worker"
+# The chat model's whole answer (each wait included): what is left of the API function's 28 s
+# after reading the user's memories (an embedding and a search) and before answering.
+CHAT_UPSTREAM_DEADLINE_SECONDS = API_FUNCTION_TIMEOUT_SECONDS - 8
 
 
 class MemoryEngineStack(Stack):
@@ -126,6 +129,10 @@ class MemoryEngineStack(Stack):
             attempts = min(config.job_attempts, config.max_receive_count)
             env["MEMORY_ENGINE_WORKER_MAX_RECEIVES"] = str(attempts)
             env["MEMORY_ENGINE_DEAD_LETTER_URL"] = self.queues[folder].dead_letters.queue_url
+        if Need.EXTRACT in needs and folder not in self.queues:
+            # Behind API Gateway: the model's whole answer must end inside the function's timeout.
+            wait = str(CHAT_UPSTREAM_DEADLINE_SECONDS)
+            env |= {"MEMORY_ENGINE_CHAT_TIMEOUT_SECONDS": wait, "MEMORY_ENGINE_CHAT_DEADLINE_SECONDS": wait}
         if Need.EXTRACT in needs:
             env["MEMORY_ENGINE_EXTRACTOR"] = config.extractor
             if config.llm_model:
@@ -133,10 +140,9 @@ class MemoryEngineStack(Stack):
             if config.openai_base_url:
                 env["OPENAI_BASE_URL"] = config.openai_base_url
             if config.openai_api_key_secret:
-                # A CloudFormation dynamic reference: resolved at deploy, never in the template.
-                env["OPENAI_API_KEY"] = SecretValue.secrets_manager(
-                    config.openai_api_key_secret
-                ).unsafe_unwrap()
+                # The secret's name, not its value: the function reads the key at run time
+                # (memory_engine.adapters.aws.secrets), so no environment ever holds it.
+                env["MEMORY_ENGINE_OPENAI_API_KEY_SECRET"] = config.openai_api_key_secret
         return env
 
     def _grant(self, function: lambda_.Function, needs: frozenset[Need]) -> None:
@@ -151,11 +157,29 @@ class MemoryEngineStack(Stack):
             Need.INDEX_WRITE: self.search.grant_write,
             Need.INDEX_ADMIN: self.search.grant_admin,
             Need.EMBED: self.embedding.grant_invoke,
-        }  # Need.EXTRACT is configuration only: no AWS permission
+            Need.EXTRACT: self._grant_llm_key,
+        }
         for need in sorted(needs):  # sorted: the same template on every synth
             grant = grants.get(need)
             if grant is not None:
                 grant(role)
+
+    def _grant_llm_key(self, role: iam.IRole) -> None:
+        """GetSecretValue on the LLM key's secret, and nothing else (none without one)."""
+        secret = self.config.openai_api_key_secret
+        if not secret:
+            return
+        if not secret.startswith("arn:"):
+            # A name: Secrets Manager appends "-" and six random characters to the ARN.
+            secret = self.format_arn(
+                service="secretsmanager",
+                resource="secret",
+                resource_name=f"{secret}-??????",
+                arn_format=ArnFormat.COLON_RESOURCE_NAME,
+            )
+        role.add_to_principal_policy(
+            iam.PolicyStatement(actions=["secretsmanager:GetSecretValue"], resources=[secret])
+        )
 
     # Deploy-time index creation ----------------------------------------------------------------
 

@@ -25,7 +25,10 @@ from constructs import Construct
 from infra.config import StackConfig
 
 BATCH_SIZE = 1  # one job per invocation: a failure retries that job alone, and timeouts stay bounded
-VISIBILITY_MARGIN_SECONDS = 30
+# AWS asks for a visibility timeout of at least six times the function's timeout: the event source
+# keeps a message it could not hand over (the function throttled) invisible meanwhile, and a
+# shorter one lets each throttled try burn a receive until the job is dead-lettered unrun.
+VISIBILITY_PER_TIMEOUT = 6
 
 
 class Worker(Construct):
@@ -48,8 +51,7 @@ class Worker(Construct):
             fifo=True,
             # The sender may set its own deduplication id; content-based is the fallback.
             content_based_deduplication=True,
-            # Lambda refuses a queue whose visibility is shorter than the function's timeout.
-            visibility_timeout=Duration.seconds(config.worker_timeout_seconds + VISIBILITY_MARGIN_SECONDS),
+            visibility_timeout=Duration.seconds(VISIBILITY_PER_TIMEOUT * config.worker_timeout_seconds),
             retention_period=Duration.days(4),
             dead_letter_queue=sqs.DeadLetterQueue(
                 queue=self.dead_letters, max_receive_count=config.max_receive_count

@@ -86,10 +86,13 @@ def main() -> int:
     try:
         os.environ.update(aws_environment(f"http://127.0.0.1:{moto_port}"))
         os.environ["MEMORY_ENGINE_QUEUE_URL"] = create_resources()
-        # The server prints the key it is given as its own: here, the DynamoDB one just issued.
-        os.environ["MEMORY_ENGINE_API_KEY"] = issue_key()
+        # The server's own key is the DynamoDB one just issued: printed here, once, as the server
+        # prints a key it generates (it never prints a MEMORY_ENGINE_API_KEY it is given).
+        key = issue_key()
+        os.environ["MEMORY_ENGINE_API_KEY"] = key
         reset_settings()
         print(f"moto (DynamoDB, SQS) on http://127.0.0.1:{moto_port}", flush=True)
+        print(f"API key (new, issued for tenant {TENANT} in the DynamoDB key table): {key}", flush=True)
         serve()
     finally:
         moto.stop()

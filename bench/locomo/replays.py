@@ -259,9 +259,9 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         add(f"passage {share}", partial(units, turns=mixed(share)))
     e5.save()
 
-    from memory_engine.adapters.local.minilm_embedder import MiniLmEmbedder
+    from memory_engine.adapters.local.onnx_embedder import OnnxEmbedder
 
-    minilm = CachingEmbedder(MiniLmEmbedder(), CACHE / "embeddings-minilm.pkl")
+    minilm = CachingEmbedder(OnnxEmbedder("minilm"), CACHE / "embeddings-minilm.pkl")
 
     def second_opinion(weight: float) -> Turns:
         def turns(case: Case) -> list[TurnEvidence]:

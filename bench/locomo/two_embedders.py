@@ -11,7 +11,6 @@ Recall@5/10 and NDCG@10 over categories 1–4. Vectors come from the harness's c
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 from collections.abc import Sequence
 from pathlib import Path
@@ -32,14 +31,12 @@ def main(argv: Sequence[str] | None = None) -> dict[str, tuple[float, float, flo
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=default_data())
     args = parser.parse_args(argv)
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before torch loads libgomp (e5 beside it)
     import numpy as np
 
-    from memory_engine.adapters.local.e5_embedder import E5Embedder
-    from memory_engine.adapters.local.minilm_embedder import MiniLmEmbedder
+    from memory_engine.adapters.local.onnx_embedder import OnnxEmbedder
 
-    e5 = CachingEmbedder(E5Embedder(), CACHE / "embeddings-e5.pkl")
-    minilm = CachingEmbedder(MiniLmEmbedder(), CACHE / "embeddings-minilm.pkl")
+    e5 = CachingEmbedder(OnnxEmbedder("e5"), CACHE / "embeddings-e5.pkl")
+    minilm = CachingEmbedder(OnnxEmbedder("minilm"), CACHE / "embeddings-minilm.pkl")
     scores: dict[str, list[tuple[float, float, float]]] = {}
     for conversation in load(args.data):
         turns = conversation.turns

@@ -9,7 +9,9 @@ reports it done. A body that is not a job fails every time and the queue's redri
 `SqsFifoPartialProcessor` (a Powertools `BatchProcessor` for `EventType.SQS`) keeps FIFO order:
 once a record fails, the later records of the same session are reported failed too, unprocessed,
 while other sessions in the batch go on. Processing is idempotent (the store claims turns with
-conditions), so a record delivered twice, or retried after a crash, writes one memory.
+conditions), so a record delivered twice, or retried after a crash, writes one memory. A job that
+would not finish inside the function's timeout takes the batches that fit and queues the rest
+(`extraction/budget.py`), rather than being killed and retried until it is dead-lettered.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from typing import Any
 from aws_lambda_powertools.utilities.batch import SqsFifoPartialProcessor, process_partial_response
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
-from memory_engine import wiring
+from memory_engine import deadline, wiring
 from memory_engine.errors import Unavailable
 from memory_engine.http import logger
 from memory_engine.models.messages import parse_job
@@ -65,8 +67,11 @@ def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         queued = sweep.run(wiring.engine())
         logger().info("sweep done", extra={"queued": len(queued)})
         return {"queued": len(queued)}
-    response = process_partial_response(
-        event=event, record_handler=record_handler, processor=processor, context=context
-    )
+    # Under the invocation's deadline: an extraction job leaves what would not fit in the time
+    # left to a job of its own (extraction/budget.py) rather than being killed and retried.
+    with deadline.within(deadline.of_context(context)):
+        response = process_partial_response(
+            event=event, record_handler=record_handler, processor=processor, context=context
+        )
     record_jobs(event, dict(response))
     return dict(response)

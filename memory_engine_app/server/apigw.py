@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import base64
 import re
+import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -14,7 +16,9 @@ from memory_engine.auth import Principal
 
 
 class LocalContext:
-    """The parts of a Lambda context that handlers and Powertools read."""
+    """The parts of a Lambda context that handlers and Powertools read: the time left counts down
+    from `seconds` (the local server's request deadline, as a function's timeout would), and
+    `cancelled()` says the client has gone or the server is stopping (`memory_engine.deadline`)."""
 
     function_name = "memory-engine-local"
     function_version = "$LATEST"
@@ -24,8 +28,15 @@ class LocalContext:
     log_group_name = "local"
     log_stream_name = "local"
 
+    def __init__(self, seconds: float = 30.0, cancelled: Callable[[], bool] | None = None) -> None:
+        self._ends = time.monotonic() + seconds
+        self._cancelled = cancelled
+
     def get_remaining_time_in_millis(self) -> int:
-        return 30_000
+        return max(0, int((self._ends - time.monotonic()) * 1000))
+
+    def cancelled(self) -> bool:
+        return self._cancelled is not None and self._cancelled()
 
 
 @dataclass(frozen=True)

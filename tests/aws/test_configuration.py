@@ -17,6 +17,7 @@ from memory_engine.adapters.aws.remote_embedder import RemoteEmbedder
 from memory_engine.adapters.aws.sqs_queue import SqsQueue
 from memory_engine.adapters.local.memory_index import LocalSearchIndex
 from memory_engine.adapters.local.usage_plan import NoUsagePlan
+from memory_engine.embedding import BoundedEmbedder
 from memory_engine.engine import Engine
 from memory_engine.errors import Unavailable
 from memory_engine.settings import Settings, reset_settings
@@ -131,7 +132,8 @@ def test_the_aws_backend_wires_the_aws_adapters_without_calling_aws(env: pytest.
     assert isinstance(store, DynamoDbStore) and store.table.name == TABLE
     assert isinstance(wiring.build_queue(settings), SqsQueue)
     assert isinstance(index, OpenSearchIndex) and (index.service, index.dimension) == ("aoss", 1024)
-    assert isinstance(embedder, RemoteEmbedder) and embedder.dimension == 1024
+    assert isinstance(embedder, BoundedEmbedder) and isinstance(embedder.inner, RemoteEmbedder)
+    assert embedder.dimension == 1024
 
 
 def test_without_opensearch_the_aws_backend_searches_an_index_rebuilt_from_dynamodb(

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from memory_engine.adapters.aws import dynamodb_items as items
+from memory_engine.adapters.aws import dynamodb_keys as keys
 from memory_engine.adapters.aws.dynamodb_fork import FORK_LEASE_SECONDS, write_fork
 from memory_engine.adapters.aws.dynamodb_store import DynamoDbStore
 from memory_engine.engine import Engine
@@ -57,6 +58,26 @@ def test_a_turn_at_the_size_limit_is_split_so_every_item_stays_under_400_kb(stor
     found = table_items(store)
     assert max(items.item_size(item) for item in found) < items.ITEM_LIMIT_BYTES
     assert [item["kind"]["S"] for item in found].count("part") >= 1
+
+
+def test_a_buffered_turn_at_the_size_limit_is_written_small_enough_to_be_copied_into_lsi1(
+    store: DynamoDbStore,
+) -> None:
+    # Given a turn at the size limit with a 4096-dimensional vector, waiting in the buffer
+    vector = [(i % 512 - 256) / 1024 for i in range(4096)]
+    query, answer = incompressible(MAX_TURN_CHARS, 1), incompressible(MAX_TURN_CHARS, 2)
+    big = make_turn("big", query=query, answer=answer, embedding=vector)
+
+    # When it is consolidated
+    store.append_turn(make_session(), big)
+
+    # Then the turn item the store writes keeps under 180 KB, so it and its whole copy in lsi1
+    # together stay under 400 KB, as AWS counts them (moto does not check this; this test does
+    # not rely on any backend refusing it)
+    [turn] = [item for item in table_items(store) if item["kind"]["S"] == "turn"]
+    assert keys.LSI1_SK in turn
+    assert items.item_size(turn) <= items.TURN_ITEM_BYTES
+    assert 2 * items.item_size(turn) < items.ITEM_LIMIT_BYTES
 
 
 def test_an_embedding_is_stored_as_float32_binary(store: DynamoDbStore) -> None:

@@ -21,6 +21,7 @@ from memory_engine.models.domain import TurnStatus
 from memory_engine.usecases import consolidate
 from memory_engine_app.server.apigw import LocalContext
 from tests.fakes.aws import REGION
+from tests.fakes.engine import aws_engine
 from tests.fakes.ports import FailingExtractor
 from tests.fakes.sqs_lambda import EventSourceMapping
 
@@ -195,7 +196,8 @@ def test_a_failed_job_stays_hidden_for_its_backoff_then_dies_with_its_error_in_t
     assert worker.responses[-1] == {"batchItemFailures": []}
     [dead] = engine.queue.dead_letters()  # type: ignore[attr-defined]
     assert (dead.job.session_uuid, dead.receive_count) == ("s1", 2)
-    assert dead.error == "RuntimeError (see the worker log)"
+    assert dead.error.startswith("RuntimeError (see the worker log) Parked as dead")
+    assert "`memory-engine jobs retry <id>`" in dead.error
     assert engine.queue.pending_count() == 0  # type: ignore[attr-defined]
 
 
@@ -211,3 +213,42 @@ def test_the_scheduled_sweep_queues_a_job_for_a_full_buffer_without_one(engine: 
         wiring.use(None)
     # Then the session has a job again
     assert answer == {"queued": 1}
+
+
+def force(engine: Engine, session: str) -> None:
+    """One more turn with force_summary: the one job for everything buffered."""
+    request = ConsolidateRequest.model_validate(
+        {
+            "session_uuid": session,
+            "parent_session_uuid": f"thread-of-{session}",
+            "new_dialog": {"uuid": f"{session}-last", "query": "that is all", "answer": "ok"},
+            "options": {"force_summary": True},
+        }
+    )
+    consolidate.run(engine, TENANT, request)
+
+
+@pytest.mark.parametrize("remaining", [5.0, 600.0])
+def test_the_worker_lambda_runs_a_job_under_its_invocations_time(remaining: float) -> None:
+    # Given one job for 40 buffered turns (5 batches), and invocations with `remaining` s each
+    with aws_engine(extraction_threshold=1000) as engine:
+        fill(engine, "s1", 39)
+        force(engine, "s1")
+        wiring.use(engine)
+        try:
+            mapping = EventSourceMapping(
+                engine.queue.queue_url,  # type: ignore[attr-defined]
+                lambda_handler,
+                batch_size=1,
+                context=lambda: LocalContext(remaining + 1),  # the deadline keeps a second
+            )
+            # When the queue is drained, one job per invocation
+            invocations = mapping.drain()
+        finally:
+            wiring.use(None)
+
+        # Then every batch was extracted without a failure: in one invocation with time to spare,
+        # one batch per invocation with 5 s
+        assert len(memories_of(engine, "s1")) == 5
+        assert all(not response["batchItemFailures"] for response in mapping.responses)
+        assert invocations == (1 if remaining > 100 else 5)

@@ -13,6 +13,7 @@ from memory_engine import wiring
 from memory_engine.models.messages import ExtractionJob
 from memory_engine.settings import get_settings, reset_settings
 from memory_engine_app import cli
+from tests.contract.builders import make_session, make_turn
 from tests.fakes.aws import REGION, create_queue, create_table, moto_aws
 
 JOB = ExtractionJob(tenant="tenant-a", session_uuid="session-1")
@@ -107,3 +108,38 @@ def test_jobs_retry_needs_ids_or_all_and_names_an_unknown_id(
     code, _, err = run(capsys, "jobs", "retry", "no-such-id")
 
     assert code == 1 and "no dead job no-such-id" in err
+
+
+def test_a_dead_job_whose_session_was_extracted_since_is_listed_as_resolved(
+    configured: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given a dead extraction job whose session has nothing left to extract (extracted since)
+    a_dead_job("s1")
+    # When the dead jobs are listed
+    code, out, err = run(capsys, "jobs", "list", "--json")
+    # Then it is marked resolved: retrying it would find nothing to do
+    [row] = [json.loads(line) for line in out.splitlines()]
+    assert code == 0 and row["resolved"] is True and "1 resolved" in err
+
+
+def test_a_dead_job_whose_turns_still_wait_is_listed_as_open(
+    configured: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given a session with a full buffer and its dead extraction job
+    store = wiring.build_store(get_settings())
+    for n in range(20):
+        store.append_turn(make_session("s1"), make_turn(f"d{n}", session_uuid="s1"))
+    a_dead_job("s1")
+    # When the dead jobs are listed
+    code, out, _ = run(capsys, "jobs", "list")
+    # Then it is open: retrying it would extract those turns
+    assert code == 0 and "  open  " in out
+
+
+def test_jobs_list_says_which_data_it_reads(
+    configured: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    _, _, err = run(capsys, "jobs", "list")
+
+    expected = "AWS backend: table" if configured == "aws" else f"data dir {tmp_path.resolve()}"
+    assert err.startswith(f"memory-engine jobs: {expected}")

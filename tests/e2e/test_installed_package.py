@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-SOURCES = ("pyproject.toml", "README.md", "layers/core", "functions", "memory_engine_app")
+DOORS = ("memory_engine_client", "memory_engine_mcp", "memory_engine_langgraph")
+SOURCES = ("pyproject.toml", "README.md", "layers/core", "functions", "memory_engine_app", *DOORS)
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,8 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
 
 def test_the_installed_packages_are_the_ones_imported(installed: Installed) -> None:
     probe = "import functions.routes, memory_engine, memory_engine_app; print(functions.routes.__file__)"
+    # The doors (docs/clients.md) come with the package too.
+    probe += "".join(f"; import {name}; print({name}.__file__)" for name in DOORS)
     located = subprocess.run(
         [sys.executable, "-c", probe + "; print(memory_engine.__file__); print(memory_engine_app.__file__)"],
         cwd=installed.outside,
@@ -71,6 +74,7 @@ def test_the_installed_packages_are_the_ones_imported(installed: Installed) -> N
         check=True,
     ).stdout.split()
 
+    assert len(located) == 3 + len(DOORS)
     assert all(Path(path).is_relative_to(installed.site) for path in located), located
 
 
@@ -78,7 +82,7 @@ def test_the_console_script_answers_help_outside_the_repository(installed: Insta
     done = installed.run("--help")
 
     assert done.returncode == 0, done.stderr
-    assert "openapi" in done.stdout and "serve" in done.stdout
+    assert all(command in done.stdout for command in ("openapi", "serve", "mcp", "smoke"))
 
 
 def test_the_console_script_writes_the_openapi_document_outside_the_repository(installed: Installed) -> None:

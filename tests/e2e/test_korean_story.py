@@ -4,10 +4,10 @@ in other words in a later one, the memory that holds each fact comes back first.
 from __future__ import annotations
 
 import re
-from typing import Any
 
 import pytest
 
+from memory_engine.models.api import RetrievedMemory
 from tests.e2e.conftest import LocalServer, wait_for
 
 pytestmark = pytest.mark.e2e
@@ -57,27 +57,16 @@ QUESTIONS = {
 HANGUL = re.compile("[가-힣]")
 
 
-def consolidate(server: LocalServer, n: int, session: str, **options: Any) -> None:
+def consolidate(server: LocalServer, n: int, session: str) -> None:
     text = FACTS.get(n, FILLER[n % len(FILLER)])  # every line of the story is its own
-    body = {
-        "session_uuid": session,
-        "parent_session_uuid": THREAD,
-        "new_dialog": {"uuid": f"ko-{n}", "query": text, "answer": ANSWERS[n % len(ANSWERS)]},
-        "user_name": "지훈",
-        "options": options,  # language and user_name as a Korean client leaves them: defaults
-    }
-    status, answer = server.call("POST", "/v1/engine/consolidate/", body)
-    assert status == 200, answer
+    # language and user_name's other defaults as a Korean client leaves them
+    turn = {"uuid": f"ko-{n}", "query": text, "answer": ANSWERS[n % len(ANSWERS)]}
+    server.client().consolidate(session, THREAD, turn, user_name="지훈")
 
 
-def memories(server: LocalServer) -> list[dict[str, Any]]:
-    status, body = server.call(
-        "POST",
-        "/v1/engine/retrieve/",
-        {"parent_session_uuids": [THREAD], "user_input": {"query": "지훈"}, "options": {"limit": 20}},
-    )
-    assert status == 200, body
-    return [hit for hit in body["data"] if hit["memory_id"].count("_") == 2]
+def memories(server: LocalServer) -> list[RetrievedMemory]:
+    hits = server.client().retrieve(THREAD, "지훈", limit=20).data
+    return [hit for hit in hits if hit.memory_id.count("_") == 2]
 
 
 @pytest.fixture(scope="module")
@@ -95,39 +84,32 @@ def test_a_paraphrased_korean_question_gets_the_memory_of_its_fact_first(
     told: LocalServer, question: str
 ) -> None:
     # When the question is asked in the later session
-    status, body = told.call(
-        "POST",
-        "/v1/engine/retrieve/",
-        {"parent_session_uuids": [THREAD], "user_input": {"query": question}, "options": {"limit": 3}},
-    )
+    first = told.client().retrieve(THREAD, question, limit=3).data[0]
 
     # Then the first hit is the memory built from the turn that told the fact
-    assert status == 200, body
-    first = body["data"][0]
-    assert f"ko-{QUESTIONS[question]}" in first["source_dialog_uuids"], (question, first)
+    assert f"ko-{QUESTIONS[question]}" in first.source_dialog_uuids, (question, first)
 
 
 def test_korean_memories_stay_korean_and_never_label_a_speaker_assistant(told: LocalServer) -> None:
     found = memories(told)
     for hit in found:
-        content = hit["content"]
+        content = hit.content
         # Then each memory is in the language it was said in, with no English role label
         assert len(HANGUL.findall(content)) > len(re.findall("[A-Za-z]", content)), content
         assert "assistant" not in content
     # and the companion whom 지훈 called by name ("하루야, ...") is named in that batch's memory
-    first = next(hit for hit in found if "ko-2" in hit["source_dialog_uuids"])
-    assert "하루" in first["content"]
+    first = next(hit for hit in found if "ko-2" in hit.source_dialog_uuids)
+    assert "하루" in first.content
 
 
 def test_the_default_embedder_is_multilingual(told: LocalServer) -> None:
     # The question from issue 15 that an English-only model gets wrong
-    status, asked = told.call("POST", "/v1/engine/embed/", {"text": "못 먹는 음식이 있어?", "mode": "query"})
-    assert status == 200, asked
-    lines = ["나는 서울에서 태어났어.", "나는 땅콩 알레르기가 있어."]
-    status, said = told.call("POST", "/v1/engine/embed/", {"text": lines, "mode": "passage"})
-    assert status == 200, said
-    question, (unrelated, related) = asked["embedding"], said["embeddings"]
-    assert asked["dimension"] == said["dimension"] == 384
+    api = told.client()
+    asked = api.embed("못 먹는 음식이 있어?", mode="query")
+    said = api.embed(["나는 서울에서 태어났어.", "나는 땅콩 알레르기가 있어."], mode="passage")
+    assert asked.embedding is not None and said.embeddings is not None
+    question, (unrelated, related) = asked.embedding, said.embeddings
+    assert asked.dimension == said.dimension == 384
 
     def cosine(a: list[float], b: list[float]) -> float:
         return sum(x * y for x, y in zip(a, b, strict=True))

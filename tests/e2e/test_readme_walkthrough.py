@@ -40,19 +40,9 @@ def answers(output: str) -> Iterator[dict[str, Any]]:
 def warm_up(server: LocalServer) -> None:
     """One extraction in a thread of its own, so the worker has loaded its model (a user reads
     `make run`'s banner before pasting; a loaded CI machine may take longer than that to start)."""
-    body = {
-        "session_uuid": "warm-up",
-        "parent_session_uuid": "warm-up",
-        "new_dialog": {"uuid": "w1", "query": "Warming up.", "answer": ""},
-        "options": {"force_summary": True},
-    }
-    assert server.call("POST", "/v1/engine/consolidate/", body)[0] == 200
-    ask = {"parent_session_uuids": ["warm-up"], "user_input": {"query": "warming"}}
-    wait_for(
-        lambda: any(
-            hit["kind"] == "memory" for hit in server.call("POST", "/v1/engine/retrieve/", ask)[1]["data"]
-        )
-    )
+    api = server.client()
+    api.consolidate("warm-up", "warm-up", {"uuid": "w1", "query": "Warming up."}, force_summary=True)
+    wait_for(lambda: any(hit.kind == "memory" for hit in api.retrieve("warm-up", "warming").data))
 
 
 def test_the_walkthrough_pasted_as_one_block_retrieves_the_memory(tmp_path: Path) -> None:

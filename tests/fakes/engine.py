@@ -15,11 +15,12 @@ from memory_engine import wiring
 from memory_engine.adapters.local.memory_index import LocalSearchIndex
 from memory_engine.adapters.local.sqlite_store import SqliteStore
 from memory_engine.engine import Engine
+from memory_engine.models.api import ConsolidateRequest
 from memory_engine.models.domain import Memory
 from memory_engine.models.messages import ExtractionJob, Job, parse_job
 from memory_engine.ports import Queue, Store
 from memory_engine.settings import Settings
-from memory_engine.usecases import extract, jobs
+from memory_engine.usecases import consolidate, extract, jobs
 from tests.fakes.ports import EchoExtractor, HashEmbedder, ListQueue, StepClock
 
 
@@ -60,6 +61,20 @@ ENGINE_BACKENDS: dict[str, Callable[..., AbstractContextManager[Engine]]] = {
     "local": local_engine,
     "aws": aws_engine,
 }
+
+
+def extract_one_turn(engine: Engine, tenant: str, text: str = "My cat is called Mochi.") -> None:
+    """Turn d1 of session s1 (thread-1) consolidated with force_summary: one extraction job, which
+    makes it a memory of its own when the worker runs."""
+    request = ConsolidateRequest.model_validate(
+        {
+            "session_uuid": "s1",
+            "parent_session_uuid": "thread-1",
+            "new_dialog": {"uuid": "d1", "query": text, "answer": "Lovely!"},
+            "options": {"force_summary": True},
+        }
+    )
+    consolidate.run(engine, tenant, request)
 
 
 def queued_jobs(engine: Engine) -> int:

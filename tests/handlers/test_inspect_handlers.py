@@ -9,6 +9,7 @@ from typing import Any
 
 from memory_engine.engine import Engine
 from memory_engine.models.messages import ExtractionJob
+from memory_engine.ports import DeadJob
 from memory_engine_app.server.apigw import LocalContext
 from tests.fakes.engine import run_worker
 from tests.handlers.conftest import Invoke, load_event
@@ -188,3 +189,26 @@ def test_forcing_extraction_of_an_empty_buffer_queues_nothing(invoke: Invoke, en
 
 def test_forcing_extraction_of_an_unknown_session_is_a_404(invoke: Invoke) -> None:
     assert invoke("inspect_extract", {"session_uuid": "nowhere"})[0] == 404
+
+
+def test_the_queue_view_marks_a_dead_job_resolved_once_its_session_was_extracted_since(
+    invoke: Invoke, engine: Engine
+) -> None:
+    # Given two dead extraction jobs: one whose session was extracted since (nothing buffered
+    # that a job would take), one whose session still holds a full buffer
+    consolidate(invoke, 20, session="waiting")
+    run_worker(engine)
+    consolidate(invoke, 20, session="still-full")
+    engine.queue.pop_all()  # type: ignore[attr-defined]
+    engine.queue.dead = [  # type: ignore[attr-defined]
+        DeadJob(id=str(n), job=ExtractionJob(tenant="tenant-a", session_uuid=session), error="LlmUnavailable")
+        for n, session in enumerate(("waiting", "still-full"))
+    ]
+    # When the queue is inspected
+    status, body = query("inspect_queue")
+    # Then the first is resolved (a retry would find nothing to do) and the second open
+    assert status == 200
+    assert {entry["job"]["session_uuid"]: entry["resolved"] for entry in body["dead"]} == {
+        "waiting": True,
+        "still-full": False,
+    }

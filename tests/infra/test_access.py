@@ -12,7 +12,7 @@ from infra.access import OTHER_FUNCTION_NEEDS, MissingNeeds, function_needs
 from infra.app import new_app
 from infra.config import StackConfig
 from infra.stack import MemoryEngineStack
-from tests.infra.conftest import placeholder_layer
+from tests.infra.variants import placeholder_layer
 
 UNDECLARED = Route("POST", "/v1/engine/summaries/", "engine_summaries")
 

@@ -6,6 +6,8 @@ import json
 from typing import Any
 
 from functions.routes import REST_ROUTES
+from infra.lambda_platform import PYTHON_VERSION
+from infra.runtime import API_GATEWAY_TIMEOUT_SECONDS
 from tests.infra import cfn
 
 
@@ -83,6 +85,19 @@ def test_the_stage_throttles_traces_and_writes_json_access_logs(dev: dict[str, A
     assert json.loads(access["Format"])["tenant"] == "$context.authorizer.principalId"
 
 
+def test_every_gateway_refusal_is_readable_by_every_dialects_client(dev: dict[str, Any]) -> None:
+    # API Gateway answers before any handler (a missing key on /open/game/* or the chat route too),
+    # so its bodies carry the native, game and OpenAI error fields side by side
+    for response_type, response in gateway_responses(dev).items():
+        body = json.loads(response["ResponseTemplates"]["application/json"])
+        message = body["message"]
+        assert (body["status"], body["errors"]) == ("error", []), response_type
+        assert (body["code"], body["msg"]) == (int(response["StatusCode"]), message), response_type
+        assert body["error"]["message"] == message and body["error"]["type"], response_type
+    unauthorized = json.loads(gateway_responses(dev)["UNAUTHORIZED"]["ResponseTemplates"]["application/json"])
+    assert unauthorized["error"]["type"] == "authentication_error"
+
+
 def test_gateway_refusals_answer_in_the_native_error_envelope(dev: dict[str, Any]) -> None:
     responses = gateway_responses(dev)
     unauthorized = responses["UNAUTHORIZED"]
@@ -105,7 +120,7 @@ def test_api_functions_run_python_from_the_layer_with_their_own_folder_only(dev:
     (layer_id,) = cfn.resources(dev, "AWS::Lambda::LayerVersion")
     for folder, function_id in cfn.functions_by_folder(dev).items():
         function = cfn.props(dev, function_id)
-        assert function["Runtime"] == "python3.11", folder
+        assert function["Runtime"] == f"python{PYTHON_VERSION}", folder
         assert function["Layers"] == [{"Ref": layer_id}], folder
         assert function["TracingConfig"] == {"Mode": "Active"}, folder
         assert function["LoggingConfig"]["LogGroup"], folder
@@ -177,3 +192,22 @@ def test_a_key_missing_from_the_usage_plan_gets_403_saying_how_to_fix_it(dev: di
     invalid = responses["INVALID_API_KEY"]
     assert invalid["StatusCode"] == "403"
     assert "keys sync" in json.loads(invalid["ResponseTemplates"]["application/json"])["message"]
+
+
+def test_a_model_too_slow_for_the_gateway_is_given_up_by_chat_first(
+    templates: dict[str, dict[str, Any]],
+) -> None:
+    # Given every variant's chat function, behind API Gateway's integration timeout
+    for name, template in templates.items():
+        methods = cfn.method_paths(template)
+        integration = methods[("POST", "/v1/chat/completions")]["Integration"]
+        gateway_s = integration.get("TimeoutInMillis", API_GATEWAY_TIMEOUT_SECONDS * 1000) / 1000
+        function = cfn.functions_by_folder(template)["chat_completions"]
+        function_s = cfn.props(template, function)["Timeout"]
+        variables = cfn.environment(template, function)
+        each_wait_s = float(variables["MEMORY_ENGINE_CHAT_TIMEOUT_SECONDS"])
+        whole_answer_s = float(variables["MEMORY_ENGINE_CHAT_DEADLINE_SECONDS"])
+        # Then the model's answer ends before the function does, and the function before the gateway,
+        # with time left to read the user's memories first
+        assert each_wait_s <= whole_answer_s, name
+        assert whole_answer_s + 5 <= function_s < gateway_s <= 29, name

@@ -6,16 +6,16 @@ import pytest
 from pydantic import ValidationError
 
 from infra.app import cli_context
-from infra.config import StackConfig, from_context
+from infra.config import ROOT, StackConfig, from_context
 
 
 def test_context_strings_from_the_command_line_become_typed_values() -> None:
     # Given context as `-c key=value` delivers it (strings)
-    context = {"stage": "prod", "maxReceiveCount": "3", "deletionProtection": "false"}
+    context = {"stage": "prod", "maxReceiveCount": "7", "deletionProtection": "false"}
     # When read
     config = from_context(context.get)
     # Then numbers and booleans are typed, and the explicit choice beats the stage default
-    assert (config.stage, config.max_receive_count, config.protect_data) == ("prod", 3, False)
+    assert (config.stage, config.max_receive_count, config.protect_data) == ("prod", 7, False)
 
 
 def test_unset_context_keeps_the_defaults_that_deploy() -> None:
@@ -33,6 +33,12 @@ def test_prod_protects_data_and_keeps_logs_longer_by_default() -> None:
     config = StackConfig(stage="prod")
     assert config.protect_data is True
     assert config.retention_days == 90
+
+
+def test_fewer_than_five_receives_before_the_dead_letter_queue_are_refused() -> None:
+    # AWS's advice for a queue feeding Lambda: throttled deliveries count as receives too.
+    with pytest.raises(ValidationError, match="max_receive_count"):
+        from_context({"maxReceiveCount": "3"}.get)
 
 
 def test_sagemaker_without_an_endpoint_name_is_refused() -> None:
@@ -77,3 +83,26 @@ def test_per_key_limits_come_from_context_strings_with_no_quota_by_default() -> 
 def test_an_unknown_quota_period_is_refused() -> None:
     with pytest.raises(ValidationError, match="key_quota_period"):
         from_context({"keyQuotaLimit": "1000", "keyQuotaPeriod": "HOUR"}.get)
+
+
+def test_search_admin_principals_are_read_as_a_comma_separated_list_of_arns() -> None:
+    # Given two operator ARNs as `-c searchAdminPrincipals=...` delivers them (one repeated)
+    role, user = "arn:aws:iam::123456789012:role/ops", "arn:aws:iam::123456789012:user/alice"
+    ops = f"{role}, {user},{role}"
+    # When read / Then each is kept once, in order
+    assert from_context({"searchAdminPrincipals": ops}.get).admin_principals == [role, user]
+
+
+def test_a_search_admin_principal_that_is_no_role_or_user_arn_is_refused() -> None:
+    with pytest.raises(ValidationError, match=r"searchAdminPrincipals \['ops-role'\]"):
+        from_context({"searchAdminPrincipals": "arn:aws:iam::123456789012:role/ops,ops-role"}.get)
+
+
+def test_the_deploy_docs_list_every_context_key() -> None:
+    # Given the context table of docs/aws.md
+    docs = (ROOT / "docs" / "aws.md").read_text()
+    table = docs[docs.index("### Context (`cdk.json` or `-c key=value`)") :]
+    table = table[: table.index("\n\n", table.index("| key |"))]
+    # Then every key the stack reads is a row of it
+    keys = {field.alias or name for name, field in StackConfig.model_fields.items()}
+    assert [key for key in sorted(keys) if f"`{key}`" not in table] == []

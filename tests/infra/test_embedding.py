@@ -8,6 +8,7 @@ import pytest
 from pydantic import ValidationError
 
 from infra.config import StackConfig
+from infra.lambda_platform import PYTHON_VERSION
 from tests.infra import cfn
 
 
@@ -67,7 +68,8 @@ def test_a_sagemaker_endpoint_replaces_the_image_by_context(prod: dict[str, Any]
 def test_the_image_serves_multilingual_e5_unless_told_otherwise(dev: dict[str, Any]) -> None:
     ((name, image),) = image_functions(dev).items()
     metadata = dev["Resources"][name]["Metadata"]
-    assert metadata["aws:asset:docker-build-args"] == {"EMBEDDING_MODEL": "e5"}
+    build_args = metadata["aws:asset:docker-build-args"]
+    assert build_args == {"EMBEDDING_MODEL": "e5", "PYTHON_VERSION": PYTHON_VERSION}
     assert image["Description"].startswith("multilingual-e5-small")
 
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
+import re
 from typing import Any
 
 from tests.infra import cfn
+from tests.infra.variants import LLM_SECRET
 
 ENGINE = {
     "MEMORY_ENGINE_BACKEND",
@@ -68,12 +71,48 @@ def test_the_worker_knows_its_retry_budget_and_extractor(dev: dict[str, Any]) ->
     assert "MEMORY_ENGINE_EXTRACTOR" not in env(dev, "consolidate")
 
 
-def test_llm_extraction_reads_its_key_from_secrets_manager_at_deploy(prod: dict[str, Any]) -> None:
+def test_llm_extraction_is_told_the_secret_of_its_key_not_the_key(prod: dict[str, Any]) -> None:
     variables = env(prod, "extraction_worker")
     assert variables["MEMORY_ENGINE_EXTRACTOR"] == "llm"
     assert variables["MEMORY_ENGINE_LLM_MODEL"] == "gpt-4o-mini"
     assert variables["OPENAI_BASE_URL"] == "https://llm.example.com/v1"
-    # a dynamic reference: the key itself is never in the template
-    assert variables["OPENAI_API_KEY"] == "{{resolve:secretsmanager:memory-engine/openai:SecretString:::}}"
+    # the secret's name: the function reads the key itself at run time
+    assert variables["MEMORY_ENGINE_OPENAI_API_KEY_SECRET"] == LLM_SECRET
+    assert "OPENAI_API_KEY" not in variables
     assert variables["MEMORY_ENGINE_OPENSEARCH_SERVICE"] == "es"
     assert cfn.render(variables["MEMORY_ENGINE_OPENSEARCH_URL"]).startswith("https://")
+
+
+# What a credential's variable or value looks like; a variable naming a secret ends in _SECRET.
+CREDENTIAL_NAME = re.compile(r"(API_?KEY|TOKEN|PASSWORD|PASSWD|SECRET_ACCESS|PRIVATE_KEY|CREDENTIAL)")
+CREDENTIAL_VALUE = re.compile(
+    r"\{\{resolve:(secretsmanager|ssm-secure):"  # a dynamic reference: the value in plain text
+    r"|sk-[A-Za-z0-9_-]{16,}|AKIA[0-9A-Z]{16}|BEGIN [A-Z ]*PRIVATE KEY"
+)
+
+
+def secret_looking(name: str, value: Any) -> bool:
+    text = json.dumps(value)
+    if CREDENTIAL_VALUE.search(text):
+        return True
+    return bool(CREDENTIAL_NAME.search(name)) and not name.endswith("_SECRET")
+
+
+def test_no_function_environment_of_any_variant_holds_a_secret(templates: dict[str, dict[str, Any]]) -> None:
+    # Given every synthesized variant (the llm ones name an LLM key's secret)
+    found = [
+        (stack, function, name)
+        for stack, template in templates.items()
+        for function in cfn.resources(template, "AWS::Lambda::Function")
+        for name, value in cfn.environment(template, function).items()
+        if secret_looking(name, value)
+    ]
+    # Then no variable is, or resolves at deploy to, a key, a token or a password
+    assert found == []
+
+
+def test_the_secret_check_sees_a_resolved_secret_and_a_key_variable() -> None:
+    assert secret_looking("OPENAI_API_KEY", "{{resolve:secretsmanager:memory-engine/openai:SecretString:::}}")
+    assert secret_looking("OPENAI_API_KEY", {"Ref": "SomeParameter"})
+    assert secret_looking("ANYTHING", "sk-proj-0123456789abcdefABCDEF")
+    assert not secret_looking("MEMORY_ENGINE_OPENAI_API_KEY_SECRET", "memory-engine/openai")

@@ -6,9 +6,12 @@ from typing import Any
 
 import pytest
 
+from functions.routes import Need
+from infra.access import FUNCTION_NEEDS
 from infra.data import READ_ACTIONS, WRITE_ACTIONS
 from memory_engine.adapters.aws.dynamodb_keys import create_table_request
 from tests.infra import cfn
+from tests.infra.variants import LLM_SECRET
 
 XRAY = {"xray:PutTraceSegments", "xray:PutTelemetryRecords"}
 LOGS = {"logs:CreateLogStream", "logs:PutLogEvents"}
@@ -88,3 +91,32 @@ def test_every_function_has_its_own_role(dev: dict[str, Any]) -> None:
         body["Properties"].get("ManagedPolicyArns") for body in cfn.resources(dev, "AWS::IAM::Role").values()
     ]
     assert sum(1 for arns in managed if arns) == 1  # API Gateway's account logging role only
+
+
+def test_functions_that_call_the_llm_may_read_its_keys_secret_and_no_other(
+    templates: dict[str, dict[str, Any]],
+) -> None:
+    for name, template in templates.items():
+        for folder, function in cfn.functions_by_folder(template).items():
+            found = [
+                statement
+                for statement in cfn.statements(template, cfn.role_of(template, function))
+                if any(action.startswith("secretsmanager:") for action in cfn.actions(statement))
+            ]
+            llm = name.endswith("-llm") and Need.EXTRACT in FUNCTION_NEEDS.get(folder, frozenset())
+            if not llm:
+                assert found == [], (name, folder)
+                continue
+            (statement,) = found
+            assert cfn.actions(statement) == ["secretsmanager:GetSecretValue"]
+            # the secret's ARN: its name and the six characters Secrets Manager appends
+            assert cfn.render(statement["Resource"]).endswith(f":secret:{LLM_SECRET}-??????"), (name, folder)
+
+
+def test_the_llm_key_is_read_by_the_worker_chat_and_fact_generation(dev_llm: dict[str, Any]) -> None:
+    readers = {
+        folder
+        for folder, function in cfn.functions_by_folder(dev_llm).items()
+        if "secretsmanager:GetSecretValue" in cfn.allowed_actions(dev_llm, function)
+    }
+    assert readers == {"extraction_worker", "chat_completions", "bank_generate"}

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from aws_cdk import Stack
 
 from infra.config import StackConfig
+from infra.lambda_platform import LAMBDA, PYTHON_VERSION
 from infra.layer import forbidden_found, pip_command, requirements
 from infra.runtime import LayerMissing, Runtime
+from tests.infra import cfn
 
 
 def test_the_layer_holds_the_core_with_its_aws_and_llm_extras_but_not_the_local_model() -> None:
@@ -28,10 +31,11 @@ def test_an_unknown_extra_is_refused(tmp_path: Path) -> None:
         requirements(pyproject, ("aws", "llm"))
 
 
-def test_pip_installs_lambdas_linux_wheels_only() -> None:
+def test_pip_installs_wheels_for_the_runtimes_python_and_every_tag_its_glibc_runs() -> None:
     command = pip_command(Path("/tmp/layer/python"), ["pydantic>=2"])
-    assert command[command.index("--platform") + 1] == "manylinux2014_x86_64"
-    assert command[command.index("--python-version") + 1] == "3.11"
+    platforms = [command[i + 1] for i, argument in enumerate(command) if argument == "--platform"]
+    assert platforms == LAMBDA.platform_tags
+    assert command[command.index("--python-version") + 1] == PYTHON_VERSION
     assert "--only-binary=:all:" in command
     assert command[command.index("--target") + 1] == "/tmp/layer/python"
 
@@ -45,3 +49,18 @@ def test_a_layer_holding_numpy_or_torch_is_caught(tmp_path: Path) -> None:
 def test_a_synth_without_a_built_layer_says_to_run_make_layer(tmp_path: Path) -> None:
     with pytest.raises(LayerMissing, match="make layer"):
         Runtime(Stack(), "Runtime", config=StackConfig(layer_dir=tmp_path / "absent"))
+
+
+def test_every_python_function_and_the_layer_of_every_variant_run_the_platforms_python(
+    templates: dict[str, dict[str, Any]],
+) -> None:
+    wanted = f"python{PYTHON_VERSION}"
+    for name, template in templates.items():
+        runtimes = {
+            function: body["Properties"]["Runtime"]
+            for function, body in cfn.resources(template, "AWS::Lambda::Function").items()
+            if body["Properties"].get("Runtime", "").startswith("python")
+        }
+        assert runtimes and set(runtimes.values()) == {wanted}, name
+        for layer in cfn.resources(template, "AWS::Lambda::LayerVersion").values():
+            assert layer["Properties"]["CompatibleRuntimes"] == [wanted], name

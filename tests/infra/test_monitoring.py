@@ -37,6 +37,41 @@ def test_every_alarm_notifies_the_alarm_topic(dev: dict[str, Any]) -> None:
     assert all(alarm["AlarmActions"] == [{"Ref": topic_id}] for alarm in alarms(dev))
 
 
+def test_the_alarm_topic_is_encrypted_with_a_key_whose_policy_lets_cloudwatch_use_it(
+    templates: dict[str, dict[str, Any]],
+) -> None:
+    for name, template in templates.items():
+        (topic,) = cfn.resources(template, "AWS::SNS::Topic").values()
+        (key_id,) = cfn.resources(template, "AWS::KMS::Key")
+        # Then the topic's key is the stack's own (AWS's managed SNS key refuses CloudWatch)
+        assert topic["Properties"]["KmsMasterKeyId"] == {"Fn::GetAtt": [key_id, "Arn"]}, name
+        statements = cfn.props(template, key_id)["KeyPolicy"]["Statement"]
+        (for_cloudwatch,) = [
+            s for s in statements if s["Principal"] == {"Service": "cloudwatch.amazonaws.com"}
+        ]
+        assert for_cloudwatch["Effect"] == "Allow"
+        assert set(cfn.actions(for_cloudwatch)) == {"kms:Decrypt", "kms:GenerateDataKey*"}
+        assert cfn.props(template, key_id)["EnableKeyRotation"] is True
+
+
+def test_the_alarm_topic_policy_lets_this_accounts_alarms_publish(
+    templates: dict[str, dict[str, Any]],
+) -> None:
+    for name, template in templates.items():
+        (topic_id,) = cfn.resources(template, "AWS::SNS::Topic")
+        (policy,) = cfn.resources(template, "AWS::SNS::TopicPolicy").values()
+        assert policy["Properties"]["Topics"] == [{"Ref": topic_id}], name
+        statements = cfn.render(policy["Properties"]["PolicyDocument"]["Statement"])
+        (publish,) = [s for s in statements if s.get("Principal") == {"Service": "cloudwatch.amazonaws.com"}]
+        assert (publish["Effect"], publish["Action"], publish["Resource"]) == (
+            "Allow",
+            "sns:Publish",
+            f"<{topic_id}>",
+        )
+        assert publish["Condition"]["ArnLike"]["aws:SourceArn"].endswith(":alarm:*")
+        assert publish["Condition"]["StringEquals"]["aws:SourceAccount"] == "<AWS::AccountId>"
+
+
 def test_an_alarm_email_from_context_is_subscribed(dev: dict[str, Any], prod: dict[str, Any]) -> None:
     assert cfn.resources(dev, "AWS::SNS::Subscription") == {}
     (subscription,) = cfn.resources(prod, "AWS::SNS::Subscription").values()

@@ -10,7 +10,7 @@ import pytest
 from functions.routes import REST_ROUTES, ROUTES, WORKERS
 from infra.access import FUNCTION_NEEDS
 from tests.infra import cfn
-from tests.infra.conftest import NEW_ROUTES
+from tests.infra.variants import NEW_ROUTES
 
 FUNCTIONS = Path(__file__).resolve().parents[2] / "functions"
 # Folders that are functions but not routes: deployed by the infrastructure itself.

@@ -8,6 +8,7 @@ from typing import Any
 from infra.access import FUNCTION_NEEDS, Need
 from memory_engine.adapters.aws.opensearch_bodies import added_fields
 from tests.infra import cfn
+from tests.infra.variants import OPERATOR
 
 
 def policies(template: dict[str, Any], kind: str) -> list[Any]:
@@ -126,12 +127,29 @@ def test_domain_access_is_scoped_to_the_memories_index(prod: dict[str, Any]) -> 
     assert "es:ESHttpDelete" not in cfn.actions(statement)
 
 
-def test_only_index_writers_may_send_bulk_requests_to_the_domain(prod: dict[str, Any]) -> None:
+def test_no_function_is_granted_a_path_at_the_domains_root(prod: dict[str, Any]) -> None:
+    # Given the domain / When every es: statement of every function's role is read
     (domain_id,) = cfn.resources(prod, "AWS::OpenSearchService::Domain")
-    bulk = f"<{domain_id}.Arn>/_bulk"
-    writers = {
-        folder
-        for folder, function in cfn.functions_by_folder(prod).items()
-        if any(bulk in cfn.listed(s["Resource"]) for s in cfn.statements(prod, cfn.role_of(prod, function)))
+    resources = {
+        resource
+        for function in cfn.functions_by_folder(prod).values()
+        for statement in cfn.statements(prod, cfn.role_of(prod, function))
+        if any(action.startswith("es:") for action in cfn.actions(statement))
+        for resource in cfn.listed(statement["Resource"])
     }
-    assert writers == {f for f, needs in FUNCTION_NEEDS.items() if Need.INDEX_WRITE in needs}
+    # Then each names the memories index or a path under it, nothing else of the domain
+    assert resources == {f"<{domain_id}.Arn>/memories", f"<{domain_id}.Arn>/memories/*"}
+
+
+def test_operators_of_search_admin_principals_get_a_rule_of_their_own_on_the_index(
+    more_routes: dict[str, Any],
+) -> None:
+    # Given a Serverless stack deployed with searchAdminPrincipals
+    rules = data_rules(more_routes)
+    # When the operators' rule is read
+    operators = rules["operate the memories index (create-index, reindex)"]
+    # Then it names them alone, and lets them drop the index too (create-index --recreate), which
+    # the deploy-time bootstrap may not; tests/infra/test_opensearch_grants.py replays what they send
+    assert operators["principals"] == [OPERATOR]
+    assert "aoss:DeleteIndex" in operators["permissions"]
+    assert "aoss:DeleteIndex" not in rules["admin the memories index"]["permissions"]

@@ -37,7 +37,7 @@ def test_a_job_is_redriven_to_the_dlq_after_max_receive_count_deliveries(
         "maxReceiveCount": 5,
     }
     # and the count comes from context
-    assert queues(prod)[0]["RedrivePolicy"]["maxReceiveCount"] == 3
+    assert queues(prod)[0]["RedrivePolicy"]["maxReceiveCount"] == 6
 
 
 def test_the_dead_letter_queue_keeps_jobs_for_the_longest_sqs_allows(dev: dict[str, Any]) -> None:
@@ -45,10 +45,28 @@ def test_the_dead_letter_queue_keeps_jobs_for_the_longest_sqs_allows(dev: dict[s
     assert dlq["MessageRetentionPeriod"] == 14 * 24 * 3600
 
 
-def test_a_job_in_hand_stays_invisible_longer_than_the_worker_may_run(dev: dict[str, Any]) -> None:
-    main, _, _ = queues(dev)
-    worker = cfn.props(dev, cfn.functions_by_folder(dev)["extraction_worker"])
-    assert main["VisibilityTimeout"] > worker["Timeout"]
+def test_a_job_stays_invisible_six_times_as_long_as_the_worker_may_run_in_every_variant(
+    templates: dict[str, dict[str, Any]],
+) -> None:
+    # AWS's rule for a queue feeding Lambda: throttled tries must not burn the job's receives.
+    for name, template in templates.items():
+        main, _, _ = queues(template)
+        worker = cfn.props(template, cfn.functions_by_folder(template)["extraction_worker"])
+        assert main["VisibilityTimeout"] >= 6 * worker["Timeout"], name
+
+
+def test_the_dead_letter_queue_outlives_the_queue_and_the_worker_parks_jobs_before_the_redrive(
+    templates: dict[str, dict[str, Any]],
+) -> None:
+    for name, template in templates.items():
+        main, _, dlq = queues(template)
+        # a job moved there is kept longer than it could have waited in the queue
+        assert dlq["MessageRetentionPeriod"] > main["MessageRetentionPeriod"], name
+        # the worker's own attempts end before SQS's redrive count: it parks the job with its error
+        variables = cfn.environment(template, cfn.functions_by_folder(template)["extraction_worker"])
+        receives = main["RedrivePolicy"]["maxReceiveCount"]
+        assert receives >= 5, name
+        assert int(variables["MEMORY_ENGINE_WORKER_MAX_RECEIVES"]) <= receives, name
 
 
 def test_the_worker_takes_one_job_at_a_time_and_reports_failures_per_item(dev: dict[str, Any]) -> None:

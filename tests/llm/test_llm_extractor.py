@@ -65,7 +65,8 @@ def test_a_valid_answer_becomes_an_extraction_with_every_field_filled(
     assert extraction.metadata | {"characters_json": "…"} == {
         "extractor": "llm",
         "model": "fake-model",
-        "prompt_version": "en-v2",
+        "prompt_version": "en-v3",
+        "structured_output": "json_schema",
         "language": "en",
         "prompt_tokens": 321,
         "completion_tokens": 123,
@@ -96,6 +97,34 @@ def test_a_malformed_answer_is_repaired_by_exactly_one_call_that_names_the_valid
     assert "summary: Field required" in repair["messages"][3]["content"]
     assert extraction.metadata["attempts"] == 2
     assert extraction.metadata["prompt_tokens"] == 200
+
+
+def test_repairs_and_fresh_tries_are_not_sent_at_the_first_requests_temperature(
+    server: FakeOpenAIServer, make_extractor: Make
+) -> None:
+    # Given a model that answers prose three times, then validly
+    server.script(
+        *[(200, chat_completion("Sure! Here is the memory."))] * 3,
+        (200, chat_completion(as_content(memory_answer()))),
+    )
+    # When a batch is extracted at temperature 0 with repairs at 0.6
+    make_extractor(temperature=0.0, retry_temperature=0.6).extract(BATCH, EN)
+    # Then only the first request is at 0: at 0 the same question gets the same answer again
+    assert [request["temperature"] for request in server.requests] == [0.0, 0.6, 0.6, 0.6]
+
+
+def test_a_model_without_temperature_gets_none_on_repairs_either(
+    server: FakeOpenAIServer, make_extractor: Make
+) -> None:
+    # Given an answer that needs a repair, for a model configured without a temperature
+    server.script(
+        (200, chat_completion("Sure! Here is the memory.")),
+        (200, chat_completion(as_content(memory_answer()))),
+    )
+    # When a batch is extracted
+    make_extractor(temperature=None).extract(BATCH, EN)
+    # Then no request names a temperature (reasoning models reject one)
+    assert all("temperature" not in request for request in server.requests)
 
 
 def test_a_truncated_answer_is_repaired_by_asking_for_a_shorter_one(
@@ -218,8 +247,9 @@ def test_korean_text_comes_back_from_the_model_untouched(
     dumped = json.dumps(fields.model_dump(), ensure_ascii=False)
     assert json.loads(dumped) == fields.model_dump()
     assert answer["summary"] in dumped
-    assert extraction.metadata["prompt_version"] == "ko-v2"
-    assert json.loads(str(extraction.metadata["characters_json"])) == {"김민수": ["민수"]}
+    assert extraction.metadata["prompt_version"] == "ko-v3"
+    # (the NPC who answered is a speaker, so a character too)
+    assert json.loads(str(extraction.metadata["characters_json"])) == {"김민수": ["민수"], "npc": []}
 
 
 def test_fields_over_their_bounds_are_trimmed_not_rejected(
@@ -244,6 +274,35 @@ def test_fields_over_their_bounds_are_trimmed_not_rejected(
     assert fields.key_facts[0] == "fact 1" and fields.key_facts[-1] == "fact 28"
     assert fields.key_dialogue == [f"Caroline: line {n}" for n in range(4)] + ["Melanie: hi"]
     assert fields.intent == "One. Two. Three. Four."
+
+
+def test_speakers_the_model_left_out_are_still_characters(
+    server: FakeOpenAIServer, make_extractor: Make
+) -> None:
+    # Given a batch where Caroline talks to the NPC Luna, and a model answering no characters
+    # (as the 1.5B model did for a batch of eight Korean turns)
+    batch = turns(("Caroline", "I adopted a dog.", "How lovely!"))
+    batch = [turn.model_copy(update={"npc_id": "Luna"}) for turn in batch]
+    server.script((200, chat_completion(as_content(memory_answer(characters=[])))))
+    # When the batch is extracted
+    extraction = make_extractor().extract(batch, EN)
+    # Then the batch's speakers are its characters, and the registry learns them
+    assert extraction.fields.characters == ["Caroline", "Luna"]
+    assert json.loads(str(extraction.metadata["characters_json"])) == {"Caroline": [], "Luna": []}
+
+
+def test_a_speaker_the_model_named_by_an_alias_is_not_added_twice(
+    server: FakeOpenAIServer, make_extractor: Make
+) -> None:
+    # Given a model that lists Caroline only as "Caro", alias of the thread's known Caroline
+    server.script(
+        (200, chat_completion(as_content(memory_answer(characters=[{"name": "Caro", "aliases": []}]))))
+    )
+    known = ExtractionContext(user_name="Caroline", language="en", known_characters={"Caroline": ["Caro"]})
+    # When a batch Caroline speaks in is extracted
+    fields = make_extractor().extract(turns(("Caroline", "hi", "")), known).fields
+    # Then she is one character, under her canonical name
+    assert fields.characters == ["Caroline"]
 
 
 def test_json_mode_tells_the_schema_in_the_prompt(server: FakeOpenAIServer, make_extractor: Make) -> None:

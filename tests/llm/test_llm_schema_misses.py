@@ -3,6 +3,7 @@ job otherwise, with the tokens of failed answers counted and the error kept on t
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -79,6 +80,80 @@ def test_an_answer_that_is_still_ambiguous_gets_a_repair(
     make_extractor().extract(BATCH, EN)
 
     assert len(server.requests) == 2
+
+
+def test_prose_fields_given_as_lists_of_sentences_are_joined_without_a_repair(
+    server: FakeOpenAIServer, make_extractor: Make
+) -> None:
+    # Given an answer with intent and summary as lists of sentences (as the 1.5B model wrote intent)
+    answer = memory_answer(
+        intent=["Caroline wants to share her experience.", "Melanie wants to support her."],
+        summary=["Caroline went to a support group.", "Melanie was proud."],
+    )
+    server.script((200, chat_completion(as_content(answer))))
+
+    # When a batch is extracted
+    extraction = make_extractor().extract(BATCH, EN)
+
+    # Then one request was enough, and each list became one text
+    assert len(server.requests) == 1
+    assert extraction.fields.intent == "Caroline wants to share her experience. Melanie wants to support her."
+    assert extraction.fields.summary == "Caroline went to a support group. Melanie was proud."
+
+
+def test_an_answer_wrapped_in_one_extra_key_is_read_as_the_answer(
+    server: FakeOpenAIServer, make_extractor: Make
+) -> None:
+    # Given the answer wrapped in the schema's own word, as the 1.5B model wrapped every Korean one
+    server.script((200, chat_completion(as_content({"properties": memory_answer()}))))
+
+    # When a batch is extracted
+    extraction = make_extractor().extract(BATCH, EN)
+
+    # Then the inner object is the memory
+    assert len(server.requests) == 1
+    assert extraction.fields.summary == memory_answer()["summary"]
+
+
+def test_a_wrapper_that_does_not_hold_the_answer_still_gets_a_repair(
+    server: FakeOpenAIServer, make_extractor: Make
+) -> None:
+    # Given one key around an object that is not a memory (nothing to take it for)
+    server.script(
+        (200, chat_completion(as_content({"properties": {"type": "object", "title": "Memory"}}))),
+        (200, chat_completion(as_content(memory_answer()))),
+    )
+
+    # When a batch is extracted
+    make_extractor().extract(BATCH, EN)
+
+    # Then the answer was not guessed at: a repair followed
+    assert len(server.requests) == 2
+
+
+def test_null_texts_single_items_and_comma_separated_keywords_are_read_as_meant(
+    server: FakeOpenAIServer, make_extractor: Make
+) -> None:
+    # Given null intent and location, one fact and one character given alone, keywords in one string
+    answer = memory_answer(
+        intent=None,
+        location=None,
+        key_facts={"turn": None, "fact": "Caroline went to a support group."},
+        characters={"name": "Caroline", "aliases": "Caro"},
+        keywords="support group, pride，LGBTQ",
+    )
+    server.script((200, chat_completion(as_content(answer))))
+
+    # When a batch is extracted
+    extraction = make_extractor().extract(BATCH, EN)
+
+    # Then each is what it obviously means, with no repair (Melanie, a speaker, joins Caroline)
+    fields = extraction.fields
+    assert len(server.requests) == 1
+    assert (fields.intent, fields.location) == ("", "")
+    assert fields.key_facts == ["Caroline went to a support group."]
+    assert json.loads(str(extraction.metadata["characters_json"])) == {"Caroline": ["Caro"], "Melanie": []}
+    assert fields.keywords == ["support group", "pride", "LGBTQ"]
 
 
 def test_a_model_that_keeps_missing_the_schema_gets_three_answers_then_the_error_says_what_it_cost(

@@ -5,7 +5,9 @@ Generated from functions/routes.py: a route added there is in this matrix withou
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import timedelta
+from typing import Any
 
 import pytest
 
@@ -28,18 +30,30 @@ MALFORMED_AUTHORIZATION = {
 }
 
 
-def assert_unauthorized(answer: tuple[int, dict[str, str], object]) -> None:
+# The routes whose clients read another error envelope than the native one (docs/api.md §6).
+GAME_ENVELOPE = {"game_memory", "game_record_memory"}
+OPENAI_ENVELOPE = {"chat_completions", "forget_user"}
+
+
+def assert_unauthorized(answer: tuple[int, dict[str, str], object], function: str) -> None:
+    """A 401 with its challenge, in the envelope of the route's dialect."""
     status, headers, body = answer
     assert status == 401
     assert headers.get("WWW-Authenticate", "").startswith("Bearer")
-    assert isinstance(body, dict) and body["status"] == "error" and "API key" in body["message"]
+    assert isinstance(body, dict)
+    if function in GAME_ENVELOPE:
+        assert body["code"] == 401 and "API key" in body["msg"]
+    elif function in OPENAI_ENVELOPE:
+        assert body["error"]["type"] == "authentication_error" and "API key" in body["error"]["message"]
+    else:
+        assert body["status"] == "error" and "API key" in body["message"]
 
 
 @pytest.mark.parametrize("function", AUTHENTICATED)
 def test_a_request_without_a_key_is_unauthorized(stack: LocalStack, function: str) -> None:
     sample = sample_request(function)
 
-    assert_unauthorized(stack.call(sample.method, sample.path, sample.body, key=None))
+    assert_unauthorized(stack.call(sample.method, sample.path, sample.body, key=None), function)
 
 
 @pytest.mark.parametrize("header", MALFORMED_AUTHORIZATION.values(), ids=list(MALFORMED_AUTHORIZATION))
@@ -51,7 +65,7 @@ def test_a_request_with_a_malformed_key_is_unauthorized(
 
     answer = stack.call(sample.method, sample.path, sample.body, headers={"Authorization": header})
 
-    assert_unauthorized(answer)
+    assert_unauthorized(answer, function)
 
 
 @pytest.mark.parametrize("function", AUTHENTICATED)
@@ -60,7 +74,7 @@ def test_a_well_formed_key_with_the_wrong_secret_is_unauthorized(stack: LocalSta
     real = stack.key_for("tenant-a")
     forged = real[:-4] + ("AAAA" if not real.endswith("AAAA") else "BBBB")
 
-    assert_unauthorized(stack.call(sample.method, sample.path, sample.body, key=forged))
+    assert_unauthorized(stack.call(sample.method, sample.path, sample.body, key=forged), function)
 
 
 @pytest.mark.parametrize("function", AUTHENTICATED)
@@ -71,7 +85,7 @@ def test_a_revoked_key_is_unauthorized_and_writes_nothing(stack: LocalStack, fun
 
     answer = stack.call(sample.method, sample.path, sample.body, key=key)
 
-    assert_unauthorized(answer)
+    assert_unauthorized(answer, function)
     assert stack.engine.store.get_session("tenant-a", "session-1") is None
 
 
@@ -82,7 +96,7 @@ def test_a_rotated_key_past_its_grace_period_is_unauthorized(stack: LocalStack, 
     now = SystemClock().now()
     fresh = keys.rotate(stack.key_store, now - timedelta(minutes=2), old.split("_")[1], timedelta(minutes=1))
 
-    assert_unauthorized(stack.call(sample.method, sample.path, sample.body, key=old))
+    assert_unauthorized(stack.call(sample.method, sample.path, sample.body, key=old), function)
     assert stack.call(sample.method, sample.path, sample.body, key=fresh.key)[0] != 401
 
 
@@ -104,3 +118,25 @@ def test_the_openapi_document_needs_no_key(stack: LocalStack) -> None:
     status, _, spec = stack.call("GET", "/v1/openapi.json", key=None)
 
     assert status == 200 and spec["openapi"].startswith("3.1")
+
+
+@pytest.mark.parametrize(
+    ("path", "read", "kind"),
+    [
+        ("/open/game/memory", lambda body: (body["code"], body["msg"]), 405),
+        (
+            "/v1/chat/completions",
+            lambda body: (body["error"]["type"], body["error"]["message"]),
+            "invalid_request_error",
+        ),
+        ("/v1/engine/retrieve/", lambda body: (body["status"], body["message"]), "error"),
+    ],
+)
+def test_a_method_a_route_does_not_take_is_a_405_in_its_dialects_envelope(
+    stack: LocalStack, path: str, read: Callable[[dict[str, Any]], tuple[object, str]], kind: object
+) -> None:
+    status, headers, body = stack.call("GET", path)
+
+    assert status == 405 and headers["Allow"] == "POST"
+    assert isinstance(body, dict)
+    assert read(body) == (kind, f"GET is not allowed on {path}: use POST.")

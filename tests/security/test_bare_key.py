@@ -48,7 +48,7 @@ def test_a_bare_key_with_a_wrong_secret_is_unauthorized(stack: LocalStack) -> No
 
     status, body = game_memory(stack, forged)
 
-    assert status == 401 and "API key" in body["message"]
+    assert status == 401 and "API key" in body["msg"]  # the game envelope
 
 
 def test_a_bare_key_works_on_the_native_routes_too(stack: LocalStack) -> None:

@@ -9,9 +9,11 @@ from pathlib import Path
 import pytest
 
 from memory_engine import wiring
-from memory_engine.auth import KeyResolver, authenticate, key_id_of
-from memory_engine.settings import reset_settings
+from memory_engine.auth import KeyResolver, authenticate, key_id_of, local_api_key
+from memory_engine.settings import get_settings, reset_settings
 from memory_engine_app import cli
+from memory_engine_app.data_dir import mark_served
+from memory_engine_app.server.banner import banner
 
 LOCAL_KEY = "cli-test-local-key"
 
@@ -127,3 +129,68 @@ def test_an_invalid_tenant_name_is_refused(configured: Path, capsys: pytest.Capt
     code, out, err = run(capsys, "keys", "create", "--tenant", "TENANT#other")
 
     assert code == 1 and out == "" and "not a valid name" in err
+
+
+# -- which data dir, and the key the server prints --------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["keys", "list"],
+        ["keys", "create", "--tenant", "acme"],
+        ["keys", "revoke", "0123456789ab"],
+        ["jobs", "list"],
+        ["jobs", "retry"],
+        ["create-index"],
+    ],
+)
+def test_every_cli_command_says_which_data_dir_it_uses(
+    configured: Path, capsys: pytest.CaptureFixture[str], argv: list[str]
+) -> None:
+    _, _, err = run(capsys, *argv)
+
+    assert f"memory-engine {argv[0]}: data dir {configured.resolve()} (MEMORY_ENGINE_DATA_DIR)" in err
+
+
+def test_keys_create_on_a_data_dir_no_server_has_used_warns(
+    configured: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run(capsys, "keys", "create", "--tenant", "acme")
+
+    assert code == 0 and out.startswith("me_")
+    assert f"warning: no server has used {configured.resolve()} yet" in err
+
+
+def test_keys_create_where_a_server_has_started_does_not_warn(
+    configured: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    mark_served(get_settings(), "http://127.0.0.1:8140")
+
+    _, _, err = run(capsys, "keys", "create", "--tenant", "acme")
+
+    assert "warning" not in err
+
+
+def test_the_banner_never_prints_a_key_the_operator_set(configured: Path) -> None:
+    lines = banner("http://127.0.0.1:8140", get_settings(), LOCAL_KEY, created=False)
+
+    assert not any(LOCAL_KEY in line for line in lines)
+    assert "API key: MEMORY_ENGINE_API_KEY (set in the environment; not printed)" in lines
+    assert f"data dir {configured.resolve()} (MEMORY_ENGINE_DATA_DIR)" in lines
+
+
+def test_the_banner_prints_a_generated_key_once_when_it_is_made(
+    configured: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("MEMORY_ENGINE_API_KEY")
+    reset_settings()
+    key, created = local_api_key(None, configured)
+
+    first = banner("http://127.0.0.1:8140", get_settings(), key, created)
+    again = banner("http://127.0.0.1:8140", get_settings(), *local_api_key(None, configured))
+
+    assert created and any(key in line for line in first)
+    assert not any(key in line for line in again) and any(
+        str(configured / "api_key") in line for line in again
+    )

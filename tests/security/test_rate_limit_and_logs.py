@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from memory_engine.http import SERVICE, logger
-from memory_engine.logsafe import redact
+from memory_engine.logsafe import redact, redact_foreign
 from memory_engine.models.domain import Turn
 from memory_engine.ports import Extraction, ExtractionContext
 from memory_engine.usecases import consolidate
@@ -162,3 +162,16 @@ def test_redaction_removes_every_key_form() -> None:
 
     assert "abc.def" not in cleaned and "me_0123456789ab" not in cleaned and "xyz" not in cleaned
     assert cleaned.count("[redacted]") == 3
+
+
+@pytest.mark.parametrize(
+    "key", ["sk-live-4f9a8b7c6d5e4f3a2b1c", "sk-proj-AbCdEfGhIjKlMnOpQrSt_uv", "sk_live_51HxYzAbCdEfGhIjKl"]
+)
+def test_redaction_removes_a_model_providers_key(key: str) -> None:
+    assert redact(f"Incorrect API key provided: {key}.") == "Incorrect API key provided: [redacted]."
+
+
+def test_an_upstreams_own_text_loses_its_urls_and_keys_but_keeps_the_words() -> None:
+    text = "proxy: http://10.0.3.7:8000/v1?sig=abc (s3://bucket/x) failed; key sk-live-4f9a8b7c6d5e4f3a2b1c"
+
+    assert redact_foreign(text) == "proxy: [url] ([url]) failed; key [redacted]"

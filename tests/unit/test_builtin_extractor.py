@@ -265,16 +265,16 @@ def test_summary_keeps_the_chronological_order_of_its_sentences() -> None:
     assert summary.index("support group") < summary.index("Mira Holt") < summary.index("necklace")
 
 
-def test_a_batch_of_short_turns_still_gets_a_summary_and_intent() -> None:
+def test_a_batch_of_short_turns_still_gets_a_summary_but_no_invented_intent() -> None:
     # Given turns of one or two words
     turns = [make_turn(i, "ok", "hmm", npc="Mira") for i in range(8)]
 
     # When they are extracted
     fields = BuiltinExtractor().extract(turns, ExtractionContext(language="en")).fields
 
-    # Then the summary and intent are still written
+    # Then the summary is still written, and nobody is said to want anything
     assert fields.summary
-    assert 2 <= len(split_sentences(fields.intent)) <= 4
+    assert fields.intent == ""
 
 
 @pytest.mark.parametrize(("batch", "language"), [(english_batch, "en"), (korean_batch, "ko")])
@@ -300,16 +300,15 @@ def test_intent_quotes_what_a_character_wants() -> None:
     assert 'Caroline expresses a wish or plan: "I want to adopt a child next year."' in intent
 
 
-def test_intent_without_any_wish_falls_back_to_the_topic() -> None:
+def test_intent_without_any_wish_stays_empty_rather_than_describing_the_topic() -> None:
     # Given a batch of plain statements, no plans, no questions
     turns = [make_turn(i, f"The lighthouse keeper repaired the lamp {i}.") for i in range(3)]
 
     # When it is extracted
     intent = BuiltinExtractor().extract(turns, ExtractionContext(language="en")).fields.intent
 
-    # Then intent describes the topic by its keywords
-    assert "what the conversation is mainly about." in intent
-    assert "lighthouse" in intent
+    # Then intent is empty: no template text stands in for a wish nobody stated
+    assert intent == ""
 
 
 def test_location_carries_place_time_weather_and_the_turns_date() -> None:

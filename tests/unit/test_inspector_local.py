@@ -3,12 +3,13 @@ local queue and worker keep for dead jobs (files written before that included)."
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from pathlib import Path
 
 from memory_engine.adapters.local.sqlite_queue import SqliteQueue
 from memory_engine.models.messages import ExtractionJob
-from memory_engine_app.server.inspector_assets import INSPECTOR_PATH, inspector_asset
+from memory_engine_app.server.inspector_assets import INSPECTOR_PATH, PAGE_POLICY, inspector_asset
 
 JOB = ExtractionJob(tenant="tenant-a", session_uuid="s1")
 
@@ -20,6 +21,24 @@ def test_the_inspector_page_is_served_as_utf8_html_with_a_same_origin_policy() -
     assert dict(headers)["Content-Type"] == "text/html; charset=utf-8"
     assert "default-src 'self'" in dict(headers)["Content-Security-Policy"]
     assert b'<meta charset="utf-8">' in body and b"inspector.js" in body
+
+
+def test_the_page_carries_its_own_policy_for_hosts_that_send_no_headers() -> None:
+    # Given the page as a bucket would serve it: its bytes alone
+    _, headers, body = inspector_asset(INSPECTOR_PATH) or (0, [], b"")
+    # Then its <meta> policy, before any script, is the one the local server sends, and calls
+    # only its own origin
+    found = re.search(rb'<meta http-equiv="Content-Security-Policy" content="([^"]+)">', body)
+    assert found is not None and found.start() < body.index(b"<script")
+    assert found.group(1).decode() == PAGE_POLICY and "connect-src 'self'" in PAGE_POLICY
+    assert dict(headers)["Content-Security-Policy"] == f"{PAGE_POLICY}; frame-ancestors 'none'"
+
+
+def test_the_hosting_docs_set_the_policy_the_local_server_sends() -> None:
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "inspector.md").read_text()
+
+    assert f"content_security_policy=\"{PAGE_POLICY}; frame-ancestors 'none'\"" in docs
+    assert "HeadersFrameOption.DENY" in docs and "ResponseHeadersContentTypeOptions" in docs
 
 
 def test_the_script_and_style_are_served_with_their_types() -> None:

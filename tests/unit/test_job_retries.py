@@ -10,11 +10,12 @@ import pytest
 from memory_engine.adapters.local.sqlite_queue import SqliteQueue
 from memory_engine.errors import Unavailable
 from memory_engine.extraction.batching import job_due
-from memory_engine.models.messages import ExtractionJob
+from memory_engine.models.messages import ChatMemoryJob, ExtractionJob, Job
 from memory_engine.ports import ReceivedJob
 from memory_engine.usecases import jobs
 from memory_engine.usecases.jobs import RetryPolicy
 from tests.fakes.engine import fake_engine
+from tests.fakes.ports import RecordingJobSource
 
 JOB = ExtractionJob(tenant="tenant-a", session_uuid="s1")
 
@@ -40,29 +41,6 @@ def test_a_new_turn_queues_at_the_point_and_each_batch_past_twice_the_point(buff
     assert job_due(True, buffered, point=20, every=8) is due
 
 
-class Recorder:
-    """A JobSource that records how a failure was settled."""
-
-    def __init__(self) -> None:
-        self.settled: list[tuple[str, object]] = []
-
-    def receive(self, max_messages: int = 1, visibility_seconds: float = 30) -> list[ReceivedJob]:
-        return []
-
-    def ack(self, receipt: str) -> bool:
-        return True
-
-    def release(self, receipt: str) -> bool:
-        return True
-
-    def retry_later(self, receipt: str, delay_seconds: float, error: str) -> bool:
-        self.settled.append(("retry", delay_seconds))
-        return True
-
-    def bury(self, message: ReceivedJob, error: str) -> None:
-        self.settled.append(("dead", error))
-
-
 class DownStore:
     def __getattr__(self, name: str) -> object:
         def fail(*_: object) -> object:
@@ -74,7 +52,7 @@ class DownStore:
 def test_a_failed_job_is_retried_after_the_backoff_until_its_last_attempt_then_dead() -> None:
     engine = fake_engine()
     engine.store = DownStore()  # type: ignore[assignment]
-    source = Recorder()
+    source = RecordingJobSource()
     policy = RetryPolicy(attempts=3, base_delay_s=10)
 
     outcomes = [
@@ -83,11 +61,40 @@ def test_a_failed_job_is_retried_after_the_backoff_until_its_last_attempt_then_d
     ]
 
     assert outcomes == ["retry", "retry", "dead"]
-    assert source.settled == [
-        ("retry", 5.0),
-        ("retry", 10.0),
-        ("dead", "Unavailable: The database is unavailable; nothing was written."),
-    ]
+    assert source.settled[:2] == [("retry", 5.0), ("retry", 10.0)]
+    [(state, error)] = source.settled[2:]
+    assert state == "dead" and str(error).startswith(
+        "Unavailable: The database is unavailable; nothing was written."
+    )
+
+
+@pytest.mark.parametrize(
+    ("job", "retried_by"),
+    [
+        (JOB, ["the sweep", "the session's next turns", "`memory-engine jobs retry <id>`"]),
+        (
+            ChatMemoryJob(tenant="t", userid="u", dialog_uuid="d", user_messages=["hi"]),
+            ["`memory-engine jobs retry <id>`"],
+        ),
+    ],
+)
+def test_a_dead_jobs_error_says_what_queues_it_again(job: Job, retried_by: list[str]) -> None:
+    # Given a job that fails on its last attempt with an LLM error
+    source = RecordingJobSource()
+    engine = fake_engine()
+    engine.store = DownStore()  # type: ignore[assignment]
+    # When it is parked
+    jobs.attempt(engine, source, ReceivedJob(receipt="r", job=job, receive_count=3), RetryPolicy(attempts=3))
+    # Then its error ends with what retries it now that nothing will by itself
+    [(_, error)] = source.settled
+    assert "Parked as dead" in str(error) and all(way in str(error) for way in retried_by)
+    assert "will be retried later" not in str(error)
+
+
+def test_a_long_error_keeps_what_retries_the_job() -> None:
+    reason = jobs.dead_reason(JOB, "x" * 5_000)
+
+    assert len(reason) <= jobs.MAX_ERROR_CHARS and reason.endswith("`memory-engine jobs retry <id>`.")
 
 
 def test_a_failure_that_is_not_the_engines_own_records_only_its_type() -> None:

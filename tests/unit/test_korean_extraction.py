@@ -55,7 +55,7 @@ def test_vocatives_and_spaced_honorifics_name_people_but_titles_do_not() -> None
     assert scan.persons == ["지훈", "민지"]
 
 
-def test_the_assistant_is_named_as_the_user_calls_it() -> None:
+def test_the_name_the_user_calls_the_assistant_by_is_the_assistant_not_another_character() -> None:
     # Given answers without an npc id, and a user who calls the companion by name
     turns = [
         make_turn(0, "하루야, 나 오늘 회사에서 혼났어.", "민지 님, 많이 속상하셨겠어요.", user="민지"),
@@ -65,13 +65,14 @@ def test_the_assistant_is_named_as_the_user_calls_it() -> None:
     # When the batch is extracted
     fields = BuiltinExtractor().extract(turns, KO).fields
 
-    # Then the answers are 하루's, never "assistant"'s
-    assert fields.characters == ["민지", "하루"]
-    assert '하루: "민지 님, 많이 속상하셨겠어요."' in fields.key_dialogue
-    assert "assistant" not in str(fields.model_dump())
+    # Then the answers are the assistant's, under the label the turns' own text gives it
+    assert fields.characters == ["민지", "assistant"]
+    assert 'assistant: "민지 님, 많이 속상하셨겠어요."' in fields.key_dialogue
+    assert "하루" not in fields.characters
+    assert "assistant" not in fields.keywords
 
 
-def test_an_unnamed_assistant_is_ai_in_korean_and_assistant_in_english() -> None:
+def test_an_unnamed_assistant_is_assistant_in_korean_and_english_alike() -> None:
     korean = BuiltinExtractor().extract([make_turn(0, "오늘 비가 많이 왔어.", "우산 챙기셨어요?")], KO).fields
     english = (
         BuiltinExtractor()
@@ -82,8 +83,9 @@ def test_an_unnamed_assistant_is_ai_in_korean_and_assistant_in_english() -> None
         .fields
     )
 
-    assert korean.characters == ["Caroline", "AI"]
+    assert korean.characters == ["Caroline", "assistant"]
     assert english.characters == ["Caroline", "assistant"]
+    assert "AI:" not in korean.summary
 
 
 def test_a_korean_batch_keeps_its_facts_and_quotes_in_korean_with_particles_off_keywords() -> None:

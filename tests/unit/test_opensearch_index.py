@@ -133,24 +133,27 @@ def test_search_filters_by_tenant_and_threads_inside_the_knn_clause_with_k_as_si
     assert lexical["size"] == 7
     assert tenant_filtered(lexical["query"])
     assert lexical["query"]["bool"]["must"] == [{"match": {"text": {"query": "apples"}}}]
-    # And the BM25 of the nearest: the same match, over the documents of that very k-NN clause
-    # (in filter context, scoring nothing), tenant-filtered itself as well
+    # And the BM25 of the nearest: that very k-NN clause as the bool query's `must`, the same match
+    # as its `should` (scores added), tenant-filtered itself as well
     nearest = msearch.bodies[5]
     assert nearest["size"] == 7 and nearest["_source"] == ["doc_id"]
-    assert nearest["query"]["bool"]["must"] == lexical["query"]["bool"]["must"]
-    assert knn["query"] in nearest["query"]["bool"]["filter"]
+    assert nearest["query"]["bool"]["must"] == [knn["query"]]
+    assert nearest["query"]["bool"]["should"] == lexical["query"]["bool"]["must"]
     assert tenant_filtered(nearest["query"])
+    # And the index is named by the path alone, where the IAM grants look (`<index>/*`)
+    assert msearch.path == "/memories/_msearch"
+    assert msearch.bodies[0::2] == [{}, {}, {}]
 
 
 def test_search_turns_scores_into_cosines_and_bm25_with_both_for_every_hit_in_one_request() -> None:
     # Given a dense hit (innerproduct score 1.8 = cosine 0.8) the BM25 search did not rank, a
-    # lexical-only hit with its half vector, and the BM25 score of the nearest documents
+    # lexical-only hit with its half vector, and the nearest documents' k-NN score plus BM25 (1.25)
     cluster = StubCluster(
         msearch_answers=[
             [
                 hits([{"doc_id": "near", "score": 1.8}]),
                 hits([{"doc_id": "worded", "score": 3.5, "half_vector": pack_half_text([0.6, 0.8, 0, 0])}]),
-                hits([{"doc_id": "near", "score": 1.25}]),
+                hits([{"doc_id": "near", "score": 3.05}]),
             ]
         ]
     )
@@ -160,7 +163,7 @@ def test_search_turns_scores_into_cosines_and_bm25_with_both_for_every_hit_in_on
 
     # Then each hit carries both scores: the dense-only one its BM25 from the nearest documents'
     # search, the lexical-only one its cosine from its vector; and one request asked for all of it
-    assert [(hit.doc_id, round(hit.dense, 3), hit.lexical) for hit in found] == [
+    assert [(hit.doc_id, round(hit.dense, 3), round(hit.lexical, 6)) for hit in found] == [
         ("near", 0.8, 1.25),
         ("worded", 0.6, 3.5),
     ]
@@ -198,10 +201,23 @@ def test_a_lexical_hit_written_before_half_vectors_gets_its_cosine_from_one_more
 
 
 def test_a_dense_hit_sharing_no_word_with_the_query_has_a_bm25_of_zero() -> None:
-    cluster = StubCluster(msearch_answers=[[hits([{"doc_id": "near", "score": 1.8}]), hits([]), hits([])]])
+    # Given a nearest document whose words-of-the-nearest score is its k-NN score alone
+    near = hits([{"doc_id": "near", "score": 1.8}])
+    cluster = StubCluster(msearch_answers=[[near, hits([]), near]])
 
     found = index_on(cluster).search(TENANT, ["thread-1"], "apples", [1.0, 0.0, 0.0, 0.0], k=5)
 
+    assert [(hit.doc_id, hit.lexical) for hit in found] == [("near", 0.0)]
+
+
+def test_a_words_of_the_nearest_hit_the_knn_search_did_not_return_gets_no_bm25_from_it() -> None:
+    # Given a document in the words-of-the-nearest answer only (a clause yielding k per shard)
+    answers = [hits([{"doc_id": "near", "score": 1.8}]), hits([]), hits([{"doc_id": "other", "score": 4.0}])]
+    cluster = StubCluster(msearch_answers=[answers])
+
+    found = index_on(cluster).search(TENANT, ["thread-1"], "apples", [1.0, 0.0, 0.0, 0.0], k=5)
+
+    # Then it is no candidate (its k-NN score, to take off, is unknown), and the dense hit keeps 0
     assert [(hit.doc_id, hit.lexical) for hit in found] == [("near", 0.0)]
 
 
@@ -344,7 +360,7 @@ def test_turn_documents_are_searched_apart_in_their_own_text_field_and_name_thei
     assert {"term": {"kind": "turn"}} in knn["query"]["knn"]["vector"]["filter"]["bool"]["filter"]
     assert lexical["query"]["bool"]["must"] == [{"match": {"turn_text": {"query": "apples"}}}]
     nearest = cluster.sent("_msearch")[0].bodies[5]
-    assert nearest["query"]["bool"]["must"] == lexical["query"]["bool"]["must"]
+    assert nearest["query"]["bool"]["should"] == lexical["query"]["bool"]["must"]
     assert {"term": {"kind": "turn"}} in nearest["query"]["bool"]["filter"]
     # And the hit names the memory it belongs to
     assert [(hit.doc_id, hit.memory_id) for hit in found] == [("m1:3", "m1")]

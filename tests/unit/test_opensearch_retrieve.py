@@ -39,7 +39,7 @@ def search_of(body: dict[str, Any]) -> tuple[str, str, int]:
         retriever = "knn"
     else:
         clauses = body["query"]["bool"]["filter"]
-        retriever = "words of the nearest" if any("knn" in clause for clause in clauses) else "words"
+        retriever = "words of the nearest" if "should" in body["query"]["bool"] else "words"
     [kind] = [clause["term"]["kind"] for clause in clauses if "kind" in clause.get("term", {})]
     return retriever, kind, body["size"]
 
@@ -62,7 +62,7 @@ def test_retrieve_searches_memories_and_turns_by_meaning_and_words_in_one_reques
     assert requests_to(cluster) == ["_msearch"]
     [msearch] = cluster.requests
     headers, searches = msearch.bodies[0::2], msearch.bodies[1::2]
-    assert headers == [{"index": "memories"}] * 6
+    assert msearch.path == "/memories/_msearch" and headers == [{}] * 6
     # And each kind asks for its own number of candidates (retrieval config: 50 memories, 100 turns)
     assert [search_of(body) for body in searches] == [
         ("knn", "memory", 50),

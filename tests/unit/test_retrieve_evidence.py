@@ -149,3 +149,22 @@ def test_an_extracted_turn_by_the_speaker_the_question_names_gives_its_memory_th
     assert named.kind == "memory" and named.score_parts is not None
     assert named.score_parts["speaker"] == pytest.approx(0.05)
     assert unnamed.score_parts is not None and unnamed.score_parts["speaker"] == 0.0
+
+
+def test_a_budget_below_the_smallest_whole_turn_says_so_instead_of_an_empty_list(engine: Engine) -> None:
+    # Given a question with hits, and a budget smaller than any of their turns
+    question = "does the tortoise Sheldon love strawberries?"
+    hits = ask(engine, question, limit=10).data
+    smallest = min(count_tokens(turn.text) for hit in hits for turn in hit.evidence)
+    # When retrieve packs into that budget
+    response = ask(engine, question, limit=10, max_tokens=smallest - 1)
+    # Then nothing comes back, and the answer says why and what budget would do
+    assert response.data == [] and response.tokens == 0
+    assert response.message is not None
+    assert "max_tokens" in response.message and f"at least {smallest}" in response.message
+
+
+def test_a_budget_that_fits_leaves_no_message(engine: Engine) -> None:
+    response = ask(engine, "does the tortoise Sheldon love strawberries?", limit=10, max_tokens=400)
+
+    assert response.data and response.message is None

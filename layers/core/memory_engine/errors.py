@@ -46,6 +46,16 @@ class Unavailable(MemoryEngineError):
     """A dependency (store, queue, index, model) is down; the request wrote nothing and may be retried."""
 
 
+class DeadlineExceeded(MemoryEngineError):
+    """The work ran past its deadline (`memory_engine.deadline`) and was stopped; nothing was
+    half-written, and the request may be retried with less to do."""
+
+
+class Cancelled(MemoryEngineError):
+    """The work was stopped because nobody waits for it any more: the client closed its
+    connection, or the server or worker is shutting down."""
+
+
 class UpstreamFailed(MemoryEngineError):
     """The upstream model could not answer: unreachable, timed out, or failed (5xx)."""
 

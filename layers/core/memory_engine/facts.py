@@ -18,6 +18,7 @@ from memory_engine.errors import NotFound
 from memory_engine.indexing.documents import index_document
 from memory_engine.models.bank import rfc3339
 from memory_engine.models.domain import FACT_KIND, Memory, MemoryFields, new_memory_id, scope_key
+from memory_engine.usecases import index_purge
 
 # Existing facts shown to the extractor when merging: the nearest ones to what was said.
 MERGE_CANDIDATES = 50
@@ -158,5 +159,5 @@ def _delete(engine: Engine, memory: Memory) -> list[FactChange]:
     except NotFound:
         return []  # deleted meanwhile
     finally:
-        engine.index.delete(memory.tenant, [memory.memory_id])
+        index_purge.delete(engine, memory.tenant, [memory.memory_id])
     return [FactChange("DELETED", memory)]

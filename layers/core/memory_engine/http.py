@@ -17,10 +17,14 @@ from aws_lambda_powertools import Logger
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 from aws_lambda_powertools.event_handler.openapi.params import Query
+from aws_lambda_powertools.shared.json_encoder import Encoder
 
+from memory_engine import deadline
 from memory_engine.auth import TENANT_CONTEXT_KEY
 from memory_engine.errors import (
+    Cancelled,
     Conflict,
+    DeadlineExceeded,
     InvalidInput,
     MemoryEngineError,
     NotFound,
@@ -47,7 +51,9 @@ STATUS_BY_ERROR: dict[type[MemoryEngineError], int] = {
     PayloadTooLarge: 413,
     RateLimited: 429,
     Unavailable: 503,
+    Cancelled: 503,
     UpstreamFailed: 502,
+    DeadlineExceeded: 504,
 }
 
 ErrorShaper = Callable[[int, str, list[dict[str, Any]]], dict[str, Any]]
@@ -116,6 +122,7 @@ _OPENAI_ERROR_TYPES = {
     403: "permission_error",
     404: "not_found_error",
     409: "conflict_error",
+    405: "invalid_request_error",
     413: "invalid_request_error",
     422: "invalid_request_error",
     429: "rate_limit_error",
@@ -134,6 +141,12 @@ def log_application_id(app: APIGatewayRestResolver) -> None:
     application = app.current_event.headers.get("Application-ID")  # case-insensitive
     if application:
         logger().append_keys(application_id=application[:256])
+
+
+def serialize_json(body: Any) -> str:
+    """A response body as compact JSON with its text as UTF-8, not `\\uXXXX` escapes: Korean must
+    read as Korean with curl. (Powertools' default escapes every non-ASCII character.)"""
+    return json.dumps(body, separators=(",", ":"), cls=Encoder, ensure_ascii=False)
 
 
 def json_response(status: int, body: Any, headers: dict[str, str] | None = None) -> Response:
@@ -155,16 +168,52 @@ def describe_validation_errors(raw: list[dict[str, Any]]) -> tuple[int, str, lis
         )
     fields: list[dict[str, Any]] = []
     for error in raw:
-        location = [str(part) for part in error.get("loc", ()) if part != "body"]
-        field = ".".join(location) or "body"
+        field = field_path(error.get("loc", ()))
         message = str(error.get("msg", "invalid value"))
         if error.get("type") == "missing":
             message = "is required"
         elif field == "body" and error.get("type") in {"model_attributes_type", "dict_type"}:
             message = "must be a JSON object"
-        fields.append({"field": field, "message": message})
+        same = next((item for item in fields if item["field"] == field), None)
+        if same is None:
+            fields.append({"field": field, "message": message})
+        elif message not in same["message"]:  # one error per member of a union: "a; or b"
+            same["message"] += f"; or {message}"
     summary = "; ".join(f"{item['field']}: {item['message']}" for item in fields)
     return 422, f"Invalid request: {summary}. Fix these fields and send again.", fields
+
+
+# The labels pydantic puts in an error's location for the member of a union that was tried
+# (`str`, `list[str]`, `constrained-str`, a model's name): not fields a client could send.
+_UNION_LABELS = frozenset({"str", "int", "float", "bool", "none", "list", "dict"})
+
+
+def field_path(location: Any) -> str:
+    """The dotted name of the field an error is about (`options.limit`, `recent_dialogs.0.uuid`)."""
+    models: set[str] | None = None
+    parts: list[str] = []
+    for part in location:
+        text = str(part)
+        if text == "body" or text in _UNION_LABELS or "[" in text or text.startswith("constrained-"):
+            continue
+        if text[:1].isupper():
+            models = _model_names() if models is None else models
+            if text in models:
+                continue
+        parts.append(text)
+    return ".".join(parts) or "body"
+
+
+def _model_names() -> set[str]:
+    from pydantic import BaseModel
+
+    names: set[str] = set()
+    pending = list(BaseModel.__subclasses__())
+    while pending:
+        model = pending.pop()
+        names.add(model.__name__)
+        pending.extend(model.__subclasses__())
+    return names
 
 
 def build_resolver(shape_error: ErrorShaper = native_error_body) -> APIGatewayRestResolver:
@@ -173,7 +222,9 @@ def build_resolver(shape_error: ErrorShaper = native_error_body) -> APIGatewayRe
     `shape_error` lets an API dialect (game envelope, memory bank) keep its own error format
     while sharing the status mapping.
     """
-    app = ConcurrentRestResolver(enable_validation=True, json_body_deserializer=parse_json_body)
+    app = ConcurrentRestResolver(
+        enable_validation=True, json_body_deserializer=parse_json_body, serializer=serialize_json
+    )
     _ERROR_SHAPERS[app] = shape_error
 
     @app.exception_handler(UnicodeDecodeError)
@@ -227,7 +278,9 @@ LambdaHandler = Callable[[dict[str, Any], Any], dict[str, Any]]
 
 def lambda_entry(app: APIGatewayRestResolver) -> LambdaHandler:
     """The Lambda entry point for a resolver: JSON logs with the request id as correlation id,
-    the route's metrics (`observability`, one EMF line per invocation) and its X-Ray trace."""
+    the route's metrics (`observability`, one EMF line per invocation) and its X-Ray trace. The
+    request runs under the invocation's deadline (`deadline.of_context`): a use case past it
+    stops with a 504 instead of being killed with the function."""
     from memory_engine.observability import metrics, record_request, route_of, traced
 
     # log_event stays off whatever POWERTOOLS_LOGGER_LOG_EVENT says: the event holds the API key
@@ -239,7 +292,8 @@ def lambda_entry(app: APIGatewayRestResolver) -> LambdaHandler:
     )
     def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         started = time.perf_counter()
-        response = app.resolve(json_content_type(event), context)
+        with deadline.within(deadline.of_context(context)):
+            response = app.resolve(json_content_type(event), context)
         record_request(route_of(event), int(response.get("statusCode", 500)), time.perf_counter() - started)
         return response
 

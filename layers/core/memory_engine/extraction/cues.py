@@ -7,7 +7,7 @@ from typing import Literal
 
 from memory_engine.extraction.keywords import final_consonant
 
-IntentKind = Literal["plan", "question"]
+IntentKind = Literal["plan", "question", "suggestion"]
 
 _RIEUL = 8
 _QUESTION_END = re.compile(r"[?？][\"'”’)\]~]*$")
@@ -43,12 +43,24 @@ _EN_PLAN = re.compile(
     r"wish|like\s+to|love\s+to|going\s+to|gonna|will|thinking\s+of|thinking\s+about|should|have\s+to|"
     r"must|try\s+to|trying\s+to|decided|looking\s+forward)\b"
     r"|\b(?:i|we)'ll\b|\blet'?s\b|\b(?:can|could|would|will)\s+you\b|\bplease\b|\bshall\s+we\b"
+    r"|\b(?:i|we)(?:'d|\s+would)\s+rather\b|\b[A-Z][a-z]+\s+(?:wants|plans|hopes|needs|is\s+planning|is\s+going)\s+to\b"
     r"|\bhow\s+about\b|\bwhy\s+don't\s+we\b",
     re.IGNORECASE,
 )
+# Not 겠: "좋겠어요", "걱정되시겠어요" guess at someone's feelings far more often than they plan.
 _KO_PLAN = re.compile(
-    r"싶|할래|갈래|볼래|하자|가자|보자|먹자|만나자|놀자|마시자|려고|계획|예정|겠다|겠어|겠습니다|"
-    r"주세요|줘|줄래|부탁|바라|원해|원한다|필요해|필요하|할까|갈까"
+    r"싶|할래|갈래|볼래|하자|가자|보자|먹자|만나자|놀자|마시자|려고|계획|예정|기로\s?했|기로\s?해|야겠|"
+    r"주세요|줘|줄래|부탁|바라|원해|원한다|필요해|필요하|할까|갈까|살까"
+)
+# The assistant's advice ("Maybe feed them in separate rooms.", "알림을 맞춰 두세요."): its intent
+# for the user, unlike its questions and its guesses at feelings.
+_EN_SUGGESTION = re.compile(
+    r"^(?:maybe|perhaps|try|how\s+about|why\s+not|why\s+don't\s+you|consider)\b|\byou\s+(?:could|should|might)\b"
+    r"|\b(?:i\s+)?(?:recommend|suggest)\b",
+    re.IGNORECASE,
+)
+_KO_SUGGESTION = re.compile(
+    r"(?:보세요|두세요|하세요|드세요|추천해요|추천합니다|는\s?건\s?어때요|면\s?어때요|는\s?게\s?좋아요)"
 )
 # "할 거야", "갈게": an ㄹ-final syllable before 거/게/래 marks a plan or a promise.
 _KO_FUTURE = re.compile(
@@ -87,6 +99,12 @@ def fact_score(text: str, names_mentioned: bool = False) -> int:
 
 def _korean_future(text: str) -> bool:
     return any(final_consonant(match.group(1)) == _RIEUL for match in _KO_FUTURE.finditer(text))
+
+
+def is_suggestion(text: str) -> bool:
+    """Advice to the listener ("Maybe ask other parents.", "간식 양을 조금 줄여 보세요.")."""
+    text = _normalise(text)
+    return not is_question(text) and bool(_EN_SUGGESTION.search(text) or _KO_SUGGESTION.search(text))
 
 
 def intent_kind(text: str) -> IntentKind | None:

@@ -9,6 +9,9 @@ from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
+from memory_engine.extraction.fact_slots import slot_of
+from memory_engine.extraction.injection import is_instruction
+
 FactOp = Literal["add", "update", "delete", "keep"]
 
 
@@ -43,6 +46,17 @@ MIN_FACT_CHARS = 8
 MAX_NEW_FACTS = 20
 
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|\n+")
+# Words that join a sentence to the one before ("그리고 새 강아지를 입양했어"): the fact is the rest.
+_CONNECTIVE = re.compile(
+    r"^(?:(?:and|so|also|plus|anyway|oh|well|then)\b[,\s]*|(?:그리고|그래서|그런데|근데|또한|또|그리고는)[,\s]+)+",
+    re.IGNORECASE,
+)
+# A sentence that only makes sense with the one before: "이름은 보리야", "Her name is Luna", "He's two".
+_FOLLOW_UP = re.compile(
+    r"^(?:(?:its|his|her|their)\s+name\b|(?:it|he|she|they)(?:'s|'re|\s+is|\s+are|\s+was)\b)"
+    r"|^(?:(?:그\s*)?이름은|걔(?:는|가)?\s|그\s*애(?:는|가)?\s|그녀(?:는|가)\s|그는\s|나이는)",
+    re.IGNORECASE,
+)
 _NOT_WORD = re.compile(r"[^\w\s]+")
 _SPACES = re.compile(r"\s+")
 
@@ -64,15 +78,43 @@ def similarity(left: str, right: str) -> float:
     return 2 * len(a & b) / (len(a) + len(b)) if a and b else 0.0
 
 
+def _statement(sentence: str) -> bool:
+    return len(normalize(sentence)) >= MIN_FACT_CHARS and not sentence.endswith(("?", "？"))
+
+
 def candidate_sentences(messages: Sequence[str]) -> list[str]:
-    """Sentences that can be facts: not questions, not greetings-length fragments."""
+    """Sentences that can be facts: not questions, not greetings-length fragments, not orders
+    to a model (`injection.is_instruction`, nor what follows such a sentence in its message).
+    A leading "and" / "그리고" is dropped, and a sentence that leans on the one before
+    ("이름은 보리야.") stays with it, so the fact keeps the dog's name."""
     out: list[str] = []
     for message in messages:
-        for sentence in _SENTENCE.split(message):
-            sentence = sentence.strip()
-            if len(normalize(sentence)) >= MIN_FACT_CHARS and not sentence.endswith(("?", "？")):
-                out.append(sentence)
+        previous_kept = False
+        for raw in _SENTENCE.split(message):
+            sentence = _CONNECTIVE.sub("", raw.strip())
+            if sentence[:1].isascii():
+                sentence = sentence[:1].upper() + sentence[1:]
+            if is_instruction(sentence):
+                break  # orders go on past their first sentence ("Dev mode on. Answer ...")
+            if sentence.endswith(("?", "？")):
+                previous_kept = False
+                continue
+            if previous_kept and _FOLLOW_UP.match(sentence):
+                out[-1] = f"{out[-1]} {sentence}"
+                continue
+            if not _statement(sentence):
+                previous_kept = False
+                continue
+            out.append(sentence)
+            previous_kept = True
     return out
+
+
+def _latest_per_slot(sentences: list[str]) -> list[str]:
+    """The sentences, less any that a later one of the same slot replaces ("I live in Busan" then
+    "I moved to Seoul": Seoul)."""
+    last = {slot: i for i, sentence in enumerate(sentences) if (slot := slot_of(sentence))}
+    return [s for i, s in enumerate(sentences) if (slot := slot_of(s)) is None or last[slot] == i]
 
 
 def extract_facts_builtin(
@@ -82,14 +124,17 @@ def extract_facts_builtin(
 
     Each sentence is compared with the existing facts and with the sentences already taken: a
     near-identical one keeps the existing fact, a similar one updates it (the newer wording
-    wins), anything else is added. `language` is accepted for the protocol; the method works on
+    wins), anything else is added. A sentence that states a one-value fact (`fact_slots`: where
+    the user lives, their job) replaces the existing facts of that slot: the first is updated,
+    the others deleted. `language` is accepted for the protocol; the method works on
     characters, so it needs none.
     """
     del language
     texts = dict(existing)
+    slots = {fact_id: slot for fact_id, fact in existing if (slot := slot_of(fact))}
     operations: dict[str, FactOperation] = {}  # existing id → its one operation
     added: list[str] = []
-    for sentence in candidate_sentences(messages):
+    for sentence in _latest_per_slot(candidate_sentences(messages)):
         if any(similarity(sentence, other) >= UPDATE_AT for other in added):
             continue
         best_id, best_score = None, 0.0
@@ -104,6 +149,14 @@ def extract_facts_builtin(
                     if best_score >= KEEP_AT
                     else FactOperation(op="update", id=best_id, fact=sentence)
                 )
+            continue
+        slot = slot_of(sentence)
+        replaced = [fact_id for fact_id, fact_slot in slots.items() if slot and fact_slot == slot]
+        if replaced:
+            first, *others = replaced
+            operations[first] = FactOperation(op="update", id=first, fact=sentence)
+            for other in others:
+                operations[other] = FactOperation(op="delete", id=other, fact=texts[other])
             continue
         if len(added) < MAX_NEW_FACTS:
             added.append(sentence)

@@ -37,6 +37,31 @@ EN_STOP_WORDS = _words(
     """
 )
 
+# Number words and the chat's evaluative small talk ("fine", "glad", "lovely"): not what a
+# memory is about, so never keywords (sentence salience keeps the plain stop words above).
+EN_SMALL_TALK = _words(
+    """
+    two three four five six seven eight nine ten eleven twelve twenty thirty forty fifty hundred
+    thousand million once twice half fine glad happy sad lovely beautiful wonderful awesome amazing
+    cool fun funny sorry welcome congratulations congrats along bit guess old mostly near small
+    whole big little long short early late usually together afterwards special spectacular
+    unforgettable iconic luxurious exhausted clever generous adorable touching common fast hard
+    striking modern popular helpful careful famously rough worth interesting exciting excited
+    great kind nice sweet cute true real sounds hope yes hmm haha hehe lol anyway else favourite
+    favorite enjoy enjoyed love loves idea help helps also
+    """
+)
+
+# Past forms that "-ed" does not mark ("ate", "saw"): verbs, not keywords.
+EN_IRREGULAR_PAST = _words(
+    """
+    ate saw drove flew went came took gave made got bought brought caught taught thought found left
+    lost met ran sat slept spent told felt kept held heard knew meant paid said sent sold stood
+    understood won wrote began swam sang drank rode broke chose forgot froze spoke stole woke wore
+    grew threw blew drew shook fell fed led built burnt burned dealt dug hid hung lit shot shut
+    """
+)
+
 KO_STOP_WORDS = _words(
     """
     나 너 저 그 이 저희 우리 당신 것 거 수 때 좀 잘 더 또 정말 진짜 너무 아주 매우 그냥 이제 지금
@@ -47,6 +72,37 @@ KO_STOP_WORDS = _words(
     씨 님 가서 와서 봐서 해서 돼서 보고 되고 가고 오고 먹고 놀고 자고 살고 하고 있고 없고 주고 받고
     만나서 보면 하면 가면 오면 되면 건데
     """
+)
+
+# Vague nouns, counters and small talk: never keywords (sentence salience keeps the words above).
+KO_VAGUE_NOUNS = _words(
+    """
+    요즘 처음 생각 사람 얘기 마음 보람 기대 보통 제일 오랜만 고민 중 마리 명 분 살 번 곳 쪽 덕분 때문
+    고생 최고 대박 화이팅 파이팅 다행 축하 걱정 ㅋㅋ ㅎㅎ 만한 매일 원래 이번 거기서 여기서
+    """
+)
+
+# Copula and connective endings a noun takes without a particle ("비글이라니", "대학생이고",
+# "직항이면"): taken off for the noun itself.
+KO_COPULA_ENDINGS: tuple[str, ...] = (
+    "이라니",
+    "이라서",
+    "이라고",
+    "이지만",
+    "이에요",
+    "이라",
+    "이고",
+    "이면",
+    "이셔",
+    "이야",
+    "인데",
+    "이지",
+    "이다",
+    "이래",
+    "이네",
+    "라니",
+    "라서",
+    "예요",
 )
 
 # Korean particles (josa), longest first so "에서는" is tried before "는".
@@ -95,6 +151,7 @@ KO_WEAK_PARTICLES = frozenset({"의", "도", "만", "께"})
 # Nouns that look like a noun plus a particle but are whole words.
 KO_PARTICLE_EXCEPTIONS = frozenset(
     {"고양이", "원숭이", "놀이", "어른이", "오이", "아이", "나이", "사이", "거리", "복숭아", "송아지"}
+    | {"제주도", "울릉도", "거제도", "강화도", "독도", "안면도", "진도", "완도"}
 )
 
 # Endings of conjugated verbs and adjectives: such words are not keywords.
@@ -204,6 +261,10 @@ NOT_NAMES = _words(
     easter halloween thanksgiving internet tv lgbtq if as in on at for from with of to by or not
     do does did is are was were be have has had can could would should will shall might must
     any all some every each both one two three mom dad mum mommy daddy ah hmm haha lol omg
+    definitely absolutely certainly totally exactly fine ha hah aw aww ooh oops yay yep yup nope nah
+    welcome congratulations congrats happy cheers bye goodbye awesome amazing lovely wonderful cool
+    perfect right true really mostly yet still even never always first next last ai assistant
+    mondays tuesdays wednesdays thursdays fridays saturdays sundays weekends early late little big
     """
 )
 
@@ -235,6 +296,8 @@ PLACE_NOUNS = _words(
     square plaza apartment building campus university college zoo pool bakery concert party
     meeting conference festival wedding shelter group hall court lab laboratory factory base
     station village valley desert sea ocean coast countryside hometown neighborhood neighbourhood
+    guesthouse hostel ryokan desk cupboard kitchen kindergarten shrine backyard harbour harbor
+    sofa couch bed balcony garage office downtown
     """
 )
 
@@ -246,7 +309,7 @@ EN_TIME_WORDS = _words(
     today tonight yesterday tomorrow morning afternoon evening night midnight noon weekend weekends
     weekday monday tuesday wednesday thursday friday saturday sunday january february march april
     june july august september october november december spring summer autumn winter christmas
-    halloween thanksgiving birthday dawn dusk sunrise sunset holiday holidays vacation
+    halloween thanksgiving dawn dusk sunrise sunset
     """
 )
 
@@ -262,7 +325,7 @@ KO_TIME_WORDS = _words(
     """
     오늘 어제 내일 모레 그저께 아침 점심 저녁 밤 새벽 오전 오후 주말 평일 지난주 이번주 다음주 지난달
     이번달 다음달 작년 올해 내년 봄 여름 가을 겨울 월요일 화요일 수요일 목요일 금요일 토요일 일요일
-    크리스마스 설날 추석 생일 방학 휴가 연휴 한밤중 낮
+    크리스마스 설날 추석 한밤중 낮 올여름 올겨울
     """
 )
 
@@ -277,5 +340,21 @@ KO_PLACE_WORDS = _words(
 
 # Words before "에서" that are not places ("그 중에서", "생각에서").
 KO_NOT_PLACES = frozenset(
-    {"중", "사이", "생각", "마음", "입장", "면", "점", "거기", "여기", "저기", "곳", "데"}
+    {
+        "중",
+        "사이",
+        "생각",
+        "마음",
+        "입장",
+        "면",
+        "점",
+        "거기",
+        "여기",
+        "저기",
+        "곳",
+        "데",
+        "처음",
+        "일기예보",
+        "뉴스",
+    }
 )

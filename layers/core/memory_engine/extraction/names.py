@@ -7,8 +7,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from memory_engine.extraction.keywords import final_consonant
+from memory_engine.extraction.korean_names import korean_people
 from memory_engine.extraction.lexicon import NOT_NAMES, PLACE_PREFIXES, PLACE_SUFFIXES, TITLES
-from memory_engine.retrieval import korean
 
 _ABBREVIATED_TITLE = re.compile(r"\b(Mr|Mrs|Ms|Mx|Dr|Capt|Prof|Sgt|Lt|St|Col|Gen|Det|Cmdr)\.")
 _NAME_WORD = r"[A-Z][a-z]+(?:[A-Z][a-z]+)?(?:['’-][A-Za-z]+)?"
@@ -36,6 +36,9 @@ _THING_AFTER = re.compile(
 _KO_PLACE_AFTER = re.compile(
     r"^(?:에서|에선|에서는|으로|로|에)(?![가-힣])|^(?:에|으로|로)\s?(?:가|갔|간|갈|왔|와|온|올|이사)"
 )
+# "Ribeira district", "Golden Gate bridge": a lower-case place word right after the name.
+_PLACE_AFTER = re.compile(r"^\s+(" + "|".join(sorted(PLACE_SUFFIXES)) + r")\b")
+_ARTICLES = frozenset({"the", "a", "an"})
 # A sentence-initial name followed by a comma or a speech verb is a person ("Mira, look!").
 _PERSON_AFTER = re.compile(r"^(?:\s*,|\s+(?:said|says|asked|asks|told|tells|replied|answered|and\s+I)\b)")
 _KO_HONORIFIC = re.compile(r"(?:^|(?<=[\s\"'“(]))([가-힣]{2,3})(\s?)(씨|님)")
@@ -132,11 +135,14 @@ def scan_names(sentences: Iterable[str], familiar: Iterable[str] = ()) -> NameSc
     A capitalised run is a person when it follows a title ("Captain Holt"), stands inside a sentence,
     or opens one followed by a comma or a speech verb; a sentence-opening run is also accepted when it
     shares a word with a `familiar` name (speakers, known characters). It is a place when its last word
-    is a place word ("Central Park") or it follows "in/at/from/went to". Korean names are taken from
-    the honorifics 씨 and 님 ("지은 씨", "민지 님"), from vocatives ("지훈아,"), and, where lindera
-    is installed, from the dictionary's person names ("지민이가" → "지민").
+    is a place word ("Central Park", "the Ribeira district") or it follows "in/at/from/went to"; after
+    an article ("the Ribeira ...") it is a thing or a place, not a person. Korean names are taken
+    from the honorifics 씨 and 님 ("지은 씨", "민지 님"), from vocatives ("지훈아,"), and from where a
+    name stands (`korean_names.korean_people`: "강아지 비스킷은", "이름은 보리야", known names).
     """
+    familiar = list(familiar)
     familiar_words = set().union(*(_words(name) for name in familiar))
+    texts: list[str] = []
     evidence: dict[str, _Evidence] = {}
 
     def note(name: str) -> _Evidence:
@@ -146,6 +152,7 @@ def scan_names(sentences: Iterable[str], familiar: Iterable[str] = ()) -> NameSc
         return evidence[key]
 
     for raw in sentences:
+        texts.append(raw)
         text = _ABBREVIATED_TITLE.sub(r"\1", raw)
         lead = len(text) - len(text.lstrip(_LEADING_NOISE))
         for match in _NAME_RUN.finditer(text):
@@ -153,11 +160,13 @@ def scan_names(sentences: Iterable[str], familiar: Iterable[str] = ()) -> NameSc
             words[-1] = re.sub(r"['’]s$", "", words[-1])
             initial = match.start() == lead
             title: list[str] = []
+            article = False
             while words and (words[0].casefold() in TITLES or words[0].casefold() in NOT_NAMES):
                 if words[0].casefold() in TITLES:
                     title.append(words[0])
                 else:
                     title.clear()
+                    article = words[0].casefold() in _ARTICLES
                 initial = False
                 words.pop(0)
             while words and (words[-1].casefold() in NOT_NAMES or words[-1].casefold() in TITLES):
@@ -175,9 +184,10 @@ def scan_names(sentences: Iterable[str], familiar: Iterable[str] = ()) -> NameSc
                 or (len(words) > 1 and words[0].casefold() in PLACE_PREFIXES)
                 or _PLACE_BEFORE.search(before)
                 or _KO_PLACE_AFTER.match(text[match.end() :])
+                or _PLACE_AFTER.match(text[match.end() :])
             ):
                 entry.place += 1
-            elif _THING_BEFORE.search(before) or _THING_AFTER.match(text[match.end() :]):
+            elif article or _THING_BEFORE.search(before) or _THING_AFTER.match(text[match.end() :]):
                 continue
             elif not initial or _PERSON_AFTER.match(text[match.end() :]):
                 entry.strong += 1
@@ -192,10 +202,15 @@ def scan_names(sentences: Iterable[str], familiar: Iterable[str] = ()) -> NameSc
         vocative = korean_vocative(raw)
         if vocative:
             note(vocative).strong += 1
-        for word in _KO_WORD.findall(raw):
-            known = korean.person(word)  # ko-dic's person names, where lindera is installed
-            if known:
-                note(known).strong += 1
+    # Korean names in a second pass: a name found anywhere in the batch ("강아지 비스킷은") is a
+    # name wherever else it appears ("비스킷이 공원에서 ..."), before or after.
+    texts = [text for text in texts if _KO_WORD.search(text)]
+    korean_known = set(familiar) | {key for key, entry in evidence.items() if entry.strong}
+    for text in texts:
+        korean_known.update(korean_people(text, korean_known))
+    for text in texts:
+        for name in korean_people(text, korean_known):
+            note(name).strong += 1
 
     scan = NameScan()
     for entry in sorted(evidence.values(), key=lambda item: item.order):

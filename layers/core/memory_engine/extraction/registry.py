@@ -13,6 +13,41 @@ from collections.abc import Iterable, Mapping, Sequence
 Registry = dict[str, list[str]]
 
 _SPACES = re.compile(r"\s+")
+# What a model writes where a character has no alias: such words name nobody, so two characters
+# "sharing" one are not one person (a batch once gave all 7 characters the alias "none").
+_NO_NAME = frozenset(
+    {
+        "none",
+        "no",
+        "n/a",
+        "na",
+        "n.a.",
+        "nil",
+        "null",
+        "nothing",
+        "unknown",
+        "not applicable",
+        "no alias",
+        "no aliases",
+        "-",
+        "--",
+        "—",
+        "–",
+        "?",
+        "...",
+        "…",
+        "_",
+        "없음",
+        "없다",
+        "없어요",
+        "없습니다",
+        "해당 없음",
+        "해당없음",
+        "모름",
+        "미상",
+        "무",
+    }
+)
 
 
 def name_key(name: str) -> str:
@@ -24,8 +59,14 @@ def tidy(name: str) -> str:
     return _SPACES.sub(" ", name).strip()
 
 
+def names_nobody(name: str) -> bool:
+    """True for an empty name and for the words that stand for "no alias" ("none", "N/A", "없음", "-")."""
+    key = name_key(name).strip("\"'()[]. ")
+    return not key or key in _NO_NAME or name_key(name) in _NO_NAME
+
+
 def _names(canonical: str, aliases: Iterable[str]) -> set[str]:
-    return {key for key in (name_key(canonical), *map(name_key, aliases)) if key}
+    return {name_key(name) for name in (canonical, *aliases) if not names_nobody(name)}
 
 
 def _unique(names: Iterable[str], exclude: str) -> list[str]:
@@ -34,7 +75,7 @@ def _unique(names: Iterable[str], exclude: str) -> list[str]:
     for name in names:
         clean = tidy(name)
         key = name_key(clean)
-        if key and key not in seen:
+        if not names_nobody(clean) and key not in seen:
             seen.add(key)
             out.append(clean)
     return out
@@ -48,8 +89,12 @@ def update_registry(registry: Mapping[str, Sequence[str]], found: Mapping[str, S
     - A found character touching several entries merges them into the oldest one (registry order):
       overlapping alias sets describe one person.
     - Anything else is a new entry. Comparison ignores case and spacing; the input is not modified.
+    - Names that name nobody ("", "none", "N/A", "없음", "-": `names_nobody`) are dropped: they
+      never link two characters and are never stored as aliases.
     """
-    result: Registry = {name: _unique(aliases, name) for name, aliases in registry.items() if name_key(name)}
+    result: Registry = {
+        name: _unique(aliases, name) for name, aliases in registry.items() if not names_nobody(name)
+    }
     for name, aliases in found.items():
         names = _names(name, aliases)
         if not names:
@@ -57,7 +102,7 @@ def update_registry(registry: Mapping[str, Sequence[str]], found: Mapping[str, S
         touched = [canonical for canonical, known in result.items() if names & _names(canonical, known)]
         if not touched:
             # A nameless entry with aliases still names someone: its first alias leads.
-            first, *rest = [tidy(n) for n in (name, *aliases) if name_key(n)]
+            first, *rest = [tidy(n) for n in (name, *aliases) if not names_nobody(n)]
             result[first] = _unique(rest, first)
             continue
         keep, *absorbed = touched

@@ -22,13 +22,16 @@ from memory_engine.extraction.lexicon import (
 MAX_PER_KIND = 5
 
 _EN_PLACE = re.compile(
-    r"\b(?:at|in|to|from|near|inside|outside|into|around|through|toward|towards|by)[ \t]+"
+    r"\b(?:at|in|to|from|near|inside|outside|into|around|through|toward|towards|by|off|on|onto|under|behind)"
+    r"[ \t]+"
     r"(?:the|a|an|my|our|your|his|her|their|this|that)[ \t]+"
     r"((?:[A-Za-z][\w'-]*)(?:[ \t]+[A-Za-z][\w'-]*){0,3})",
     re.IGNORECASE,
 )
 _EN_BARE_PLACE = re.compile(
-    r"\b(?:at|to|from)[ \t]+(home|school|work|church|college|university|class|camp)\b", re.I
+    r"\b(?:at|to|from|back)[ \t]+(home|school|work|church|college|university|class|camp|kindergarten)\b"
+    r"|\b(downtown)\b",
+    re.I,
 )
 _EN_TIME_PHRASE = re.compile(
     r"\b(?:(?:last|next|this)[ \t]+(?:week|weekend|month|year|night|morning|afternoon|evening|summer|winter|"
@@ -53,16 +56,53 @@ _KO_WEATHER: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     for pattern, label in (
         (r"비가|비 ?와|비 ?오|비 ?내리|소나기|장마", "비"),
         (r"눈이 ?(?:와|오|내리)|눈 ?(?:와|오)|폭설", "눈"),
-        (r"맑", "맑음"),
+        (r"날씨가 ?맑|하늘이 ?맑|맑은 날", "맑음"),
         (r"흐리|흐린|흐려", "흐림"),
-        (r"더워|덥|더운|폭염", "더위"),
-        (r"추워|춥|추운|쌀쌀", "추위"),
-        (r"바람", "바람"),
+        (r"폭염", "더위"),
         (r"태풍", "태풍"),
         (r"안개", "안개"),
-        (r"따뜻|선선", "따뜻함"),
-        (r"날씨", "날씨"),
     )
+)
+# Warm, cold, windy: weather only when the sentence is about the weather ("날씨가 너무 추웠어"),
+# not "고양이들은 따뜻한 곳을 좋아하죠".
+_KO_WEATHER_TOPIC = re.compile(r"날씨|기온|바깥|밖이|밖은|하늘|바람이 ?(?:불|세|차)")
+_KO_TEMPERATURE: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(pattern), label)
+    for pattern, label in (
+        (r"더웠|더워|덥|더운", "더위"),
+        (r"추웠|추워|춥|추운|쌀쌀", "추위"),
+        (r"따뜻|선선", "따뜻함"),
+        (r"바람", "바람"),
+    )
+)
+_EN_WEATHER_TOPIC = re.compile(
+    r"\b(?:it|it's|it was|it is|weather|outside|sky|day|morning|afternoon|evening|night|today|temperature)\b",
+    re.IGNORECASE,
+)
+# Words that name the weather whatever the sentence; the others ("warm", "cold") need a topic.
+_EN_WEATHER_NOUNS = frozenset(
+    {
+        "rain",
+        "raining",
+        "rained",
+        "snow",
+        "snowing",
+        "snowed",
+        "storm",
+        "thunder",
+        "thunderstorm",
+        "lightning",
+        "fog",
+        "drizzle",
+        "hail",
+        "heatwave",
+        "rainy",
+        "snowy",
+        "stormy",
+        "foggy",
+        "sunny",
+        "cloudy",
+    }
 )
 _WORD = re.compile(r"[A-Za-z][\w'-]*|[가-힣]+")
 
@@ -111,6 +151,27 @@ def _english_place(phrase: str) -> str | None:
     return " ".join(words) if words else None
 
 
+_KO_LOCATIVE = re.compile(r"^(?:에서|에|으로|로)")
+
+
+def _weather(said: str) -> list[tuple[int, str]]:
+    """Weather the characters state: weather words, and warmth or cold in a sentence about the weather."""
+    found: list[tuple[int, str]] = []
+    offset = 0
+    for line in said.split("\n"):
+        english_topic = bool(_EN_WEATHER_TOPIC.search(line))
+        for match in _WORD.finditer(line):
+            low = match.group().casefold()
+            if low in _EN_WEATHER_NOUNS or (low in EN_WEATHER_WORDS and english_topic and low != "weather"):
+                found.append((offset + match.start(), low))
+        patterns = [*_KO_WEATHER, *(_KO_TEMPERATURE if _KO_WEATHER_TOPIC.search(line) else ())]
+        for pattern, label in patterns:
+            if hit := pattern.search(line):
+                found.append((offset + hit.start(), label))
+        offset += len(line) + 1
+    return found
+
+
 def date_range(timestamps: Sequence[datetime]) -> str:
     """ "2023-05-08", or "2023-05-08 ~ 2023-05-09" when the turns span several days."""
     if not timestamps:
@@ -120,13 +181,19 @@ def date_range(timestamps: Sequence[datetime]) -> str:
 
 
 def find_scene(
-    sentences: Iterable[str], named_places: Iterable[str], timestamps: Sequence[datetime]
+    sentences: Iterable[str],
+    named_places: Iterable[str],
+    timestamps: Sequence[datetime],
+    remarks: Iterable[str] = (),
 ) -> Scene:
     """Place, time and weather cues of the sentences, each kind in order of first mention.
 
-    `named_places` are capitalised places already found ("Boston", "Central Park").
+    `named_places` are capitalised places already found ("Boston", "Central Park"). `remarks`
+    (the assistant's lines) give places only: "Kyoto is beautiful in autumn" says nothing about
+    when the characters were there, "Cats love warm keyboards" nothing about the weather.
     """
-    text = "\n".join(sentences)  # one pass per pattern; the patterns never cross a line
+    said = "\n".join(sentences)
+    text = "\n".join([said, *remarks])  # one pass per pattern; the patterns never cross a line
     places: list[tuple[int, str]] = []
     times: list[tuple[int, str]] = []
     weather: list[tuple[int, str]] = []
@@ -140,26 +207,24 @@ def find_scene(
         elif phrase := _english_place(match.group(1)):
             places.append((match.start(1), phrase))
     for match in _EN_BARE_PLACE.finditer(text):
-        places.append((match.start(1), match.group(1).lower()))
+        place = match.group(1) or match.group(2)
+        places.append((match.start(), place.lower()))
     for match in _KO_PLACE_BEFORE_MOTION.finditer(text):
         stem = strip_particle(match.group(1))
         if stem not in KO_NOT_PLACES and (len(stem) >= 2 or stem in KO_PLACE_WORDS):
             places.append((match.start(1), stem))
     for pattern in (_EN_TIME_PHRASE, _KO_TIME_PHRASE):
-        times.extend((match.start(), match.group()) for match in pattern.finditer(text))
+        times.extend((match.start(), match.group()) for match in pattern.finditer(said))
     for match in _WORD.finditer(text):
         word = match.group()
         low = word.casefold()
-        stem = strip_particle(word) if "가" <= word[0] <= "힣" else low
-        if low in EN_TIME_WORDS or stem in KO_TIME_WORDS:
+        korean = "가" <= word[0] <= "힣"
+        stem = strip_particle(word) if korean else low
+        if match.start() < len(said) and (low in EN_TIME_WORDS or stem in KO_TIME_WORDS):
             times.append((match.start(), word if low in EN_TIME_WORDS else stem))
-        elif low in EN_WEATHER_WORDS:
-            weather.append((match.start(), low))
-        elif stem in KO_PLACE_WORDS:
+        elif stem in KO_PLACE_WORDS and (len(stem) >= 2 or _KO_LOCATIVE.match(word[len(stem) :])):
             places.append((match.start(), stem))
-    for pattern, label in _KO_WEATHER:
-        if found := pattern.search(text):
-            weather.append((found.start(), label))
+    weather.extend(_weather(said))
 
     scene = Scene(dates=date_range(timestamps))
     for bucket, cues in ((scene.places, places), (scene.times, times), (scene.weather, weather)):

@@ -1,11 +1,15 @@
 """What the LLM answers with (internal output models), their JSON schemas for structured output,
 and the bounds of docs/api.md applied after validation.
 
-Parsing is lenient where the meaning is unambiguous, so a near miss costs no repair round trip:
-a list of strings where objects with one text field are expected (`key_facts: ["…"]`,
-`characters: ["Caroline"]`, `key_dialogue: ["Caroline: hi"]`, fact operations as plain facts to
-add), and the reverse, objects with a single text value where strings are expected
-(`keywords: [{"keyword": "dog"}]`). Anything else that misses the schema is still an error.
+Parsing is lenient where the meaning is unambiguous, so a near miss costs no repair round trip
+(on a small local model a repair costs minutes): a list of strings where objects with one text
+field are expected (`key_facts: ["…"]`, `characters: ["Caroline"]`, `key_dialogue: ["Caroline:
+hi"]`, fact operations as plain facts to add); the reverse, objects with a single text value where
+strings are expected (`keywords: [{"keyword": "dog"}]`); a list of strings where one text is
+expected (`intent: ["…", "…"]`, joined); null for a text (empty); one string where a list is
+expected (one item); and the whole answer wrapped in one extra key (`{"properties": {…}}`,
+`{"memory": {…}}`), as real models answered (tests/llm/recorded/). Anything else that misses the
+schema is still an error.
 """
 
 from __future__ import annotations
@@ -19,7 +23,14 @@ from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
-from memory_engine.extraction.registry import Registry, canonical_index, canonical_name, tidy, update_registry
+from memory_engine.extraction.registry import (
+    Registry,
+    canonical_index,
+    canonical_name,
+    name_key,
+    tidy,
+    update_registry,
+)
 from memory_engine.models.domain import MemoryFields
 
 MAX_KEYWORDS = 65
@@ -43,13 +54,55 @@ def _only_text(value: Any) -> Any:
     return value
 
 
+def _joined(value: Any) -> Any:
+    """One text, also when the model gave a list of texts (joined) or null (empty)."""
+    if value is None:
+        return ""
+    if isinstance(value, list) and all(isinstance(item, str) for item in value):
+        return " ".join(item.strip() for item in value if item.strip())
+    return _only_text(value)
+
+
+def _listed(value: Any) -> Any:
+    """A list, also when the model gave its one item alone, or null (empty)."""
+    if value is None:
+        return []
+    return value if isinstance(value, list) else [value]
+
+
 # A string, also when the model wrapped it in an object of one text field.
 Text = Annotated[str, BeforeValidator(_only_text)]
+# A free text field: also given as a list of sentences, or null.
+Prose = Annotated[str, BeforeValidator(_joined)]
+T = TypeVar("T")
+Items = Annotated[list[T], BeforeValidator(_listed)]
+
+
+def _split(value: Any) -> Any:
+    """Keywords given as one comma-separated string: one keyword each."""
+    if isinstance(value, str):
+        return [item for item in re.split(r"[,，、;]", value) if item.strip()]
+    return _listed(value)
+
+
+Keywords = Annotated[list[Text], BeforeValidator(_split)]
+
+
+def unwrapped(value: Any, required: Iterable[str]) -> Any:
+    """The answer itself when the model wrapped it in one key (`{"properties": {...}}`, the
+    schema's own word, or `{"memory": {...}}`): an object without the expected fields whose one
+    object value has them."""
+    if not isinstance(value, dict) or any(key in value for key in required):
+        return value
+    inner = [item for item in value.values() if isinstance(item, dict)]
+    if len(inner) == 1 and any(key in inner[0] for key in required):
+        return inner[0]
+    return value
 
 
 class CharacterOut(_Out):
-    name: str
-    aliases: list[Text]
+    name: Text
+    aliases: Items[Text]
 
     @model_validator(mode="before")
     @classmethod
@@ -59,18 +112,22 @@ class CharacterOut(_Out):
 
 class FactOut(_Out):
     turn: int
-    fact: str
+    fact: Prose
 
     @model_validator(mode="before")
     @classmethod
     def _from_fact(cls, value: Any) -> Any:
         # turn 0: unknown; sorting puts it first, and a stable sort keeps the model's order.
-        return {"turn": 0, "fact": value} if isinstance(value, str) else value
+        if isinstance(value, str):
+            return {"turn": 0, "fact": value}
+        if isinstance(value, dict) and value.get("turn") is None:
+            return {**value, "turn": 0}
+        return value
 
 
 class QuoteOut(_Out):
-    speaker: str
-    quote: str
+    speaker: Prose
+    quote: Prose
 
     @model_validator(mode="before")
     @classmethod
@@ -88,13 +145,18 @@ class MemoryOut(_Out):
     """The model's answer for one batch. Lists have no length limits here: being over a bound is
     trimmed afterwards (`to_memory_fields`), not a reason to pay for another round trip."""
 
-    summary: str = Field(min_length=1)
-    keywords: list[Text]
-    key_facts: list[FactOut]
-    key_dialogue: list[QuoteOut]
-    intent: str
-    location: str
-    characters: list[CharacterOut]
+    summary: Prose = Field(min_length=1)
+    keywords: Keywords
+    key_facts: Items[FactOut]
+    key_dialogue: Items[QuoteOut]
+    intent: Prose
+    location: Prose
+    characters: Items[CharacterOut]
+
+    @model_validator(mode="before")
+    @classmethod
+    def _unwrap(cls, value: Any) -> Any:
+        return unwrapped(value, ("summary", "keywords", "key_facts", "characters"))
 
 
 FactOp = Literal["add", "update", "delete", "keep"]
@@ -116,7 +178,12 @@ class FactOperationOut(_Out):
 
 
 class FactOperationsOut(_Out):
-    operations: list[FactOperationOut]
+    operations: Items[FactOperationOut]
+
+    @model_validator(mode="before")
+    @classmethod
+    def _unwrap(cls, value: Any) -> Any:
+        return unwrapped(value, ("operations",))
 
 
 # Keywords a strict json_schema (OpenAI structured outputs and most compatible servers) accepts.
@@ -175,9 +242,6 @@ def _unique(items: Iterable[str]) -> list[str]:
     return out
 
 
-T = TypeVar("T")
-
-
 def spread(items: Sequence[T], limit: int) -> list[T]:
     """At most `limit` items, evenly spaced and in order: an over-long chronological list is thinned
     over the whole batch rather than losing its end."""
@@ -189,13 +253,22 @@ def spread(items: Sequence[T], limit: int) -> list[T]:
     return [items[round(index * step)] for index in range(limit)]
 
 
-def batch_characters(out: MemoryOut, known: Mapping[str, Sequence[str]]) -> tuple[Registry, list[str]]:
+def batch_characters(
+    out: MemoryOut, known: Mapping[str, Sequence[str]], speakers: Sequence[str] = ()
+) -> tuple[Registry, list[str]]:
     """The batch's characters in registry terms: canonical name → the aliases this batch used,
-    and the canonical names in order of first mention."""
+    and the canonical names in order of first mention. The batch's `speakers` are characters
+    whatever the model listed (a 1.5B model answered `"characters": []` to a batch of eight
+    turns): the turns say who spoke, so adding them invents nothing."""
     found: Registry = {}
     for character in out.characters:
         if character.name or character.aliases:
             found.setdefault(character.name, []).extend(character.aliases)
+    named = {name_key(name) for canonical, aliases in found.items() for name in (canonical, *aliases)}
+    for speaker in speakers:
+        if name_key(speaker) and name_key(speaker) not in named:
+            found[tidy(speaker)] = []
+            named.add(name_key(speaker))
     index = canonical_index(update_registry(known, found))
     mapped: Registry = {}
     for name, aliases in found.items():
@@ -206,11 +279,12 @@ def batch_characters(out: MemoryOut, known: Mapping[str, Sequence[str]]) -> tupl
 
 
 def to_memory_fields(
-    out: MemoryOut, known: Mapping[str, Sequence[str]], turn_count: int
+    out: MemoryOut, known: Mapping[str, Sequence[str]], turn_count: int, speakers: Sequence[str] = ()
 ) -> tuple[MemoryFields, Registry]:
     """Map a validated answer to MemoryFields with every bound of docs/api.md enforced (trim, never fail),
-    speakers named canonically; also returns the batch's canonical → aliases map."""
-    characters_map, characters = batch_characters(out, known)
+    speakers named canonically and always among the characters; also returns the batch's
+    canonical → aliases map."""
+    characters_map, characters = batch_characters(out, known, speakers)
     index = canonical_index(update_registry(known, characters_map))
     facts = sorted(
         (fact for fact in out.key_facts if fact.fact),

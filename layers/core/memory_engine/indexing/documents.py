@@ -33,17 +33,24 @@ def turn_embedding_text(turn: Turn) -> str:
     return turn.text()
 
 
-def window_text(turns: Sequence[Turn], position: int) -> str:
+def window_text(turns: Sequence[Turn], position: int, max_chars: int | None = None) -> str:
     """What the window vector of `turns[position]` encodes: that turn with the one before and the
     one after it in the batch (its ±1 window), one line each. A question and its answer are often
-    in neighbouring turns, and the window's cosine lets one find the other."""
-    return "\n".join(turn_embedding_text(turn) for turn in turns[max(position - 1, 0) : position + 2])
+    in neighbouring turns, and the window's cosine lets one find the other.
+
+    A window longer than `max_chars` (the embedder's cap, which keeps a text's head) gives each
+    of its turns an equal share instead: cut whole, it would be the turn before alone."""
+    lines = [turn_embedding_text(turn) for turn in turns[max(position - 1, 0) : position + 2]]
+    if max_chars is not None and sum(len(line) for line in lines) + len(lines) - 1 > max_chars:
+        share = max(1, (max_chars - len(lines) + 1) // len(lines))
+        lines = [line[:share] for line in lines]
+    return "\n".join(lines)
 
 
-def window_texts(batch: Sequence[Turn]) -> list[str]:
+def window_texts(batch: Sequence[Turn], max_chars: int | None = None) -> list[str]:
     """`window_text` of every turn of a memory's batch, in source order (what extraction embeds
     and a re-embed recomputes)."""
-    return [window_text(batch, position) for position in range(len(batch))]
+    return [window_text(batch, position, max_chars) for position in range(len(batch))]
 
 
 def spoken_date(moment: datetime) -> str:
@@ -140,12 +147,14 @@ def index_stored(
     memories: Sequence[Memory],
     config: RetrievalConfig = DEFAULT_CONFIG,
     turns: Sequence[Turn] | None = None,
-) -> None:
+) -> list[str]:
     """Index memories just written to the store (with their turn documents; `turns` when the
     caller has them, else read from the store), then drop any that a concurrent delete removed
-    from the store meanwhile: the delete's own index delete may have run before this upsert."""
+    from the store meanwhile: the delete's own index delete may have run before this upsert.
+    Returns the ids of those dropped (`usecases.index_purge.index_written` deletes them again
+    once an eventually consistent index shows this upsert)."""
     if not memories:
-        return
+        return []
     read: dict[tuple[str, str], Sequence[Turn]] = {}
     docs: list[IndexDocument] = []
     for memory in memories:
@@ -161,6 +170,7 @@ def index_stored(
     gone = [m.memory_id for m in memories if store.get_memory(m.tenant, m.memory_id) is None]
     if gone:
         index.delete(memories[0].tenant, gone)
+    return gone
 
 
 def rebuild(

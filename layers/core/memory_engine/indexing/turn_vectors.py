@@ -6,9 +6,10 @@ stores the vectors of the turns that stay buffered (`Turn.embedding`): those ext
 the buffer and need none, so a turn costs no extra write in the common case.
 
 Retrieve scores a buffered turn with its stored vector, or the process's cache, and
-embeds at most `retrieve_embed_budget` turns that have neither (the newest first: in a
-conversation those are the ones just said), so its cost does not grow with the number of turns
-waiting for extraction. A turn over the budget is scored lexically until it has a vector.
+embeds at most `retrieve_embed_budget` turns that have neither, of `retrieve_embed_budget_chars`
+characters in all (the newest first: in a conversation those are the ones just said), so its cost
+grows neither with the number of turns waiting for extraction nor with their length. A turn over
+the budget is scored lexically until it has a vector.
 """
 
 from __future__ import annotations
@@ -18,12 +19,24 @@ import logging
 from collections.abc import Mapping, Sequence
 from itertools import groupby
 
+from memory_engine import deadline
+from memory_engine.embedding import CHUNK_CHARS
 from memory_engine.engine import Engine
 from memory_engine.errors import Unavailable
 from memory_engine.indexing.documents import turn_embedding_text
 from memory_engine.models.domain import Turn
 
 log = logging.getLogger("memory_engine.worker")
+
+# Optional work of a retrieve (embedding or analysing buffered turns it has not seen) goes on only
+# in the first half of its deadline, and while at least this much of it is left.
+OPTIONAL_RESERVE_S = 2.0
+
+
+def time_for_optional_work() -> bool:
+    """Whether the current request may still do work it can answer without (`deadline`)."""
+    clock = deadline.current()
+    return clock.spare(max(OPTIONAL_RESERVE_S, (clock.seconds or 0.0) / 2))
 
 
 def cache_key(turn: Turn) -> str:
@@ -72,9 +85,13 @@ def store(engine: Engine, turns: Sequence[Turn]) -> None:
         log.warning("could not store buffered turns' vectors: %s", error.message)
 
 
-def for_query(engine: Engine, turns: Mapping[str, Turn], budget: int) -> dict[str, list[float]]:
-    """The vectors retrieve can score with, by the caller's key: stored, cached, and up to
-    `budget` embedded now (newest first, then kept in the cache). Turns left out have none yet."""
+def for_query(
+    engine: Engine, turns: Mapping[str, Turn], budget: int, budget_chars: int | None = None
+) -> dict[str, list[float]]:
+    """The vectors retrieve can score with, by the caller's key: stored, cached, and some embedded
+    now (newest first, then kept in the cache): at most `budget` turns holding at most
+    `budget_chars` characters as embedded (each text capped at `embed_max_chars`), and only while
+    the request has `time_for_optional_work`. Turns left out have none yet."""
     vectors: dict[str, list[float]] = {}
     unknown: list[tuple[str, Turn]] = []
     for key, turn in turns.items():
@@ -83,10 +100,32 @@ def for_query(engine: Engine, turns: Mapping[str, Turn], budget: int) -> dict[st
             vectors[key] = vector
         else:
             unknown.append((key, turn))
-    chosen = sorted(unknown, key=lambda item: (item[1].timestamp, item[1].seq), reverse=True)[:budget]
-    if chosen:
-        fresh = engine.embedder.embed([turn_embedding_text(turn) for _, turn in chosen], mode="passage")
-        for (key, turn), vector in zip(chosen, fresh, strict=True):
+    newest = sorted(unknown, key=lambda item: (item[1].timestamp, item[1].seq), reverse=True)[:budget]
+    cap = engine.settings.embed_max_chars
+    chars = engine.settings.retrieve_embed_budget_chars if budget_chars is None else budget_chars
+    for chunk in _chunks(newest, cap, chars):
+        if not time_for_optional_work():
+            break  # the answer comes in time; these turns are scored by their words alone
+        fresh = engine.embedder.embed([turn_embedding_text(turn) for _, turn in chunk], mode="passage")
+        for (key, turn), vector in zip(chunk, fresh, strict=True):
             engine.turn_vectors.put(cache_key(turn), vector)
             vectors[key] = vector
     return vectors
+
+
+def _chunks(turns: Sequence[tuple[str, Turn]], cap: int, budget_chars: int) -> list[list[tuple[str, Turn]]]:
+    """The turns that fit in `budget_chars` (in order, stopping at the first that does not), in
+    calls of about `embedding.CHUNK_CHARS` characters each, so the deadline is asked between them."""
+    chunks: list[list[tuple[str, Turn]]] = []
+    spent = size = 0
+    for item in turns:
+        chars = min(len(turn_embedding_text(item[1])), cap)
+        if spent + chars > budget_chars:
+            break
+        if not chunks or size + chars > CHUNK_CHARS:
+            chunks.append([])
+            size = 0
+        chunks[-1].append(item)
+        spent += chars
+        size += chars
+    return chunks

@@ -2,21 +2,20 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, WithJsonSchema, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
 
 from memory_engine.models.domain import is_reserved_thread
 from memory_engine.models.messages import CHAT_SESSION_PREFIX
 from memory_engine.models.strict import StrictBody
+from memory_engine.models.timestamps import Timestamp
 
 # Ids name store keys and index documents: bounded and free of control characters.
 NO_CONTROL_CHARS = r"^[^\x00-\x1f\x7f]+$"
 Identifier = Field(min_length=1, max_length=256, pattern=NO_CONTROL_CHARS)
 IdentifierStr = Annotated[str, StringConstraints(min_length=1, max_length=256, pattern=NO_CONTROL_CHARS)]
 MAX_TURN_CHARS = 100_000
-_TIMESTAMP_SCHEMA = {"anyOf": [{"type": "string", "format": "date-time"}, {"type": "number"}]}
 
 
 def not_reserved_thread(value: str | None) -> str | None:
@@ -51,24 +50,11 @@ class NewDialog(Body):
     uuid: str = Identifier
     query: str = Field(max_length=MAX_TURN_CHARS)
     answer: str = Field("", max_length=MAX_TURN_CHARS)
-    timestamp: Annotated[datetime, WithJsonSchema(_TIMESTAMP_SCHEMA)] | None = Field(
-        None, description="ISO 8601 or unix seconds; default now"
-    )
+    # When it was said (default now): the rule is models.timestamps'.
+    timestamp: Timestamp | None = None
     npc_id: IdentifierStr | None = None
 
     _no_nul = field_validator("query", "answer")(no_nul)
-
-    @field_validator("timestamp")
-    @classmethod
-    def _in_utc_range(cls, value: datetime | None) -> datetime | None:
-        # Stored in UTC: an instant that UTC cannot hold (year 1 at +01:00) is refused here, not
-        # found out by the store.
-        if value is None:
-            return None
-        try:
-            return (value if value.tzinfo else value.replace(tzinfo=UTC)).astimezone(UTC)
-        except OverflowError:
-            raise ValueError("must be between years 1 and 9999 in UTC") from None
 
 
 class ConsolidateOptions(Body):
@@ -100,7 +86,7 @@ class RecentDialog(Body):
     uuid: str = Identifier
     query: str | None = Field(None, max_length=MAX_TURN_CHARS)
     answer: str | None = Field(None, max_length=MAX_TURN_CHARS)
-    timestamp: Annotated[datetime, WithJsonSchema(_TIMESTAMP_SCHEMA)] | None = None
+    timestamp: Timestamp | None = None
     npc_id: IdentifierStr | None = None
 
 
@@ -169,6 +155,8 @@ class RetrieveResponse(BaseModel):
     data: list[RetrievedMemory]
     # With options.max_tokens: tokens of `content` returned, counted by retrieval.tokens.
     tokens: int | None = None
+    # Why `data` is empty when hits were found but none fit options.max_tokens; else null.
+    message: str | None = None
 
 
 class DeleteRequest(Body):

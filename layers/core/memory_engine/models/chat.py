@@ -11,6 +11,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from memory_engine.models.strict import StrictTypes
+
 MAX_MESSAGES = 2_000
 
 
@@ -28,7 +30,8 @@ def memory_userid(value: Any) -> str | None:
     return str(parsed)
 
 
-class ChatCompletionRequest(BaseModel):
+class ChatCompletionRequest(StrictTypes):
+    # Unknown fields go upstream as sent; the ones read here are strict (models.strict).
     model_config = ConfigDict(extra="allow")
 
     model: str | None = Field(None, min_length=1, max_length=256)

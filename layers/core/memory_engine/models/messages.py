@@ -1,8 +1,9 @@
 """Queue messages: the jobs the request path hands to the worker.
 
-Three kinds share the one queue, told apart by `kind`: extraction of a session's buffered turns
+Four kinds share the one queue, told apart by `kind`: extraction of a session's buffered turns
 (consolidate, delete, fork, recordmemory), recording a chat exchange to a user's memory (chat
-completions with a `userid`), and a follow-up purge after a user's memory was deleted. Every
+completions with a `userid`), a follow-up purge after a user's memory was deleted, and a delayed
+second delete from an eventually consistent search index. Every
 producer sends one of these models; every consumer parses a body with `parse_job` and routes it by
 kind in one place (`memory_engine.usecases.jobs`). The embedding function's request and answer are
 here too.
@@ -10,6 +11,8 @@ here too.
 
 from __future__ import annotations
 
+import hashlib
+from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, TypeAdapter
@@ -28,7 +31,11 @@ def chat_session_uuid(userid: str) -> str:
 
 
 class ExtractionJob(BaseModel):
-    """Extract a session's buffered turns. `force` also takes the last, short batch."""
+    """Extract a session's buffered turns. `force` also takes the last, short batch.
+
+    `through_seq` marks the continuation of a job that stopped at its budget
+    (`extraction.budget`): it takes the batches that job left, every complete batch of the turns up
+    to that one (and with `force` the short rest), whatever the threshold says."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -36,6 +43,7 @@ class ExtractionJob(BaseModel):
     tenant: str
     session_uuid: str
     force: bool = False
+    through_seq: int | None = None
 
     def group_id(self) -> str:
         """FIFO message group: one job at a time per session."""
@@ -80,6 +88,31 @@ class ForgetUserJob(BaseModel):
         return f"{self.tenant}#{chat_session_uuid(self.userid)}"
 
 
+# Memory ids per purge job: a message stays far below SQS's 256 KB, and a purge one page of deletes.
+MAX_PURGE_IDS = 100
+
+
+class IndexPurgeJob(BaseModel):
+    """Delete memories from the search index a second time, once it is sure to show every copy.
+
+    An eventually consistent index (OpenSearch: a write is searchable after a refresh, up to tens
+    of seconds on Serverless) finds the copies it deletes by searching, so a delete right after a
+    write can miss the copy just written. The worker runs this job no earlier than `not_before`;
+    deleting what is gone already is a no-op, so it may run twice."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: Literal["index_purge"] = "index_purge"
+    tenant: str
+    memory_ids: list[str] = Field(min_length=1, max_length=MAX_PURGE_IDS)
+    not_before: datetime
+
+    def group_id(self) -> str:
+        """A group of its own: a purge waiting for its time holds up no session's jobs."""
+        digest = hashlib.sha256("\n".join(self.memory_ids).encode()).hexdigest()[:16]
+        return f"{self.tenant}#purge:{digest}"
+
+
 def _kind(value: Any) -> str:
     # Bodies queued before jobs had kinds are extraction jobs.
     if isinstance(value, dict):
@@ -90,7 +123,8 @@ def _kind(value: Any) -> str:
 Job = Annotated[
     Annotated[ExtractionJob, Tag("extract")]
     | Annotated[ChatMemoryJob, Tag("chat_memory")]
-    | Annotated[ForgetUserJob, Tag("forget_user")],
+    | Annotated[ForgetUserJob, Tag("forget_user")]
+    | Annotated[IndexPurgeJob, Tag("index_purge")],
     Discriminator(_kind),
 ]
 

@@ -1,9 +1,15 @@
-"""Request bodies that refuse fields they do not know, naming each one (and its right spelling).
+"""Request bodies that take values as sent and refuse fields they do not know, naming each one.
 
 A field the engine does not read was, before this, dropped without a word: a memory-bank request
 written in Google's REST style (`similaritySearchParams`) returned the whole scope, and
 `forceSummary` did nothing. Now an unknown field is a 422 that names it and, when it is another
 spelling of a known field (camelCase for snake_case, other letter case), says which.
+
+Values are not coerced either (`StrictTypes`, the base of every request body, the chat request's
+included): `true` is not the number 1, `"5"` is not 5, `1` or `"yes"` is not `true`. pydantic's
+lax mode read `max_tokens: true` as a budget of one token and answered 200 with nothing; now each
+is a 422 naming the field. A field that must read more than one JSON type (a timestamp: a number or
+an ISO 8601 string) says so with its own validator.
 """
 
 from __future__ import annotations
@@ -33,7 +39,13 @@ def unknown_field_message(name: str, known: list[str]) -> str:
     return "is not a field here: remove it (known fields: " + ", ".join(known) + ")"
 
 
-class StrictBody(BaseModel):
+class StrictTypes(BaseModel):
+    """A request model whose values must already have their field's JSON type (no coercion)."""
+
+    model_config = ConfigDict(strict=True)
+
+
+class StrictBody(StrictTypes):
     """A request body (or part of one): unknown fields are validation errors naming the field."""
 
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=False)

@@ -9,7 +9,14 @@ from memory_engine.ports.chat import ChatUpstream
 from memory_engine.ports.clock import Clock
 from memory_engine.ports.embedder import Embedder, EmbedMode
 from memory_engine.ports.extractor import Extraction, ExtractionContext, Extractor
-from memory_engine.ports.index import DocKind, IndexBootstrap, IndexDocument, IndexHit, SearchIndex
+from memory_engine.ports.index import (
+    DocKind,
+    EventuallyConsistent,
+    IndexBootstrap,
+    IndexDocument,
+    IndexHit,
+    SearchIndex,
+)
 from memory_engine.ports.keys import KeyStore
 from memory_engine.ports.queue import (
     DeadJob,
@@ -19,6 +26,7 @@ from memory_engine.ports.queue import (
     QueueInspector,
     QueueSnapshot,
     ReceivedJob,
+    SingleConsumerQueue,
 )
 from memory_engine.ports.store import ConsolidateOutcome, ForkPlan, RemovalOutcome, Store
 from memory_engine.ports.usage_plan import UsagePlanKeys
@@ -32,6 +40,7 @@ __all__ = [
     "DocKind",
     "EmbedMode",
     "Embedder",
+    "EventuallyConsistent",
     "Extraction",
     "ExtractionContext",
     "Extractor",
@@ -47,6 +56,7 @@ __all__ = [
     "ReceivedJob",
     "RemovalOutcome",
     "SearchIndex",
+    "SingleConsumerQueue",
     "Store",
     "UsagePlanKeys",
 ]

@@ -113,3 +113,16 @@ class IndexBootstrap(Protocol):
     def ensure_index(self) -> None:
         """Create the index with its mapping if it does not exist; a no-op when it does."""
         ...
+
+
+@runtime_checkable
+class EventuallyConsistent(Protocol):
+    """An index whose searches show a write only some time after it (OpenSearch's refresh).
+
+    Its deletes find the copies to remove by searching, so one sent right after a write may miss
+    the copy just written: `usecases.index_purge` deletes again once `settle_seconds` have passed."""
+
+    @property
+    def settle_seconds(self) -> float:
+        """How long after a write every search is sure to show it; 0 when at once."""
+        ...

@@ -45,6 +45,9 @@ class DeadJob(BaseModel):
     error: str = ""
     receive_count: int = 0
     dead_at: datetime | None = None
+    # Filled in for operators (usecases.dead_jobs): true when its session's turns were extracted
+    # since, so retrying it would find nothing to do; null where that cannot be told.
+    resolved: bool | None = None
 
 
 class JobSource(Protocol):
@@ -66,6 +69,16 @@ class JobSource(Protocol):
 
     def bury(self, message: ReceivedJob, error: str) -> None:
         """Park the job among the dead letters with the error it failed on; it is no longer queued."""
+        ...
+
+
+@runtime_checkable
+class SingleConsumerQueue(Protocol):
+    """A queue with one consumer (the local worker): at its start, every job the queue shows in
+    hand was held by a consumer that died, and can be handed out again at once."""
+
+    def release_in_flight(self) -> int:
+        """Make every job in hand visible again now; returns how many there were."""
         ...
 
 

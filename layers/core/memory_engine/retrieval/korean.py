@@ -19,7 +19,7 @@ from functools import lru_cache
 from threading import Lock
 from typing import Any
 
-__all__ = ["analyzer", "merge", "morphemes", "person", "use"]
+__all__ = ["analysis", "analyzer", "merge", "morphemes", "person", "use"]
 
 log = logging.getLogger("memory_engine.retrieval")
 
@@ -46,6 +46,8 @@ def use(name: str | None) -> None:
     with _lock:
         _choice = name
     morphemes.cache_clear()
+    analysis.cache_clear()
+    person.cache_clear()
 
 
 def analyzer() -> str:
@@ -102,19 +104,20 @@ def merge(analysed: tuple[str, ...], stripped: tuple[str, ...]) -> tuple[str, ..
     return tuple(dict.fromkeys((*analysed, *stripped)))
 
 
-def _analysis(word: str) -> list[tuple[str, str, str]] | None:
+@lru_cache(maxsize=32768)
+def analysis(word: str) -> tuple[tuple[str, str, str], ...] | None:
     """(surface, first tag, semantic class) per morpheme; None with the light analyzer."""
     if analyzer() != "lindera":
         return None
-    return [(t.surface, t.details[0].split("+")[0], t.details[1]) for t in _load().tokenize(word)]
+    return tuple((t.surface, t.details[0].split("+")[0], t.details[1]) for t in _load().tokenize(word))
 
 
 @lru_cache(maxsize=32768)
 def person(word: str) -> str | None:
     """The person's name a Hangul word starts with when the dictionary knows it as one
     ("지훈이는" → "지훈", "민지님" → "민지"); None otherwise or with the light analyzer."""
-    analysis = _analysis(word)
-    if not analysis:
+    morphs = analysis(word)
+    if not morphs:
         return None
-    surface, tag, meaning = analysis[0]
+    surface, tag, meaning = morphs[0]
     return surface if tag == "NNP" and meaning == "인명" and len(surface) >= 2 else None

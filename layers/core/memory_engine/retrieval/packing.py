@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from memory_engine.models.api import RetrievedMemory
 from memory_engine.retrieval.tokens import count_tokens
 
-__all__ = ["pack"]
+__all__ = ["pack", "smallest_piece"]
 
 _JOIN = "\n"
 
@@ -44,3 +44,10 @@ def pack(hits: Sequence[RetrievedMemory], budget: int) -> tuple[list[RetrievedMe
         packed.append(hit.model_copy(update={"content": content, "evidence": kept, "truncated": True}))
         used += count_tokens(content)
     return packed, used
+
+
+def smallest_piece(hits: Sequence[RetrievedMemory]) -> int:
+    """The fewest tokens any hit can be packed into: its whole content or one of its turns."""
+    costs = [count_tokens(hit.content) for hit in hits]
+    costs += [count_tokens(turn.text) for hit in hits for turn in hit.evidence if turn.text]
+    return min(costs, default=0)

@@ -7,6 +7,7 @@ from memory_engine.engine import Engine
 from memory_engine.errors import NotFound, Unavailable
 from memory_engine.models.bank import BankMemory, CreateMemoryRequest, DeleteMemoryResponse
 from memory_engine.models.domain import Memory
+from memory_engine.usecases import index_purge
 
 
 def create(engine: Engine, tenant: str, request: CreateMemoryRequest) -> BankMemory:
@@ -26,7 +27,7 @@ def delete(engine: Engine, tenant: str, memory_id: str) -> DeleteMemoryResponse:
     """Delete one memory, a fact or an engine memory (whose turns stay as history, forgotten)."""
     _stored(engine, tenant, memory_id)
     engine.store.delete_memory(tenant, memory_id)
-    engine.index.delete(tenant, [memory_id])
+    index_purge.delete(engine, tenant, [memory_id])
     return DeleteMemoryResponse(name=f"memories/{memory_id}")
 
 

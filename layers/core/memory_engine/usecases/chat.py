@@ -1,6 +1,7 @@
 """OpenAI-compatible chat completions with long-term memory by `userid`.
 
-With a valid userid: the user's nearest facts go into the system prompt, the upstream model
+With a valid userid: the user's nearest facts go in a message of their own before the user's
+latest message (`chat_prompt`: never into the operator's system prompt), the upstream model
 answers, and the exchange is queued to be recorded (the worker stores the turn and merges the
 facts). Without one: a pure pass-through that reads and writes nothing.
 """

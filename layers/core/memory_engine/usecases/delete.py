@@ -9,6 +9,7 @@ from memory_engine.models.api import DeleteRequest, DeleteResponse, DeleteResult
 from memory_engine.models.domain import is_memory_id
 from memory_engine.models.messages import ExtractionJob
 from memory_engine.ports import RemovalOutcome
+from memory_engine.usecases import index_purge
 
 
 def run(engine: Engine, tenant: str, request: DeleteRequest) -> DeleteResponse:
@@ -23,7 +24,7 @@ def run(engine: Engine, tenant: str, request: DeleteRequest) -> DeleteResponse:
         if crossed_threshold(before, outcome.buffered_count, point):
             engine.queue.send(ExtractionJob(tenant=tenant, session_uuid=request.session_uuid))
     if outcome.deleted_memories:
-        engine.index.delete(tenant, outcome.deleted_memories)
+        index_purge.delete(engine, tenant, outcome.deleted_memories)
     result = DeleteResult(
         deleted_memories=outcome.deleted_memories,
         deleted_dialogs=outcome.deleted_dialogs,

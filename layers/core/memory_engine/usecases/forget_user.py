@@ -8,6 +8,7 @@ from memory_engine.models.chat import UserMemoryDeleted, memory_userid
 from memory_engine.models.domain import scope_key
 from memory_engine.models.messages import ForgetUserJob, chat_session_uuid
 from memory_engine.ports import RemovalOutcome
+from memory_engine.usecases import index_purge
 from memory_engine.usecases.chat_memory import user_scope
 
 _PAGE = 500
@@ -45,10 +46,10 @@ def forget(engine: Engine, tenant: str, userid: str) -> RemovalOutcome:
                 deleted.append(memory.memory_id)
             except NotFound:
                 continue  # deleted meanwhile
-        engine.index.delete(tenant, [memory.memory_id for memory in page])
+        index_purge.delete(engine, tenant, [memory.memory_id for memory in page])
         after = page[-1].memory_id
     removal = engine.store.delete_session(tenant, chat_session_uuid(userid))
-    engine.index.delete(tenant, removal.deleted_memories)
+    index_purge.delete(engine, tenant, removal.deleted_memories)
     return RemovalOutcome(
         deleted_memories=deleted + removal.deleted_memories, deleted_dialogs=removal.deleted_dialogs
     )

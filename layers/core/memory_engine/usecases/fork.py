@@ -28,11 +28,11 @@ from collections.abc import Sequence
 from memory_engine.engine import Engine
 from memory_engine.errors import Conflict, NotFound
 from memory_engine.extraction.batching import extraction_point
-from memory_engine.indexing.documents import index_stored
 from memory_engine.models.api import ForkRequest, ForkResponse, ForkResult
 from memory_engine.models.domain import FORKED_FROM, Memory, Session, Turn, TurnStatus, new_memory_id
 from memory_engine.models.messages import ExtractionJob
 from memory_engine.ports import ForkPlan, Store
+from memory_engine.usecases import index_purge
 
 
 def run(engine: Engine, tenant: str, request: ForkRequest) -> ForkResponse:
@@ -89,7 +89,7 @@ def _finish(engine: Engine, target: Session, turns: list[Turn], memories: list[M
     """Everything after the store write: index the copies, queue extraction if the buffer is full.
 
     Both are idempotent, so a retry may run them again over the stored fork."""
-    index_stored(engine.store, engine.index, memories, engine.retrieval, turns)
+    index_purge.index_written(engine, memories, turns)
     buffered = [turn.dialog_uuid for turn in turns if turn.status is TurnStatus.BUFFERED]
     if len(buffered) >= extraction_point(engine.settings.extraction_threshold, engine.settings.batch_size):
         engine.queue.send(ExtractionJob(tenant=target.tenant, session_uuid=target.session_uuid))

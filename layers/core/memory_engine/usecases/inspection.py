@@ -25,6 +25,7 @@ from memory_engine.models.inspect import (
     TurnView,
 )
 from memory_engine.ports import QueueInspector
+from memory_engine.usecases.dead_jobs import with_resolution
 
 MAX_PAGE = 500
 
@@ -101,4 +102,5 @@ def queue(engine: Engine, tenant: str) -> QueueResponse:
     if not isinstance(engine.queue, QueueInspector):
         raise Unavailable("This queue cannot be inspected: it keeps no readable record of its jobs.")
     snapshot = engine.queue.snapshot(tenant)
-    return QueueResponse(pending=snapshot.pending, dead=snapshot.dead)
+    dead = None if snapshot.dead is None else with_resolution(engine.store, engine.settings, snapshot.dead)
+    return QueueResponse(pending=snapshot.pending, dead=dead)

@@ -13,12 +13,13 @@ from dataclasses import dataclass
 from typing import Literal, assert_never
 
 from memory_engine.engine import Engine
-from memory_engine.errors import MemoryEngineError
+from memory_engine.errors import Cancelled, MemoryEngineError
 from memory_engine.logsafe import error_details
-from memory_engine.models.messages import ChatMemoryJob, ExtractionJob, ForgetUserJob, Job
+from memory_engine.models.messages import ChatMemoryJob, ExtractionJob, ForgetUserJob, IndexPurgeJob, Job
 from memory_engine.ports import JobSource, ReceivedJob
 from memory_engine.settings import Settings
-from memory_engine.usecases import chat_memory, extract, forget_user
+from memory_engine.usecases import chat_memory, extract, forget_user, index_purge
+from memory_engine.usecases.dead_jobs import what_retries
 
 log = logging.getLogger("memory_engine.worker")
 
@@ -37,6 +38,9 @@ def run(engine: Engine, job: Job, redelivered: bool = False) -> object:
         return chat_memory.run(engine, job)
     if isinstance(job, ForgetUserJob):
         return forget_user.forget(engine, job.tenant, job.userid)
+    if isinstance(job, IndexPurgeJob):
+        index_purge.run(engine, job)
+        return None
     assert_never(job)
 
 
@@ -84,6 +88,12 @@ def describe(error: BaseException) -> str:
     return text[:MAX_ERROR_CHARS]
 
 
+def dead_reason(job: Job, reason: str) -> str:
+    """A dead job's error: why it failed, then what queues it again (never cut off)."""
+    note = what_retries(job)
+    return f"{reason[: MAX_ERROR_CHARS - len(note) - 1]} {note}"
+
+
 def spent_on(error: BaseException) -> dict[str, int]:
     """What a failed model call cost, when the error says (the LLM adapter's errors do)."""
     spent = getattr(error, "spent", None)
@@ -100,9 +110,20 @@ def attempt(
     """Run a received job and settle a failure: retried after a backoff while attempts remain,
     else parked as dead with its error. "done" jobs are left for the caller to ack (the Lambda's
     event source mapping deletes them itself). Without a `source` to settle with (a queue that is
-    not polled, as in handler tests), a failure is raised for the queue's own redelivery."""
+    not polled, as in handler tests), a failure is raised for the queue's own redelivery.
+
+    A job received before its time (an `IndexPurgeJob` waiting for the index to settle: SQS FIFO
+    has no per-message delay) is hidden again for the rest of its wait, and runs then; that
+    receive counts towards its attempts. Without a source it runs at once."""
+    wait = index_purge.wait_seconds(engine, message.job) if isinstance(message.job, IndexPurgeJob) else 0.0
+    if wait > 0 and source is not None:
+        source.retry_later(message.receipt, wait, "not due yet")
+        log.info("job not due yet; hidden for %.0f s", wait, extra={"kind": message.job.kind})
+        return "retry"
     try:
         run(engine, message.job, message.receive_count > 1)
+    except Cancelled:
+        raise  # not the job's failure: the worker is stopping, and releases it for next time
     except Exception as error:
         if source is None:
             raise
@@ -115,7 +136,7 @@ def attempt(
         }
         # A final error (the model keeps missing the schema) would fail the same way again.
         if message.receive_count >= policy.attempts or getattr(error, "final", False) is True:
-            source.bury(message, reason)
+            source.bury(message, dead_reason(message.job, reason))
             log.warning("job failed for the last time; parked as dead", extra=details)
             return "dead"
         delay = policy.delay(message.receive_count, draw)

@@ -22,27 +22,28 @@ def reembed(
     embedder: Embedder,
     tenant: str | None = None,
     progress: Callable[[int], None] | None = None,
+    max_chars: int | None = None,
 ) -> int:
     """Give every stored memory (of one tenant, or all) new vectors from `embedder`: its own, and
-    one per source turn and one per turn's window when it had turn vectors. Returns how many
-    memories were rewritten."""
+    one per source turn and one per turn's window when it had turn vectors (windows cut for the
+    embedder's `max_chars` as extraction cuts them). Returns how many memories were rewritten."""
     count = 0
     pending: list[Memory] = []
     for memory in store.iter_memories(tenant):
         pending.append(memory)
         if len(pending) >= _CHUNK:
-            count += _rewrite(store, embedder, pending)
+            count += _rewrite(store, embedder, pending, max_chars)
             pending = []
             if progress:
                 progress(count)
     if pending:
-        count += _rewrite(store, embedder, pending)
+        count += _rewrite(store, embedder, pending, max_chars)
     if progress:
         progress(count)
     return count
 
 
-def _rewrite(store: Store, embedder: Embedder, memories: list[Memory]) -> int:
+def _rewrite(store: Store, embedder: Embedder, memories: list[Memory], max_chars: int | None) -> int:
     texts: list[str] = []
     # Per memory: where its own text, its turns' and its windows' start in `texts`, and the end.
     spans: list[tuple[int, int, int, int]] = []
@@ -66,7 +67,7 @@ def _rewrite(store: Store, embedder: Embedder, memories: list[Memory]) -> int:
             # are no longer all stored gets none (its turns are scored by their own vectors)
             batch = [by_uuid[uuid] for uuid in memory.source_dialog_uuids if uuid in by_uuid]
             if len(batch) == len(memory.source_dialog_uuids):
-                texts.extend(window_texts(batch))
+                texts.extend(window_texts(batch, max_chars))
         spans.append((start, start + 1, windows_at, len(texts)))
     vectors = embedder.embed(texts, mode="passage")
     written = 0

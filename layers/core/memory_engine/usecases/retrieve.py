@@ -9,6 +9,7 @@ from datetime import datetime
 from functools import lru_cache
 from itertools import islice
 
+from memory_engine import deadline
 from memory_engine.engine import Engine
 from memory_engine.indexing import turn_vectors
 from memory_engine.indexing.documents import spoken_line, turn_lexical_text
@@ -17,9 +18,10 @@ from memory_engine.models.api import TurnEvidence as HitEvidence
 from memory_engine.models.domain import Memory, Turn
 from memory_engine.ports import DocKind
 from memory_engine.retrieval.bm25 import bm25_scores
+from memory_engine.retrieval.config import RetrievalConfig
 from memory_engine.retrieval.dates import DateMention, date_match, named_dates, relative_dates
 from memory_engine.retrieval.fusion import MemoryEvidence, RankedUnit, TurnEvidence, rank
-from memory_engine.retrieval.packing import pack
+from memory_engine.retrieval.packing import pack, smallest_piece
 from memory_engine.retrieval.speakers import SpeakerMatch
 from memory_engine.retrieval.text import tokenize
 
@@ -55,6 +57,14 @@ def run(engine: Engine, tenant: str, request: RetrieveRequest) -> RetrieveRespon
     if options.max_tokens is None:
         return RetrieveResponse(data=hits)
     packed, tokens = pack(hits, options.max_tokens)
+    if hits and not packed:
+        # Not an empty list in silence: the caller's budget, not the search, came up empty.
+        needed = smallest_piece(hits)
+        message = (
+            f"options.max_tokens ({options.max_tokens}) is below the smallest whole turn of the "
+            f"{len(hits)} hits ({needed} tokens): nothing fits; send max_tokens of at least {needed}."
+        )
+        return RetrieveResponse(data=[], tokens=0, message=message)
     return RetrieveResponse(data=packed, tokens=tokens)
 
 
@@ -66,12 +76,14 @@ def gather(engine: Engine, tenant: str, request: RetrieveRequest) -> Evidence:
     limit = min(request.options.limit, engine.settings.retrieve_max_limit)
     config = engine.retrieval
     vector = engine.embedder.embed([query], mode="query")[0]
+    deadline.check()
 
     wanted: dict[DocKind, int] = {"memory": max(config.memory_candidates, limit * 4)}
     if config.turn_documents:
         wanted["turn"] = max(config.turn_candidates, limit * 4)
     found = engine.index.search_kinds(tenant, threads, query, vector, wanted)
     memory_hits, turn_hits = found["memory"], found.get("turn", [])
+    deadline.check()
     dates = named_dates(query) + relative_dates(query, engine.clock.now())
     named = SpeakerMatch(query)
     turns = [
@@ -94,6 +106,7 @@ def gather(engine: Engine, tenant: str, request: RetrieveRequest) -> Evidence:
         if turn.dialog_uuid not in excluded
     }
     turns.extend(_buffered_evidence(engine, buffered, query, vector, dates, named))
+    deadline.check()
     lines.update((key, (turn.text(), None)) for key, turn in buffered.items())
     return Evidence(
         memories=[MemoryEvidence(hit.doc_id, hit.dense, hit.lexical) for hit in memory_hits],
@@ -157,10 +170,7 @@ def _buffered_evidence(
     """Buffered turns are not indexed yet: score them here, BM25 over the buffered set itself."""
     if not turns:
         return []
-    config = engine.retrieval
-    lexical = bm25_scores(
-        {key: list(_terms(turn_lexical_text(turn, config))) for key, turn in turns.items()}, tokenize(query)
-    )
+    lexical = bm25_scores(_analysed(turns, engine.retrieval), tokenize(query))
     # Stored with the turn by the worker, or cached; at most a budget embedded here (turn_vectors).
     vectors = turn_vectors.for_query(engine, turns, engine.settings.retrieve_embed_budget)
     return [
@@ -176,8 +186,26 @@ def _buffered_evidence(
     ]
 
 
+def _analysed(turns: dict[str, Turn], config: RetrievalConfig) -> dict[str, list[str]]:
+    """The buffered turns' words for BM25, newest first. A long turn (Korean morphology reads
+    some 50-100k characters a second) is analysed only while the request has
+    `time_for_optional_work`: past that, the answer comes in time and such a turn is scored by its
+    vector alone. Analyses are cached, so the next retrieve finds more of them ready."""
+    analysed: dict[str, list[str]] = {}
+    for key, turn in sorted(turns.items(), key=lambda item: (item[1].timestamp, item[1].seq), reverse=True):
+        text = turn_lexical_text(turn, config)
+        if len(text) > SHORT_TEXT_CHARS and not turn_vectors.time_for_optional_work():
+            continue
+        analysed[key] = list(_terms(text))
+    return analysed
+
+
 def _dot(a: list[float], b: list[float]) -> float:
     return sum(map(operator.mul, a, b))
+
+
+# Turns up to this long are always analysed: a few milliseconds at most.
+SHORT_TEXT_CHARS = 4_096
 
 
 @lru_cache(maxsize=4096)

@@ -24,6 +24,11 @@ ITEM_LIMIT_BYTES = 400 * 1024
 # Above this estimated size the payload is compressed; below it, items stay readable in the console.
 INLINE_LIMIT_BYTES = 300_000
 PART_BYTES = 300_000
+# A turn item is projected whole into lsi1 while it is buffered (projection ALL), and DynamoDB
+# counts an item with its local-index copies against the 400 KB limit: a turn item stays under
+# half of it, with room for a 4096-dimensional vector (16 KB) stored on it later. moto and dynalite
+# take a bigger one, so tests/aws/test_dynamodb_store.py checks the size written.
+TURN_ITEM_BYTES = 180_000
 _MIN_FIRST_CHUNK = 1024
 
 
@@ -75,16 +80,19 @@ def _value_size(value: Mapping[str, Any]) -> int:
 # -- bulky payloads ----------------------------------------------------------------------------
 
 
-def pack(base: Item, payload: Mapping[str, str]) -> tuple[Item, list[bytes]]:
-    """The item with its payload inline, or compressed into `body` plus overflow chunks."""
+def pack(base: Item, payload: Mapping[str, str], limit: int = INLINE_LIMIT_BYTES) -> tuple[Item, list[bytes]]:
+    """The item with its payload inline, or compressed into `body` plus overflow chunks; the item
+    itself stays within `limit` bytes (overflow parts take up to PART_BYTES each)."""
     inline = base | {name: s(value) for name, value in payload.items()}
-    if item_size(inline) <= INLINE_LIMIT_BYTES:
+    if item_size(inline) <= limit:
         return inline, []
     body = zlib.compress(json.dumps(dict(payload), ensure_ascii=False).encode(), 6)
     # The item keeps its own attributes beside the body's first chunk, and those can be large (a
     # memory's vectors: its own, one per turn and one per turn's window, 17 x 16 KB at 4096
     # dimensions), so the first chunk gets only the room they leave; the rest go to parts.
-    room = max(PART_BYTES - item_size(base), _MIN_FIRST_CHUNK)
+    # The room also leaves out the `body` and `parts` attributes' own names and count.
+    overhead = item_size({"body": b(b""), "parts": n(0)})
+    room = max(min(limit, PART_BYTES) - item_size(base) - overhead, _MIN_FIRST_CHUNK)
     starts = range(room, len(body), PART_BYTES)
     chunks = [body[:room], *(body[start : start + PART_BYTES] for start in starts)]
     return base | {"body": b(chunks[0]), "parts": n(len(chunks) - 1)}, chunks[1:]
@@ -122,9 +130,18 @@ def unpack(
 # -- sessions ----------------------------------------------------------------------------------
 
 
+def session_listing_keys(tenant: str, thread: str, session_uuid: str) -> Item:
+    """The sparse gsi4 keys that list a session under its tenant."""
+    return {
+        keys.GSI4_PK: s(keys.tenant_sessions(tenant)),
+        keys.GSI4_SK: s(keys.session_listing_sk(thread, session_uuid)),
+    }
+
+
 def session_item(session: Session, next_seq: int, buffered: int) -> Item:
     return {
         **keys.key(keys.session_pk(session.tenant, session.session_uuid), keys.SESSION_SK),
+        **session_listing_keys(session.tenant, session.parent_session_uuid, session.session_uuid),
         "kind": s("session"),
         "tenant": s(session.tenant),
         "session_uuid": s(session.session_uuid),
@@ -187,7 +204,7 @@ def turn_item(turn: Turn, thread: str) -> tuple[Item, list[bytes]]:
         base |= buffered_keys(turn.tenant, turn.session_uuid, thread, turn.seq)
     if turn.embedding is not None:
         base["embedding"] = b(pack_vector(turn.embedding))
-    return pack(base, {"query": turn.query, "answer": turn.answer})
+    return pack(base, {"query": turn.query, "answer": turn.answer}, TURN_ITEM_BYTES)
 
 
 def turn_from(item: Mapping[str, Any], parts: Sequence[Mapping[str, Any]] = ()) -> Turn:

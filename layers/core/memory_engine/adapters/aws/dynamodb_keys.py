@@ -19,6 +19,8 @@ GSI1, GSI1_PK, GSI1_SK = "gsi1", "gsi1pk", "gsi1sk"
 GSI2, GSI2_PK, GSI2_SK = "gsi2", "gsi2pk", "gsi2sk"
 # A thread's memories in memory-id order, for keyset pages (keys only; sparse: memory items only).
 GSI3, GSI3_PK, GSI3_SK = "gsi3", "gsi3pk", "gsi3sk"
+# A tenant's sessions, for the inspector's listing (keys only; sparse: session items only).
+GSI4, GSI4_PK, GSI4_SK = "gsi4", "gsi4pk", "gsi4sk"
 # Buffered turns of a session in seq order, strongly consistent, for the extraction worker.
 LSI1, LSI1_SK = "lsi1", "lsi1sk"
 
@@ -53,6 +55,16 @@ def thread_pk(tenant: str, thread: str) -> str:
 def tenant_memories(tenant: str) -> str:
     """gsi2 partition listing a tenant's memories."""
     return f"{_tenant(tenant)}#MEMORIES"
+
+
+def tenant_sessions(tenant: str) -> str:
+    """gsi4 partition listing a tenant's sessions."""
+    return f"{_tenant(tenant)}#SESSIONS"
+
+
+def session_listing_sk(thread: str, session_uuid: str) -> str:
+    """A session's gsi4 sort key: by thread, then session."""
+    return f"{thread.replace('#', '##')}#{session_uuid}"
 
 
 def seq_text(seq: int) -> str:
@@ -90,7 +102,7 @@ def create_table_request(table_name: str) -> dict[str, Any]:
 
     Enable TTL on `ttl` separately (UpdateTimeToLive), and point-in-time recovery in production.
     """
-    string_keys = [PK, SK, GSI1_PK, GSI1_SK, GSI2_PK, GSI2_SK, LSI1_SK, GSI3_PK, GSI3_SK]
+    string_keys = [PK, SK, GSI1_PK, GSI1_SK, GSI2_PK, GSI2_SK, LSI1_SK, GSI3_PK, GSI3_SK, GSI4_PK, GSI4_SK]
     return {
         "TableName": table_name,
         "BillingMode": "PAY_PER_REQUEST",
@@ -118,6 +130,15 @@ def create_table_request(table_name: str) -> dict[str, Any]:
                 "KeySchema": [
                     {"AttributeName": GSI3_PK, "KeyType": "HASH"},
                     {"AttributeName": GSI3_SK, "KeyType": "RANGE"},
+                ],
+                "Projection": {"ProjectionType": "KEYS_ONLY"},
+            },
+            {
+                # Keys only: the turns' updates of a session's counters never write to it.
+                "IndexName": GSI4,
+                "KeySchema": [
+                    {"AttributeName": GSI4_PK, "KeyType": "HASH"},
+                    {"AttributeName": GSI4_SK, "KeyType": "RANGE"},
                 ],
                 "Projection": {"ProjectionType": "KEYS_ONLY"},
             },

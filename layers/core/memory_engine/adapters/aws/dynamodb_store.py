@@ -24,6 +24,7 @@ from memory_engine.adapters.aws import dynamodb_keys as keys
 from memory_engine.adapters.aws import dynamodb_reads as reads
 from memory_engine.adapters.aws.dynamodb_fork import write_fork
 from memory_engine.adapters.aws.dynamodb_removal import delete_dialog, delete_memory, delete_session
+from memory_engine.adapters.aws.dynamodb_sessions import backfill_session_listing, list_sessions
 from memory_engine.adapters.aws.dynamodb_table import (
     TRANSACTION_LIMIT,
     DynamoTable,
@@ -65,19 +66,11 @@ class DynamoDbStore:
         return None if item is None else items.session_from(item)
 
     def list_sessions(self, tenant: str) -> list[Session]:
-        # No index lists a tenant's sessions (the API never needs it): a filtered scan, paged by
-        # DynamoDB, for the inspector only. The tenant part of a key is prefix-free ('#' doubled),
-        # so the prefix matches this tenant's session partitions and no other tenant's.
-        found = self.table.scan(
-            FilterExpression="begins_with(pk, :prefix) AND sk = :session",
-            ExpressionAttributeValues={
-                ":prefix": items.s(keys.session_pk(tenant, "")),
-                ":session": items.s(keys.SESSION_SK),
-            },
-            ConsistentRead=True,
-        )
-        sessions = [items.session_from(item) for item in found]
-        return sorted(sessions, key=lambda session: (session.parent_session_uuid, session.session_uuid))
+        return list_sessions(self.table, tenant)
+
+    def backfill_session_listing(self) -> int:
+        """List the sessions written before the listing index existed (`dynamodb_sessions`)."""
+        return backfill_session_listing(self.table)
 
     def append_turn(self, session: Session, turn: Turn) -> ConsolidateOutcome:
         if (turn.tenant, turn.session_uuid) != (session.tenant, session.session_uuid):
@@ -95,14 +88,19 @@ class DynamoDbStore:
                 seq, buffered = items.number(current, "next_seq"), items.number(current, "buffered")
                 thread = items.text(current, "parent_session_uuid") or ""
                 check_thread(session.session_uuid, thread, session.parent_session_uuid)
+                # The listing keys too: a session written before gsi4 existed is listed from its
+                # next turn on (unchanged keys cost the keys-only index no write).
+                listing = items.session_listing_keys(session.tenant, thread, session.session_uuid)
                 session_write = update(
                     keys.key(pk, keys.SESSION_SK),
-                    "SET next_seq = :next, buffered = :after",
+                    "SET next_seq = :next, buffered = :after, gsi4pk = :listing, gsi4sk = :listed",
                     {
                         ":seq": items.n(seq),
                         ":next": items.n(seq + 1),
                         ":before": items.n(buffered),
                         ":after": items.n(buffered + 1),
+                        ":listing": listing[keys.GSI4_PK],
+                        ":listed": listing[keys.GSI4_SK],
                     },
                     condition="next_seq = :seq AND buffered = :before",
                 )

@@ -182,24 +182,25 @@ def knn_query(
 def nearest_words_query(
     tenant: str, threads: Sequence[str], text: str, vector: Sequence[float], k: int, kind: DocKind = "memory"
 ) -> Body:
-    """The BM25 scores of the k nearest documents (those `knn_query` finds): the k-NN clause sits in
-    filter context, where it picks the documents and scores nothing, and the match scores them.
+    """The k nearest documents (those `knn_query` finds) scored by their k-NN score plus their BM25:
+    the k-NN clause is the bool query's `must` and the match its `should`, whose scores a bool
+    query adds; the adapter takes each document's k-NN score (from `knn_query`'s answer) off again
+    (`opensearch_hits.words`). Only documented constructs: OpenSearch documents a k-NN clause as a
+    query or in a bool's `must` beside a filter ("Boolean post-filter"), not in filter context.
 
     Sent in the same `_msearch` as the k-NN and BM25 searches, so a dense hit the BM25 search did
-    not rank still gets its BM25 score without a second request. Only the nearest documents that
-    share a word with the query come back (the others' BM25 is 0). Exact while the clause yields at
-    most k documents; where it yields k per shard or segment, a near document whose words rank past
-    the k-th of them reads as 0 (docs/aws.md, One OpenSearch request per retrieve)."""
+    not rank still gets its BM25 score without a second request; a near document sharing no word
+    with the query scores its k-NN score alone (BM25 0). Exact while the clause yields at most k
+    documents; where it yields k per shard or segment, a near document past the k-th of them
+    reads as 0 (docs/aws.md, One OpenSearch request per retrieve)."""
     return {
         "size": k,
         "_source": ["doc_id"],
         "query": {
             "bool": {
-                "must": [_match(text, kind)],
-                "filter": [
-                    *scope_filter(tenant, threads, kind=kind),
-                    _knn_clause(tenant, threads, vector, k, kind),
-                ],
+                "must": [_knn_clause(tenant, threads, vector, k, kind)],
+                "should": [_match(text, kind)],
+                "filter": scope_filter(tenant, threads, kind=kind),
             }
         },
     }

@@ -6,7 +6,7 @@ score, when it was said, a turn's text and its window's cosine. Pure functions o
 from __future__ import annotations
 
 import operator
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any, NamedTuple
 
@@ -72,11 +72,25 @@ def window_cosine(source: Body, query: Sequence[float]) -> float | None:
     return _dot(query, unpack_half_text(stored))
 
 
-def words(response: Body) -> dict[str, float]:
-    """doc id → BM25 score of the nearest documents that share a word with the query."""
+def knn_scores(response: Body) -> dict[str, float]:
+    """doc id → the k-NN score as OpenSearch gave it (of a document's best copy)."""
     found: dict[str, float] = {}
     for hit in response["hits"]["hits"]:
         found.setdefault(hit["_source"]["doc_id"], float(hit["_score"]))
+    return found
+
+
+def words(response: Body, nearest: Mapping[str, float]) -> dict[str, float]:
+    """doc id → BM25 score of the nearest documents: each one's score in `nearest_words_query` (its
+    k-NN score plus its BM25) less its k-NN score from the k-NN search (`nearest`); 0 for one that
+    shares no word with the query. A document the k-NN search did not return is left out (its BM25
+    reads as 0, as for any dense hit the words of the nearest do not reach)."""
+    found: dict[str, float] = {}
+    for hit in response["hits"]["hits"]:
+        doc_id = hit["_source"]["doc_id"]
+        if doc_id in found or doc_id not in nearest:
+            continue
+        found[doc_id] = max(0.0, float(hit["_score"]) - nearest[doc_id])
     return found
 
 

@@ -27,6 +27,10 @@ from memory_engine.ports import DocKind, IndexDocument, IndexHit, SearchIndex
 from memory_engine.retrieval import candidates
 
 _PAGE = 500
+# How long after a write a search is sure to show it (`EventuallyConsistent`). Serverless: "the
+# refresh interval for indexes might be between 10 and 30 seconds" (OpenSearch Serverless
+# developer guide, limitations), doubled. A managed domain refreshes every second by default.
+SETTLE_SECONDS = {"aoss": 60.0, "es": 10.0}
 # What a caller of a refused bulk or search is told. The error's reason names the index and
 # document ids and may quote a document or the query: the log has it in debug only.
 _RETRY = "retry shortly (the service log has the details)."
@@ -55,6 +59,11 @@ class OpenSearchIndex(SearchIndex):
         # Make writes visible to the next search at once (tests); not available on Serverless.
         self.refresh = refresh and service != "aoss"
         self._client = client
+
+    @property
+    def settle_seconds(self) -> float:
+        """How long after a write a delete is sure to find it (0 with refresh on every write)."""
+        return 0.0 if self.refresh else SETTLE_SECONDS.get(self.service, SETTLE_SECONDS["aoss"])
 
     @property
     def client(self) -> Any:
@@ -208,9 +217,11 @@ class OpenSearchIndex(SearchIndex):
         responses = iter(self._msearch(searches))
         parsed = []
         for _ in wanted:  # the responses come back in the order of the searches
-            dense = opensearch_hits.dense_hits(next(responses), query) if by_meaning else {}
+            nearest = next(responses) if by_meaning else {"hits": {"hits": []}}
+            dense = opensearch_hits.dense_hits(nearest, query)
             lexical = opensearch_hits.lexical_hits(next(responses), query) if by_words else {}
-            words = opensearch_hits.words(next(responses)) if by_meaning and by_words else {}
+            knn_scores = opensearch_hits.knn_scores(nearest)
+            words = opensearch_hits.words(next(responses), knn_scores) if by_meaning and by_words else {}
             parsed.append((dense, lexical, words))
         self._fill_cosines(tenant, query, [(lexical, dense.keys()) for dense, lexical, _ in parsed])
         for kind, (dense, lexical, words) in zip(wanted, parsed, strict=True):
@@ -256,12 +267,15 @@ class OpenSearchIndex(SearchIndex):
                     lexical[doc_id] = hit._replace(dense=cosines.get(doc_id, 0.0), unread=False)
 
     def _msearch(self, searches: list[Body]) -> list[Body]:
+        # The index goes in the path (`POST /<index>/_msearch`), never in the header lines: IAM
+        # authorises a managed domain's requests by path, and the functions are granted the index's
+        # paths only (`<domain>/<index>`, `<domain>/<index>/*`), not the domain's root `/_msearch`.
         lines: list[Body] = []
         for search in searches:
-            lines += [{"index": self.index}, search]
+            lines += [{}, search]
         payload = "\n".join(json.dumps(line, ensure_ascii=False) for line in lines) + "\n"
         with self._errors():
-            response = self.client.msearch(body=payload)
+            response = self.client.msearch(body=payload, index=self.index)
         results: list[Body] = response["responses"]
         failed = [result["error"] for result in results if "error" in result]
         if failed:

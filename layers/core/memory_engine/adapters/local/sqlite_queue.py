@@ -3,7 +3,9 @@
 - Per message group (`group_id()` of the job, one per session): strict send order, and at most
   one message in flight; other groups are never blocked by it.
 - A received message is hidden for `visibility_seconds`; not acked by then, it is delivered again
-  (also after a restart: the table is on disk and times are wall-clock).
+  (also after a restart: the table is on disk and times are wall-clock). The worker, its one
+  consumer, releases at start-up what a dead process held (`release_in_flight`), so a crash does
+  not leave a session waiting out the visibility timeout.
 - Content-based dedup: sending a job identical to one still waiting in its group is a no-op.
 - A failed job is retried later (`retry_later`: hidden for a backoff delay, its error kept) or
   parked at once (`bury`, with its error) by the worker. A message received more than
@@ -172,6 +174,19 @@ class SqliteQueue:
                 (None if error is None else error[:MAX_ERROR_CHARS], receipt),
             ).rowcount
             return updated > 0
+
+    def release_in_flight(self) -> int:
+        """Make every job in hand visible again now. Called when the one consumer starts: what is
+        in flight then was held by a process that died (kill -9, a crash), and would otherwise
+        wait out its visibility timeout, its session's later jobs behind it. The receive still
+        counts, so a job that kills its worker every time is parked all the same."""
+        with self._db.write() as conn:
+            released = conn.execute(
+                "UPDATE queue_messages SET receipt = NULL, visible_at = 0 WHERE receipt IS NOT NULL"
+            ).rowcount
+        if released:
+            log.warning("released %d jobs a stopped worker still held", released)
+        return int(released)
 
     def snapshot(self, tenant: str) -> QueueSnapshot:
         """The tenant's waiting or in-flight jobs and its dead letters, oldest first."""

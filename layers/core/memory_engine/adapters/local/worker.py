@@ -14,8 +14,11 @@ import threading
 import time
 from collections.abc import Callable
 
+from memory_engine import deadline
+from memory_engine.deadline import Deadline
+from memory_engine.errors import Cancelled
 from memory_engine.logsafe import error_details
-from memory_engine.ports import JobSource, ReceivedJob
+from memory_engine.ports import JobSource, ReceivedJob, SingleConsumerQueue
 
 log = logging.getLogger("memory_engine.worker")
 
@@ -23,7 +26,10 @@ log = logging.getLogger("memory_engine.worker")
 class LocalWorker:
     """Receives one job at a time and hands it to `attempt`, which says "done" (acked here),
     "retry" or "dead" (already settled with the queue). A job that raises out of `attempt` (the
-    queue failed while settling it) is released, so an accepted turn is never dropped."""
+    queue failed while settling it) is released, so an accepted turn is never dropped.
+
+    `slots` threads take jobs side by side (the queue hands out at most one job per session, so
+    a session's jobs still run in order); the first one also sweeps."""
 
     def __init__(
         self,
@@ -36,6 +42,7 @@ class LocalWorker:
         clock: Callable[[], float] = time.monotonic,
         nice: int = 0,
         warm: Callable[[], object] | None = None,
+        slots: int = 1,
     ) -> None:
         self._queue = queue
         self._attempt = attempt
@@ -47,18 +54,33 @@ class LocalWorker:
         self._nice = nice
         self._warm = warm
         self._next_sweep = 0.0  # at once: a restart finds the buffers a dead job left behind
+        self._slots = max(1, slots)
         self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._threads: list[threading.Thread] = []
 
     def start(self) -> None:
-        self._thread = threading.Thread(target=self._run, name="memory-engine-worker", daemon=True)
-        self._thread.start()
+        """Release what a dead predecessor held (this worker is the queue's one consumer), then
+        work in threads of its own."""
+        if isinstance(self._queue, SingleConsumerQueue):
+            self._queue.release_in_flight()
+        self._threads = [
+            threading.Thread(
+                target=self._run, args=(slot == 0,), name=f"memory-engine-worker-{slot}", daemon=True
+            )
+            for slot in range(self._slots)
+        ]
+        for thread in self._threads:
+            thread.start()
 
-    def stop(self, timeout: float = 30.0) -> None:
-        """Finish the job in hand, then stop; unreceived jobs stay queued on disk for next time."""
+    def stop(self, timeout: float = 10.0) -> bool:
+        """Stop the jobs in hand at their next check (`memory_engine.deadline`: within one
+        embedding chunk or batch) and release them, then stop; queued jobs stay on disk for next
+        time. False if a thread was still running after `timeout` seconds."""
         self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout)
+        ends = time.monotonic() + timeout
+        for thread in self._threads:
+            thread.join(max(0.0, ends - time.monotonic()))
+        return not any(thread.is_alive() for thread in self._threads)
 
     def drain(self) -> int:
         """Process every job that is ready now (tests and benchmarks); returns how many ran."""
@@ -83,7 +105,11 @@ class LocalWorker:
             return False
         message = received[0]
         try:
-            outcome = self._attempt(message)
+            with deadline.within(Deadline(cancelled=self._stop.is_set)):
+                outcome = self._attempt(message)
+        except Cancelled:
+            log.info("worker stopping: the job in hand is released for next time")
+            self._queue.release(message.receipt)
         except Exception as error:
             log.warning("could not settle a failed job; released", extra=error_details(error))
             self._queue.release(message.receipt)
@@ -92,9 +118,9 @@ class LocalWorker:
                 self._queue.ack(message.receipt)
         return True
 
-    def _run(self) -> None:
+    def _run(self, sweeps: bool = True) -> None:
         lower_priority(self._nice)
-        if self._warm is not None:
+        if self._warm is not None and sweeps:
             # Loaded here, not on the first job: that job's memories are not late by a model load,
             # and the threads the model starts are this thread's, at its priority.
             try:
@@ -103,7 +129,8 @@ class LocalWorker:
                 log.warning("could not warm the worker's model", extra=error_details(error))
         while not self._stop.is_set():
             try:
-                self.sweep_if_due()
+                if sweeps:
+                    self.sweep_if_due()
                 busy = self.run_once()
             except Exception as error:  # the queue itself failed: back off, never die
                 log.warning("worker loop error", extra=error_details(error))

@@ -1,8 +1,11 @@
 """The structured chat-completions call. Transport failures (timeouts, connection errors, 408/409/
 429, 5xx) are retried by the openai client itself, with its exponential, jittered backoff and the
 server's Retry-After; an answer that does not validate gets one repair round trip with the
-validation errors, then a bounded number of fresh tries. This module imports `openai`: only the
-adapter loads it, and only when an LLM extractor is built."""
+validation errors, then a bounded number of fresh tries, both at a temperature above the first
+request's (at 0 a model gives the same answer to the same question). Until a server has answered
+one request in the configured structured-output mode, an error that names the response format
+moves the client to the next mode (`modes.FALLBACK`) instead of failing the batch. This module imports
+`openai`: only the adapter loads it, and only when an LLM extractor is built."""
 
 from __future__ import annotations
 
@@ -10,18 +13,21 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 import openai
 from pydantic import BaseModel, ValidationError
 
-from memory_engine.adapters.openai.errors import LlmBadOutput, LlmError, LlmUnavailable
-from memory_engine.extraction.schema import strict_json_schema
+from memory_engine.adapters.openai.errors import LlmBadOutput, LlmError, LlmUnavailable, LlmUnsupported
+from memory_engine.adapters.openai.modes import FALLBACK, refuses_mode, response_format
+from memory_engine.extraction.prompts.render import StructuredOutput
+from memory_engine.logsafe import redact_foreign
 
 logger = logging.getLogger(__name__)
 
-StructuredOutput = Literal["json_schema", "json_object"]
 Message = dict[str, str]
+# The messages of a request in a given mode (JSON mode tells the schema in the system prompt).
+MessagesFor = Callable[[StructuredOutput], list[Message]]
 T = TypeVar("T", bound=BaseModel)
 
 # The statuses the openai client retries (408/409 under load, 429 rate limits, 5xx the server's own
@@ -44,7 +50,7 @@ class RetryPolicy:
     max_delay_s: float = 30.0
     # No request starts after this long: one batch then takes at most deadline_s plus one request's
     # retries, which has to fit the worker's visibility timeout (and a Lambda's 15 minutes).
-    deadline_s: float = 240.0
+    deadline_s: float = 600.0
 
     def delay(self, attempt: int) -> float:
         """Exponential backoff between content rounds, capped."""
@@ -59,6 +65,7 @@ class Usage:
     completion_tokens: int = 0
     requests: int = 0
     model: str = ""
+    mode: str = ""  # the structured-output mode of the answer
 
 
 @dataclass(frozen=True)
@@ -74,6 +81,15 @@ class _Answer:
     content: str
     finish_reason: str
     problem: str = ""  # why there is no usable content, when there is none
+
+
+class _ModeRefused(Exception):
+    """The server answered an error naming the request's response format."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
 
 
 def describe_errors(exc: ValidationError) -> str:
@@ -95,41 +111,48 @@ class ChatClient:
         *,
         model: str,
         base_url: str | None = None,
-        api_key: str | None = None,
+        api_key: str | Callable[[], str] | None = None,
         structured_output: StructuredOutput = "json_schema",
-        timeout_s: float = 60.0,
-        max_output_tokens: int | None = 2000,
+        timeout_s: float = 300.0,
+        max_output_tokens: int | None = 4000,
         temperature: float | None = 0.0,
+        retry_temperature: float | None = 0.7,
         retry: RetryPolicy | None = None,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
         client: Any = None,
+        http_client: Any = None,
     ) -> None:
         self.model = model
         self._clock = clock
-        self.structured_output = structured_output
+        # The mode requests are sent in now: the configured one until the server refuses it.
+        self.structured_output: StructuredOutput = structured_output
+        self._confirmed = False  # a request in the current mode has been answered
+        self._refusals: list[str] = []
         self._max_output_tokens = max_output_tokens
         self._temperature = temperature
+        # Repairs and fresh tries: the same model at temperature 0 tends to repeat its answer.
+        self._retry_temperature = retry_temperature if temperature is not None else None
         self._retry = retry or RetryPolicy()
         self._sleep = sleep
         # The client's own retries and timeout (per request). Local servers (vLLM, Ollama,
-        # llama.cpp) take any key, but the client refuses none at all.
+        # llama.cpp) take any key, but the client refuses none at all. A callable key is asked
+        # before each request (a secret read on AWS, refreshed when rotated).
         self._client: Any = client or openai.OpenAI(
             base_url=base_url,
             api_key=api_key or "unused",
             timeout=timeout_s,
             max_retries=max(self._retry.transport_attempts - 1, 0),
+            http_client=http_client,  # an httpx.Client of the caller's (the benchmark records with it)
         )
 
     def response_format(self, output: type[BaseModel], name: str) -> dict[str, Any]:
-        if self.structured_output == "json_object":
-            return {"type": "json_object"}
-        return {
-            "type": "json_schema",
-            "json_schema": {"name": name, "strict": True, "schema": strict_json_schema(output)},
-        }
+        """The response format requests are sent with now."""
+        return response_format(self.structured_output, output, name)
 
-    def _request(self, messages: Sequence[Message], response_format: dict[str, Any]) -> dict[str, Any]:
+    def _request(
+        self, messages: Sequence[Message], response_format: dict[str, Any], temperature: float | None
+    ) -> dict[str, Any]:
         request: dict[str, Any] = {
             "model": self.model,
             "messages": list(messages),
@@ -140,40 +163,44 @@ class ChatClient:
             # llama.cpp, LiteLLM) knows the older name; OpenAI's reasoning models need
             # max_output_tokens=None here.
             request["max_tokens"] = self._max_output_tokens
-        if self._temperature is not None:
-            request["temperature"] = self._temperature
+        if temperature is not None:
+            request["temperature"] = temperature
         return request
 
     def _wait(self, delay: float, deadline: float, why: str) -> None:
         if self._clock() + delay > deadline:
-            raise LlmUnavailable(
-                f"Gave up on the LLM after {self._retry.deadline_s:.0f} s ({why}); "
-                "the batch will be retried later."
-            )
+            raise LlmUnavailable(f"Gave up on the LLM after {self._retry.deadline_s:.0f} s ({why}).")
         self._sleep(delay)
 
     def complete(
-        self, messages: Sequence[Message], response_format: dict[str, Any], usage: Usage, deadline: float
+        self,
+        messages: Sequence[Message],
+        response_format: dict[str, Any],
+        usage: Usage,
+        deadline: float,
+        temperature: float | None = None,
     ) -> _Answer:
         """One answer; the client retries what can heal (timeouts, connection errors, 408/409/429,
-        5xx) before anything reaches here."""
+        5xx) before anything reaches here. While no request in the current mode has been answered,
+        an error naming the response format raises `_ModeRefused` (a few quick 5xx retries first:
+        the client's own, once per mode)."""
         if self._clock() > deadline:
-            raise LlmUnavailable(
-                f"Gave up on the LLM after {self._retry.deadline_s:.0f} s; the batch will be retried later."
-            )
-        request = self._request(messages, response_format)
+            raise LlmUnavailable(f"Gave up on the LLM after {self._retry.deadline_s:.0f} s.")
+        request = self._request(messages, response_format, temperature)
         attempts = self._retry.transport_attempts
         try:
             raw = self._client.chat.completions.with_raw_response.create(**request)
         except openai.APIStatusError as exc:
-            if exc.status_code not in _RETRY_STATUSES and exc.status_code < 500:
-                usage.requests += 1
+            retried = exc.status_code in _RETRY_STATUSES or exc.status_code >= 500
+            usage.requests += attempts if retried else 1
+            if not self._confirmed and refuses_mode(exc.status_code, exc.message, exc.body):
+                raise _ModeRefused(exc.status_code, exc.message) from exc
+            if not retried:
                 raise LlmUnavailable(
-                    f"The LLM endpoint refused the request ({exc.status_code}: {exc.message}); "
-                    "check OPENAI_BASE_URL, OPENAI_API_KEY and MEMORY_ENGINE_LLM_MODEL (a server "
-                    "without json_schema support needs MEMORY_ENGINE_LLM_STRUCTURED_OUTPUT=json_object)."
+                    f"The LLM endpoint refused the request ({exc.status_code}: "
+                    f"{redact_foreign(exc.message)}); "
+                    "check OPENAI_BASE_URL, OPENAI_API_KEY and MEMORY_ENGINE_LLM_MODEL."
                 ) from exc
-            usage.requests += attempts
             raise self._gave_up(attempts, exc) from exc
         except (openai.APITimeoutError, openai.APIConnectionError) as exc:
             usage.requests += attempts
@@ -181,12 +208,36 @@ class ChatClient:
         usage.requests += raw.retries_taken + 1
         if raw.retries_taken:
             logger.warning("LLM request succeeded after %d retries", raw.retries_taken)
+        self._confirmed = True
         return self._answer(raw.parse(), usage)
+
+    def _fall_back(self, refused: _ModeRefused) -> None:
+        """Move to the next structured-output mode, or raise LlmUnsupported when none is left."""
+        mode = self.structured_output
+        self._refusals.append(f"{mode}: {refused.status} {refused.message[:200]}")
+        following = FALLBACK[mode]
+        if following is None:
+            raise LlmUnsupported(
+                f"The LLM endpoint refused every structured-output mode ({'; '.join(self._refusals)}). "
+                "Check that the server and model support JSON output (docs/configuration.md lists the "
+                "settings per server)."
+            )
+        logger.warning(
+            "The LLM endpoint refused structured output %s (%s %s); using %s from now on. Set "
+            "MEMORY_ENGINE_LLM_STRUCTURED_OUTPUT=%s to start there.",
+            mode,
+            refused.status,
+            refused.message[:200],
+            following,
+            following,
+        )
+        self.structured_output = following
+        self._confirmed = False
 
     @staticmethod
     def _gave_up(attempts: int, failure: Exception) -> LlmUnavailable:
         return LlmUnavailable(
-            f"The LLM endpoint failed {attempts} times in a row ({failure}); the batch will be retried later."
+            f"The LLM endpoint failed {attempts} times in a row ({redact_foreign(str(failure))})."
         )
 
     def _answer(self, response: Any, usage: Usage) -> _Answer:
@@ -207,14 +258,16 @@ class ChatClient:
         return _Answer(content, finish)
 
     def structured(
-        self, messages: Sequence[Message], output: type[T], name: str, repair: RepairTexts
+        self, messages: MessagesFor | Sequence[Message], output: type[T], name: str, repair: RepairTexts
     ) -> tuple[T, Usage]:
-        """An answer validated by `output`. Raises LlmBadOutput when every round fails, LlmUnavailable
-        when the endpoint does; never returns an empty or partial value. Either error's `spent` says
-        what the failed call cost."""
+        """An answer validated by `output`. `messages` may be a function of the structured-output
+        mode (the client can move to another mode on the way). Raises LlmBadOutput when every round
+        fails, LlmUnavailable when the endpoint does; never returns an empty or partial value.
+        Either error's `spent` says what the failed call cost; `usage.mode` the mode answered in."""
         usage = Usage(model=self.model)
+        messages_for = messages if callable(messages) else _fixed(messages)
         try:
-            return self._structured(messages, output, name, repair, usage), usage
+            return self._structured(messages_for, output, name, repair, usage), usage
         except LlmError as error:
             error.spent = {
                 "requests": usage.requests,
@@ -223,20 +276,45 @@ class ChatClient:
             }
             raise
 
+    def _ask(
+        self,
+        messages_for: MessagesFor,
+        extra: Sequence[Message],
+        output: type[BaseModel],
+        name: str,
+        usage: Usage,
+        deadline: float,
+        temperature: float | None,
+    ) -> _Answer:
+        """One answer in the current mode, moving on to the next mode when the server refuses it."""
+        while True:
+            mode = self.structured_output
+            conversation = [*messages_for(mode), *extra]
+            try:
+                answer = self.complete(
+                    conversation, self.response_format(output, name), usage, deadline, temperature
+                )
+            except _ModeRefused as refused:
+                self._fall_back(refused)
+                continue
+            usage.mode = mode
+            return answer
+
     def _structured(
-        self, messages: Sequence[Message], output: type[T], name: str, repair: RepairTexts, usage: Usage
+        self, messages_for: MessagesFor, output: type[T], name: str, repair: RepairTexts, usage: Usage
     ) -> T:
         invalid = 0
         cap = self._retry.content_attempts or 2 * self._retry.content_rounds
-        response_format = self.response_format(output, name)
         deadline = self._clock() + self._retry.deadline_s
         problem = ""
         for round_number in range(1, self._retry.content_rounds + 1):
             if round_number > 1:
                 self._wait(self._retry.delay(round_number - 1), deadline, problem[:200])
-            conversation = list(messages)
+            extra: list[Message] = []
             for repairing in (False, True):
-                answer = self.complete(conversation, response_format, usage, deadline)
+                first = round_number == 1 and not repairing
+                temperature = self._temperature if first else self._retry_temperature
+                answer = self._ask(messages_for, extra, output, name, usage, deadline, temperature)
                 value, problem = self._validate(answer, output)
                 if value is not None:
                     return value
@@ -251,7 +329,7 @@ class ChatClient:
                     break
                 if not repairing:
                     template = repair.truncated if answer.finish_reason == "length" else repair.invalid
-                    conversation += [
+                    extra = [
                         {"role": "assistant", "content": answer.content},
                         {"role": "user", "content": template.format(errors=problem)},
                     ]
@@ -259,8 +337,8 @@ class ChatClient:
                 break
         raise LlmBadOutput(
             f"The model {self.model} gave no valid answer in {usage.requests} requests (last problem: "
-            f"{problem[:500]}). Check that the model follows JSON output, or switch structured output "
-            "to json_object (MEMORY_ENGINE_LLM_STRUCTURED_OUTPUT)."
+            f"{problem[:500]}). Check that the model follows JSON output, or set "
+            "MEMORY_ENGINE_LLM_STRUCTURED_OUTPUT to a mode the server enforces (docs/configuration.md)."
         )
 
     @staticmethod
@@ -273,3 +351,8 @@ class ChatClient:
             if answer.finish_reason == "length":
                 return None, "finish_reason=length: the answer stopped at the output token limit"
             return None, describe_errors(exc)
+
+
+def _fixed(messages: Sequence[Message]) -> MessagesFor:
+    listed = list(messages)
+    return lambda _mode: listed

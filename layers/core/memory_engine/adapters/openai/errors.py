@@ -27,3 +27,10 @@ class LlmBadOutput(LlmError):
     parks it at once (the sweep queues the session again later) instead of paying for more answers."""
 
     final = True
+
+
+class LlmUnsupported(LlmUnavailable):
+    """The endpoint refused every structured-output mode: a configuration problem, so the worker
+    parks the job at once (its error says what the server answered to each mode)."""
+
+    final = True

@@ -57,11 +57,14 @@ def chat_client() -> type[ChatClient]:
 class LlmExtractor:
     """Extractor (and FactExtractor) over any OpenAI-compatible chat-completions endpoint.
 
-    The chat client's `structured_output="json_schema"` sends the schema as a strict response
-    format (OpenAI, vLLM, llama.cpp, recent Ollama); `"json_object"` is for servers with JSON mode
-    only, and tells the schema in the system prompt instead. Each extraction's metadata records `model`,
-    `prompt_version`, `prompt_tokens`, `completion_tokens`, `attempts` (chat requests made,
-    repairs and retries included) and `characters_json`: the batch's characters as a JSON object
+    The chat client's `structured_output` says how the schema reaches the server
+    (`adapters/openai/modes.py`): `"json_schema"`, a strict response format (OpenAI, vLLM, Ollama,
+    llama.cpp's llama-server); `"json_object_schema"`, JSON mode carrying the schema
+    (llama-cpp-python); `"json_object"`, JSON mode only, the schema told in the system prompt. A
+    server that refuses a mode moves the client to the next. Each extraction's metadata records
+    `model`, `prompt_version`, `structured_output` (the mode answered in), `prompt_tokens`,
+    `completion_tokens`, `attempts` (chat requests made, repairs and retries included) and
+    `characters_json`: the batch's characters as a JSON object
     canonical name → aliases, to merge into the thread's registry with
     `memory_engine.extraction.registry.update_registry`.
     """
@@ -87,11 +90,15 @@ class LlmExtractor:
         no valid answer comes back, so the batch is retried and never stored empty."""
         if not turns:
             raise InvalidInput("Extraction needs at least one turn: the batch given was empty.")
-        messages, prompt = memory_messages(
-            turns, context, strict_json_schema(MemoryOut), self._chat.structured_output
+        schema = strict_json_schema(MemoryOut)
+        _, prompt = memory_messages(turns, context, schema, self._chat.structured_output)
+        out, usage = self._chat.structured(
+            lambda mode: memory_messages(turns, context, schema, mode)[0],
+            MemoryOut,
+            MEMORY_SCHEMA_NAME,
+            _repair_texts(prompt),
         )
-        out, usage = self._chat.structured(messages, MemoryOut, MEMORY_SCHEMA_NAME, _repair_texts(prompt))
-        fields, characters = to_memory_fields(out, context.known_characters, len(turns))
+        fields, characters = to_memory_fields(out, context.known_characters, len(turns), speakers(turns))
         metadata = _usage_metadata(usage, prompt)
         metadata["characters_json"] = characters_json(characters)
         return Extraction(fields=fields, metadata=metadata)
@@ -106,15 +113,14 @@ class LlmExtractor:
         """
         if not any(message.strip() for message in messages):
             return []
-        prompt_messages, prompt = facts_messages(
-            messages,
-            [fact for _, fact in existing],
-            language,
-            strict_json_schema(FactOperationsOut),
-            self._chat.structured_output,
-        )
+        facts = [fact for _, fact in existing]
+        schema = strict_json_schema(FactOperationsOut)
+        _, prompt = facts_messages(messages, facts, language, schema, self._chat.structured_output)
         out, _ = self._chat.structured(
-            prompt_messages, FactOperationsOut, FACTS_SCHEMA_NAME, _repair_texts(prompt)
+            lambda mode: facts_messages(messages, facts, language, schema, mode)[0],
+            FactOperationsOut,
+            FACTS_SCHEMA_NAME,
+            _repair_texts(prompt),
         )
         return map_fact_operations(out, existing)
 
@@ -154,11 +160,19 @@ def map_fact_operations(out: FactOperationsOut, existing: Sequence[tuple[str, st
     return operations
 
 
+def speakers(turns: Sequence[Turn]) -> list[str]:
+    """Who speaks in the batch, in order: each turn's user and its named NPC (an answer without
+    `npc_id` is shown to the model as "assistant", a label rather than a character)."""
+    names = [name for turn in turns for name in (turn.user_name, turn.npc_id) if name]
+    return list(dict.fromkeys(names))
+
+
 def _usage_metadata(usage: Usage, prompt: PromptSet) -> dict[str, str | int | float]:
     return {
         "extractor": "llm",
         "model": usage.model,
         "prompt_version": prompt.version,
+        "structured_output": usage.mode,
         "language": prompt.language,
         "prompt_tokens": usage.prompt_tokens,
         "completion_tokens": usage.completion_tokens,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from datetime import UTC
 from typing import Any, Literal
 
 from memory_engine.extraction.prompts import prompt_for
@@ -13,7 +14,9 @@ from memory_engine.extraction.prompts.frame import neutralise
 from memory_engine.models.domain import Turn
 from memory_engine.ports import ExtractionContext
 
-StructuredOutput = Literal["json_schema", "json_object"]
+# How the answer's schema reaches the server (adapters/openai/modes.py): only plain JSON mode needs
+# it told in the prompt.
+StructuredOutput = Literal["json_schema", "json_object_schema", "json_object"]
 Message = dict[str, str]
 
 ELLIPSIS = "…"
@@ -35,12 +38,14 @@ def cut_turn(turn: Turn, length_limit: int) -> tuple[str, str]:
 def format_turns(turns: Sequence[Turn], length_limit: int) -> str:
     """One numbered block per turn, its words neutralised for the prompt's `<dialogue>` frame. The
     time is written only when it changes, because a batch usually shares one moment and every
-    repeated timestamp costs prompt tokens."""
+    repeated timestamp costs prompt tokens; it says its zone, UTC (the store keeps instants in
+    UTC, not the offset they were sent with), so the model does not take it for local time."""
     lines: list[str] = []
     last_time = ""
     for number, turn in enumerate(turns, start=1):
         query, answer = (neutralise(text) for text in cut_turn(turn, length_limit))
-        when = turn.timestamp.strftime("%Y-%m-%d %H:%M")
+        moment = turn.timestamp if turn.timestamp.tzinfo else turn.timestamp.replace(tzinfo=UTC)
+        when = moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
         head = f"[{number}] ({when}) " if when != last_time else f"[{number}] "
         last_time = when
         line = f"{head}{neutralise(turn.user_name)}: {query}".rstrip()

@@ -1,0 +1,65 @@
+"""A tenant's sessions, listed by a Query of the sparse `gsi4` index, never a Scan of the table.
+
+Every session item carries `gsi4pk = T#<tenant>#SESSIONS` and `gsi4sk = <thread>#<session>`
+(`dynamodb_items.session_listing_keys`): the inspector reads one partition of a keys-only index,
+then the session items themselves, consistently, a hundred at a time. Sessions written before the
+index existed carry no such keys: `backfill_session_listing` gives them theirs (run once after the
+upgrade, `memory-engine backfill-sessions`), and a session's next turn adds them too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from itertools import islice
+
+from memory_engine.adapters.aws import dynamodb_items as items
+from memory_engine.adapters.aws import dynamodb_keys as keys
+from memory_engine.adapters.aws import dynamodb_reads as reads
+from memory_engine.adapters.aws.dynamodb_table import DynamoTable
+from memory_engine.models.domain import Session
+
+_PAGE = 100  # keys per BatchGetItem
+
+
+def list_sessions(table: DynamoTable, tenant: str) -> list[Session]:
+    """Every session of the tenant, by thread then session uuid."""
+    listed = table.query(
+        IndexName=keys.GSI4,
+        KeyConditionExpression="gsi4pk = :tenant",
+        ExpressionAttributeValues={":tenant": items.s(keys.tenant_sessions(tenant))},
+    )
+    sessions: list[Session] = []
+    while page := list(islice(listed, _PAGE)):
+        # The index is eventually consistent; the items are read consistently, so a session
+        # deleted since the index saw it is simply not found.
+        sessions += [items.session_from(item) for item in table.batch_get(reads.keys_of(page))]
+    return sorted(sessions, key=lambda session: (session.parent_session_uuid, session.session_uuid))
+
+
+def unlisted_sessions(table: DynamoTable) -> Iterator[items.Item]:
+    """Session items without listing keys: those written before gsi4 existed (a Scan of the
+    whole table, for the one-off backfill only; no function's role may Scan the table)."""
+    yield from table.scan(
+        FilterExpression="sk = :session AND attribute_not_exists(gsi4pk)",
+        ProjectionExpression="pk, sk, tenant, session_uuid, parent_session_uuid",
+        ExpressionAttributeValues={":session": items.s(keys.SESSION_SK)},
+    )
+
+
+def backfill_session_listing(table: DynamoTable) -> int:
+    """Give every unlisted session its listing keys; returns how many were listed. Idempotent: a
+    session listed meanwhile (by its next turn) is written the same keys again, one deleted
+    meanwhile is skipped."""
+    listed = 0
+    for item in unlisted_sessions(table):
+        listing = items.session_listing_keys(
+            items.required(item, "tenant"),
+            items.text(item, "parent_session_uuid") or "",
+            items.required(item, "session_uuid"),
+        )
+        listed += table.update_existing(
+            reads.keys_of([item])[0],
+            "SET gsi4pk = :listing, gsi4sk = :listed",
+            {":listing": listing[keys.GSI4_PK], ":listed": listing[keys.GSI4_SK]},
+        )
+    return listed

@@ -1,0 +1,153 @@
+"""The local server's connections: how long a request may take to arrive, how many are served at
+once, whether a client is still there, and which requests are still running at shutdown."""
+
+from __future__ import annotations
+
+import io
+import logging
+import select
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from http.server import ThreadingHTTPServer
+from typing import Any
+
+log = logging.getLogger("memory_engine.server")
+
+# How often a running request may look at its client's socket (`client_watch`).
+WATCH_INTERVAL_S = 0.05
+
+
+class RequestReader(io.RawIOBase):
+    """A connection's bytes for `BaseHTTPRequestHandler.rfile`: every receive waits at most
+    `per_receive_s`, and a request's line, headers and body must all arrive within `whole_s` of
+    its first byte. The socket's own timeout applies per receive only, so without the second
+    bound a client sending one byte every few seconds would hold a thread forever."""
+
+    def __init__(self, sock: socket.socket, per_receive_s: float | None, whole_s: float) -> None:
+        self._sock = sock
+        self._per_receive_s = per_receive_s
+        self._whole_s = whole_s
+        self._first_byte: float | None = None
+
+    def next_request(self) -> None:
+        """The next request's clock starts at its first byte (an idle keep-alive wait is bounded
+        per receive only)."""
+        self._first_byte = None
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        timeout = self._per_receive_s
+        if self._first_byte is not None:
+            left = self._first_byte + self._whole_s - time.monotonic()
+            if left <= 0:
+                raise TimeoutError("the request did not arrive in time")
+            timeout = left if timeout is None else min(timeout, left)
+        self._sock.settimeout(timeout)
+        received = self._sock.recv_into(buffer)
+        if received and self._first_byte is None:
+            self._first_byte = time.monotonic()
+        return received
+
+
+def client_watch(sock: socket.socket, stopping: threading.Event) -> Callable[[], bool]:
+    """A request's cancellation test: True once the server is stopping or the client has closed
+    its connection (a peek at the socket, at most every WATCH_INTERVAL_S). Use cases ask it
+    between stages (`memory_engine.deadline`), so work nobody waits for stops there."""
+    poller = select.poll()
+    poller.register(sock, select.POLLIN | select.POLLPRI)
+    gone = False
+    looked = 0.0
+
+    def cancelled() -> bool:
+        nonlocal gone, looked
+        if gone or stopping.is_set():
+            return True
+        now = time.monotonic()
+        if now - looked < WATCH_INTERVAL_S:
+            return False
+        looked = now
+        try:
+            events = poller.poll(0)
+            # Readable with nothing to read is the client's FIN (or an error): it has gone. Bytes
+            # waiting are a pipelined next request: it is still there.
+            if events:
+                broken = events[0][1] & (select.POLLHUP | select.POLLERR | select.POLLNVAL)
+                gone = bool(broken) or sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+        except (BlockingIOError, InterruptedError):
+            pass
+        except OSError:
+            gone = True
+        return gone
+
+    return cancelled
+
+
+class LocalHttpServer(ThreadingHTTPServer):
+    """One thread per connection, so no request waits on another's network calls; at most
+    `max_connections` of them: one more is answered 503 at once and closed, so stalled clients
+    cannot exhaust the process. `stopping` is set at shutdown: running requests see it as their
+    cancellation, and `wait_idle` waits for them to end."""
+
+    daemon_threads = True
+    # Connections waiting to be accepted (socketserver's default is 5): a burst of clients gets
+    # queued by the kernel instead of refused.
+    request_queue_size = 128
+
+    def __init__(self, address: tuple[str, int], handler: Any, max_connections: int = 64) -> None:
+        super().__init__(address, handler)
+        self.stopping = threading.Event()
+        self._slots = threading.BoundedSemaphore(max_connections)
+        self._busy = 0
+        self._busy_lock = threading.Condition()
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if not self._slots.acquire(blocking=False):
+            self._refuse(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self._slots.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._slots.release()
+
+    def _refuse(self, request: socket.socket) -> None:
+        body = b'{"status": "error", "message": "Too many connections: retry shortly.", "errors": []}'
+        head = (
+            "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nRetry-After: 1\r\n"
+            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+        )
+        try:
+            request.settimeout(1.0)
+            request.sendall(head.encode() + body)
+        except OSError:
+            pass
+        log.warning("connection refused: %s", "all connection threads busy")
+        self.shutdown_request(request)
+
+    @contextmanager
+    def busy(self) -> Iterator[None]:
+        """Around one request's handling: `wait_idle` waits for it."""
+        with self._busy_lock:
+            self._busy += 1
+        try:
+            yield
+        finally:
+            with self._busy_lock:
+                self._busy -= 1
+                self._busy_lock.notify_all()
+
+    def wait_idle(self, timeout: float) -> bool:
+        """Wait until no request is being handled (idle keep-alive connections do not count)."""
+        with self._busy_lock:
+            return self._busy_lock.wait_for(lambda: self._busy == 0, timeout)

@@ -1,0 +1,158 @@
+"""The API dialects as calls: the scoped memory bank (`/v1/memories...`, docs/api.md §3), the chat
+route and its forget-a-user (§4), and the game-NPC memory (§2)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+from urllib.parse import quote
+
+from memory_engine.models.bank import (
+    BankMemory,
+    CreateMemoryRequest,
+    DeleteMemoryResponse,
+    Event,
+    GenerateMemoriesRequest,
+    GenerateMemoriesResponse,
+    RetrieveMemoriesRequest,
+    RetrieveMemoriesResponse,
+)
+from memory_engine.models.chat import UserMemoryDeleted
+from memory_engine.models.game import (
+    GameMemoryRequest,
+    GameMemoryResponse,
+    RecordedChat,
+    RecordMemoryRequest,
+    RecordMemoryResponse,
+)
+from memory_engine_client.call import Call, Plan, body, raw, reader
+
+Scope = Mapping[str, str]
+
+
+def bank_create(fact: str, scope: Scope) -> Call[BankMemory]:
+    """Store one fact under a scope (a flat dict of strings, matched exactly), as given."""
+    return Call("POST", "/v1/memories", reader(BankMemory), body(CreateMemoryRequest, fact=fact, scope=scope))
+
+
+def bank_get(name: str) -> Call[BankMemory]:
+    """One memory by its name (`memories/<id>`) or id."""
+    return Call("GET", _memory_path(name), reader(BankMemory))
+
+
+def bank_delete(name: str) -> Call[DeleteMemoryResponse]:
+    """Delete one memory by name or id: a fact, or an engine memory (its turns stay as history)."""
+    return Call("DELETE", _memory_path(name), reader(DeleteMemoryResponse))
+
+
+def bank_search(scope: Scope, query: str, *, top_k: int | None = None) -> Call[RetrieveMemoriesResponse]:
+    """The scope's memories nearest to `query`, closest (smallest `distance`) first."""
+    params = {"search_query": query, "top_k": top_k}
+    return _retrieve(scope, similarity_search_params={k: v for k, v in params.items() if v is not None})
+
+
+def bank_list(
+    scope: Scope, *, page_size: int | None = None, page_token: str | None = None
+) -> Call[RetrieveMemoriesResponse]:
+    """One page of every memory in the scope; `next_page_token` is set while more remain."""
+    params = {"page_size": page_size, "page_token": page_token}
+    return _retrieve(scope, simple_retrieval_params={k: v for k, v in params.items() if v is not None})
+
+
+def bank_list_all(scope: Scope, *, page_size: int = 1000) -> Plan[list[BankMemory]]:
+    """Every memory in the scope, page after page."""
+    found: list[BankMemory] = []
+    token: str | None = None
+    while True:
+        page: RetrieveMemoriesResponse = yield bank_list(scope, page_size=page_size, page_token=token)
+        found.extend(hit.memory for hit in page.retrieved_memories)
+        token = page.next_page_token
+        if not token:
+            return found
+
+
+def bank_generate(
+    scope: Scope, events: Sequence[str | Event | Mapping[str, Any]], *, language: str | None = None
+) -> Call[GenerateMemoriesResponse]:
+    """Extract short facts from the events and merge them into the scope's facts; a plain string
+    is an event said by the user."""
+    listed = [
+        {"content": {"role": "user", "parts": [{"text": event}]}}
+        if isinstance(event, str)
+        else event.model_dump(mode="json", exclude_unset=True)
+        if isinstance(event, Event)
+        else dict(event)
+        for event in events
+    ]
+    return Call(
+        "POST",
+        "/v1/memories/generate",
+        reader(GenerateMemoriesResponse),
+        body(
+            GenerateMemoriesRequest, scope=scope, direct_contents_source={"events": listed}, language=language
+        ),
+    )
+
+
+def forget_user(userid: str) -> Call[UserMemoryDeleted]:
+    """Delete everything remembered about a chat user (the `userid` of chat completions)."""
+    return Call("DELETE", f"/v1/users/{quote(userid, safe='')}/memory", reader(UserMemoryDeleted))
+
+
+def chat_completion(request: Mapping[str, Any]) -> Call[dict[str, Any]]:
+    """An OpenAI Chat Completions request (plus `userid` for long-term memory), answered as
+    OpenAI's JSON. Not streamed: for streaming, use any OpenAI client with the engine's URL."""
+    if request.get("stream"):
+        raise ValueError("chat_completion does not stream: use an OpenAI client for stream=True")
+    return Call("POST", "/v1/chat/completions", raw, dict(request))
+
+
+def game_memory(
+    session_id: str, *, npc_id: str | None = None, page_size: int | None = None, page_token: str | None = None
+) -> Call[GameMemoryResponse]:
+    """A session's raw history, oldest first, with per-npc counters (the game envelope)."""
+    return Call(
+        "POST",
+        "/open/game/memory",
+        reader(GameMemoryResponse),
+        body(
+            GameMemoryRequest,
+            session_id=session_id,
+            npc_id=npc_id,
+            page_size=page_size,
+            page_token=page_token,
+        ),
+    )
+
+
+def game_record(
+    session_id: str, chats: Sequence[RecordedChat | Mapping[str, Any]]
+) -> Call[RecordMemoryResponse]:
+    """NPC chats (`{"npc_id", "message", "reply"}`) into an existing session, as Type 1 turns."""
+    listed = [
+        chat.model_dump(mode="json", exclude_unset=True) if isinstance(chat, RecordedChat) else dict(chat)
+        for chat in chats
+    ]
+    return Call(
+        "POST",
+        "/open/game/recordmemory",
+        reader(RecordMemoryResponse),
+        body(RecordMemoryRequest, session_id=session_id, chats=listed),
+    )
+
+
+def _retrieve(scope: Scope, **params: Any) -> Call[RetrieveMemoriesResponse]:
+    # The slash spelling: API Gateway cannot route `/v1/memories:retrieve`; both serve the same.
+    return Call(
+        "POST",
+        "/v1/memories/retrieve",
+        reader(RetrieveMemoriesResponse),
+        body(RetrieveMemoriesRequest, scope=dict(scope), **params),
+    )
+
+
+def _memory_path(name: str) -> str:
+    memory_id = name.removeprefix("memories/")
+    if not memory_id or "/" in memory_id:
+        raise ValueError(f"not a memory name or id: {name!r} (expected memories/<id> or <id>)")
+    return f"/v1/memories/{quote(memory_id, safe='')}"

@@ -1,0 +1,59 @@
+"""The memory inspector's routes (`/v1/inspect/...`, docs/inspector.md) as calls: read-only views
+of what a key holds, a delete preview, and a forced extraction."""
+
+from __future__ import annotations
+
+from memory_engine.models.inspect import (
+    DeletePreview,
+    ExtractRequest,
+    ExtractResponse,
+    MemoriesResponse,
+    QueueResponse,
+    SessionResponse,
+    ThreadsResponse,
+)
+from memory_engine_client.call import Call, body, reader
+
+
+def list_threads() -> Call[ThreadsResponse]:
+    """The key's threads with their sessions, and the memory-bank scopes that hold facts."""
+    return Call("GET", "/v1/inspect/threads", reader(ThreadsResponse))
+
+
+def show_session(session_uuid: str) -> Call[SessionResponse]:
+    """One session: its turns in order with their state, and the memories made of them."""
+    return Call("GET", "/v1/inspect/session", reader(SessionResponse), params={"session_uuid": session_uuid})
+
+
+def list_memories(
+    thread: str, *, after: str | None = None, limit: int | None = None
+) -> Call[MemoriesResponse]:
+    """A page of a thread's memories, every field (a scope's thread, from list_threads: its
+    facts); pass `next_after` as `after` for the next page."""
+    params: dict[str, str | int] = {"thread": thread}
+    if after is not None:
+        params["after"] = after
+    if limit is not None:
+        params["limit"] = limit
+    return Call("GET", "/v1/inspect/memories", reader(MemoriesResponse), params=params)
+
+
+def show_queue() -> Call[QueueResponse]:
+    """Waiting and dead extraction jobs (the waiting ones are not listable on SQS)."""
+    return Call("GET", "/v1/inspect/queue", reader(QueueResponse))
+
+
+def preview_delete(session_uuid: str, dialog_uuid: str) -> Call[DeletePreview]:
+    """What deleting this dialog or memory would remove and re-buffer, without doing it."""
+    params = {"session_uuid": session_uuid, "dialog_uuid": dialog_uuid}
+    return Call("GET", "/v1/inspect/delete-preview", reader(DeletePreview), params=params)
+
+
+def force_extract(session_uuid: str) -> Call[ExtractResponse]:
+    """Queue extraction of everything the session has buffered now."""
+    return Call(
+        "POST",
+        "/v1/inspect/extract",
+        reader(ExtractResponse),
+        body(ExtractRequest, session_uuid=session_uuid),
+    )

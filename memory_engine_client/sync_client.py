@@ -1,0 +1,130 @@
+"""`MemoryEngine`: the blocking client (httpx)."""
+
+from __future__ import annotations
+
+import functools
+import time
+from collections.abc import Callable
+from types import TracebackType
+from typing import Any, Concatenate, ParamSpec, TypeVar
+
+import httpx
+
+from memory_engine_client import bank, inspector, native
+from memory_engine_client.call import Call, Plan, Together
+from memory_engine_client.transport import (
+    DEFAULT_TIMEOUT,
+    Connection,
+    RetryPolicy,
+    never_sent,
+    outcome,
+    retry_after,
+    unreachable,
+)
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+def _sends(build: Callable[P, Call[T]]) -> Callable[Concatenate[MemoryEngine, P], T]:
+    @functools.wraps(build)
+    def method(self: MemoryEngine, /, *args: P.args, **kwargs: P.kwargs) -> T:
+        return self.send(build(*args, **kwargs))
+
+    return method
+
+
+def _runs(build: Callable[P, Plan[T]]) -> Callable[Concatenate[MemoryEngine, P], T]:
+    @functools.wraps(build)
+    def method(self: MemoryEngine, /, *args: P.args, **kwargs: P.kwargs) -> T:
+        return self.run(build(*args, **kwargs))
+
+    return method
+
+
+class MemoryEngine:
+    """A memory-engine API: `MemoryEngine()` reads MEMORY_ENGINE_URL and MEMORY_ENGINE_API_KEY
+    (default: the local server at http://127.0.0.1:8080). Every method sends one route (or, for
+    the `*_conversation` / `*_all` helpers, several in order) and returns the API's own response
+    model; an error answer raises an `ApiError` subclass carrying the API's message and fields."""
+
+    def __init__(
+        self,
+        url: str | None = None,
+        api_key: str | None = None,
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        retry: RetryPolicy | None = None,
+        transport: httpx.BaseTransport | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.connection = Connection.resolve(url, api_key)
+        self.retry = retry or RetryPolicy()
+        self._http = httpx.Client(timeout=timeout, transport=transport)
+        self._sleep = sleep
+
+    def send(self, call: Call[T]) -> T:
+        """Send one call, retrying as the retry policy says; its result or its error."""
+        request = self.connection.request(call)
+        for attempt in range(self.retry.retries + 1):
+            last = attempt == self.retry.retries
+            try:
+                response = self._http.send(request)
+            except httpx.TransportError as error:
+                if last or not never_sent(error):
+                    raise unreachable(call, error) from error
+                self._sleep(self.retry.wait(attempt, None))
+                continue
+            if last or response.status_code not in self.retry.statuses:
+                return outcome(call, response)
+            self._sleep(self.retry.wait(attempt, retry_after(response)))
+        raise AssertionError("unreachable: the last attempt returns or raises")
+
+    def run(self, plan: Plan[T]) -> T:
+        """Run a plan (several calls in order) to its result."""
+        try:
+            step = next(plan)
+            while True:
+                if isinstance(step, Together):
+                    result: Any = [self.send(call) for call in step.calls]
+                else:
+                    result = self.send(step)
+                step = plan.send(result)
+        except StopIteration as done:
+            return done.value
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> MemoryEngine:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    health = _sends(native.health)
+    consolidate = _sends(native.consolidate)
+    consolidate_conversation = _runs(native.consolidate_conversation)
+    retrieve = _sends(native.retrieve)
+    delete = _sends(native.delete)
+    fork = _sends(native.fork)
+    embed = _sends(native.embed)
+    bank_create = _sends(bank.bank_create)
+    bank_get = _sends(bank.bank_get)
+    bank_delete = _sends(bank.bank_delete)
+    bank_search = _sends(bank.bank_search)
+    bank_list = _sends(bank.bank_list)
+    bank_list_all = _runs(bank.bank_list_all)
+    bank_generate = _sends(bank.bank_generate)
+    forget_user = _sends(bank.forget_user)
+    chat_completion = _sends(bank.chat_completion)
+    game_memory = _sends(bank.game_memory)
+    game_record = _sends(bank.game_record)
+    list_threads = _sends(inspector.list_threads)
+    show_session = _sends(inspector.show_session)
+    list_memories = _sends(inspector.list_memories)
+    show_queue = _sends(inspector.show_queue)
+    preview_delete = _sends(inspector.preview_delete)
+    force_extract = _sends(inspector.force_extract)

@@ -1,0 +1,72 @@
+"""`memory-engine smoke` against `make run`'s server (its chat upstream a local stub): it passes, says
+what it checked with timings, leaves nothing behind, and fails loudly with a wrong key. (Against
+`make run-aws-local`: tests/e2e/test_aws_local.py.)"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+import pytest
+
+from tests.e2e.conftest import API_KEY, ROOT, LocalServer
+from tests.e2e.doors.conftest import door_env
+from tests.fakes.openai_server import FakeOpenAIServer, chat_completion
+
+pytestmark = pytest.mark.e2e
+CHECKS = [
+    "health",
+    "consolidate past the threshold",
+    "wait for extraction",
+    "retrieve with evidence and max_tokens",
+    "fork at turn 10",
+    "delete turn 3 with cascade",
+    "bank create / search / delete",
+    "forget a chat user",
+    "chat with memory",
+    "clean up",
+]
+
+
+def smoke(server: LocalServer, *args: str) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "memory_engine_app.cli", "smoke", "--api", server.url, *args]
+    return subprocess.run(
+        command, cwd=ROOT, env=door_env(server), capture_output=True, text=True, timeout=300
+    )
+
+
+def outcomes(output: str) -> dict[str, str]:
+    return {
+        name: line.split()[0] for line in output.splitlines() for name in CHECKS if line[8:].startswith(name)
+    }
+
+
+def test_smoke_passes_every_check_with_timings_and_leaves_nothing_behind(
+    server: LocalServer, upstream: FakeOpenAIServer
+) -> None:
+    upstream.script((200, chat_completion("Hello there, friend.")))
+
+    done = smoke(server, "--key", API_KEY, "--chat-model", "stub-model")
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert outcomes(done.stdout) == dict.fromkeys(CHECKS, "ok")
+    assert re.search(r"ok +health +[\d,]+ ms", done.stdout)
+    run = re.search(r"\(run (smoke-[0-9a-f]{8})\)", done.stdout)
+    assert run, done.stdout
+    api = server.client()
+    for session in (f"{run.group(1)}-s", f"{run.group(1)}-fork"):
+        left = api.show_session(session)
+        assert (left.turns, left.memories) == ([], [])
+    assert not [scope for scope in api.list_threads().scopes if scope.scope.get("smoke_run") == run.group(1)]
+
+
+def test_a_wrong_key_fails_the_first_check_that_needs_it_and_exits_non_zero(server: LocalServer) -> None:
+    done = smoke(server, "--key", "not-the-key")
+
+    assert done.returncode == 1
+    found = outcomes(done.stdout)
+    assert found["health"] == "ok"
+    assert found["consolidate past the threshold"] == "FAIL" and "Unauthorized" in done.stdout
+    assert found["wait for extraction"] == "skip"
+    assert done.stdout.rstrip().splitlines()[-1].startswith("FAILED in ")

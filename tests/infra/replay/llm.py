@@ -1,0 +1,86 @@
+"""An OpenAI-compatible endpoint for the replay that answers anything: a request with a JSON
+schema gets the smallest instance of it (so extraction and fact generation go through), any other
+a short completion. It records the Authorization header it was sent (the key read from Secrets
+Manager by the function)."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+def minimal(schema: dict[str, Any], defs: dict[str, Any]) -> Any:
+    """The smallest value a (strict) JSON schema accepts."""
+    if "$ref" in schema:
+        return minimal(defs[schema["$ref"].rsplit("/", 1)[-1]], defs)
+    if "const" in schema:
+        return schema["const"]
+    if "enum" in schema:
+        return schema["enum"][0]
+    for key in ("anyOf", "oneOf"):
+        if key in schema:
+            options = [option for option in schema[key] if option.get("type") != "null"] or schema[key]
+            return minimal(options[0], defs)
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), "null")
+    if kind == "object":
+        return {name: minimal(part, defs) for name, part in schema.get("properties", {}).items()}
+    if kind == "array":
+        return [minimal(schema.get("items", {}), defs) for _ in range(schema.get("minItems", 0))]
+    if kind == "string":
+        return "replay"[: schema.get("maxLength", 6)].ljust(schema.get("minLength", 0), "x")
+    if kind in {"integer", "number"}:
+        return schema.get("minimum", 0)
+    if kind == "boolean":
+        return False
+    return None
+
+
+def answer(request: dict[str, Any]) -> dict[str, Any]:
+    schema = ((request.get("response_format") or {}).get("json_schema") or {}).get("schema")
+    content = json.dumps(minimal(schema, schema.get("$defs", {}))) if schema else "Noted."
+    return {
+        "id": "chatcmpl-replay",
+        "object": "chat.completion",
+        "created": 0,
+        "model": request.get("model", "replay"),
+        "choices": [
+            {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
+        ],
+        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+    }
+
+
+@contextmanager
+def llm_server() -> Iterator[tuple[str, list[str | None]]]:
+    """(base URL, the Authorization headers received)."""
+    keys: list[str | None] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *_: Any) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            request = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+            keys.append(self.headers.get("Authorization"))
+            body = json.dumps(answer(request)).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1", keys
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(5)

@@ -1,0 +1,91 @@
+"""IAM's evaluation of identity policies, for what the functions' roles hold: Allow and Deny
+statements, `Action`/`Resource` with `*` and `?` wildcards, and the condition operators the
+synthesized policies use (an operator not known here raises, so a new one is noticed, never
+silently passed).
+
+moto's own evaluation treats every resource as `*` for most services (a role naming its table
+would be denied everything) and ignores the actions inside a DynamoDB transaction; this one is
+handed the resources and actions AWS would authorize (see `requests.py`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Authorization:
+    """One action on one resource, as AWS authorizes it, with the request's condition keys."""
+
+    action: str
+    resource: str
+    context: Mapping[str, Sequence[str]] = field(default_factory=dict)
+
+    def __str__(self) -> str:
+        return f"{self.action} on {self.resource}"
+
+
+@lru_cache(maxsize=4096)
+def _pattern(text: str, ignore_case: bool) -> re.Pattern[str]:
+    parts = ("." if char == "?" else ".*" if char == "*" else re.escape(char) for char in text)
+    return re.compile("".join(parts), re.IGNORECASE if ignore_case else 0)
+
+
+def matches(pattern: str, value: str, ignore_case: bool = False) -> bool:
+    return _pattern(pattern, ignore_case).fullmatch(value) is not None
+
+
+def _listed(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else [value]
+
+
+_OPERATORS = {
+    "StringEquals": lambda expected, actual: expected == actual,
+    "StringLike": lambda expected, actual: matches(expected, actual),
+    "ArnEquals": lambda expected, actual: expected == actual,
+    "ArnLike": lambda expected, actual: matches(expected, actual),
+}
+
+
+def _condition_holds(operator: str, key: str, expected: Sequence[str], context: Mapping[str, Any]) -> bool:
+    qualifier, _, name = operator.rpartition(":")
+    if name not in _OPERATORS:
+        raise NotImplementedError(f"condition operator {operator} is not evaluated by the replay")
+    test = _OPERATORS[name]
+    values = list(context.get(key, []))
+
+    def one(actual: str) -> bool:
+        return any(test(str(wanted), actual) for wanted in expected)
+
+    if qualifier == "ForAllValues":
+        return all(one(actual) for actual in values)  # no value at all: true, as in IAM
+    if qualifier == "ForAnyValue":
+        return any(one(actual) for actual in values)
+    if qualifier:
+        raise NotImplementedError(f"condition qualifier {qualifier} is not evaluated by the replay")
+    return len(values) == 1 and one(values[0])
+
+
+def _applies(statement: Mapping[str, Any], request: Authorization) -> bool:
+    if not any(matches(str(a), request.action, ignore_case=True) for a in _listed(statement["Action"])):
+        return False
+    if not any(isinstance(r, str) and matches(r, request.resource) for r in _listed(statement["Resource"])):
+        return False
+    conditions: Mapping[str, Mapping[str, Any]] = statement.get("Condition", {})
+    return all(
+        _condition_holds(operator, key, _listed(expected), request.context)
+        for operator, pairs in conditions.items()
+        for key, expected in pairs.items()
+    )
+
+
+def allowed(statements: Iterable[Mapping[str, Any]], request: Authorization) -> bool:
+    """IAM's answer for identity policies: an explicit Deny wins, then any Allow, else denied."""
+    found = [statement for statement in statements if _applies(statement, request)]
+    if any(statement["Effect"] == "Deny" for statement in found):
+        return False
+    return any(statement["Effect"] == "Allow" for statement in found)

@@ -1,0 +1,145 @@
+"""The sample events of events/ played in an order that makes each one meaningful: turns are
+consolidated and extracted before they are retrieved, inspected, forked and deleted; a fact is
+created before it is read and deleted; a chat exchange is recorded before its user is forgotten.
+Whatever a function queues is delivered to the worker (`drain`) before the next step.
+
+Each step says what a success looks like for its function; `run` plays them all and keeps, for
+every step, its outcome and the calls the function's role was refused.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from memory_engine.adapters.aws.dynamodb_api_keys import DynamoDbKeyStore
+from memory_engine.usecases import keys
+from tests.fakes.aws import REGION
+from tests.infra.replay.stack import TABLE, Call, ReplayStack
+
+EVENTS = Path(__file__).resolve().parents[3] / "events"
+WORKER = "extraction_worker"
+TENANT = "tenant-a"
+# Functions that make no AWS API call to replay: the index bootstrap speaks to OpenSearch over
+# HTTP only (its paths and grants are checked by the OpenSearch tests).
+NOT_REPLAYED = {"index_bootstrap": "talks to OpenSearch only (no moto data plane)"}
+
+
+@dataclass(frozen=True)
+class Step:
+    function: str
+    event: str | None  # an events/ file name; None delivers the queue to the worker
+    edit: Callable[[dict[str, Any], dict[str, str]], None] | None = None
+
+    @property
+    def name(self) -> str:
+        return f"{self.function}:{self.event or 'queue'}"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    step: str
+    succeeded: bool
+    detail: str
+    denied: list[Call]
+
+
+def load(name: str) -> dict[str, Any]:
+    loaded: dict[str, Any] = json.loads((EVENTS / f"{name}.json").read_text())
+    return loaded
+
+
+def _with_key(event: dict[str, Any], state: dict[str, str]) -> None:
+    header = f"Bearer {state['key']}"
+    event["headers"]["Authorization"] = header
+    event["multiValueHeaders"]["Authorization"] = [header]
+
+
+def _with_fact(event: dict[str, Any], state: dict[str, str]) -> None:
+    memory_id = state["fact"]
+    event["pathParameters"] = {"id": memory_id}
+    event["path"] = event["path"].rsplit("/", 1)[0] + "/" + memory_id
+    event["requestContext"]["path"] = event["path"]
+
+
+def _queue(function: str = WORKER) -> Step:
+    return Step(function, None)
+
+
+STEPS: tuple[Step, ...] = (
+    Step("authorizer", "authorizer", _with_key),
+    Step("health", "health"),
+    Step("consolidate", "consolidate"),
+    Step("consolidate", "consolidate_force_summary"),
+    _queue(),
+    Step(WORKER, "extraction_worker"),
+    Step("retrieve", "retrieve"),
+    Step("embed", "embed"),
+    Step("game_record_memory", "game_record_memory"),
+    Step("game_memory", "game_memory"),
+    Step("inspect_threads", "inspect_threads"),
+    Step("inspect_session", "inspect_session"),
+    Step("inspect_memories", "inspect_memories"),
+    Step("inspect_queue", "inspect_queue"),
+    Step("inspect_delete_preview", "inspect_delete_preview"),
+    Step("inspect_extract", "inspect_extract"),
+    _queue(),
+    Step("fork", "fork"),
+    Step("bank_create", "bank_create"),
+    Step("bank_get", "bank_get", _with_fact),
+    Step("bank_retrieve", "bank_retrieve"),
+    Step("bank_generate", "bank_generate"),
+    Step("bank_delete", "bank_delete", _with_fact),
+    Step("chat_completions", "chat_completions"),
+    _queue(),
+    Step(WORKER, "extraction_worker_chat_memory"),
+    Step("forget_user", "forget_user"),
+    _queue(),
+    Step(WORKER, "extraction_worker_forget_user"),
+    Step("delete", "delete"),
+    _queue(),
+    Step(WORKER, "extraction_worker_sweep"),
+    _queue(),
+)
+
+
+def _judge(step: Step, answer: Any) -> tuple[bool, str]:
+    """Whether the function's answer is a success for its kind of event, and what it said."""
+    shown = json.dumps(answer, ensure_ascii=False, default=str)[:600]
+    if step.function == "authorizer":
+        effects = [s["Effect"] for s in answer.get("policyDocument", {}).get("Statement", [])]
+        return effects == ["Allow"] and answer.get("context", {}).get("tenant") == TENANT, shown
+    if step.function == WORKER:
+        answers = answer if isinstance(answer, list) else [answer]
+        return all(not a.get("batchItemFailures") and "error" not in a for a in answers), shown
+    return 200 <= int(answer.get("statusCode", 0)) < 300, shown
+
+
+def run(stack: ReplayStack) -> list[Outcome]:
+    """Play every step on the stack; the outcomes in order."""
+    issued = keys.create(DynamoDbKeyStore(TABLE, REGION), datetime.now(UTC), TENANT)
+    state = {"key": issued.key}
+    outcomes = []
+    for step in STEPS:
+        before = len(stack.ledger.calls)
+        try:
+            if step.event is None:
+                answer: Any = stack.drain(step.function)
+            else:
+                event = copy.deepcopy(load(step.event))
+                if step.edit is not None:
+                    step.edit(event, state)
+                answer = stack.invoke(step.function, event)
+            succeeded, detail = _judge(step, answer)
+        except Exception as error:  # the step's failure is reported with the others
+            succeeded, detail = False, f"raised {error!r}"
+        if step.function == "bank_create" and succeeded:
+            state["fact"] = json.loads(answer["body"])["name"].rsplit("/", 1)[-1]
+        denied = [call for call in stack.ledger.calls[before:] if not call.allowed]
+        outcomes.append(Outcome(step.name, succeeded and not denied, detail, denied))
+    return outcomes

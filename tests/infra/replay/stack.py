@@ -1,0 +1,329 @@
+"""A synthesized stack stood up on moto with IAM enforced: each function runs under a role that
+holds exactly the statements the CDK app synthesized for its role, rendered with moto's ARNs.
+
+The table, the queues, the embedding function (or SageMaker endpoint) and the LLM key's secret
+are created on moto under the names the functions are told in their (rendered) environments.
+Every function is invoked through its own `lambda_handler` with the credentials of its role
+(assumed with STS on moto); each AWS call it makes is authorized by `policy.allowed` over the
+actions and resources `requests.authorizations` derives (moto checks the signature and finds the
+role's policies), and recorded in `calls`. A denied call is answered AccessDenied, as AWS would.
+
+Beyond AWS: the search index is one in-memory index shared by all functions (moto has no
+OpenSearch; tests/unit checks the OpenSearch adapter's paths and bodies), the embedding model a
+word hash, and the LLM endpoint a local fake server (the only environment value replaced).
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import re
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+from unittest import mock
+
+from memory_engine import wiring
+from memory_engine.adapters.aws import clients
+from memory_engine.adapters.aws.dynamodb_keys import create_table_request
+from memory_engine.adapters.local.memory_index import LocalSearchIndex
+from memory_engine.engine import Engine
+from memory_engine.settings import Settings, reset_settings
+from memory_engine_app.server.apigw import LocalContext
+from tests.fakes.aws import REGION, create_queue
+from tests.fakes.ports import HashEmbedder
+from tests.infra import cfn
+from tests.infra.replay.policy import Authorization, allowed
+from tests.infra.replay.requests import Where, authorizations
+
+ACCOUNT = "123456789012"  # moto's default account
+TABLE = "memory-engine-replay"
+QUEUE = "memory-engine-replay.fifo"
+EMBEDDER = "memory-engine-replay-embedder"
+LLM_KEY = "sk-replay-llm-key"
+TRUST = {
+    "Version": "2012-10-17",
+    "Statement": [{"Effect": "Allow", "Principal": {"AWS": "*"}, "Action": "sts:AssumeRole"}],
+}
+_PLACEHOLDER = re.compile(r"<([^<>]+)>")
+_CLEARED = ("MEMORY_ENGINE_", "OPENAI_", "AWS_", "POWERTOOLS_")
+
+
+@dataclass(frozen=True)
+class Call:
+    """One authorization made while a function ran."""
+
+    function: str
+    authorization: Authorization
+    allowed: bool
+
+
+@dataclass
+class Ledger:
+    calls: list[Call] = field(default_factory=list)
+
+    def denied(self, function: str | None = None) -> list[Call]:
+        return [c for c in self.calls if not c.allowed and function in (None, c.function)]
+
+
+def _refuse(request: Any, wanted: Authorization) -> None:
+    """AWS's refusal in the service's own protocol: JSON services answer AccessDeniedException
+    (moto's default is an XML body those clients cannot read)."""
+    from moto.core.exceptions import JsonRESTError
+
+    if request._service in {"dynamodb", "secretsmanager", "lambda", "sagemaker"}:
+        error = JsonRESTError("AccessDeniedException", f"not authorized to perform: {wanted}")
+        error.code = 400 if request._service in {"dynamodb", "secretsmanager"} else 403
+        raise error
+    request._raise_access_denied()
+
+
+@contextmanager
+def enforced(ledger: Ledger, where: Where) -> Iterator[None]:
+    """IAM on for moto's requests, decided by `policy.allowed` over each role's inline policies."""
+    from moto.core.authorization import enable_iam_authentication
+    from moto.iam.access_control import IAMRequest
+
+    def check_action_permitted(request: Any, resource: str) -> None:
+        if request._action == "sts:GetCallerIdentity":
+            return
+        role = getattr(request._access_key, "_owner_role_name", "(not a role)")
+        statements = [
+            statement
+            for document in request._access_key.collect_policies()
+            if isinstance(document, str)
+            for statement in json.loads(document)["Statement"]
+        ]
+        for wanted in authorizations(request._action, request._body or b"", request._path, where):
+            verdict = allowed(statements, wanted)
+            ledger.calls.append(Call(role, wanted, verdict))
+            if not verdict:
+                _refuse(request, wanted)
+
+    with (
+        mock.patch.object(IAMRequest, "check_action_permitted", check_action_permitted),
+        enable_iam_authentication(),
+    ):
+        yield
+
+
+def _elsewhere(reference: str) -> str:
+    return f"arn:aws:replay:{REGION}:{ACCOUNT}:not-on-moto/{reference.replace('.', '/')}"
+
+
+class ReplayStack:
+    """The template's functions on moto, each under its synthesized role (see the module doc)."""
+
+    def __init__(self, template: Mapping[str, Any], llm_base_url: str) -> None:
+        self.template = template
+        self.llm_base_url = llm_base_url
+        self.ledger = Ledger()
+        self.functions = cfn.functions_by_folder(dict(template))
+        self.dimension = self._dimension()
+        self.index = LocalSearchIndex()
+        self.names: dict[str, str] = {
+            "AWS::Partition": "aws",
+            "AWS::Region": REGION,
+            "AWS::AccountId": ACCOUNT,
+            "AWS::URLSuffix": "amazonaws.com",
+        }
+        self.secrets: dict[str, str] = {}
+        self.credentials: dict[str, dict[str, str]] = {}
+        self.where = Where(ACCOUNT, REGION, lambda name: self.secrets.get(name, name))
+
+    # -- standing it up (IAM not enforced yet) --------------------------------------------------
+
+    def create(self) -> None:
+        """Create the resources the template's functions use, and one role per function."""
+        self._table()
+        self._queues()
+        self._embedder()
+        self._secret()
+        iam, sts = clients.client("iam", REGION), clients.client("sts", REGION)
+        for folder, function_id in sorted(self.functions.items()):
+            role = cfn.role_of(dict(self.template), function_id)
+            document = {"Version": "2012-10-17", "Statement": self.statements(role)}
+            arn = iam.create_role(RoleName=folder, AssumeRolePolicyDocument=json.dumps(TRUST))["Role"]["Arn"]
+            iam.put_role_policy(
+                RoleName=folder, PolicyName="synthesized", PolicyDocument=json.dumps(document)
+            )
+            found = sts.assume_role(RoleArn=arn, RoleSessionName=f"replay-{folder}"[:64])["Credentials"]
+            self.credentials[folder] = {
+                "AWS_ACCESS_KEY_ID": found["AccessKeyId"],
+                "AWS_SECRET_ACCESS_KEY": found["SecretAccessKey"],
+                "AWS_SESSION_TOKEN": found["SessionToken"],
+            }
+
+    def _dimension(self) -> int:
+        for function_id in self.functions.values():
+            value = cfn.environment(dict(self.template), function_id).get("MEMORY_ENGINE_EMBEDDING_DIMENSION")
+            if value:
+                return int(value)
+        return 384
+
+    def _only(self, kind: str) -> str:
+        (logical_id,) = cfn.resources(dict(self.template), kind)
+        return logical_id
+
+    def _table(self) -> None:
+        clients.client("dynamodb", REGION).create_table(**create_table_request(TABLE))
+        table_id = self._only("AWS::DynamoDB::Table")
+        self.names |= {table_id: TABLE, f"{table_id}.Arn": self.where.arn("dynamodb", f"table/{TABLE}")}
+
+    def _queues(self) -> None:
+        found = cfn.resources(dict(self.template), "AWS::SQS::Queue")
+        ((main_id, main),) = [(k, v) for k, v in found.items() if "RedrivePolicy" in v["Properties"]]
+        ((dead_id, _),) = [(k, v) for k, v in found.items() if k != main_id]
+        url = create_queue(QUEUE, max_receives=main["Properties"]["RedrivePolicy"]["maxReceiveCount"])
+        dead = QUEUE.replace(".fifo", "-dlq.fifo")
+        self.names |= {
+            main_id: url,
+            f"{main_id}.Arn": self.where.arn("sqs", QUEUE),
+            f"{main_id}.QueueName": QUEUE,
+            dead_id: url.replace(QUEUE, dead),
+            f"{dead_id}.Arn": self.where.arn("sqs", dead),
+            f"{dead_id}.QueueName": dead,
+        }
+
+    def _embedder(self) -> None:
+        """The embedding function (a word hash behind moto's Lambda or SageMaker runtime)."""
+        from moto.awslambda.models import LambdaBackend
+        from moto.sagemakerruntime.models import SageMakerRuntimeBackend
+
+        embed = HashEmbedder(self.dimension)
+
+        def answer(body: Any) -> str:
+            request = json.loads(body) if isinstance(body, str | bytes) else body
+            return json.dumps({"embeddings": embed.embed(request["texts"]), "dimension": self.dimension})
+
+        def invoke(backend: Any, function_name: str, qualifier: Any, body: Any, *rest: Any) -> bytes:
+            return answer(body).encode()
+
+        def invoke_endpoint(backend: Any, endpoint_name: str, unique_repr: bytes) -> tuple[str, ...]:
+            import base64
+
+            body = json.loads(base64.b64decode(unique_repr))["Body"]
+            return answer(body), "application/json", "AllTraffic", ""
+
+        self._patches = [
+            mock.patch.object(LambdaBackend, "invoke", invoke),
+            mock.patch.object(SageMakerRuntimeBackend, "invoke_endpoint", invoke_endpoint),
+        ]
+        for patch in self._patches:
+            patch.start()
+        images = [
+            k
+            for k, v in cfn.resources(dict(self.template), "AWS::Lambda::Function").items()
+            if v["Properties"].get("PackageType") == "Image"
+        ]
+        for image_id in images:
+            arn = self.where.arn("lambda", f"function:{EMBEDDER}")
+            self.names |= {image_id: EMBEDDER, f"{image_id}.Arn": arn}
+
+    def _secret(self) -> None:
+        names = {
+            str(cfn.environment(dict(self.template), f).get("MEMORY_ENGINE_OPENAI_API_KEY_SECRET", ""))
+            for f in self.functions.values()
+        } - {""}
+        for name in names:
+            created = clients.client("secretsmanager", REGION).create_secret(Name=name, SecretString=LLM_KEY)
+            self.secrets[name] = created["ARN"]
+
+    @staticmethod
+    def shared_loader() -> Any:
+        """One botocore data loader for every client the functions build: each function makes its
+        own clients (its own credentials), and parsing botocore's JSON models for each would
+        take most of the replay's time."""
+        import botocore.session
+        from botocore.loaders import create_loader
+
+        loader = create_loader()
+
+        def register(session: Any) -> None:
+            session._components.lazy_register_component("data_loader", lambda: loader)
+
+        return mock.patch.object(botocore.session.Session, "_register_data_loader", register)
+
+    def close(self) -> None:
+        for patch in getattr(self, "_patches", []):
+            patch.stop()
+
+    # -- the template, rendered with moto's names ----------------------------------------------
+
+    def rendered(self, value: Any) -> Any:
+        """Ref/GetAtt/Join as text, each `<Id>` / `<Id.Attr>` replaced by moto's name or ARN; one
+        not on moto (OpenSearch's, the log groups') by an ARN of its own that no call names."""
+        text = json.dumps(cfn.render(value))
+        return json.loads(
+            _PLACEHOLDER.sub(lambda m: self.names.get(m.group(1)) or _elsewhere(m.group(1)), text)
+        )
+
+    def statements(self, role_id: str) -> list[dict[str, Any]]:
+        return [self.rendered(statement) for statement in cfn.statements(dict(self.template), role_id)]
+
+    def environment(self, folder: str) -> dict[str, str]:
+        variables = cfn.environment(dict(self.template), self.functions[folder])
+        found = {name: str(self.rendered(value)) for name, value in variables.items()}
+        found["OPENAI_BASE_URL"] = self.llm_base_url  # the fake LLM server stands in for the model
+        return found | self.credentials[folder] | {"AWS_REGION": REGION, "AWS_DEFAULT_REGION": REGION}
+
+    # -- running a function ----------------------------------------------------------------------
+
+    @contextmanager
+    def running_as(self, folder: str) -> Iterator[None]:
+        """The function's environment and credentials, its engine installed; IAM enforced."""
+        with mock.patch.dict(os.environ):
+            for name in [name for name in os.environ if name.startswith(_CLEARED)]:
+                del os.environ[name]
+            os.environ.update(self.environment(folder))
+            reset_settings()
+            wiring.reset()
+            clients.forget_clients()
+            try:
+                settings = Settings()
+                if settings.backend == "aws" and not settings.keys_only:
+                    wiring.use(self._engine(settings))
+                with enforced(self.ledger, self.where):
+                    yield
+            finally:
+                wiring.reset()
+                reset_settings()
+                clients.forget_clients()
+
+    def _engine(self, settings: Settings) -> Engine:
+        return Engine(
+            settings=settings,
+            store=wiring.build_store(settings),
+            queue=wiring.build_queue(settings),
+            index=self.index,
+            embedder=wiring.build_embedder(settings),
+            extractor=wiring.build_extractor(settings),
+            facts=wiring.build_fact_extractor(settings),
+            chat=wiring.build_chat_upstream(settings),
+        )
+
+    def invoke(self, folder: str, event: dict[str, Any]) -> dict[str, Any]:
+        """The function's `lambda_handler` on `event`, under its role."""
+        handler = importlib.import_module(f"functions.{folder}.handler").lambda_handler
+        with self.running_as(folder):
+            answer: dict[str, Any] = handler(event, LocalContext())
+        return answer
+
+    def drain(self, folder: str) -> list[dict[str, Any]]:
+        """Deliver the queue's jobs to the worker as its event source mapping does, receiving and
+        deleting with the worker's own role (Lambda polls with the function's role); returns the
+        worker's answers."""
+        from tests.fakes.sqs_lambda import EventSourceMapping
+
+        handler = importlib.import_module(f"functions.{folder}.handler").lambda_handler
+        with self.running_as(folder):
+            mapping = EventSourceMapping(self.names[self._main_queue_id()], handler, batch_size=1)
+            mapping.drain()
+        return mapping.responses
+
+    def _main_queue_id(self) -> str:
+        found = cfn.resources(dict(self.template), "AWS::SQS::Queue")
+        (main_id,) = [k for k, v in found.items() if "RedrivePolicy" in v["Properties"]]
+        return main_id

@@ -1,0 +1,109 @@
+"""Every function's sample events replayed on moto with IAM enforced, each function under exactly
+the policy the CDK app synthesized for its role (tests/infra/replay/). A code path that needs an
+action its role lacks is refused there as on AWS, and fails its step here.
+
+Two variants cover every grant a function can hold: the default one (the embedding image,
+built-in extraction) and prod with a managed domain, SageMaker and LLM extraction (whose key the
+worker, chat and fact generation read from Secrets Manager).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from functions.routes import functions
+from infra.access import OTHER_FUNCTION_NEEDS
+from memory_engine.adapters.aws.dynamodb_store import DynamoDbStore
+from memory_engine.adapters.aws.dynamodb_table import DynamoTable
+from tests.fakes.aws import moto_aws
+from tests.infra import cfn
+from tests.infra.replay import scenario
+from tests.infra.replay.llm import llm_server
+from tests.infra.replay.scenario import NOT_REPLAYED, STEPS, Outcome, load
+from tests.infra.replay.stack import LLM_KEY, ReplayStack
+from tests.infra.variants import DEV, PROD
+
+REPLAYED = (DEV, PROD)
+
+
+def replayed_stack(template: dict[str, Any]) -> Iterator[tuple[ReplayStack, list[str | None]]]:
+    with llm_server() as (url, keys), ReplayStack.shared_loader(), moto_aws():
+        stack = ReplayStack(template, url)
+        try:
+            stack.create()
+            yield stack, keys
+        finally:
+            stack.close()
+
+
+@pytest.fixture(scope="module")
+def outcomes(templates: dict[str, dict[str, Any]]) -> dict[str, tuple[list[Outcome], list[str | None]]]:
+    """Variant → the outcome of every step, and the Authorization headers the LLM endpoint saw."""
+    found = {}
+    for variant in REPLAYED:
+        for stack, keys in replayed_stack(templates[variant]):
+            found[variant] = (scenario.run(stack), list(keys))
+    return found
+
+
+def _report(outcome: Outcome) -> str:
+    refused = "; ".join(f"{call.function} refused {call.authorization}" for call in outcome.denied)
+    return f"{outcome.step}: {refused or 'no refusal'}; answered {outcome.detail}"
+
+
+@pytest.mark.parametrize("variant", REPLAYED)
+@pytest.mark.parametrize("position", range(len(STEPS)), ids=[step.name for step in STEPS])
+def test_the_step_succeeds_under_the_functions_synthesized_role(
+    variant: str, position: int, outcomes: dict[str, tuple[list[Outcome], list[str | None]]]
+) -> None:
+    outcome = outcomes[variant][0][position]
+    assert outcome.succeeded, _report(outcome)
+
+
+def test_every_function_of_the_stack_is_replayed_but_those_that_call_no_aws_api(
+    dev: dict[str, Any],
+) -> None:
+    # (the embedding image is no zip function: its role writes its logs only)
+    replayed = {step.function for step in STEPS}
+    deployed = set(cfn.functions_by_folder(dev))
+    assert deployed == set(functions()) | set(OTHER_FUNCTION_NEEDS)
+    assert deployed - replayed == set(NOT_REPLAYED)
+
+
+def test_every_sample_event_is_played(dev: dict[str, Any]) -> None:
+    played = {step.event for step in STEPS if step.event}
+    samples = {path.stem for path in scenario.EVENTS.glob("*.json")}
+    assert samples - played == {"embedder_image"}  # the image's sample: no role statement to test
+
+
+def test_the_llm_key_reaches_the_model_from_secrets_manager(
+    outcomes: dict[str, tuple[list[Outcome], list[str | None]]],
+) -> None:
+    # Given the prod variant, whose functions are told the secret's name, not the key
+    _, sent = outcomes[PROD]
+    # Then the model was called with the secret's value, read under the functions' roles
+    assert sent and set(sent) == {f"Bearer {LLM_KEY}"}
+
+
+def test_a_code_path_needing_an_action_its_role_lacks_fails_the_replay(
+    dev: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given the inspector's listing as it was: a Scan of the table, which its role may not do
+    def scanned(store: DynamoDbStore, tenant: str) -> list[Any]:
+        table: DynamoTable = store.table
+        return list(
+            table.scan(FilterExpression="sk = :s", ExpressionAttributeValues={":s": {"S": "SESSION"}})
+        )
+
+    monkeypatch.setattr(DynamoDbStore, "list_sessions", scanned)
+    for stack, _ in replayed_stack(dev):
+        # When the inspector's thread list is replayed under its synthesized role
+        answer = stack.invoke("inspect_threads", load("inspect_threads"))
+        # Then AWS's refusal reaches the caller, and the replay names the missing grant
+        assert answer["statusCode"] == 503
+        (refused,) = stack.ledger.denied("inspect_threads")
+        assert refused.authorization.action == "dynamodb:Scan"
+        assert refused.authorization.resource.endswith(":table/memory-engine-replay")
