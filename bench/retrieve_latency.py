@@ -89,7 +89,7 @@ class Twin:
         import numpy as np
 
         self.pairs: list[tuple[Any, Vectors, Vectors]] = []
-        with index.lock:
+        with index.lock.writing():
             for shard in index.shards.values():
                 graph = shard.vectors
                 if isinstance(graph, GraphVectors):

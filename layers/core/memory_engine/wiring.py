@@ -72,7 +72,7 @@ def _built_engine() -> Engine:
         )
     with _lock:
         store = build_store(settings)
-        index = shared_index(settings, build_index(settings, store))
+        index = build_index(settings, store)
         return Engine(
             settings=settings,
             store=store,
@@ -120,16 +120,6 @@ def build_index(settings: Settings, store: Store) -> SearchIndex:
     index = LocalSearchIndex(ann_threshold=threshold)
     rebuild(store, index)
     return index
-
-
-def shared_index(settings: Settings, index: SearchIndex) -> SearchIndex:
-    """The index as the engine shares it between server threads and the worker: the in-memory one
-    behind a reader/writer lock (searches side by side, writes one at a time); OpenSearch as is."""
-    if settings.opensearch_url:
-        return index
-    from memory_engine.adapters.local.locked import LockedIndex
-
-    return LockedIndex(index)
 
 
 def local_index_path(settings: Settings) -> Path:

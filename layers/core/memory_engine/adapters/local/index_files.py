@@ -78,7 +78,7 @@ class PersistedIndex(LocalSearchIndex):
     @contextmanager
     def bulk(self) -> Iterator[None]:
         """Graph inserts on every core, and one checkpoint at the end (rebuilds)."""
-        with self.lock:
+        with self.lock.writing():
             self.insert_threads = -1
             try:
                 yield
@@ -88,7 +88,7 @@ class PersistedIndex(LocalSearchIndex):
 
     def checkpoint(self) -> None:
         """Save the shards changed since the last checkpoint and a new manifest."""
-        with self.lock:
+        with self.lock.writing():
             if not self.dirty and self._opstamps == self.lexical.opstamps:
                 return
             generation = self.generation + 1
@@ -127,7 +127,7 @@ class PersistedIndex(LocalSearchIndex):
 
     def close(self) -> None:
         """Checkpoint, and release tantivy's writers (so the folder can be opened again)."""
-        with self.lock:
+        with self.lock.writing():
             self.checkpoint()
             self.lexical.close()
 

@@ -9,19 +9,19 @@ vectors exactly until it holds `ann_threshold` documents, then moves them into a
 (`vectors.GraphVectors`). What a hit echoes (memory, date, text) is read from tantivy's stored
 documents, not kept in Python.
 
-Thread safety: one re-entrant lock around every call, so the server's threads, the worker and a
-checkpoint may share an instance; readers serialise (a search is a few milliseconds). numpy,
-voyager and tantivy are imported inside methods: importing this module costs nothing.
+Thread safety: the index's one lock (`locked.ReadWriteLock`) around every call, so the server's
+threads, the worker and a checkpoint may share an instance: searches side by side, a write alone.
+numpy, voyager and tantivy are imported inside methods: importing this module costs nothing.
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memory_engine.adapters.local.lexical import LexicalIndex, Stored, details
+from memory_engine.adapters.local.locked import ReadWriteLock
 from memory_engine.adapters.local.shards import Shard, ShardKey
 from memory_engine.adapters.local.vectors import ExactVectors, GraphParams, GraphVectors
 from memory_engine.errors import InvalidInput
@@ -55,7 +55,7 @@ class LocalSearchIndex(SearchIndex):
         graph: GraphParams | None = None,
         directory: Path | None = None,
     ) -> None:
-        self.lock = threading.RLock()
+        self.lock = ReadWriteLock()
         self.ann_threshold = ann_threshold
         self.graph = graph or GraphParams()
         self.lexical = LexicalIndex(directory)
@@ -66,7 +66,7 @@ class LocalSearchIndex(SearchIndex):
         self.insert_threads = 1
 
     def __len__(self) -> int:
-        with self.lock:
+        with self.lock.reading():
             return sum(len(shard) for shard in self.shards.values())
 
     # -- writes -----------------------------------------------------------------------------------
@@ -77,7 +77,7 @@ class LocalSearchIndex(SearchIndex):
             return
         import numpy as np
 
-        with self.lock:
+        with self.lock.writing():
             dims = self._checked_dims(docs)
             last = {(doc.tenant, doc.doc_id): doc for doc in docs}  # given twice: the last wins
             docs = list(last.values())
@@ -138,7 +138,7 @@ class LocalSearchIndex(SearchIndex):
         are ignored, so deletes can be replayed."""
         if not doc_ids:
             return
-        with self.lock:
+        with self.lock.writing():
             if tenant not in self.dims:
                 return
             found = [(kind, stored) for kind, stored in self.lexical.lookup(tenant, doc_ids).values()]
@@ -166,7 +166,7 @@ class LocalSearchIndex(SearchIndex):
         self.dirty.add(key)
 
     def clear(self, tenant: str | None = None) -> None:
-        with self.lock:
+        with self.lock.writing():
             self.lexical.clear(tenant)
             gone = [key for key in self.shards if tenant is None or key[0] == tenant]
             for key in gone:
@@ -192,7 +192,7 @@ class LocalSearchIndex(SearchIndex):
 
     def get(self, tenant: str, doc_id: str) -> IndexDocument | None:
         """The stored document with its (unit-normalised, float32-rounded) vector, or None."""
-        with self.lock:
+        with self.lock.reading():
             found = self.lexical.lookup(tenant, [doc_id]).get(doc_id)
             if found is None:
                 return None
@@ -210,7 +210,7 @@ class LocalSearchIndex(SearchIndex):
 
     def memory_ids(self) -> dict[str, set[str]]:
         """Per tenant, the ids of the memory documents held (what the store should hold too)."""
-        with self.lock:
+        with self.lock.reading():
             held: dict[str, set[str]] = {}
             for (tenant, kind, _), shard in self.shards.items():
                 if kind == "memory":
@@ -235,7 +235,7 @@ class LocalSearchIndex(SearchIndex):
             return found
         import numpy as np
 
-        with self.lock:
+        with self.lock.reading():
             dim = self.dims.get(tenant)
             if dim is None:
                 return found
@@ -274,19 +274,9 @@ class LocalSearchIndex(SearchIndex):
             best.sort(key=_best_first)
             dense = {doc_id: score for score, doc_id in best[:k]}
 
-        stored: dict[str, Stored] = {}
-        lexical: dict[str, float] = {}
-        for score, row in self.lexical.top(kind, tenant, list(shards), terms, k):
-            lexical[row.doc_id] = score
-            stored[row.doc_id] = row
-        lexical_of: dict[str, float] = {}
-        # The BM25 of the dense hits the lexical top k lacks (0 for those sharing no word) and what
-        # they echo, in one search.
-        unscored = candidates.unscored(dense, lexical)
-        for doc_id, (score, row) in self.lexical.scores(kind, tenant, unscored, terms).items():
-            lexical_of[doc_id] = score
-            stored[doc_id] = row
-
+        # The k best by BM25, and the BM25 of the dense hits (0 for those sharing no word), with
+        # what each hit echoes, in one pass over tantivy's store.
+        lexical, lexical_of, stored = self.lexical.search(kind, tenant, list(shards), terms, k, list(dense))
         dense_of: dict[str, float] = {}
         window_of: dict[str, float | None] = {}
         if query is not None:  # one vector read per shard for its lexical-only hits, one for windows
