@@ -404,7 +404,7 @@ def test_a_start_after_a_crash_rebuilds_the_index_from_the_store(
 
 
 def test_a_folder_of_the_index_format_before_is_rebuilt_at_start(
-    engine: Engine, settings: Settings, caplog: pytest.LogCaptureFixture
+    engine: Engine, settings: Settings, caplog: pytest.LogCaptureFixture, capsys: pytest.CaptureFixture[str]
 ) -> None:
     import json
     import shutil
@@ -421,8 +421,10 @@ def test_a_folder_of_the_index_format_before_is_rebuilt_at_start(
     # When the engine starts on it
     restarted = _restart(engine, settings)
 
-    # Then the index is rebuilt from the store, saying so, and the old files are gone
+    # Then the index is rebuilt from the store, saying so with a progress line, and the old files
+    # are gone
     assert "another format" in caplog.text and "rebuilding it from the store" in caplog.text
+    assert "index rebuild" in capsys.readouterr().err
     assert _held(restarted) == _stored(restarted)
     assert not list(folder.glob("*.arrays")) and not list(folder.glob("journal-*"))
 
