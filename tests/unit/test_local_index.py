@@ -233,3 +233,39 @@ def test_concurrent_upserts_and_searches_do_not_corrupt_the_index() -> None:
     # Then nothing failed and exactly the undeleted documents remain
     assert errors == []
     assert len(index) == sum(1 for n in range(3) for i in range(n * 1000, n * 1000 + 200) if i % 3)
+
+
+def test_searching_the_thread_that_holds_every_document_finds_what_the_filtered_search_finds() -> None:
+    # Given an index whose documents all sit in one tenant's one thread
+    index = LocalSearchIndex()
+    texts = [
+        "pepper the cat naps",
+        "the cat and the dog",
+        "a dog named pepper",
+        "rain all day",
+        "cat cat cat",
+    ]
+    index.upsert([_doc(f"d{i}", text, _axis(i % 8)) for i, text in enumerate(texts)])
+
+    # When its BM25 top k is searched without the threads' filter and with it
+    args = ("memory", TENANT, ["t1"], ["pepper", "cat"], 3, ["d3"])
+    whole = index.lexical.search(*args, whole=True)
+    filtered = index.lexical.search(*args, whole=False)
+
+    # Then both find the same documents with the same scores, in the same order
+    assert list(whole.lexical.items()) == list(filtered.lexical.items())
+    assert whole.lexical_of == filtered.lexical_of and len(whole.lexical) == 3
+
+
+def test_a_tenants_only_thread_does_not_show_another_tenants_documents_of_the_same_thread_name() -> None:
+    # Given two tenants with a thread of the same name, one document each sharing the query's word
+    index = LocalSearchIndex()
+    index.upsert(
+        [_doc("mine", "pepper the cat", _axis(0)), _doc("theirs", "pepper", _axis(1), tenant="other")]
+    )
+
+    # When one tenant searches its only thread by words
+    hits = index.search(TENANT, ["t1"], "pepper", [], k=5)
+
+    # Then it finds its own document only
+    assert [hit.doc_id for hit in hits] == ["mine"]

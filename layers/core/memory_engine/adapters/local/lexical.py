@@ -184,6 +184,10 @@ class LexicalIndex:
             self._indexes[kind].reload()
             self._searchers.pop(kind, None)
 
+    def count(self, kind: DocKind) -> int:
+        """How many documents of the kind the index holds (every tenant's)."""
+        return int(self._searcher(kind).num_docs)
+
     def close(self) -> None:
         """Let merges finish and release the folders' writer locks."""
         for kind in KINDS:
@@ -234,10 +238,15 @@ class LexicalIndex:
         terms: Sequence[str],
         k: int,
         named: Sequence[str] = (),
+        whole: bool = False,
     ) -> Found:
         """The k best documents of the kind in the tenant's threads by BM25, and the BM25 of each
         `named` one (the dense hits: 0 for one holding no term; left out when the index does not
         hold it), with what every one of them stores.
+
+        `whole`: the threads hold every document of the kind, so the top k is searched without
+        the threads' filter, where tantivy skips blocks of postings that cannot reach it
+        (block-max WAND; a filtered search scores every document holding a word).
 
         Each document is read once, in the order of tantivy's store: hits of neighbouring
         documents share a compressed block (half the cost of reading them in score order)."""
@@ -250,7 +259,9 @@ class LexicalIndex:
         Occur, Query = tantivy.Occur, tantivy.Query
         words = _any_of(self.schema, "body", terms) if terms else None
         best: list[tuple[float, Any]] = []
-        if words is not None:
+        if words is not None and whole:
+            best = searcher.search(words, k, count=False).hits
+        elif words is not None:
             scope = Query.term_set_query(self.schema, "scope", [_key(tenant, thread) for thread in threads])
             within = Query.const_score_query(scope, 0.0)
             query = Query.boolean_query([(Occur.Must, words), (Occur.Must, within)])

@@ -275,8 +275,12 @@ class LocalSearchIndex(SearchIndex):
             dense = {doc_id: score for score, doc_id in best[:k]}
 
         # The k best by BM25, and the BM25 of the dense hits (0 for those sharing no word), with
-        # what each hit echoes, in one pass over tantivy's store.
-        lexical, lexical_of, stored = self.lexical.search(kind, tenant, list(shards), terms, k, list(dense))
+        # what each hit echoes, in one pass over tantivy's store. Threads holding every document
+        # of the kind (one tenant, one thread: the worst case for a filter) need no filter.
+        whole = sum(len(shard) for shard in shards.values()) == self.lexical.count(kind)
+        lexical, lexical_of, stored = self.lexical.search(
+            kind, tenant, list(shards), terms, k, list(dense), whole
+        )
         dense_of: dict[str, float] = {}
         window_of: dict[str, float | None] = {}
         if query is not None:  # one vector read per shard for its lexical-only hits, one for windows
