@@ -2,8 +2,7 @@
 the store at start, shared between the server's threads and its worker.
 
 Only the local server and its CLI open these files (a Lambda function searches OpenSearch), so
-this lives with them, not in the Lambda layer. The functions below moved here from
-`memory_engine.wiring` unchanged.
+this lives with them, not in the Lambda layer.
 """
 
 from __future__ import annotations
@@ -21,11 +20,8 @@ if TYPE_CHECKING:
 
 
 def local_index(settings: Settings, store: Store) -> SearchIndex:
-    """The engine's index in the local server: built as below and shared between threads."""
-    return shared_index(settings, build_index(settings, store))
-
-
-def build_index(settings: Settings, store: Store) -> SearchIndex:
+    """The engine's index in the local server, shared between its threads and its worker (the
+    index holds its own reader/writer lock)."""
     if settings.opensearch_url:
         return build_opensearch_index(settings)
     # Without OpenSearch (refused inside Lambda by the settings): an in-process index. Beside the
@@ -43,16 +39,6 @@ def build_index(settings: Settings, store: Store) -> SearchIndex:
     index = LocalSearchIndex(ann_threshold=threshold)
     rebuild(store, index)
     return index
-
-
-def shared_index(settings: Settings, index: SearchIndex) -> SearchIndex:
-    """The index as the engine shares it between server threads and the worker: the in-memory one
-    behind a reader/writer lock (searches side by side, writes one at a time); OpenSearch as is."""
-    if settings.opensearch_url:
-        return index
-    from memory_engine.adapters.local.locked import LockedIndex
-
-    return LockedIndex(index)
 
 
 def local_index_path(settings: Settings) -> Path:

@@ -10,8 +10,9 @@ the local server's own API key finds them.
 Building 100k memories inserts 900k vectors into an HNSW graph: minutes on two cores, so each
 size is built once under $MEMORY_ENGINE_BENCH_CACHE (default /tmp/memory-engine-bench) and reused
 while the fixture's version and the index format stay the same. A bigger size starts from a copy
-of the biggest smaller one; a folder of the index format before is upgraded instead of rebuilt
-(`bench.index_upgrade`).
+of the biggest smaller one; where a folder of the same data holds another index format (a
+checkout before or after this one), its store is copied and this version's index built beside it
+(from the same generated documents).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import os
 import random
 import shutil
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -111,52 +112,80 @@ def data_dir(memories: int) -> Path:
     if (folder / "ready").exists():
         return folder
     started = time.perf_counter()
-    previous = cache_root() / f"v{FIXTURE}-f{FORMAT_VERSION - 1}-{memories}"
-    if FORMAT_VERSION == 2 and (previous / "ready").exists():  # same data, shards re-encoded
-        from bench.speed.index_upgrade import upgrade_from_format_1
-
-        shutil.rmtree(folder, ignore_errors=True)
-        shutil.copytree(previous, folder)
-        (folder / "ready").unlink()
-        upgrade_from_format_1(folder / f"{DATABASE}.index")
+    other = [path for path in cache_root().glob(f"v{FIXTURE}-f*-{memories}") if (path / "ready").exists()]
+    if other:  # the same data with another index format: the start of a new version rebuilds it
+        _rebuilt(other[0], folder)
         (folder / "ready").write_text(
-            f"upgraded from {previous.name} in {time.perf_counter() - started:.0f} s\n"
+            f"index built beside the store of {other[0].name} in {time.perf_counter() - started:.0f} s\n"
         )
         return folder
-    smaller = sorted(
-        (int(path.name.rsplit("-", 1)[1]), path)
-        for path in cache_root().glob(f"{VERSION}-*")
-        if (path / "ready").exists() and int(path.name.rsplit("-", 1)[1]) < memories
-    )
+    have, source = _biggest_below(memories)
     shutil.rmtree(folder, ignore_errors=True)
-    if smaller:
-        have, source = smaller[-1]
+    if source is not None:
         shutil.copytree(source, folder)
         (folder / "ready").unlink()
     else:
-        have = 0
         folder.mkdir(parents=True)
     _grow(folder, have, memories)
     (folder / "ready").write_text(f"built in {time.perf_counter() - started:.0f} s\n")
     return folder
 
 
-def _grow(folder: Path, have: int, memories: int) -> None:
-    import numpy as np
-    from tqdm import tqdm
+def _biggest_below(memories: int) -> tuple[int, Path | None]:
+    """The biggest ready folder of this version smaller than `memories`, with its size."""
+    smaller = sorted(
+        (int(path.name.rsplit("-", 1)[1]), path)
+        for path in cache_root().glob(f"{VERSION}-*")
+        if (path / "ready").exists() and int(path.name.rsplit("-", 1)[1]) < memories
+    )
+    return smaller[-1] if smaller else (0, None)
 
+
+def _rebuilt(source: Path, folder: Path) -> None:
+    """`folder` with the store of `source` and this version's index of the same documents. The
+    fixture's store holds no source turns (its turn documents are made from generated ones), so
+    the documents are generated again, chunk by chunk as `_grow` made them, not read back."""
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    shutil.copy2(source / DATABASE, folder / DATABASE)
+    memories = int(source.name.rsplit("-", 1)[1])
+    have, smaller = _biggest_below(memories)
+    if smaller is not None:  # this version's index of the first `have` memories, grown
+        shutil.copytree(smaller / f"{DATABASE}.index", folder / f"{DATABASE}.index")
+    index = (PersistedIndex.load if have else PersistedIndex)(folder / f"{DATABASE}.index")
+    with index.bulk():
+        for made in _made(have, memories, f"index {memories:,}"):
+            index.upsert([doc for memory, sources in made for doc in index_documents(memory, sources)])
+    index.close()
+
+
+def _grow(folder: Path, have: int, memories: int) -> None:
     store = SqliteStore(folder / DATABASE)
     index = (
         PersistedIndex.load(folder / f"{DATABASE}.index")
         if have
         else PersistedIndex(folder / f"{DATABASE}.index")
     )
+    with index.bulk():
+        for made in _made(have, memories, f"fixture {memories:,}"):
+            with store._db.write() as conn:  # bulk path: a benchmark fixture, not an API
+                insert_memories(conn, [memory for memory, _ in made])
+            index.upsert([doc for memory, sources in made for doc in index_documents(memory, sources)])
+    if not have:
+        _live_session(store, corpus())
+    index.close()
+    store.close()
+
+
+def _made(have: int, memories: int, desc: str) -> Iterator[list[tuple[Memory, list[Turn]]]]:
+    """Memories `have`..`memories` with their source turns, in chunks; the same ones every time
+    (each chunk drawn from seeds of its first position)."""
+    import numpy as np
+    from tqdm import tqdm
+
     turns = corpus()
     latent = Latent()
-    with (
-        index.bulk(),
-        tqdm(total=memories, initial=have, unit=" memories", desc=f"fixture {memories:,}") as bar,
-    ):
+    with tqdm(total=memories, initial=have, unit=" memories", desc=desc) as bar:
         for start in range(have, memories, _CHUNK):
             stop = min(memories, start + _CHUNK)
             rng = np.random.default_rng(start)
@@ -173,20 +202,14 @@ def _grow(folder: Path, have: int, memories: int) -> None:
                 _memory(i, turns, text_rng, own[i - start], parts[(i - start) * 8 : (i - start) * 8 + 8])
                 for i in range(start, stop)
             ]
-            made = [
+            yield [
                 (
                     memory.model_copy(update={"window_embeddings": windows[at * 8 : at * 8 + 8].tolist()}),
                     sources,
                 )
                 for at, (memory, sources) in enumerate(made)
             ]
-            with store._db.write() as conn:  # bulk path: a benchmark fixture, not an API
-                insert_memories(conn, [memory for memory, _ in made])
-            index.upsert([doc for memory, sources in made for doc in index_documents(memory, sources)])
             bar.update(stop - start)
-    if not have:
-        _live_session(store, turns)
-    store.close()
 
 
 def _windows(turns: Any) -> Any:

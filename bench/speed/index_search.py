@@ -92,8 +92,8 @@ def main() -> None:
         started = time.perf_counter()
         index = _build(args, size, rng)
         build_s = time.perf_counter() - started
-        shard = index.tenants["bench"].shards["memory", "thread-0"]
-        bm25 = shard.bm25  # read only, to report the workload
+        shard = index.shards["bench", "memory", "thread-0"]
+        searcher = index.lexical._searcher("memory")  # read only, to report the workload
         queries = [
             (
                 " ".join(_words(rng, args.query_words, args.zipf, args.stop)),
@@ -102,8 +102,7 @@ def main() -> None:
             for _ in range(args.queries)
         ]
         touched = statistics.mean(
-            sum(len(bm25._arrays[term]) for term in tokenize(text) if term in bm25._arrays)
-            for text, _ in queries
+            sum(searcher.doc_freq("body", term) for term in tokenize(text)) for text, _ in queries
         )
         total: list[float] = []
         dense: list[float] = []

@@ -1,8 +1,8 @@
 """Restart: `memory-engine serve` on a data folder with N memories, to its first successful retrieve.
 
-    python -m bench.restart [--sizes 10000 100000] [--runs 3] [--keep] [--baseline ../main-checkout]
+    python -m bench.speed.restart [--sizes 10000 100000] [--runs 3] [--keep] [--baseline ../main-checkout]
 
-The data folders are `bench.index_fixture`'s (9 index documents per memory, all in one thread).
+The data folders are `bench.speed.index_fixture`'s (9 index documents per memory, all in one thread).
 Each run starts the real local server in a fresh process (real ONNX query embedder, SQLite
 store, the persisted local index loaded and checked against the store), posts a retrieve every
 50 ms from the moment the process is spawned, and stops the clock at the first 200 with hits.
@@ -205,7 +205,8 @@ def main() -> None:
 
 
 def _summary(folder: Path, runs: list[dict[str, Any]]) -> dict[str, Any]:
-    index_mb = sum(p.stat().st_size for p in (folder / "memory-engine.sqlite3.index").iterdir()) / 2**20
+    files = (folder / "memory-engine.sqlite3.index").rglob("*")
+    index_mb = sum(path.stat().st_size for path in files if path.is_file()) / 2**20
     return {
         "first_retrieve_s": median([r["first_retrieve_s"] for r in runs]),
         "rss_mb": median([r["rss_mb"] for r in runs]),

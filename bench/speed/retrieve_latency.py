@@ -1,9 +1,9 @@
 """Retrieve latency at 1k / 10k / 100k memories and 1M index documents, ANN index against exact scan.
 
-    python -m bench.retrieve_latency [--sizes 1000 10000 100000 111112] [--queries 200]
+    python -m bench.speed.retrieve_latency [--sizes 1000 10000 100000 111112] [--queries 200]
                                      [--concurrency 1 100] [--runs 3] [--keep]
 
-Each size is a cached data folder (`bench.index_fixture`: LoCoMo text, structured synthetic
+Each size is a cached data folder (`bench.speed.index_fixture`: LoCoMo text, structured synthetic
 vectors, every memory in the searched thread beside 12 still-buffered turns, 9 index documents
 per memory, so 111,112 memories are 1,000,008 documents). The engine loads it as the local server
 does (SQLite store, persisted local index) and runs LoCoMo dev questions through
@@ -89,8 +89,8 @@ class Twin:
         import numpy as np
 
         self.pairs: list[tuple[Any, Vectors, Vectors]] = []
-        with index.lock:
-            for _, _, shard in index.shards():
+        with index.lock.writing():
+            for shard in index.shards.values():
                 graph = shard.vectors
                 if isinstance(graph, GraphVectors):
                     ids = sorted(graph.live_ids)

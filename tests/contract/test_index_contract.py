@@ -34,15 +34,6 @@ def _local() -> Iterator[SearchIndex]:
 
 
 @contextmanager
-def _local_locked() -> Iterator[SearchIndex]:
-    # As wiring shares it between the server's threads and the worker.
-    from memory_engine.adapters.local.locked import LockedIndex
-    from memory_engine.adapters.local.memory_index import LocalSearchIndex
-
-    yield LockedIndex(LocalSearchIndex())
-
-
-@contextmanager
 def _local_ann() -> Iterator[SearchIndex]:
     # A threshold of one document: every shard is an HNSW graph from its first document on.
     from memory_engine.adapters.local.memory_index import LocalSearchIndex
@@ -119,7 +110,6 @@ def _opensearch() -> Iterator[SearchIndex]:
 
 _FACTORIES: dict[str, Callable[[], AbstractContextManager[SearchIndex]]] = {
     "local": _local,
-    "local-locked": _local_locked,
     "local-ann": _local_ann,
     "local-reloaded": _local_reloaded,
     "local-ann-reloaded": _local_ann_reloaded,

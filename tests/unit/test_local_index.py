@@ -35,10 +35,46 @@ def _doc(
     )
 
 
-def test_importing_the_module_does_not_import_numpy() -> None:
-    code = "import sys, memory_engine.adapters.local.memory_index; print('numpy' in sys.modules)"
+def test_importing_the_module_imports_neither_numpy_nor_tantivy() -> None:
+    code = (
+        "import sys, memory_engine.adapters.local.index_files; "
+        "print('numpy' in sys.modules or 'tantivy' in sys.modules)"
+    )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize(
+    ("text", "query"),
+    [("Caroline's paintings of the lake", "painting caroline"), ("지훈이가 학교에 갔다", "지훈 학교")],
+)
+def test_words_match_in_the_engines_analysed_form(text: str, query: str) -> None:
+    # Given a document whose words differ from the query's in form only (a plural and a
+    # possessive; Korean particles), as the engine's analyzer relates them
+    index = LocalSearchIndex()
+    index.upsert([_doc("a", text, _axis(0)), _doc("b", "nothing alike here", _axis(1))])
+
+    # When searched by words alone
+    hits = index.search(TENANT, ["t1"], query, [], k=5)
+
+    # Then the document is found by BM25, as the buffered turns' scorer would find it
+    assert [hit.doc_id for hit in hits] == ["a"]
+    assert hits[0].lexical > 0
+
+
+def test_upserting_a_document_as_another_kind_moves_it() -> None:
+    # Given a memory document
+    index = LocalSearchIndex()
+    index.upsert([_doc("a", "kayak", _axis(0))])
+
+    # When the same id is written as a turn document
+    index.upsert([_doc("a", "kayak", _axis(0)).model_copy(update={"kind": "turn", "memory_id": "m"})])
+
+    # Then only the turn search finds it, by words and by meaning
+    assert index.search(TENANT, ["t1"], "kayak", _axis(0), k=5) == []
+    [hit] = index.search(TENANT, ["t1"], "kayak", _axis(0), k=5, kind="turn")
+    assert (hit.doc_id, hit.memory_id, hit.lexical > 0) == ("a", "m", True)
+    assert len(index) == 1
 
 
 def test_a_lexical_only_candidate_still_gets_its_cosine() -> None:
@@ -197,3 +233,39 @@ def test_concurrent_upserts_and_searches_do_not_corrupt_the_index() -> None:
     # Then nothing failed and exactly the undeleted documents remain
     assert errors == []
     assert len(index) == sum(1 for n in range(3) for i in range(n * 1000, n * 1000 + 200) if i % 3)
+
+
+def test_searching_the_thread_that_holds_every_document_finds_what_the_filtered_search_finds() -> None:
+    # Given an index whose documents all sit in one tenant's one thread
+    index = LocalSearchIndex()
+    texts = [
+        "pepper the cat naps",
+        "the cat and the dog",
+        "a dog named pepper",
+        "rain all day",
+        "cat cat cat",
+    ]
+    index.upsert([_doc(f"d{i}", text, _axis(i % 8)) for i, text in enumerate(texts)])
+
+    # When its BM25 top k is searched without the threads' filter and with it
+    args = ("memory", TENANT, ["t1"], ["pepper", "cat"], 3, ["d3"])
+    whole = index.lexical.search(*args, whole=True)
+    filtered = index.lexical.search(*args, whole=False)
+
+    # Then both find the same documents with the same scores, in the same order
+    assert list(whole.lexical.items()) == list(filtered.lexical.items())
+    assert whole.lexical_of == filtered.lexical_of and len(whole.lexical) == 3
+
+
+def test_a_tenants_only_thread_does_not_show_another_tenants_documents_of_the_same_thread_name() -> None:
+    # Given two tenants with a thread of the same name, one document each sharing the query's word
+    index = LocalSearchIndex()
+    index.upsert(
+        [_doc("mine", "pepper the cat", _axis(0)), _doc("theirs", "pepper", _axis(1), tenant="other")]
+    )
+
+    # When one tenant searches its only thread by words
+    hits = index.search(TENANT, ["t1"], "pepper", [], k=5)
+
+    # Then it finds its own document only
+    assert [hit.doc_id for hit in hits] == ["mine"]

@@ -1,4 +1,4 @@
-"""The reader/writer lock around the local index: reads side by side, a write alone."""
+"""The local index's one lock: reads side by side, a write alone, the writing thread let back in."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import threading
 import time
 from datetime import UTC, datetime
 
-from memory_engine.adapters.local.locked import LockedIndex, ReadWriteLock
+from memory_engine.adapters.local.locked import ReadWriteLock
 from memory_engine.adapters.local.memory_index import LocalSearchIndex
 from memory_engine.ports import IndexDocument
 
@@ -44,24 +44,72 @@ def test_a_writer_waits_for_readers_and_new_readers_wait_for_a_waiting_writer() 
     assert order == ["first read ends", "write", "late read"]
 
 
+def test_the_writing_thread_reads_and_writes_again_without_waiting_for_itself() -> None:
+    # Given a thread holding the lock to write (a bulk write)
+    lock = ReadWriteLock()
+    done = threading.Event()
+
+    def nested() -> None:
+        with lock.writing(), lock.reading(), lock.writing():
+            done.set()
+
+    # When it reads and writes again inside
+    thread = threading.Thread(target=nested)
+    thread.start()
+    thread.join(5)
+
+    # Then it got through, and the lock is free for another writer afterwards
+    assert done.is_set()
+    other = threading.Thread(target=lambda: _hold(lock.writing, [], "other"))
+    other.start()
+    other.join(5)
+    assert not other.is_alive()
+
+
+def test_a_search_of_the_index_waits_while_a_write_holds_its_lock() -> None:
+    # Given an index with one document, its lock held for writing by another thread
+    index = LocalSearchIndex()
+    index.upsert([_doc("d1")])
+    order: list[str] = []
+    holding, release = threading.Event(), threading.Event()
+
+    def write() -> None:
+        with index.lock.writing():
+            holding.set()
+            release.wait(5)
+            order.append("write ends")
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    holding.wait(5)
+
+    # When a search starts meanwhile
+    reader = threading.Thread(
+        target=lambda: order.append(f"search found {len(index.search('t', ['th'], 'pepper', [1.0, 0.0], 5))}")
+    )
+    reader.start()
+    time.sleep(0.05)
+    release.set()
+    writer.join(5)
+    reader.join(5)
+
+    # Then it answers after the write, not during it
+    assert order == ["write ends", "search found 1"]
+
+
 def _hold(section: object, order: list[str], name: str) -> None:
     with section():  # type: ignore[operator]
         order.append(name)
 
 
-def test_methods_beyond_the_port_pass_through_the_wrapper() -> None:
-    index = LockedIndex(LocalSearchIndex())
-    doc = IndexDocument(
+def _doc(doc_id: str) -> IndexDocument:
+    return IndexDocument(
         tenant="t",
-        doc_id="d1",
+        doc_id=doc_id,
         session_uuid="s",
         thread="th",
         text="pepper the cat",
         vector=[1.0, 0.0],
-        source_dialog_uuids=["d1"],
+        source_dialog_uuids=[doc_id],
         created_at=datetime(2026, 1, 1, tzinfo=UTC),
     )
-    index.upsert([doc])
-    found = index.get("t", "d1")
-    assert found is not None and found.text == "pepper the cat"
-    assert len(index) == 1

@@ -66,7 +66,7 @@ def test_a_thread_past_the_threshold_is_searched_in_a_graph_with_the_same_answer
         return [(h.doc_id, round(h.dense, 4)) for h in index.search(TENANT, ["t1"], "", query, k=5)]
 
     # Then the graph finds the same documents, in the same order, with the same scores
-    assert type(graph.tenants[TENANT].shards["memory", "t1"].vectors).__name__ == "GraphVectors"
+    assert type(graph.shards[TENANT, "memory", "t1"].vectors).__name__ == "GraphVectors"
     assert top(graph) == top(exact)
 
 
@@ -99,43 +99,6 @@ def test_a_closed_index_loads_with_what_it_held(tmp_path: Path) -> None:
     assert loaded.get(TENANT, "b") == index.get(TENANT, "b")
 
 
-def test_a_loaded_shard_builds_a_documents_metadata_only_when_it_is_read(tmp_path: Path) -> None:
-    # Given a closed index, loaded again
-    index = _seeded(tmp_path)
-    index.close()
-    loaded = _reopen(tmp_path)
-    shard = loaded.tenants[TENANT].shards["memory", "t1"]
-    assert all(isinstance(value, int) for value in shard.meta.values())  # positions in the columns
-
-    # When one document is read
-    doc = loaded.get(TENANT, "b")
-
-    # Then it is the document written, and only its metadata was built
-    assert doc == index.get(TENANT, "b")
-    assert [doc_id for doc_id, value in shard.meta.items() if isinstance(value, tuple)] == ["b"]
-
-
-def test_a_checkpoint_after_a_start_copies_unread_documents_through_as_columns(tmp_path: Path) -> None:
-    # Given a loaded index where one document was read, one deleted and one added
-    index = _seeded(tmp_path)
-    index.close()
-    loaded = _reopen(tmp_path)
-    loaded.get(TENANT, "c")
-    loaded.delete(TENANT, ["a"])
-    loaded.upsert([_doc("d", "canoe", _axis(3))])
-
-    # When it is checkpointed and loaded again
-    loaded.close()
-    again = _reopen(tmp_path)
-
-    # Then the unread document was never built as a tuple, and every document is as written
-    meta = loaded.tenants[TENANT].shards["memory", "t1"].meta
-    assert isinstance(meta["b"], int) and isinstance(meta["c"], tuple)
-    for doc_id in "bcd":
-        assert again.get(TENANT, doc_id) == loaded.get(TENANT, doc_id)
-    assert again.get(TENANT, "a") is None
-
-
 def test_an_index_with_deletions_and_replacements_loads_as_it_was(tmp_path: Path) -> None:
     # Given a graph shard with a deleted document (its label kept, marked deleted), a replaced
     # one and a freed BM25 slot
@@ -157,78 +120,111 @@ def test_an_index_with_deletions_and_replacements_loads_as_it_was(tmp_path: Path
     assert loaded.get(TENANT, "b") == fresh.get(TENANT, "b")
 
 
-def test_writes_after_the_last_checkpoint_come_back_from_the_journal(tmp_path: Path) -> None:
-    # Given a checkpointed index, then an upsert and a delete that are only journaled (no close:
-    # the process died)
+def test_a_loaded_exact_shard_maps_its_rows_from_the_file_until_written(tmp_path: Path) -> None:
+    import numpy as np
+
+    # Given a closed index of exact shards
+    index = PersistedIndex(tmp_path, ann_threshold=None)
+    index.upsert([_doc("a", "kayak", _axis(0)), _doc("b", "tent", _axis(1))])
+    index.close()
+
+    # When it is loaded
+    loaded = PersistedIndex.load(tmp_path, ann_threshold=None)
+    vectors = loaded.shards[TENANT, "memory", "t1"].vectors
+
+    # Then its rows are the file's pages (read as searched), and a write leaves the file as it was
+    assert isinstance(vectors.matrix, np.memmap)  # type: ignore[attr-defined]
+    saved = next(tmp_path.glob("shard-*.rows.npy")).read_bytes()
+    loaded.upsert([_doc("a", "kayak", _axis(2))])
+    assert next(tmp_path.glob("shard-*.rows.npy")).read_bytes() == saved
+    assert _ids(loaded, "", _axis(2)) == {"a", "b"}
+
+
+def test_documents_added_after_the_last_checkpoint_are_dropped_at_load(tmp_path: Path) -> None:
+    # Given a checkpointed index, then an upsert whose words tantivy committed but whose vectors
+    # were never saved (the process died: its writers released, no close)
     index = _seeded(tmp_path)
     index.checkpoint()
     index.upsert([_doc("d", "kayak canoe", _axis(3))])
-    index.delete(TENANT, ["a"])
+    index.lexical.close()
 
     # When it is loaded again
     loaded = _reopen(tmp_path)
 
-    # Then both writes are there
-    assert {doc_id for doc_id in "abcd" if loaded.get(TENANT, doc_id)} == {"b", "c", "d"}
+    # Then it is the checkpoint's index, words and vectors alike (the store's catch-up adds "d")
+    assert _ids(loaded, "kayak canoe", _axis(3)) == {"a", "b", "c"}
+    assert loaded.get(TENANT, "d") is None
 
 
-def test_a_torn_journal_tail_is_dropped_and_the_rest_kept(tmp_path: Path) -> None:
+@pytest.mark.parametrize("write", ["replace", "delete"])
+def test_an_index_with_deletes_after_its_last_checkpoint_is_refused(tmp_path: Path, write: str) -> None:
+    # Given a checkpointed index, then a document replaced or deleted, and the process dying
     index = _seeded(tmp_path)
     index.checkpoint()
-    index.upsert([_doc("d", "canoe", _axis(3))])
-    index.upsert([_doc("e", "paddle", _axis(4))])
-    journal = next(tmp_path.glob("journal-*.log"))
-    journal.write_bytes(journal.read_bytes()[:-7])  # the last record half written
+    if write == "replace":
+        index.upsert([_doc("a", "canoe", _axis(3))])
+    else:
+        index.delete(TENANT, ["a"])
+    index.lexical.close()
 
-    loaded = _reopen(tmp_path)
+    # When it is loaded again
+    # Then it is refused: dropping the later words cannot bring the deleted ones back
+    with pytest.raises(IndexFileError, match="after its last checkpoint"):
+        _reopen(tmp_path)
 
-    assert loaded.get(TENANT, "d") is not None
-    assert loaded.get(TENANT, "e") is None
 
-
-def test_a_write_does_not_rewrite_the_snapshot(tmp_path: Path) -> None:
+def test_a_write_commits_its_words_and_leaves_the_vector_files_to_the_checkpoint(tmp_path: Path) -> None:
+    # Given a checkpointed index
     index = _seeded(tmp_path)
     index.checkpoint()
     snapshot = {path.name: path.stat().st_mtime_ns for path in tmp_path.glob("shard-*")}
 
+    # When a document is written
     index.upsert([_doc("d", "canoe", _axis(3))])
 
+    # Then it is searchable, no vector file was rewritten, and the next checkpoint saves it
+    assert _ids(index, "canoe", _axis(3)) >= {"d"}
     assert {path.name: path.stat().st_mtime_ns for path in tmp_path.glob("shard-*")} == snapshot
-    assert next(tmp_path.glob("journal-*.log")).stat().st_size > 0
+    index.close()
+    assert _reopen(tmp_path).get(TENANT, "d") == index.get(TENANT, "d")
 
 
 @pytest.mark.parametrize(
     "damage",
     [
-        "manifest deleted", "shard truncated", "shard flipped", "shard deleted", "graph truncated",
-        "graph flipped", "graph deleted", "older format", "folder deleted",
+        "manifest deleted", "rows truncated", "ids deleted", "graph truncated", "graph deleted",
+        "lexical deleted", "older format", "folder emptied",
     ],
 )  # fmt: skip
 def test_a_missing_or_damaged_index_is_refused(tmp_path: Path, damage: str) -> None:
     import json
+    import shutil
 
-    _seeded(tmp_path).close()  # 3 documents past the threshold of 2: a graph shard
+    exact = PersistedIndex(tmp_path / "exact", ann_threshold=None)
+    exact.upsert([_doc("a", "kayak", _axis(0))])
+    exact.close()
+    _seeded(tmp_path / "graph").close()  # 3 documents past the threshold of 2: a graph shard
     target, _, how = damage.partition(" ")
-    path = next(tmp_path.glob("shard-*.arrays" if target == "shard" else "shard-*.hnsw"))
+    folder = tmp_path / ("exact" if target == "rows" else "graph")
+    pattern = {"rows": "*.rows.npy", "ids": "*.ids.npy", "graph": "*.hnsw"}.get(target, "*")
+    path = next(folder.glob(f"shard-{pattern}"))
     if damage == "manifest deleted":
-        (tmp_path / "manifest.json").unlink()
-    elif damage == "older format":  # a folder format 1 wrote: pickled shards
-        manifest = json.loads((tmp_path / "manifest.json").read_text())
-        (tmp_path / "manifest.json").write_text(json.dumps(manifest | {"format": 1}))
+        (folder / "manifest.json").unlink()
+    elif damage == "older format":  # a folder format 2 wrote: hand-made arrays and a journal
+        manifest = json.loads((folder / "manifest.json").read_text())
+        (folder / "manifest.json").write_text(json.dumps(manifest | {"format": 2}))
+    elif damage == "lexical deleted":
+        shutil.rmtree(folder / "lexical-memory")
     elif how == "truncated":
         path.write_bytes(path.read_bytes()[:100])
-    elif how == "flipped":  # same size: only the checksum tells
-        data = bytearray(path.read_bytes())
-        data[len(data) // 2] ^= 0xFF
-        path.write_bytes(bytes(data))
-    elif how == "deleted" and target != "folder":
+    elif how == "deleted":
         path.unlink()
     else:
-        for path in tmp_path.iterdir():
-            path.unlink()
+        shutil.rmtree(folder)
+        folder.mkdir()
 
     with pytest.raises(IndexFileError):
-        _reopen(tmp_path)
+        PersistedIndex.load(folder, ann_threshold=2)
 
 
 # -- start-up against the store (wiring) ------------------------------------------------------
@@ -245,7 +241,7 @@ def _engine(settings: Settings) -> Engine:
         settings=settings,
         store=store,
         queue=ListQueue(),
-        index=local_index.build_index(settings, store),
+        index=local_index.local_index(settings, store),
         embedder=HashEmbedder(),
         extractor=EchoExtractor(),
         clock=StepClock(),
@@ -312,24 +308,27 @@ def test_a_restart_with_a_deleted_or_truncated_index_rebuilds_it_losing_nothing(
     assert "rebuilding it from the store" in caplog.text
     assert _held(restarted) == _stored(restarted)
     assert len(restarted.index) == docs_before  # type: ignore[arg-type]
+    restarted.index.close()  # type: ignore[attr-defined]
     assert len(PersistedIndex.load(folder)) == docs_before
 
 
 def test_a_restart_with_a_stale_index_catches_up_with_the_store(engine: Engine, settings: Settings) -> None:
-    # Given a snapshot of the index, then a third memory and a deleted memory the index never saw
-    # (an old copy of the index folder, or a crash before the journal write)
+    # Given a copy of the index folder, then a third memory and a deleted memory it never saw
+    # (an old copy of the folder put back)
+    import shutil
+
     engine.index.close()  # type: ignore[attr-defined]
     folder = local_index.local_index_path(settings)
-    saved = {path.name: path.read_bytes() for path in folder.iterdir()}
+    shutil.copytree(folder, settings.data_dir / "saved")
+    engine = _restart(engine, settings)
     for n in range(21, 29):
         _say(engine, n)
     run_worker(engine)
     gone = sorted(_stored(engine))[0]
     engine.store.delete_memory(TENANT, gone)
-    for path in folder.iterdir():
-        path.unlink()
-    for name, data in saved.items():
-        (folder / name).write_bytes(data)
+    engine.index.close()  # type: ignore[attr-defined]
+    shutil.rmtree(folder)
+    shutil.copytree(settings.data_dir / "saved", folder)
 
     # When the engine starts again
     restarted = _restart(engine, settings)
@@ -341,32 +340,95 @@ def test_a_restart_with_a_stale_index_catches_up_with_the_store(engine: Engine, 
     assert {hit.memory_id for hit in turns} == _stored(restarted)
 
 
-def test_a_delete_reaches_the_index_on_disk(engine: Engine, settings: Settings) -> None:
+def test_a_delete_and_a_fork_reach_the_index_on_disk(engine: Engine, settings: Settings) -> None:
     # Given a dialog extracted into a memory
     memory = next(m for m in engine.store.iter_memories(TENANT) if "d3" in m.source_dialog_uuids)
 
-    # When it is deleted, and the process dies without a checkpoint
-    delete.run(engine, TENANT, DeleteRequest(session_uuid="s1", dialog_uuid="d3"))
-    loaded = PersistedIndex.load(local_index.local_index_path(settings))
-
-    # Then the index on disk has neither the memory nor its turn documents
-    assert memory.memory_id not in loaded.memory_ids().get(TENANT, set())
-    assert not any(doc_id.startswith(memory.memory_id) for doc_id in loaded.tenants[TENANT].where)
-
-
-def test_a_fork_reaches_the_index_on_disk(engine: Engine, settings: Settings) -> None:
-    # When the session is forked after its first memory, and the process dies without a checkpoint
+    # When the session is forked after that memory, the dialog deleted, and the server stopped
     fork.run(
         engine,
         TENANT,
         ForkRequest(source_session_uuid="s1", target_session_uuid="s2", cutoff_dialog_uuid="d8"),
     )
+    delete.run(engine, TENANT, DeleteRequest(session_uuid="s1", dialog_uuid="d3"))
+    engine.index.close()  # type: ignore[attr-defined]
     loaded = PersistedIndex.load(local_index.local_index_path(settings))
 
-    # Then the copied memory is searchable in the target's thread from the files alone
-    hits = loaded.search(TENANT, ["s2"], "kayak", [], k=10)
-    copies = {memory.memory_id for memory in engine.store.list_memories(TENANT, "s2")}
-    assert copies and {hit.doc_id for hit in hits} == copies
+    # Then the files hold neither the memory nor its turn documents, and the copy is searchable
+    assert memory.memory_id not in loaded.memory_ids().get(TENANT, set())
+    turns = loaded.search(TENANT, ["thread-1", "s2"], "kayak", [], k=50, kind="turn")
+    assert memory.memory_id not in {hit.memory_id for hit in turns}
+    copies = {m.memory_id for m in engine.store.list_memories(TENANT, "s2")}
+    assert copies and {hit.doc_id for hit in loaded.search(TENANT, ["s2"], "kayak", [], k=10)} == copies
+
+
+def test_a_start_after_a_crash_that_only_added_memories_catches_up_without_a_rebuild(
+    engine: Engine, settings: Settings, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Given a checkpointed index, more turns extracted, then the process dying before a checkpoint
+    engine.index.checkpoint()  # type: ignore[attr-defined]
+    for n in range(21, 41):
+        _say(engine, n)
+    run_worker(engine)
+    engine.index.lexical.close()  # type: ignore[attr-defined]  # what the process's exit releases
+
+    # When the engine starts again
+    restarted = _restart(engine, settings)
+
+    # Then the later words were dropped and the memories indexed again from the store, no rebuild
+    assert "catching up from the store" in caplog.text and "rebuilding" not in caplog.text
+    assert len(_stored(restarted)) > 2 and _held(restarted) == _stored(restarted)
+    turns = restarted.index.search(TENANT, ["thread-1"], "kayak", [], k=50, kind="turn")
+    assert {hit.memory_id for hit in turns} == _stored(restarted)
+
+
+def test_a_start_after_a_crash_rebuilds_the_index_from_the_store(
+    engine: Engine, settings: Settings, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Given a checkpointed memory deleted and more turns extracted, then the process dying before
+    # the next checkpoint
+    engine.index.checkpoint()  # type: ignore[attr-defined]
+    memory = next(m for m in engine.store.iter_memories(TENANT) if "d3" in m.source_dialog_uuids)
+    delete.run(engine, TENANT, DeleteRequest(session_uuid="s1", dialog_uuid="d3"))
+    for n in range(21, 29):
+        _say(engine, n)
+    run_worker(engine)
+    engine.index.lexical.close()  # type: ignore[attr-defined]  # what the process's exit releases
+
+    # When the engine starts again
+    restarted = _restart(engine, settings)
+
+    # Then the index was rebuilt from the store, saying why, and holds exactly its memories
+    assert "after its last checkpoint" in caplog.text and "rebuilding it from the store" in caplog.text
+    assert _held(restarted) == _stored(restarted) and memory.memory_id not in _held(restarted)
+    turns = restarted.index.search(TENANT, ["thread-1"], "kayak", [], k=50, kind="turn")
+    assert {hit.memory_id for hit in turns} == _stored(restarted)
+
+
+def test_a_folder_of_the_index_format_before_is_rebuilt_at_start(
+    engine: Engine, settings: Settings, caplog: pytest.LogCaptureFixture, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+    import shutil
+
+    # Given the index folder as the version before wrote it: hand-made arrays and a journal
+    engine.index.close()  # type: ignore[attr-defined]
+    folder = local_index.local_index_path(settings)
+    shutil.rmtree(folder)
+    folder.mkdir()
+    (folder / "manifest.json").write_text(json.dumps({"format": 2, "generation": 7, "shards": []}))
+    (folder / "shard-0123456789abcdef0123-7.arrays").write_bytes(b"MEIA" + bytes(60))
+    (folder / "journal-7.log").write_bytes(bytes(12))
+
+    # When the engine starts on it
+    restarted = _restart(engine, settings)
+
+    # Then the index is rebuilt from the store, saying so with a progress line, and the old files
+    # are gone
+    assert "another format" in caplog.text and "rebuilding it from the store" in caplog.text
+    assert "index rebuild" in capsys.readouterr().err
+    assert _held(restarted) == _stored(restarted)
+    assert not list(folder.glob("*.arrays")) and not list(folder.glob("journal-*"))
 
 
 def test_reindex_rebuilds_the_local_index_from_scratch(

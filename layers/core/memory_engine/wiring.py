@@ -63,7 +63,7 @@ def assemble(settings: config.Settings, index: IndexBuilder | None = None) -> En
         settings=settings,
         store=store,
         queue=build_queue(settings),
-        index=(index or engine_index)(settings, store),
+        index=(index or build_index)(settings, store),
         embedder=build_embedder(settings),
         extractor=build_extractor(settings),
         facts=build_fact_extractor(settings),
@@ -96,17 +96,6 @@ def index_choice(settings: config.SearchSettings) -> str:
 
 def build_index(settings: config.SearchSettings, store: ports.Store) -> ports.SearchIndex:
     return INDEXES.create(index_choice(settings), settings, store)
-
-
-def engine_index(settings: config.SearchSettings, store: ports.Store) -> ports.SearchIndex:
-    """The index as the engine shares it between threads: one in memory behind a reader/writer
-    lock (searches side by side, writes one at a time); OpenSearch as is."""
-    index = build_index(settings, store)
-    if settings.opensearch_url:
-        return index
-    from memory_engine.adapters.local.locked import LockedIndex
-
-    return LockedIndex(index)
 
 
 def build_opensearch_index(settings: config.SearchSettings) -> OpenSearchIndex:

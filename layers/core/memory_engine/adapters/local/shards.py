@@ -1,19 +1,17 @@
-"""One shard of the local index and a tenant's shards: the state `LocalSearchIndex` keeps.
+"""The dense half of one thread's documents of one kind: its vectors and its turns' window vectors.
 
-A shard is one thread's documents of one kind: its vectors (exact or an HNSW graph), its BM25
-postings, its turn documents' window vectors and what a hit echoes of each document. A tenant
-holds its shards, the shard of each document, and each memory's turn documents (for cascading
-deletes). numpy is imported only for type checking: importing this module costs nothing.
+A shard's vectors are exact (a numpy matrix) below the index's threshold and an HNSW graph above
+it (`vectors`); window vectors are exact float16 rows, never searched, only read for the
+candidates. On disk a shard is plain numpy files (and voyager's graph file), loaded
+memory-mapped. numpy is imported only for type checking: importing this module costs nothing.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from datetime import datetime
-from typing import TYPE_CHECKING, Protocol
+from pathlib import Path
+from typing import TYPE_CHECKING
 
-from memory_engine.adapters.local.array_bm25 import ArrayBm25, Bm25Stats
-from memory_engine.adapters.local.vectors import ExactVectors, Vectors
+from memory_engine.adapters.local.vectors import ExactVectors, GraphParams, GraphVectors, Vectors
 from memory_engine.ports import DocKind
 
 if TYPE_CHECKING:
@@ -22,38 +20,25 @@ if TYPE_CHECKING:
 
     Matrix = NDArray[np.float32]
 
-__all__ = ["Meta", "Rows", "Shard", "ShardKey", "TenantState"]
+__all__ = ["Shard", "ShardKey"]
 
-# What a shard keeps of a document besides its vector and postings (kind and thread: the shard's).
-# (session_uuid, text, source_dialog_uuids, created_at, memory_id, occurred_at)
-Meta = tuple[str, str, tuple[str, ...], datetime, str | None, datetime | None]
-ShardKey = tuple[DocKind, str]
-
-
-class Rows(Protocol):
-    """Documents' metadata kept as columns (a shard loaded from disk), built into a tuple on use."""
-
-    def row(self, at: int) -> Meta: ...
+# (tenant, kind, thread)
+ShardKey = tuple[str, DocKind, str]
 
 
 class Shard:
-    """One thread's documents of one kind: vectors, postings and what a hit echoes.
+    """One thread's documents of one kind: vectors, and window vectors for turns that have one."""
 
-    `meta` maps a document to its metadata, or (loaded from disk and not read since) to its
-    position in `loaded`, so a start builds no per-document tuple; `row` builds it on first read
-    and keeps it. Concurrent readers may both build one: replacing a key's value is atomic.
-    """
+    __slots__ = ("vectors", "windows")
 
-    __slots__ = ("bm25", "loaded", "meta", "vectors", "windows")
-
-    def __init__(self, vectors: Vectors, stats: Bm25Stats) -> None:
+    def __init__(self, vectors: Vectors, windows: ExactVectors | None = None) -> None:
         self.vectors = vectors
-        self.bm25 = ArrayBm25(stats=stats)
-        self.meta: dict[str, Meta | int] = {}
-        self.loaded: Rows | None = None
-        # Turn documents' window vectors (float16, exact): never searched, only the cosine of a
-        # candidate read (IndexHit.window). None until a document brings one.
-        self.windows: ExactVectors | None = None
+        # float16, exact: half the memory of float32, a cosine off by ~1e-5 (docs/performance.md).
+        # None until a document brings one.
+        self.windows = windows
+
+    def __len__(self) -> int:
+        return len(self.vectors)
 
     def window_cosines(self, doc_ids: list[str], query: Matrix) -> list[float | None]:
         """The query's cosine to each document's window vector; None for one without."""
@@ -64,51 +49,16 @@ class Shard:
         found = dict(zip(held, windows.cosines(held, query), strict=True)) if held else {}
         return [found.get(doc_id) for doc_id in doc_ids]
 
-    def __len__(self) -> int:
-        return len(self.meta)
+    def save(self, prefix: Path) -> list[Path]:
+        """The shard's files, named from `prefix` (voyager's graph, or numpy files of rows)."""
+        files = self.vectors.save(prefix)
+        if self.windows is not None and len(self.windows):
+            files += self.windows.save(prefix.with_name(prefix.name + ".windows"))
+        return files
 
-    def row(self, doc_id: str) -> Meta:
-        value = self.meta[doc_id]
-        if isinstance(value, int):
-            assert self.loaded is not None
-            value = self.meta[doc_id] = self.loaded.row(value)
-        return value
-
-
-class TenantState:
-    """One tenant's shards, the shard of each document, and each memory's turn documents."""
-
-    __slots__ = ("_parts", "dim", "loaded_parts", "shards", "stats", "where")
-
-    def __init__(self, dim: int) -> None:
-        self.dim = dim
-        self.shards: dict[ShardKey, Shard] = {}
-        self.where: dict[str, ShardKey] = {}
-        self.stats: dict[DocKind, Bm25Stats] = {}
-        self._parts: dict[str, set[str]] = {}
-        # Shards loaded from disk: their memories' documents, grouped on first use of `parts`.
-        self.loaded_parts: list[Callable[[], dict[str, list[str]]]] = []
-
-    @property
-    def parts(self) -> dict[str, set[str]]:
-        """Memory id -> its turn documents, for cascading deletes. Only writes read it, so a
-        start leaves the loaded shards' grouping to the first write: every write that changes a
-        loaded document's memory (or removes one that has a memory) reads this first, so the
-        grouping as loaded is still true when it is made."""
-        while self.loaded_parts:
-            for memory_id, doc_ids in self.loaded_parts.pop()().items():
-                held = self._parts.get(memory_id)
-                if held is None:
-                    self._parts[memory_id] = set(doc_ids)
-                else:
-                    held.update(doc_ids)
-        return self._parts
-
-    def shard(self, key: ShardKey) -> Shard:
-        shard = self.shards.get(key)
-        if shard is None:
-            stats = self.stats.get(key[0])
-            if stats is None:
-                stats = self.stats[key[0]] = Bm25Stats()
-            shard = self.shards[key] = Shard(ExactVectors(self.dim), stats)
-        return shard
+    @classmethod
+    def load(cls, prefix: Path, dim: int, graph: GraphParams | None, windows: bool) -> Shard:
+        """The shard `save` wrote: exact rows when `graph` is None, else an HNSW graph."""
+        vectors = GraphVectors.load(dim, graph, prefix) if graph is not None else ExactVectors.load(prefix)
+        window = ExactVectors.load(prefix.with_name(prefix.name + ".windows")) if windows else None
+        return cls(vectors, window)

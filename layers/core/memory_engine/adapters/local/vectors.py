@@ -9,7 +9,8 @@ by cosine, and one document's cosine. numpy and voyager are imported inside meth
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     import numpy as np
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
 
     Matrix = NDArray[np.float32]
 
-__all__ = ["ExactVectors", "GraphParams", "GraphVectors", "Vectors", "load_graph"]
+__all__ = ["ExactVectors", "GraphParams", "GraphVectors", "Vectors"]
 
 _MIN_ROWS = 16
 # Below this many matrix cells a single-threaded einsum beats BLAS: OpenBLAS splits even a
@@ -29,17 +30,8 @@ _BLAS_MIN_CELLS = 1 << 24
 class GraphParams:
     """HNSW settings: M links per node, ef_construction at insert, and the search beam as
     max(ef_search, ef_factor * k), so the 100 turn candidates look at 500 nodes and the 50
-    memory candidates at 250.
-
-    The beam is chosen by `bench.speed.retrieve_latency`'s recall against the exact scan. Memory
-    candidates (k 50) at 111k memories: beam 200 found 0.975 of the exact top 10, 250 0.988, 300
-    0.990 (at 50k memories, 100 found 0.953). Turn candidates (k 100) at 111k memories (889k turn
-    documents): 400 found 0.980, 450 0.982, 500 0.985. A wider beam costs ~0.3 ms CPU per 50
-    nodes there, far below an exact scan; it is a query-time setting, so graphs already on disk
-    keep working. A graph built with ef_construction 160 instead of 64 reaches the same recall
-    at a beam of ~400 instead of 500 (800k turn documents: 0.986 at 400), 0.5 ms less per
-    search, for 1.8 times the insert cost (200k rows on both cores: 79 s instead of 43; 800k
-    rows: 8 minutes): not taken, as a later beam change needs no rebuild and this would.
+    memory candidates at 250: chosen by `bench.speed.retrieve_latency`'s recall against the exact
+    scan (docs/research/speed.md). The beam is a query-time setting: graphs on disk keep working.
     """
 
     __slots__ = ("ef_construction", "ef_factor", "ef_search", "m")
@@ -54,36 +46,33 @@ class GraphParams:
         return max(self.ef_search, int(self.ef_factor * k), k)
 
 
-class Vectors:
+class Vectors(Protocol):
     """What a shard needs from its dense store."""
 
-    def __len__(self) -> int:
-        raise NotImplementedError
+    def __len__(self) -> int: ...
+
+    def __contains__(self, doc_id: object) -> bool: ...
+
+    def save(self, prefix: Path) -> list[Path]:
+        """Write the vectors to files named from `prefix`; returns their paths."""
+        ...
 
     def put(self, doc_ids: list[str], rows: Matrix, threads: int = 1) -> None:
         """Add or replace rows; `threads` > 1 (or -1: every core) for graph inserts in bulk."""
-        raise NotImplementedError
+        ...
 
-    def remove(self, doc_id: str) -> None:
-        raise NotImplementedError
+    def remove(self, doc_id: str) -> None: ...
 
     def top(self, query: Matrix, k: int) -> list[tuple[float, str]]:
         """The k best (cosine, doc id), in no particular order."""
-        raise NotImplementedError
+        ...
 
-    def vector(self, doc_id: str) -> Matrix:
-        raise NotImplementedError
+    def vector(self, doc_id: str) -> Matrix: ...
 
-    def cosines(self, doc_ids: list[str], query: Matrix) -> list[float]:
-        import numpy as np
-
-        if not doc_ids:
-            return []
-        rows = np.stack([self.vector(doc_id) for doc_id in doc_ids])
-        return [float(x) for x in rows @ query]
+    def cosines(self, doc_ids: list[str], query: Matrix) -> list[float]: ...
 
 
-class ExactVectors(Vectors):
+class ExactVectors:
     """Rows 0..n-1 of a growable matrix, kept dense by swap-removal; scored by brute force."""
 
     __slots__ = ("ids", "matrix", "row_of")
@@ -100,6 +89,9 @@ class ExactVectors(Vectors):
 
     def __len__(self) -> int:
         return len(self.ids)
+
+    def __contains__(self, doc_id: object) -> bool:
+        return doc_id in self.row_of
 
     def put(self, doc_ids: list[str], rows: Matrix, threads: int = 1) -> None:
         import numpy as np
@@ -133,11 +125,25 @@ class ExactVectors(Vectors):
     def live(self) -> Matrix:
         return self.matrix[: len(self.ids)]
 
-    @classmethod
-    def restore(cls, ids: list[str], matrix: Matrix) -> ExactVectors:
-        """Vectors over rows saved from `live` (used in place; the first new row reallocates)."""
+    def save(self, prefix: Path) -> list[Path]:
+        """The ids and the live rows as two numpy files (`load` maps them back)."""
         import numpy as np
 
+        files = [prefix.with_name(prefix.name + ".ids.npy"), prefix.with_name(prefix.name + ".rows.npy")]
+        np.save(files[0], np.asarray(self.ids, dtype=str))
+        np.save(files[1], self.live())
+        return files
+
+    @classmethod
+    def load(cls, prefix: Path) -> ExactVectors:
+        """Vectors over the rows `save` wrote, memory-mapped copy-on-write: pages load as they are
+        read, and the first row added copies the matrix into memory."""
+        import numpy as np
+
+        ids = np.load(prefix.with_name(prefix.name + ".ids.npy")).tolist()
+        matrix = np.load(prefix.with_name(prefix.name + ".rows.npy"), mmap_mode="c")
+        if matrix.ndim != 2 or len(matrix) != len(ids):
+            raise ValueError(f"{prefix}: {len(ids)} ids for {matrix.shape} rows")
         vectors = cls.__new__(cls)
         if not ids:  # put grows a matrix by doubling its rows: start from a few
             matrix = np.zeros((_MIN_ROWS, matrix.shape[1]), dtype=matrix.dtype)
@@ -161,12 +167,11 @@ class ExactVectors(Vectors):
         return [float(x) for x in rows.astype(query.dtype, copy=False) @ query]
 
 
-class GraphVectors(Vectors):
-    """An HNSW graph over integer labels; a doc id keeps its label for the graph's lifetime.
+class GraphVectors:
+    """An HNSW graph over integer labels handed out 0, 1, 2... (`id_of` is a list by label).
 
     Removal marks the node deleted (the graph keeps routing through it); a removed id that comes
-    back is un-marked and updated in place, so labels never leak. Labels are handed out 0, 1, 2...
-    in order, so `id_of` is a list by label.
+    back in the same process is un-marked and updated in place.
     """
 
     def __init__(self, dim: int, params: GraphParams, graph: Any = None, ids: list[str] | None = None):
@@ -178,7 +183,11 @@ class GraphVectors(Vectors):
         self.deleted: set[int] = set()
 
     def __len__(self) -> int:
-        return len(self.label_of) - len(self.deleted)
+        return len(self.id_of) - len(self.deleted)
+
+    def __contains__(self, doc_id: object) -> bool:
+        label = self.label_of.get(doc_id)  # type: ignore[call-overload]
+        return label is not None and label not in self.deleted
 
     @property
     def live_ids(self) -> set[str]:
@@ -204,7 +213,7 @@ class GraphVectors(Vectors):
                 self.deleted.discard(label)
             self.graph.add_item(rows[position], label)  # an existing label is updated in place
         if fresh_ids:
-            start = len(self.label_of)
+            start = len(self.id_of)
             labels = list(range(start, start + len(fresh_ids)))
             self.graph.add_items(rows[fresh_rows], labels, num_threads=threads)
             for doc_id, label in zip(fresh_ids, labels, strict=True):
@@ -252,38 +261,33 @@ class GraphVectors(Vectors):
         rows = np.asarray(self.graph.get_vectors([label_of[doc_id] for doc_id in doc_ids]), dtype=np.float32)
         return (rows @ query).tolist()
 
-    # -- persistence: the graph goes to its own file, the labels beside the shard's arrays ----
+    # -- persistence: voyager's own file for the graph, a numpy file of ids by label ------------
 
-    def save(self, path: str) -> None:
-        self.graph.save(path)
-
-    def persisted(self) -> tuple[list[str], NDArray[np.int64], NDArray[np.int64]]:
-        """Ids, their labels and the deleted labels, as `restore` takes them back."""
+    def save(self, prefix: Path) -> list[Path]:
+        """The graph and its ids (a removed document's id is saved as "")."""
         import numpy as np
 
-        return self.id_of, np.arange(len(self.id_of)), np.asarray(sorted(self.deleted), dtype=np.int64)
+        files = [prefix.with_name(prefix.name + ".hnsw"), prefix.with_name(prefix.name + ".ids.npy")]
+        self.graph.save(str(files[0]))
+        ids = ["" if label in self.deleted else doc_id for label, doc_id in enumerate(self.id_of)]
+        np.save(files[1], np.asarray(ids, dtype=str))
+        return files
 
     @classmethod
-    def restore(
-        cls, dim: int, params: GraphParams, graph: Any, ids: list[str], labels: Any, deleted: Any
-    ) -> GraphVectors:
-        """Vectors over a loaded voyager index (`load_graph`) and the labels `persisted` gave."""
+    def load(cls, dim: int, params: GraphParams, prefix: Path) -> GraphVectors:
+        """A graph `save` wrote (its removed nodes stay marked deleted in voyager's file; their
+        labels are not reused)."""
         import numpy as np
+        from voyager import Index
 
-        if len(labels) != len(ids) or not np.array_equal(labels, np.arange(len(ids))):
-            raise ValueError("graph labels are not 0..n-1 in order")
-        if len(deleted) and not 0 <= int(deleted.min()) <= int(deleted.max()) < len(ids):
-            raise ValueError("a deleted graph label is out of range")
+        graph = Index.load(str(prefix.with_name(prefix.name + ".hnsw")))
+        ids = np.load(prefix.with_name(prefix.name + ".ids.npy")).tolist()
+        if len(ids) != graph.num_elements or graph.num_dimensions != dim:
+            raise ValueError(f"{prefix}: the graph holds {graph.num_elements} nodes for {len(ids)} ids")
         vectors = cls(dim, params, graph, ids)
-        vectors.deleted = set(deleted.tolist())
+        vectors.deleted = {label for label, doc_id in enumerate(ids) if not doc_id}
+        vectors.label_of.pop("", None)
         return vectors
-
-
-def load_graph(path: str) -> Any:
-    """A voyager index from its file (voyager releases the GIL meanwhile)."""
-    from voyager import Index
-
-    return Index.load(path)
 
 
 def _new_graph(dim: int, params: GraphParams) -> Any:
