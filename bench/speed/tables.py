@@ -196,6 +196,7 @@ def first_start(result: dict[str, Any]) -> list[str]:
             + f"| {row.get('load_average_1m', result['machine']['load_average_1m'])} |"
         )
     *baselines, mine = result["rows"]
+    lines += [""] if baselines else []
     for base in baselines:
         venv = (
             f".venv {mine['venv_mb'] - base['venv_mb']:+,.0f} MB (×{mine['venv_mb'] / base['venv_mb']:.2f})"
