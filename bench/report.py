@@ -21,6 +21,7 @@ from bench.common import RESULTS, ROOT
 from bench.entries import PARTS, Entry
 from bench.experiments.tables import cost
 from bench.render import generic, provenance, table
+from bench.speed.tables import first_start
 
 PAGE = ROOT / "docs" / "performance.md"
 README = ROOT / "README.md"
@@ -178,9 +179,19 @@ def cost_block(saved: dict[str, dict[str, Any]]) -> list[str]:
     return ["", *cost(saved["cost_estimate"]), ""] if "cost_estimate" in saved else [""]
 
 
+def first_start_block(saved: dict[str, dict[str, Any]]) -> list[str]:
+    """The README's quick start: what `make run` installs and how soon a first start answers."""
+    if "first_start" not in saved:
+        return [""]
+    result = saved["first_start"]
+    source = f"`python -m bench.speed.first_start`, {provenance(result)}; [more](docs/performance.md)"
+    return ["", f"Measured ({source}):", "", *first_start(result), ""]
+
+
 # Blocks generated inside hand-written pages: (page, block name, its lines from the saved results).
 BLOCKS: tuple[tuple[Path, str, Callable[[dict[str, dict[str, Any]]], list[str]]], ...] = (
     (README, "figures", figures),
+    (README, "first-start", first_start_block),
     (AWS, "cost", cost_block),
 )
 

@@ -8,8 +8,10 @@ into a new venv (PyPI's wheels come from pip's cache after the first time, so in
 a cache-warm figure), the venv's size and whether torch is in it; then the local server started on
 an empty data folder and an empty model cache, and the seconds until `GET /v1/engine/health/`
 answers and until the first `POST /v1/engine/embed/` answers (the model loaded, and on a first
-start its graphs written). Starts are repeated `--runs` times, each with an empty cache (median).
-Writes bench/results/first_start.json.
+start its graphs written). Starts are repeated `--runs` times, each with an empty cache (median),
+and the model cache a first start leaves (the ONNX graphs) is sized too.
+Writes bench/results/first_start.json after every step, so a run stopped part-way (an install is
+minutes) keeps what it measured; each row says the load it was measured at.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from bench.common import ROOT, median, print_table, save
+from bench.common import ROOT, median, print_table, save, stamped
 
 
 def _free_port() -> int:
@@ -54,7 +56,8 @@ def _call(url: str, key: str | None = None, body: dict[str, Any] | None = None) 
 
 
 def first_start(clone: Path, venv: Path) -> dict[str, float]:
-    """Seconds from launching the server to its health answer and to its first embedding."""
+    """Seconds from launching the server to its health answer and to its first embedding, and
+    the MB its first start wrote into the empty model cache."""
     with tempfile.TemporaryDirectory() as scratch:
         port = _free_port()
         env = {
@@ -84,33 +87,58 @@ def first_start(clone: Path, venv: Path) -> dict[str, float]:
                 if server.poll() is not None or time.perf_counter() - started > 900:
                     raise RuntimeError(f"the server in {clone} never embedded")
                 time.sleep(0.2)
-            return {"health_s": health, "first_embedding_s": time.perf_counter() - started}
+            embedded = time.perf_counter() - started
         finally:
             server.terminate()
             server.wait(timeout=60)
+        cache = Path(scratch) / "cache"
+        cache_mb = _size(cache) / 2**20 if cache.is_dir() else 0.0
+        return {"health_s": health, "first_embedding_s": embedded, "model_cache_mb": cache_mb}
 
 
-def measure(checkout: Path, runs: int, scratch: Path) -> dict[str, Any]:
+def install(checkout: Path, scratch: Path) -> tuple[Path, dict[str, Any]]:
+    """A fresh clone of `checkout`'s committed tree, `make install` in it: the clone and its figures."""
     clone = scratch / checkout.name
     subprocess.run(["git", "clone", "-q", "--local", str(checkout), str(clone)], check=True)
-    venv = clone / ".venv"
     started = time.perf_counter()
-    subprocess.run(["make", "-C", str(clone), "install"], check=True, capture_output=True)
+    made = subprocess.run(["make", "-C", str(clone), "install"], capture_output=True, text=True)
+    if made.returncode != 0:
+        raise RuntimeError(f"make install in {clone} failed:\n{made.stderr[-3000:]}")
     install_s = time.perf_counter() - started
+    venv = clone / ".venv"
     site = next((venv / "lib").glob("python*/site-packages"))
-    starts = [first_start(clone, venv) for _ in range(runs)]
     revision = subprocess.run(
         ["git", "-C", str(clone), "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True
     ).stdout.strip()
-    return {
+    row = {
         "checkout": checkout.name,
         "revision": revision,
         "install_s": install_s,
         "venv_mb": _size(venv) / 2**20,
         "torch_installed": (site / "torch").is_dir(),
-        "health_s": median([s["health_s"] for s in starts]),
-        "first_embedding_s": median([s["first_embedding_s"] for s in starts]),
     }
+    return clone, stamped(row)
+
+
+STARTS = ("health_s", "first_embedding_s", "model_cache_mb")
+
+
+def with_starts(row: dict[str, Any], starts: list[dict[str, float]]) -> dict[str, Any]:
+    """`row` with the medians of the first starts measured so far (each start kept in `starts`)."""
+    medians = {key: median([s[key] for s in starts]) for key in STARTS}
+    return stamped({**row, **medians, "starts": starts})
+
+
+def _report(rows: list[dict[str, Any]], runs: int) -> None:
+    print_table(
+        ["checkout", "revision", "install s", "venv MB", "torch", "health s", "1st embedding s", "cache MB"],
+        [
+            [r["checkout"], r["revision"], r["install_s"], r["venv_mb"], r["torch_installed"],
+             r.get("health_s", "-"), r.get("first_embedding_s", "-"), r.get("model_cache_mb", "-")]
+            for r in rows
+        ],
+    )  # fmt: skip
+    save("first_start", {"runs": runs, "python": sys.version.split()[0], "rows": rows})
 
 
 def main() -> None:
@@ -119,19 +147,20 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3, help="first starts per checkout (median)")
     args = parser.parse_args()
     scratch = Path(tempfile.mkdtemp(prefix="first-start-"))
+    rows: list[dict[str, Any]] = []
     try:
-        rows = [measure(checkout.resolve(), args.runs, scratch) for checkout in [*args.baseline, ROOT]]
+        for checkout in [*args.baseline, ROOT]:
+            clone, row = install(checkout.resolve(), scratch)
+            rows.append(row)
+            _report(rows, args.runs)
+            starts: list[dict[str, float]] = []
+            for _ in range(args.runs):
+                starts.append(first_start(clone, clone / ".venv"))
+                rows[-1] = with_starts(row, starts)
+                _report(rows, args.runs)
+            shutil.rmtree(clone, ignore_errors=True)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    print_table(
-        ["checkout", "revision", "install s", "venv MB", "torch", "health s", "first embedding s"],
-        [
-            [r["checkout"], r["revision"], r["install_s"], r["venv_mb"], r["torch_installed"], r["health_s"],
-             r["first_embedding_s"]]
-            for r in rows
-        ],
-    )  # fmt: skip
-    save("first_start", {"runs": args.runs, "python": sys.version.split()[0], "rows": rows})
 
 
 if __name__ == "__main__":

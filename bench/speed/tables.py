@@ -169,3 +169,43 @@ def peer(result: dict[str, Any]) -> list[str]:
         fmt = ".3f" if key == "recall_at_10" else ",.1f"
         lines.append(f"| {label} | {mine:{fmt}} | {theirs:{fmt}} | ×{ratio:.2f} |")
     return lines
+
+
+def first_start(result: dict[str, Any]) -> list[str]:
+    """Before and after in one table: the baselines' rows first, this checkout's last (the order the
+    benchmark measures them in); a row whose starts did not run shows its install alone."""
+    lines = [
+        f"Install: `make install` in a fresh clone, PyPI's wheels from pip's cache (cache-warm seconds). "
+        f"Start: the local server on an empty data folder and an empty model cache, median of "
+        f"{result['runs']} starts; load = the 1-min load when the row was measured:",
+        "",
+        "| revision (checkout) | torch in .venv | .venv MB | install s | start → health s "
+        "| start → first embedding s | model cache MB | load |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for row in result["rows"]:
+        started = "first_embedding_s" in row
+        lines.append(
+            f"| {row['revision']} ({row['checkout']}) | {'yes' if row['torch_installed'] else 'no'} "
+            f"| {row['venv_mb']:,.0f} | {row['install_s']:.0f} "
+            + (
+                f"| {row['health_s']:.1f} | {row['first_embedding_s']:.1f} | {row['model_cache_mb']:.0f} "
+                if started
+                else "| — | — | — "
+            )
+            + f"| {row.get('load_average_1m', result['machine']['load_average_1m'])} |"
+        )
+    *baselines, mine = result["rows"]
+    lines += [""] if baselines else []
+    for base in baselines:
+        venv = (
+            f".venv {mine['venv_mb'] - base['venv_mb']:+,.0f} MB (×{mine['venv_mb'] / base['venv_mb']:.2f})"
+        )
+        both = "first_embedding_s" in mine and "first_embedding_s" in base
+        embedding = (
+            f", start → first embedding {mine['first_embedding_s'] - base['first_embedding_s']:+.1f} s"
+            if both
+            else ""
+        )
+        lines.append(f"- {mine['revision']} against {base['revision']}: {venv}{embedding}")
+    return lines

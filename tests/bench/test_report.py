@@ -10,7 +10,7 @@ import pytest
 
 from bench import report
 from bench.render import provenance
-from bench.speed.tables import embedding, retrieve
+from bench.speed.tables import embedding, first_start, retrieve
 
 MACHINE = {"cores": 2, "cpu": "test", "load_average_1m": 0.1, "measured_at": "2026-12-05T02:15:14+00:00"}
 
@@ -155,3 +155,61 @@ def test_the_aws_cost_table_has_a_column_per_tenant_and_the_totals_in_bold() -> 
     assert "| SQS FIFO | 0.00 | 0.28 |" in lines
     assert "| **total, Serverless** | **378.83** | **4,909.54** |" in lines
     assert "| with LLM extraction ($0.15 / $0.60 per M tokens) | +5.29 | +446.06 |" in lines
+
+
+def _install(revision: str, checkout: str, torch: bool, venv_mb: float) -> dict[str, Any]:
+    return {
+        "checkout": checkout,
+        "revision": revision,
+        "install_s": 95.4,
+        "venv_mb": venv_mb,
+        "torch_installed": torch,
+        "load_average_1m": 7.5,
+    }
+
+
+def _started(row: dict[str, Any], health_s: float, first_embedding_s: float) -> dict[str, Any]:
+    return {**row, "health_s": health_s, "first_embedding_s": first_embedding_s, "model_cache_mb": 140.2}
+
+
+def test_the_first_start_table_puts_the_baseline_with_torch_beside_this_checkout_without() -> None:
+    # Given a baseline with torch and this checkout without, both started
+    before = _started(_install("a8b52f3", "fs-baseline", True, 2662.0), 3.24, 9.81)
+    after = _started(_install("24f4a51", "embedder", False, 1331.0), 2.5, 12.31)
+    result = {"machine": MACHINE, "runs": 3, "rows": [before, after]}
+
+    # When its table is made
+    lines = first_start(result)
+
+    # Then each is a row with its torch, size, seconds and load, and the difference is said
+    assert "| a8b52f3 (fs-baseline) | yes | 2,662 | 95 | 3.2 | 9.8 | 140 | 7.5 |" in lines
+    assert "| 24f4a51 (embedder) | no | 1,331 | 95 | 2.5 | 12.3 | 140 | 7.5 |" in lines
+    assert "- 24f4a51 against a8b52f3: .venv -1,331 MB (×0.50), start → first embedding +2.5 s" in lines
+    assert any("median of 3 starts" in line for line in lines)
+
+
+def test_a_first_start_row_whose_starts_did_not_run_shows_its_install_alone() -> None:
+    # Given a run stopped after this checkout's install (both installs measured, one started)
+    before = _started(_install("a8b52f3", "fs-baseline", True, 2662.0), 3.24, 9.81)
+    after = _install("24f4a51", "embedder", False, 1331.0)
+    result = {"machine": MACHINE, "runs": 3, "rows": [before, after]}
+
+    # When its table is made
+    lines = first_start(result)
+
+    # Then the unstarted row has dashes for its starts, and only the sizes are compared
+    assert "| 24f4a51 (embedder) | no | 1,331 | 95 | — | — | — | 7.5 |" in lines
+    assert "- 24f4a51 against a8b52f3: .venv -1,331 MB (×0.50)" in lines
+
+
+def test_the_readme_quick_start_quotes_the_first_start_table_with_where_it_was_measured() -> None:
+    # Given a saved first_start result
+    row = _started(_install("24f4a51", "embedder", False, 1331.0), 2.5, 12.31)
+    saved = {"first_start": {"machine": MACHINE, "runs": 3, "rows": [row]}}
+
+    # When the README's block is made from it
+    lines = report.first_start_block(saved)
+
+    # Then it names the command, the machine and date, and holds the table's row
+    assert any("`python -m bench.speed.first_start`, 2 cores (test)" in line for line in lines)
+    assert "| 24f4a51 (embedder) | no | 1,331 | 95 | 2.5 | 12.3 | 140 | 7.5 |" in lines
