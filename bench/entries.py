@@ -40,6 +40,14 @@ SPEED = (
         speed.retrieve,
     ),
     Entry(
+        "index_ab",
+        "The local index against the one it replaced",
+        "The local index on tantivy, voyager and numpy files against the hand-written one it replaced "
+        "(main at 874d17d), interleaved round by round on the same generated documents: retrieve latency "
+        "and CPU per call, index load and first answer, resident memory, and the cost of a write.",
+        "python -m bench.speed.index_ab --baseline ../old-checkout --sizes 10000 100000 --rounds 3",
+    ),
+    Entry(
         "restart",
         "Restart and memory",
         "Seconds from starting the local server on a big data folder to its first successful retrieve, and "
