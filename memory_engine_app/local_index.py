@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from memory_engine.backends import database_path
 from memory_engine.ports import SearchIndex, Store
 from memory_engine.settings import Settings
-from memory_engine.wiring import build_opensearch_index
+from memory_engine.wiring import build_index, index_choice
 
 if TYPE_CHECKING:
     from memory_engine.adapters.local.index_files import PersistedIndex
@@ -21,24 +21,14 @@ if TYPE_CHECKING:
 
 def local_index(settings: Settings, store: Store) -> SearchIndex:
     """The engine's index in the local server, shared between its threads and its worker (the
-    index holds its own reader/writer lock)."""
-    if settings.opensearch_url:
-        return build_opensearch_index(settings)
-    # Without OpenSearch (refused inside Lambda by the settings): an in-process index. Beside the
-    # SQLite store it is persisted next to the database file and loaded at start; beside any other
-    # store (DynamoDB without OpenSearch, in tests) it is rebuilt from the store in memory.
-    from memory_engine.adapters.local.memory_index import LocalSearchIndex
-    from memory_engine.adapters.local.sqlite_store import SqliteStore
-    from memory_engine.indexing.documents import rebuild
-
-    threshold = settings.local_index_ann_threshold or None
-    if isinstance(store, SqliteStore):
-        persisted = open_local_index(settings, store)
-        freeze_loaded()
-        return persisted
-    index = LocalSearchIndex(ann_threshold=threshold)
-    rebuild(store, index)
-    return index
+    index holds its own reader/writer lock): the local backend's index files, opened and checked
+    against the store here; any other choice (OpenSearch, an index rebuilt in memory) from the
+    core's factory map."""
+    if index_choice(settings) != "files":
+        return build_index(settings, store)
+    persisted = open_local_index(settings, store)
+    freeze_loaded()
+    return persisted
 
 
 def local_index_path(settings: Settings) -> Path:
