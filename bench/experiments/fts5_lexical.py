@@ -189,6 +189,16 @@ class Fts5LexicalIndex:
         )
         return [(row[1], _stored(row)) for row in rows]
 
+    def matching(self, kind: DocKind, terms: Sequence[str]) -> int:
+        """How many documents of the kind hold any of the terms (each one a search scores)."""
+        if not terms:
+            return 0
+        table = f"lexical_{kind}"
+        (count,) = self._conn.execute(
+            f"SELECT count(*) FROM {table} WHERE {table} MATCH ?", (fts_query(terms),)
+        ).fetchone()
+        return int(count)
+
     def details(self, stored: Stored) -> Details:
         """The text, session, source dialogs and creation time of a stored document."""
         text, session_uuid, sources, created = self._conn.execute(

@@ -17,7 +17,10 @@ from pathlib import Path
 import pytest
 
 from bench.experiments.fts5_lexical import Fts5LexicalIndex
+from bench.experiments.lexical_ab import documents, overlap
+from bench.speed.index_fixture import _made
 from memory_engine.adapters.local.lexical import LexicalIndex
+from memory_engine.indexing.documents import index_documents
 from memory_engine.ports import IndexDocument
 from memory_engine.retrieval.text import tokenize
 
@@ -172,3 +175,31 @@ def test_rewrites_deletes_and_a_tenants_clear_change_both_halves_alike() -> None
         assert (lake, list(sea)) == ({}, ["m1"])
         assert index.count("memory") == 1
         assert index.search("memory", "b", ["t1"], ["lake"], 5).lexical == {}
+
+
+def test_the_ab_writes_the_retrieve_fixtures_documents_text_for_text() -> None:
+    # Given the retrieve fixture's first memories as its generator makes them (vectors and all)
+    fixture = [
+        doc
+        for made in _made(0, 3, "test")
+        for memory, sources in made
+        for doc in index_documents(memory, sources)
+    ]
+
+    # When the A/B generates the same memories without vectors
+    ab = [doc for chunk in documents(0, 3) for doc in chunk]
+
+    # Then both lexical halves get the fixture's documents: same ids, kinds and text
+    assert [(doc.doc_id, doc.kind, doc.text) for doc in ab] == [
+        (doc.doc_id, doc.kind, doc.text) for doc in fixture
+    ]
+    assert len(ab) == 27
+
+
+def test_the_top10_overlap_counts_copies_of_one_turn_as_that_text() -> None:
+    # Given two rankings of one question: turns as texts (copies tie), memories as ids
+    a = [{"memory": ["m1", "m2"], "turn": ["hi", "hi", "yo"]}]
+    b = [{"memory": ["m2", "m3"], "turn": ["hi", "yo", "yo"]}]
+
+    # When their overlap is taken, Then each kind's share of common entries is its own
+    assert overlap(a, b) == {"memory": 0.5, "turn": pytest.approx(2 / 3)}
