@@ -222,7 +222,7 @@ class Fts5LexicalIndex:
 
         One statement: FTS5 has no WAND, so a top k scores every document holding a term anyway;
         those scores are kept (a materialised CTE) and serve the named documents too, where a
-        `rowid IN (...)` beside MATCH would run the whole query once per rowid (4× slower at 18k
+        `rowid IN (...)` beside MATCH would run the whole query once per rowid (5× slower at 18k
         documents). `whole` skips the join on the threads."""
         table = f"lexical_{kind}"
         named_ids = (

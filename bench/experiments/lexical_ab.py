@@ -35,6 +35,8 @@ from typing import Any
 
 from bench.common import ROOT, locomo_questions, median, percentile, print_table, save, stamped
 from bench.speed.index_fixture import _CHUNK, TENANT, THREAD, _memory, cache_root, corpus
+from memory_engine.adapters.local.lexical import Stored
+from memory_engine.indexing.documents import index_documents, spoken_line
 from memory_engine.ports import DocKind, IndexDocument
 
 CANDIDATES = ("tantivy", "fts5")
@@ -46,8 +48,6 @@ def documents(start: int, stop: int) -> Iterator[list[IndexDocument]]:
     """The fixture's documents of memories start..stop in its chunks: the same text as
     `index_fixture._made` draws (a seeded generator per chunk), one-number vectors."""
     import numpy as np
-
-    from memory_engine.indexing.documents import index_documents
 
     turns, vector, vectors = corpus(), np.zeros(1), np.zeros((8, 1))
     for first in range(start, stop, _CHUNK):
@@ -131,11 +131,8 @@ def probe(name: str, folder: Path, queries: int, passes: int, jobs: int) -> dict
             for kind in K
         }
         took = 1000 * (time.perf_counter() - began)
-        # A turn's text stands for it: the fixture repeats each LoCoMo turn (~136 copies at 100k
-        # memories), copies tie, and which copies make the top 10 is an arbitrary tie break.
         return took, {
-            kind: [found[kind].stored[doc].text or doc for doc in list(found[kind].lexical)[:10]]
-            for kind in K
+            kind: [_key(found[kind].stored[doc]) for doc in list(found[kind].lexical)[:10]] for kind in K
         }
 
     for at in range(min(10, len(terms))):
@@ -158,6 +155,13 @@ def probe(name: str, folder: Path, queries: int, passes: int, jobs: int) -> dict
         "write_ms": median(writes), "write_p95_ms": percentile(writes, 0.95),
         "questions_from": source, "top10": top[: len(terms)],
     }  # fmt: skip
+
+
+def _key(stored: Stored) -> str:
+    """What a top 10 is compared by: a memory's id; a turn's line without its date, because the
+    fixture repeats each LoCoMo line (~136 copies at 100k memories, dated apart) and the copies tie
+    on any question without a date, so which copies make a top 10 is an arbitrary tie break."""
+    return spoken_line(stored.text, stored.occurred_at) if stored.memory_id else stored.doc_id
 
 
 def _writes(index: Any, memories: int, jobs: int) -> list[float]:
@@ -187,8 +191,7 @@ def _probed(name: str, folder: Path, args: argparse.Namespace) -> dict[str, Any]
 
 
 def overlap(a: list[dict[str, list[str]]], b: list[dict[str, list[str]]]) -> dict[str, float]:
-    """Per kind, the mean share of one candidate's top 10 that the other's holds too (a turn's
-    copies counted as the one text they are)."""
+    """Per kind, the mean share of one candidate's top 10 that the other's holds too (by `_key`)."""
     from collections import Counter
 
     shares: dict[str, list[float]] = {kind: [] for kind in K}

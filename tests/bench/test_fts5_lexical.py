@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 
 from bench.experiments.fts5_lexical import Fts5LexicalIndex
-from bench.experiments.lexical_ab import documents, overlap
+from bench.experiments.lexical_ab import _key, documents, overlap
 from bench.speed.index_fixture import _made
 from memory_engine.adapters.local.lexical import LexicalIndex
-from memory_engine.indexing.documents import index_documents
+from memory_engine.indexing.documents import index_documents, spoken_date
 from memory_engine.ports import IndexDocument
 from memory_engine.retrieval.text import tokenize
 
@@ -203,3 +203,23 @@ def test_the_top10_overlap_counts_copies_of_one_turn_as_that_text() -> None:
 
     # When their overlap is taken, Then each kind's share of common entries is its own
     assert overlap(a, b) == {"memory": 0.5, "turn": pytest.approx(2 / 3)}
+
+
+def test_a_turn_is_compared_by_its_line_without_the_date_and_a_memory_by_its_id() -> None:
+    # Given two copies of one line of dialogue said on two days (the date indexed with it), and a memory
+    days = [WHEN, WHEN.replace(day=2)]
+    dated = [
+        _doc("k", f"m9:{at}", f"Mel: the lake\n{spoken_date(day)}", memory_id="m9").model_copy(
+            update={"occurred_at": day}
+        )
+        for at, day in enumerate(days)
+    ]
+    fts5 = Fts5LexicalIndex()
+    fts5.write([*dated, _doc("k", "m9", "the lake")])
+
+    # When the A/B keys what a search found
+    found = [fts5.search(kind, "k", ["t1"], ["lake"], 5) for kind in ("turn", "memory")]
+    keys = [_key(stored) for result in found for stored in result.stored.values()]
+
+    # Then the copies are one line, the memory its id
+    assert keys == ["Mel: the lake", "Mel: the lake", "m9"]
