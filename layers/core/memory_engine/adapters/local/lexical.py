@@ -268,7 +268,11 @@ class LexicalIndex:
             best = searcher.search(query, k, count=False).hits
         others: list[tuple[float, Any]] = []
         if named:
-            keys = Query.term_set_query(self.schema, "key", [_key(tenant, doc_id) for doc_id in named])
+            # One term query per key, not a term set: a term set walks the key dictionary with an
+            # automaton and fills a bitset of every document, twice the cost for a few dozen keys
+            # (0.75 against 0.40 ms for 60 of 800k turn documents).
+            each = [Query.term_query(self.schema, "key", _key(tenant, doc_id)) for doc_id in named]
+            keys = Query.boolean_query([(Occur.Should, query) for query in each])
             clauses = [(Occur.Must, Query.const_score_query(keys, 0.0))]
             if words is not None:
                 clauses.append((Occur.Should, words))
