@@ -30,14 +30,16 @@ _BLAS_MIN_CELLS = 1 << 24
 
 class GraphParams:
     """HNSW settings: M links per node, ef_construction at insert, and the search beam as
-    max(ef_search, ef_factor * k), so the 100 turn candidates look at 500 nodes and the 50
-    memory candidates at 250: chosen by `bench.speed.retrieve_latency`'s recall against the exact
-    scan (docs/research/speed.md). The beam is a query-time setting: graphs on disk keep working.
+    max(ef_search, ef_factor * k), so the 100 turn candidates look at 450 nodes and the 50
+    memory candidates at 225: the narrowest beams measured whose recall@10 against the exact scan
+    stays at or above 0.98 by more than its sampling noise (~0.002) at 100k memories
+    (`bench.speed.graph_beam` on all 1,155 LoCoMo dev questions: 0.985 and 0.984; 400 and 200
+    gave 0.981 and 0.979). The beam is a query-time setting: graphs on disk keep working.
     """
 
     __slots__ = ("ef_construction", "ef_factor", "ef_search", "m")
 
-    def __init__(self, m: int = 16, ef_construction: int = 64, ef_search: int = 250, ef_factor: float = 5.0):
+    def __init__(self, m: int = 16, ef_construction: int = 64, ef_search: int = 225, ef_factor: float = 4.5):
         self.m = m
         self.ef_construction = ef_construction
         self.ef_search = ef_search
@@ -299,9 +301,10 @@ class GraphVectors:
 
     @classmethod
     def load(cls, dim: int, params: GraphParams, prefix: Path) -> GraphVectors:
-        """A graph `save` wrote, read into memory (a memory-mapped `view` cannot take writes:
-        usearch crashes on an insert into one). A removed document's key stays free, not reused
-        for another id."""
+        """A graph `save` wrote, read into memory: 0.6 s for the 100k-memory fixture's two graphs
+        (900k nodes) against 0.1 s for usearch's memory-mapped `view`, which cannot take writes
+        (an insert into one crashes the process). A removed document's key stays free, not
+        reused for another id."""
         import numpy as np
 
         graph = _new_graph(dim, params)
