@@ -4,11 +4,11 @@
 
 The lexical search of each kind brings back every hit's vector, so that a document found only by
 its words gets its cosine to the query. This builds the `_msearch` response part of one retrieve
-at the default sizes (50 memory hits, 100 turn hits, 384 dimensions, turn text and window vector
-as stored) twice: with each hit's vector as the k-NN field's numbers (what `_source` returned
-before half vectors) and as the half copy (`half_vector`, base64 float16), and times decoding the
-JSON and computing the cosines, the adapter's way for the half copy and the former way for the
-numbers. No cluster here: what the cluster spends serialising `_source` is not measured.
+at the default sizes (`RetrievalConfig`'s memory and turn candidates, 384 dimensions, turn text
+and window vector as stored) twice: with each hit's vector as the k-NN field's numbers (what
+`_source` returned before half vectors) and as the half copy (`half_vector`, base64 float16), and
+times decoding the JSON and computing the cosines, the adapter's way for the half copy and the
+former way for the numbers. No cluster here: what the cluster spends serialising `_source` is not measured.
 Writes bench/results/opensearch_payload.json.
 """
 
@@ -25,8 +25,10 @@ from typing import Any
 from bench.common import save
 from memory_engine.adapters.aws import opensearch_hits
 from memory_engine.adapters.encoding import pack_half_text, unit_vector
+from memory_engine.retrieval.config import RetrievalConfig
 
-DIMENSION, MEMORY_HITS, TURN_HITS = 384, 50, 100
+DIMENSION = 384
+MEMORY_HITS, TURN_HITS = RetrievalConfig().memory_candidates, RetrievalConfig().turn_candidates
 TURN_TEXT = "Caroline: I went to a LGBTQ support group yesterday and it was so powerful.\n8 May 2023"
 
 

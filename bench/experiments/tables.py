@@ -24,3 +24,16 @@ def cost(result: dict[str, Any]) -> list[str]:
         else:
             rows.append([item, *(f"{value:,.2f}" for value in usd)])
     return table(["per month, prod stack (USD)", *tenants], rows)
+
+
+def candidate_counts(result: dict[str, Any]) -> list[str]:
+    """Per data set, the ranking at each count of turn and memory candidates per retriever."""
+    rows = [
+        [
+            name, row["turn_candidates"], row["memory_candidates"], f"{row['recall_at_5']:.4f}",
+            f"{row['recall_at_10']:.4f}", f"{row['ndcg_at_10']:.4f}", f"{row['objective']:.4f}",
+        ]
+        for name, found in result["sets"].items()
+        for row in found["rows"]
+    ]  # fmt: skip
+    return table(["data", "turns", "memories", "R@5", "R@10", "NDCG@10", "objective"], rows)

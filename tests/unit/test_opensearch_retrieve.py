@@ -63,14 +63,14 @@ def test_retrieve_searches_memories_and_turns_by_meaning_and_words_in_one_reques
     [msearch] = cluster.requests
     headers, searches = msearch.bodies[0::2], msearch.bodies[1::2]
     assert msearch.path == "/memories/_msearch" and headers == [{}] * 6
-    # And each kind asks for its own number of candidates (retrieval config: 50 memories, 100 turns)
+    # And each kind asks for its own number of candidates (retrieval config: 30 memories, 60 turns)
     assert [search_of(body) for body in searches] == [
-        ("knn", "memory", 50),
-        ("words", "memory", 50),
-        ("words of the nearest", "memory", 50),
-        ("knn", "turn", 100),
-        ("words", "turn", 100),
-        ("words of the nearest", "turn", 100),
+        ("knn", "memory", 30),
+        ("words", "memory", 30),
+        ("words of the nearest", "memory", 30),
+        ("knn", "turn", 60),
+        ("words", "turn", 60),
+        ("words of the nearest", "turn", 60),
     ]
 
 

@@ -62,12 +62,14 @@ class RetrievalConfig:
     # both of its conversations, while the same facts in English lose without BM25, and LoCoMo
     # (English) chose its weights with it. Lexical candidates still join the pool either way.
     korean_lexical_share: float = 0.0
-    # Candidates per retriever (dense and lexical) asked of the index, per document kind. Turns:
-    # 100 ranks LoCoMo dev as 200 did (R@10 0.7240 against 0.7249, R@5 0.6110 against 0.6083,
-    # replayed over the same candidates; the Korean set identical), for fewer hits to build and
-    # fuse: -13 % CPU per retrieve at 100k memories (docs/performance.md).
-    memory_candidates: int = 50
-    turn_candidates: int = 100
+    # Candidates per retriever (dense and lexical) asked of the index, per document kind: what a
+    # retrieve costs grows with them (~300 hits built and fused at 50/100), not what it finds.
+    # Replayed over the same gathered evidence (bench/experiments/candidate_counts.py), 60 turns
+    # and 30 memories rank LoCoMo dev within the tuning's noise of 100/50 and of 200/200 (objective
+    # 0.6429 against 0.6449 and 0.6458; noise 0.003), the Korean set identical; memory counts down
+    # to 20 change nothing in either set, turn counts below 60 cost R@5 (0.6116 at 50).
+    memory_candidates: int = 30
+    turn_candidates: int = 60
 
     @property
     def window_vectors(self) -> bool:

@@ -75,7 +75,7 @@ def _schema() -> tantivy.Schema:
         builder.add_text_field(field, tokenizer_name="raw", index_option="basic")
     builder.add_text_field("body", tokenizer_name="whitespace", index_option="freq")
     builder.add_unsigned_field("gen", indexed=True)  # the checkpoint a document was written after
-    # Stored only: what a hit echoes (small, decoded for ~300 hits a retrieve), the text, the rest.
+    # Stored only: what a hit echoes (small, decoded for every hit of a retrieve), the text, the rest.
     for field in ("hit", "text", "rest"):
         builder.add_bytes_field(field, stored=True, indexed=False)
     return builder.build()
