@@ -63,8 +63,8 @@ SPEED = (
         "The HNSW search beam",
         "Per document kind at 100k memories: ANN recall@10 of the dense candidates against an exact scan of "
         "the same vectors, and the graph query's time, for each search beam (max(ef_search, ef_factor × k));"
-        " the beam in use (225 for memories, 450 for turns) is the narrowest whose recall@10 stays at or "
-        "above 0.98 by more than the sampling noise.",
+        " the beam in use (225 for memories, 450 for turns: max(225, 7.5 × k)) is the narrowest whose "
+        "recall@10 stays at or above 0.98 by more than the sampling noise.",
         "python -m bench.speed.graph_beam",
     ),
     Entry(
