@@ -52,11 +52,12 @@ SPEED = (
         "graph_ab",
         "HNSW graphs: usearch float16 against voyager float32",
         "The local index with its HNSW graphs on usearch in float16 against the same index on voyager in "
-        "float32 (main just before the change), interleaved round by round on the same generated documents "
+        "float32 (main at 7597791, its search beams set to the same max(225, 7.5 × k)), interleaved round by "
+        "round on the same generated documents "
         "(`index_ab`'s measures): retrieve latency and CPU per call, index load and first answer, resident "
         "memory, and the cost of a write.",
         "python -m bench.speed.index_ab --baseline <a worktree of main before> --sizes 10000 100000 "
-        "--rounds 3 --name graph_ab",
+        "--rounds 3 --name graph_ab, then --sizes 100000 --rounds 5 --keep --name graph_ab",
     ),
     Entry(
         "graph_beam",
