@@ -254,5 +254,15 @@ EXPERIMENTS = (
         "python -m bench.experiments.cost_estimate",
         experiments.cost,
     ),
+    Entry(
+        "lexical_ab",
+        "The local index's lexical half: tantivy against SQLite FTS5",
+        "The second candidate of issue 36 (bench/experiments/fts5_lexical.py, not in production): the "
+        "retrieve fixture's documents written into both lexical halves, then the LoCoMo dev questions "
+        "searched as a retrieve's lexical half does (both kinds, k 50 and 100, with 50/100 named documents), "
+        "interleaved round by round; build time, resident memory and disk, a 3-memory write, and the top-10 "
+        "overlap (ratios: FTS5 over tantivy).",
+        "python -m bench.experiments.lexical_ab --sizes 10000 100000 --rounds 3",
+    ),
 )
 PARTS = (("Speed", SPEED), ("Quality", QUALITY), ("Experiments", EXPERIMENTS))
