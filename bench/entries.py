@@ -42,10 +42,31 @@ SPEED = (
     Entry(
         "index_ab",
         "The local index against the one it replaced",
-        "The local index on tantivy, voyager and numpy files against the hand-written one it replaced "
+        "The local index on tantivy and numpy files (its HNSW graphs then on voyager) against the "
+        "hand-written one it replaced "
         "(main at 874d17d), interleaved round by round on the same generated documents: retrieve latency "
         "and CPU per call, index load and first answer, resident memory, and the cost of a write.",
         "python -m bench.speed.index_ab --baseline ../old-checkout --sizes 10000 100000 --rounds 3",
+    ),
+    Entry(
+        "graph_ab",
+        "HNSW graphs: usearch float16 against voyager float32",
+        "The local index with its HNSW graphs on usearch in float16 against the same index on voyager in "
+        "float32 (main at 7597791, its search beams set to the same max(225, 7.5 × k)), interleaved round by "
+        "round on the same generated documents "
+        "(`index_ab`'s measures): retrieve latency and CPU per call, index load and first answer, resident "
+        "memory, and the cost of a write.",
+        "python -m bench.speed.index_ab --baseline <a worktree of main before> --sizes 10000 100000 "
+        "--rounds 3 --name graph_ab, then --sizes 100000 --rounds 5 --keep --name graph_ab",
+    ),
+    Entry(
+        "graph_beam",
+        "The HNSW search beam",
+        "Per document kind at 100k memories: ANN recall@10 of the dense candidates against an exact scan of "
+        "the same vectors, and the graph query's time, for each search beam (max(ef_search, ef_factor × k));"
+        " the beam in use (225 for memories, 450 for turns: max(225, 7.5 × k)) is the narrowest whose "
+        "recall@10 stays at or above 0.98 by more than the sampling noise.",
+        "python -m bench.speed.graph_beam",
     ),
     Entry(
         "restart",

@@ -11,7 +11,8 @@ load time and the time to the first answer after it, the process's resident memo
 VmHWM: the peak) and then what writes cost: `--jobs` upserts of 3 memories each (27 documents)
 into a fresh index on disk (median and p95 per job, documents per second). The figures are the
 medians over the rounds; `growth` is each checkout's p95 at its biggest size over its smallest;
-`--keep` keeps the saved rows of sizes not measured now. Writes bench/results/index_ab.json.
+`--keep` keeps the saved rows of sizes not measured now. Writes bench/results/index_ab.json, or
+`--name`'s file (one per A/B recorded).
 """
 
 from __future__ import annotations
@@ -103,6 +104,7 @@ def main() -> None:
     parser.add_argument("--passes", type=int, default=2, help="passes over the questions per process")
     parser.add_argument("--jobs", type=int, default=40, help="write jobs (3 memories each) per process")
     parser.add_argument("--keep", action="store_true", help="keep the saved rows of other sizes")
+    parser.add_argument("--name", default="index_ab", help="bench/results/<name>.json (one per A/B)")
     args = parser.parse_args()
 
     trees = {"this": ROOT, "baseline": args.baseline.resolve()}
@@ -123,7 +125,7 @@ def main() -> None:
                 })
             )  # fmt: skip
     if args.keep:
-        rows = kept("index_ab", "rows", rows, set(args.sizes))
+        rows = kept(args.name, "rows", rows, set(args.sizes))
     print_table(
         [
             "memories",
@@ -142,7 +144,7 @@ def main() -> None:
         [[r["memories"], r["checkout"], *(r[key] for key in _FIGURES)] for r in rows],
     )
     save(
-        "index_ab",
+        args.name,
         {
             "baseline": trees["baseline"].name, "queries": args.queries, "write_jobs": args.jobs,
             "fixture": FIXTURE_NOTE, "rows": rows, "growth": growth(rows),

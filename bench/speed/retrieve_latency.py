@@ -86,7 +86,6 @@ class Twin:
     """Every graph shard of an index with an exact scan of the same vectors beside it, to swap in."""
 
     def __init__(self, index: LocalSearchIndex) -> None:
-        import numpy as np
 
         self.pairs: list[tuple[Any, Vectors, Vectors]] = []
         with index.lock.writing():
@@ -95,10 +94,7 @@ class Twin:
                 if isinstance(graph, GraphVectors):
                     ids = sorted(graph.live_ids)
                     exact = ExactVectors(graph.dim)
-                    rows = np.asarray(
-                        graph.graph.get_vectors([graph.label_of[i] for i in ids]), dtype=np.float32
-                    )
-                    exact.put(ids, rows)
+                    exact.put(ids, graph.rows(ids))  # the graph's own (float16-rounded) vectors
                     self.pairs.append((shard, graph, exact))
 
     def use(self, which: str) -> None:

@@ -77,13 +77,17 @@ class _Reloaded:
 @contextmanager
 def _local_reloaded() -> Iterator[SearchIndex]:
     with tempfile.TemporaryDirectory() as folder:
-        yield cast(SearchIndex, _Reloaded(Path(folder), ann_threshold=None))
+        index = _Reloaded(Path(folder), ann_threshold=None)
+        yield cast(SearchIndex, index)
+        index.close()  # tantivy merges in background threads: let them end before the folder goes
 
 
 @contextmanager
 def _local_ann_reloaded() -> Iterator[SearchIndex]:
     with tempfile.TemporaryDirectory() as folder:
-        yield cast(SearchIndex, _Reloaded(Path(folder), ann_threshold=1))
+        index = _Reloaded(Path(folder), ann_threshold=1)
+        yield cast(SearchIndex, index)
+        index.close()
 
 
 @contextmanager

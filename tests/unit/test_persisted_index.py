@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -63,11 +64,14 @@ def test_a_thread_past_the_threshold_is_searched_in_a_graph_with_the_same_answer
     query = (rows[42] + 0.3 * rows[7]).tolist()
 
     def top(index: LocalSearchIndex) -> list[tuple[str, float]]:
-        return [(h.doc_id, round(h.dense, 4)) for h in index.search(TENANT, ["t1"], "", query, k=5)]
+        return [(h.doc_id, h.dense) for h in index.search(TENANT, ["t1"], "", query, k=5)]
 
-    # Then the graph finds the same documents, in the same order, with the same scores
+    # Then the graph finds the same documents, in the same order, with the same scores up to the
+    # graph's float16 storage (a cosine off by ~1e-4)
     assert type(graph.shards[TENANT, "memory", "t1"].vectors).__name__ == "GraphVectors"
-    assert top(graph) == top(exact)
+    found, expected = top(graph), top(exact)
+    assert [doc_id for doc_id, _ in found] == [doc_id for doc_id, _ in expected]
+    assert [score for _, score in found] == pytest.approx([score for _, score in expected], abs=1e-3)
 
 
 # -- the files --------------------------------------------------------------------------------
@@ -206,13 +210,13 @@ def test_a_missing_or_damaged_index_is_refused(tmp_path: Path, damage: str) -> N
     _seeded(tmp_path / "graph").close()  # 3 documents past the threshold of 2: a graph shard
     target, _, how = damage.partition(" ")
     folder = tmp_path / ("exact" if target == "rows" else "graph")
-    pattern = {"rows": "*.rows.npy", "ids": "*.ids.npy", "graph": "*.hnsw"}.get(target, "*")
+    pattern = {"rows": "*.rows.npy", "ids": "*.ids.npy", "graph": "*.usearch"}.get(target, "*")
     path = next(folder.glob(f"shard-{pattern}"))
     if damage == "manifest deleted":
         (folder / "manifest.json").unlink()
-    elif damage == "older format":  # a folder format 2 wrote: hand-made arrays and a journal
+    elif damage == "older format":  # a folder format 3 wrote: voyager's graphs
         manifest = json.loads((folder / "manifest.json").read_text())
-        (folder / "manifest.json").write_text(json.dumps(manifest | {"format": 2}))
+        (folder / "manifest.json").write_text(json.dumps(manifest | {"format": 3}))
     elif damage == "lexical deleted":
         shutil.rmtree(folder / "lexical-memory")
     elif how == "truncated":
@@ -405,20 +409,51 @@ def test_a_start_after_a_crash_rebuilds_the_index_from_the_store(
     assert {hit.memory_id for hit in turns} == _stored(restarted)
 
 
-def test_a_folder_of_the_index_format_before_is_rebuilt_at_start(
-    engine: Engine, settings: Settings, caplog: pytest.LogCaptureFixture, capsys: pytest.CaptureFixture[str]
-) -> None:
+def _voyager_era_folder(folder: Path) -> list[str]:
+    """The folder as format 3 left it: tantivy's folders as now, and each graph shard in
+    voyager's file (a node per document in float32) with its ids; returns the old files' names."""
+    import json
+
+    import numpy as np
+
+    manifest = json.loads((folder / "manifest.json").read_text())
+    old = []
+    for path in folder.glob("shard-*.usearch"):
+        voyager = path.with_name(path.name.removesuffix(".usearch") + ".hnsw")
+        voyager.write_bytes(b"VOYA" + np.zeros(64, dtype=np.float32).tobytes())
+        path.unlink()
+        old.append(voyager.name)
+    (folder / "manifest.json").write_text(json.dumps(manifest | {"format": 3}))
+    return old
+
+
+def _hand_made_folder(folder: Path) -> list[str]:
+    """The folder as format 2 left it: hand-made arrays and a journal."""
     import json
     import shutil
 
-    # Given the index folder as the version before wrote it: hand-made arrays and a journal
-    engine.index.close()  # type: ignore[attr-defined]
-    folder = local_index.local_index_path(settings)
     shutil.rmtree(folder)
     folder.mkdir()
     (folder / "manifest.json").write_text(json.dumps({"format": 2, "generation": 7, "shards": []}))
     (folder / "shard-0123456789abcdef0123-7.arrays").write_bytes(b"MEIA" + bytes(60))
     (folder / "journal-7.log").write_bytes(bytes(12))
+    return ["shard-0123456789abcdef0123-7.arrays", "journal-7.log"]
+
+
+@pytest.mark.parametrize("older", [_voyager_era_folder, _hand_made_folder], ids=["voyager", "hand-made"])
+def test_a_folder_of_an_earlier_index_format_is_rebuilt_at_start(
+    engine: Engine,
+    settings: Settings,
+    caplog: pytest.LogCaptureFixture,
+    capsys: pytest.CaptureFixture[str],
+    older: Any,
+) -> None:
+    # Given the index folder as an earlier version wrote it (graph shards included: the
+    # threshold is 4 documents)
+    engine.index.close()  # type: ignore[attr-defined]
+    folder = local_index.local_index_path(settings)
+    old_files = older(folder)
+    assert old_files
 
     # When the engine starts on it
     restarted = _restart(engine, settings)
@@ -428,7 +463,8 @@ def test_a_folder_of_the_index_format_before_is_rebuilt_at_start(
     assert "another format" in caplog.text and "rebuilding it from the store" in caplog.text
     assert "index rebuild" in capsys.readouterr().err
     assert _held(restarted) == _stored(restarted)
-    assert not list(folder.glob("*.arrays")) and not list(folder.glob("journal-*"))
+    assert not any((folder / name).exists() for name in old_files)
+    assert list(folder.glob("shard-*.usearch"))
 
 
 def test_reindex_rebuilds_the_local_index_from_scratch(

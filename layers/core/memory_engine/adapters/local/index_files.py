@@ -4,7 +4,8 @@ Layout of the folder (`memory-engine.sqlite3.index/`):
 - `lexical-memory/`, `lexical-turn/`: the tantivy index of each document kind, committed by every
   write (tantivy's own atomic commits);
 - `shard-<id>-<generation>.*`: one shard's vectors as numpy files (ids, rows; the window
-  vectors' ids and rows), or voyager's graph file and its ids, loaded memory-mapped;
+  vectors' ids and rows), loaded memory-mapped, or usearch's graph file (read into memory) and
+  its ids;
 - `manifest.json`: format version, generation, each shard's files and dimension, and the tantivy
   commit (opstamp) of each kind the vectors were saved with.
 
@@ -41,8 +42,9 @@ __all__ = ["FORMAT_VERSION", "IndexFileError", "PersistedIndex", "stored_memory_
 
 log = logging.getLogger("memory_engine.index")
 
-# 3: tantivy and numpy files (2: hand-written array files and a journal); any other is rebuilt.
-FORMAT_VERSION = 3
+# 4: HNSW graphs in usearch's files, float16 (3: voyager's; 2: hand-written array files and a
+# journal); any other is rebuilt.
+FORMAT_VERSION = 4
 MANIFEST = "manifest.json"
 
 
@@ -179,7 +181,7 @@ class PersistedIndex(LocalSearchIndex):
         except IndexFileError:
             index.lexical.close()
             raise
-        except Exception as error:  # a missing or damaged file: whatever numpy or voyager raise
+        except Exception as error:  # a missing or damaged file: whatever numpy or usearch raise
             index.lexical.close()
             raise IndexFileError(
                 f"the index at {directory} could not be read ({type(error).__name__}: {error})"

@@ -11,7 +11,7 @@ documents, not kept in Python.
 
 Thread safety: the index's one lock (`locked.ReadWriteLock`) around every call, so the server's
 threads, the worker and a checkpoint may share an instance: searches side by side, a write alone.
-numpy, voyager and tantivy are imported inside methods: importing this module costs nothing.
+numpy, usearch and tantivy are imported inside methods: importing this module costs nothing.
 """
 
 from __future__ import annotations

@@ -2,8 +2,8 @@
 
 A shard's vectors are exact (a numpy matrix) below the index's threshold and an HNSW graph above
 it (`vectors`); window vectors are exact float16 rows, never searched, only read for the
-candidates. On disk a shard is plain numpy files (and voyager's graph file), loaded
-memory-mapped. numpy is imported only for type checking: importing this module costs nothing.
+candidates. On disk a shard is plain numpy files, loaded memory-mapped (and usearch's graph
+file). numpy is imported only for type checking: importing this module costs nothing.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ class Shard:
         return [found.get(doc_id) for doc_id in doc_ids]
 
     def save(self, prefix: Path) -> list[Path]:
-        """The shard's files, named from `prefix` (voyager's graph, or numpy files of rows)."""
+        """The shard's files, named from `prefix` (usearch's graph, or numpy files of rows)."""
         files = self.vectors.save(prefix)
         if self.windows is not None and len(self.windows):
             files += self.windows.save(prefix.with_name(prefix.name + ".windows"))

@@ -1,10 +1,11 @@
 """The dense half of one shard of the local index: exact below a size threshold, HNSW above it.
 
 `ExactVectors` keeps a thread's vectors in one contiguous float32 matrix and scores them all (a
-few milliseconds up to tens of thousands of rows). `GraphVectors` keeps them in a voyager HNSW
-graph (Spotify's maintained build of hnswlib's algorithm, wheels for every platform), whose search
-cost grows with log n instead of n. Both answer the same four questions: put, remove, the k best
-by cosine, and one document's cosine. numpy and voyager are imported inside methods.
+few milliseconds up to tens of thousands of rows). `GraphVectors` keeps them in a usearch HNSW
+graph (Unum's maintained single-header library, wheels for every platform) stored in half
+precision, whose search cost grows with log n instead of n. Both answer the same four questions:
+put, remove, the k best by cosine, and one document's cosine. numpy and usearch are imported
+inside methods.
 """
 
 from __future__ import annotations
@@ -29,14 +30,17 @@ _BLAS_MIN_CELLS = 1 << 24
 
 class GraphParams:
     """HNSW settings: M links per node, ef_construction at insert, and the search beam as
-    max(ef_search, ef_factor * k), so the 100 turn candidates look at 500 nodes and the 50
-    memory candidates at 250: chosen by `bench.speed.retrieve_latency`'s recall against the exact
-    scan (docs/research/speed.md). The beam is a query-time setting: graphs on disk keep working.
+    max(ef_search, ef_factor * k), so the 60 turn candidates look at 450 nodes and the 30 memory
+    candidates at 225. What recall@10 needs is a beam, whatever k: at 100k memories
+    (`bench.speed.graph_beam`, all 1,155 LoCoMo dev questions, against the exact scan) the turn
+    graph gave 0.966 at 300, 0.981 at 400, 0.985 at 450; the memory graph 0.979 at 200, 0.984 at
+    225: the narrowest beams that stay at or above 0.98 by more than the sampling noise (~0.002).
+    The beam is a query-time setting: graphs on disk keep working.
     """
 
     __slots__ = ("ef_construction", "ef_factor", "ef_search", "m")
 
-    def __init__(self, m: int = 16, ef_construction: int = 64, ef_search: int = 250, ef_factor: float = 5.0):
+    def __init__(self, m: int = 16, ef_construction: int = 64, ef_search: int = 225, ef_factor: float = 7.5):
         self.m = m
         self.ef_construction = ef_construction
         self.ef_search = ef_search
@@ -168,19 +172,31 @@ class ExactVectors:
 
 
 class GraphVectors:
-    """An HNSW graph over integer labels handed out 0, 1, 2... (`id_of` is a list by label).
+    """An HNSW graph (usearch, half precision) over integer keys handed out 0, 1, 2... (`id_of`
+    is a list by key).
 
-    Removal marks the node deleted (the graph keeps routing through it); a removed id that comes
-    back in the same process is un-marked and updated in place.
+    Removal removes the key from usearch (its node stays a tombstone the graph routes through,
+    and a later insert reuses the slot); a removed id that comes back gets its old key again, and
+    a replaced one is removed and inserted again (usearch refuses a key it holds). Stored vectors
+    are float16: what `vector` and `cosines` read back is the f16-rounded vector as float32 (a
+    cosine off by ~1e-4 from the float32 one; the order of candidates is what the graph is for).
     """
 
     def __init__(self, dim: int, params: GraphParams, graph: Any = None, ids: list[str] | None = None):
+        import threading
+
         self.dim = dim
         self.params = params
         self.graph = graph if graph is not None else _new_graph(dim, params)
         self.id_of: list[str] = ids if ids is not None else []
         self.label_of: dict[str, int] = dict(zip(self.id_of, range(len(self.id_of)), strict=True))
         self.deleted: set[int] = set()
+        # usearch's search beam is an attribute of the index, not an argument of `search`, and
+        # searches of one graph run side by side under the index's read lock: setting it and
+        # searching under this lock keeps each caller's beam its own. It serialises nothing that
+        # could overlap: a single query holds the GIL throughout (measured: two threads are no
+        # faster than one).
+        self._beam_lock = threading.Lock()
 
     def __len__(self) -> int:
         return len(self.id_of) - len(self.deleted)
@@ -200,74 +216,85 @@ class GraphVectors:
         return graph
 
     def put(self, doc_ids: list[str], rows: Matrix, threads: int = 1) -> None:
-        fresh_ids: list[str] = []
-        fresh_rows: list[int] = []
-        for position, doc_id in enumerate(doc_ids):
+        import numpy as np
+
+        labels: list[int] = []
+        replaced: list[int] = []
+        fresh: list[str] = []
+        for doc_id in doc_ids:
             label = self.label_of.get(doc_id)
             if label is None:
-                fresh_ids.append(doc_id)
-                fresh_rows.append(position)
-                continue
-            if label in self.deleted:
-                self.graph.unmark_deleted(label)
+                label = len(self.id_of) + len(fresh)
+                fresh.append(doc_id)
+            elif label in self.deleted:  # removed from usearch already: its key is free
                 self.deleted.discard(label)
-            self.graph.add_item(rows[position], label)  # an existing label is updated in place
-        if fresh_ids:
-            start = len(self.id_of)
-            labels = list(range(start, start + len(fresh_ids)))
-            self.graph.add_items(rows[fresh_rows], labels, num_threads=threads)
-            for doc_id, label in zip(fresh_ids, labels, strict=True):
-                self.label_of[doc_id] = label
-                self.id_of.append(doc_id)
+            else:
+                replaced.append(label)
+            labels.append(label)
+        if replaced:
+            self.graph.remove(np.asarray(replaced, dtype=np.uint64), threads=1)
+        # usearch: 0 threads means every core (our -1).
+        self.graph.add(np.asarray(labels, dtype=np.uint64), rows, threads=max(threads, 0))
+        for doc_id in fresh:
+            self.label_of[doc_id] = len(self.id_of)
+            self.id_of.append(doc_id)
 
     def remove(self, doc_id: str) -> None:
         label = self.label_of[doc_id]
         if label not in self.deleted:
-            self.graph.mark_deleted(label)
+            self.graph.remove(label)
             self.deleted.add(label)
 
     def top(self, query: Matrix, k: int) -> list[tuple[float, str]]:
         k = min(k, len(self))
         if k == 0:
             return []
-        try:
-            labels, distances = self.graph.query(query, k=k, query_ef=self.params.beam(k))
-        except RuntimeError:  # voyager's RecallError: too few live nodes reachable (mass deletes)
+        with self._beam_lock:
+            self.graph.expansion_search = self.params.beam(k)
+            # threads=1: usearch's default (every core) costs twice as much for a single query.
+            found = self.graph.search(query, k, threads=1)
+        if len(found.keys) < k:  # too few live nodes reachable past the tombstones (mass removes)
             return self._scan(query, k)
-        # Inner-product space: distance = 1 - dot, and the vectors are unit length.
+        # Inner-product metric: distance = 1 - dot, and the vectors are unit length.
         id_of = self.id_of
-        return [(1.0 - d, id_of[label]) for label, d in zip(labels.tolist(), distances.tolist(), strict=True)]
+        return [
+            (1.0 - d, id_of[label])
+            for label, d in zip(found.keys.tolist(), found.distances.tolist(), strict=True)
+        ]
 
     def _scan(self, query: Matrix, k: int) -> list[tuple[float, str]]:
         import numpy as np
 
-        ids = [doc_id for doc_id, label in self.label_of.items() if label not in self.deleted]
-        rows = np.asarray(self.graph.get_vectors([self.label_of[doc_id] for doc_id in ids]), dtype=np.float32)
-        scores = rows @ query
+        ids = list(self.live_ids)
+        scores = self.rows(ids) @ query
         best = np.argpartition(-scores, k - 1)[:k] if len(scores) > k else np.arange(len(scores))
         return [(float(scores[row]), ids[row]) for row in best]
 
-    def vector(self, doc_id: str) -> Matrix:
-        import numpy as np
-
-        return np.asarray(self.graph.get_vector(self.label_of[doc_id]), dtype=np.float32)
-
-    def cosines(self, doc_ids: list[str], query: Matrix) -> list[float]:
+    def rows(self, doc_ids: list[str]) -> Matrix:
+        """The documents' stored vectors as float32 rows (f16-rounded)."""
         import numpy as np
 
         if not doc_ids:
-            return []
+            return np.zeros((0, self.dim), dtype=np.float32)
         label_of = self.label_of
-        rows = np.asarray(self.graph.get_vectors([label_of[doc_id] for doc_id in doc_ids]), dtype=np.float32)
-        return (rows @ query).tolist()
+        labels = np.asarray([label_of[doc_id] for doc_id in doc_ids], dtype=np.uint64)
+        return np.vstack(self.graph.get(labels, dtype="f32"))
 
-    # -- persistence: voyager's own file for the graph, a numpy file of ids by label ------------
+    def vector(self, doc_id: str) -> Matrix:
+        return self.rows([doc_id])[0]
+
+    def cosines(self, doc_ids: list[str], query: Matrix) -> list[float]:
+        if not doc_ids:
+            return []
+        return (self.rows(doc_ids) @ query).tolist()
+
+    # -- persistence: usearch's own file for the graph, a numpy file of ids by key --------------
 
     def save(self, prefix: Path) -> list[Path]:
         """The graph and its ids (a removed document's id is saved as "")."""
         import numpy as np
 
-        files = [prefix.with_name(prefix.name + ".hnsw"), prefix.with_name(prefix.name + ".ids.npy")]
+        files = [prefix.with_name(prefix.name + ".usearch"), prefix.with_name(prefix.name + ".ids.npy")]
         self.graph.save(str(files[0]))
         ids = ["" if label in self.deleted else doc_id for label, doc_id in enumerate(self.id_of)]
         np.save(files[1], np.asarray(ids, dtype=str))
@@ -275,15 +302,20 @@ class GraphVectors:
 
     @classmethod
     def load(cls, dim: int, params: GraphParams, prefix: Path) -> GraphVectors:
-        """A graph `save` wrote (its removed nodes stay marked deleted in voyager's file; their
-        labels are not reused)."""
+        """A graph `save` wrote, read into memory: 0.6 s for the 100k-memory fixture's two graphs
+        (900k nodes) against 0.1 s for usearch's memory-mapped `view`, which cannot take writes
+        (an insert into one crashes the process). A removed document's key stays free, not
+        reused for another id."""
         import numpy as np
-        from voyager import Index
 
-        graph = Index.load(str(prefix.with_name(prefix.name + ".hnsw")))
+        graph = _new_graph(dim, params)
+        graph.load(str(prefix.with_name(prefix.name + ".usearch")))
+        # The file keeps the graph's shape (M) but not the insert beam: set it again.
+        graph.expansion_add = params.ef_construction
         ids = np.load(prefix.with_name(prefix.name + ".ids.npy")).tolist()
-        if len(ids) != graph.num_elements or graph.num_dimensions != dim:
-            raise ValueError(f"{prefix}: the graph holds {graph.num_elements} nodes for {len(ids)} ids")
+        live = sum(1 for doc_id in ids if doc_id)
+        if len(graph) != live or graph.ndim != dim:
+            raise ValueError(f"{prefix}: the graph holds {len(graph)} nodes for {live} ids")
         vectors = cls(dim, params, graph, ids)
         vectors.deleted = {label for label, doc_id in enumerate(ids) if not doc_id}
         vectors.label_of.pop("", None)
@@ -291,6 +323,8 @@ class GraphVectors:
 
 
 def _new_graph(dim: int, params: GraphParams) -> Any:
-    from voyager import Index, Space
+    from usearch.index import Index
 
-    return Index(Space.InnerProduct, num_dimensions=dim, M=params.m, ef_construction=params.ef_construction)
+    return Index(
+        ndim=dim, metric="ip", dtype="f16", connectivity=params.m, expansion_add=params.ef_construction
+    )
