@@ -229,7 +229,9 @@ EXPERIMENTS = (
         "Each question's evidence gathered once at 200 candidates per retriever and kind, cut to what the"
         " index hands over at fewer, and ranked again (LoCoMo dev and the Korean set; the objective is the"
         " mean of R@5, R@10 and NDCG@10 over categories 1–4, differences under 0.003 are noise). The shipped"
-        " counts are 60 turns and 30 memories.",
+        " counts are 60 turns and 30 memories. A retrieve asks the index for at least 4 × its limit, so the"
+        " LoCoMo harness (limit 50) ranks 200 candidates: a caller asking for 5 hits ranks as the 60-turn"
+        " rows do.",
         "python -m bench.experiments.candidate_counts",
         experiments.candidate_counts,
     ),

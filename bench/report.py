@@ -172,7 +172,36 @@ def figures(saved: dict[str, dict[str, Any]]) -> list[str]:
                 *table(["retriever", "R@5", "R@10", "NDCG@10"], rows),
                 "",
             ]
+    if result := saved.get("index_ab"):
+        lines += [
+            f"The local index against the one it replaced ({provenance(result)}):",
+            "",
+            *before_after(result),
+            "",
+        ]
     return lines
+
+
+def before_after(result: dict[str, Any]) -> list[str]:
+    """`index_ab` at its biggest size: this checkout against the baseline, the figures side by side."""
+    biggest = max(row["memories"] for row in result["rows"])
+    row = {r["checkout"]: r for r in result["rows"] if r["memories"] == biggest}
+    grown = {g["checkout"]: g["p95"] for g in result.get("growth", [])}
+    figures = (
+        ("retrieve p95, ms", "p95_ms", "{:.1f}"),
+        ("CPU p95 per retrieve, ms", "cpu_p95_ms", "{:.1f}"),
+        ("index load + first answer, s", "first_answer_s", "{:.2f}"),
+        ("resident memory, MB", "rss_mb", "{:,.0f}"),
+        ("a 3-memory write, ms", "upsert_ms", "{:.1f}"),
+    )
+    rows = [
+        [label, fmt.format(row["baseline"][key]), fmt.format(row["this"][key])] for label, key, fmt in figures
+    ]
+    if grown:
+        rows.append(
+            ["p95 growth from the smallest size", *(f"×{grown[name]:.2f}" for name in ("baseline", "this"))]
+        )
+    return table([f"at {biggest:,} memories", f"before ({result['baseline']})", "after"], rows)
 
 
 def cost_block(saved: dict[str, dict[str, Any]]) -> list[str]:

@@ -213,3 +213,29 @@ def test_the_readme_quick_start_quotes_the_first_start_table_with_where_it_was_m
     # Then it names the command, the machine and date, and holds the table's row
     assert any("`python -m bench.speed.first_start`, 2 cores (test)" in line for line in lines)
     assert "| 24f4a51 (embedder) | no | 1,331 | 95 | 2.5 | 12.3 | 140 | 7.5 |" in lines
+
+
+def test_the_readme_shows_the_local_index_before_and_after_at_the_biggest_size() -> None:
+    # Given an index A/B at two sizes
+    def row(memories: int, checkout: str, p95: float) -> dict[str, Any]:
+        return {
+            "memories": memories, "checkout": checkout, "p95_ms": p95, "cpu_p95_ms": p95 - 1,
+            "first_answer_s": 2.0, "rss_mb": 2000.0, "upsert_ms": 5.0,
+        }  # fmt: skip
+
+    result = {
+        "machine": MACHINE,
+        "baseline": "old",
+        "rows": [row(10_000, "this", 10.0), row(10_000, "baseline", 12.0), row(100_000, "this", 18.5),
+                 row(100_000, "baseline", 24.75)],
+        "growth": [{"checkout": "this", "p95": 1.85}, {"checkout": "baseline", "p95": 2.06}],
+    }  # fmt: skip
+
+    # When the README's figures are generated
+    lines = report.figures({"index_ab": result})
+
+    # Then the biggest size's figures stand side by side, before then after, with each one's growth
+    text = "\n".join(lines)
+    assert "| at 100,000 memories | before (old) | after |" in text
+    assert "| retrieve p95, ms | 24.8 | 18.5 |" in text
+    assert "| p95 growth from the smallest size | ×2.06 | ×1.85 |" in text
