@@ -17,7 +17,7 @@ from memory_engine.models.bank import (
     RetrieveMemoriesRequest,
     RetrieveMemoriesResponse,
 )
-from memory_engine.models.chat import UserMemoryDeleted
+from memory_engine.models.chat import ModelList, UserMemoryDeleted
 from memory_engine.models.game import (
     GameMemoryRequest,
     GameMemoryResponse,
@@ -105,6 +105,11 @@ def chat_completion(request: Mapping[str, Any]) -> Call[dict[str, Any]]:
     if request.get("stream"):
         raise ValueError("chat_completion does not stream: use an OpenAI client for stream=True")
     return Call("POST", "/v1/chat/completions", raw, dict(request))
+
+
+def list_models() -> Call[ModelList]:
+    """OpenAI's model list: the chat route's default model (for OpenAI-style front-ends)."""
+    return Call("GET", "/v1/models", reader(ModelList))
 
 
 def game_memory(

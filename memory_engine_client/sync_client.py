@@ -120,6 +120,7 @@ class MemoryEngine:
     bank_generate = _sends(bank.bank_generate)
     forget_user = _sends(bank.forget_user)
     chat_completion = _sends(bank.chat_completion)
+    list_models = _sends(bank.list_models)
     game_memory = _sends(bank.game_memory)
     game_record = _sends(bank.game_record)
     list_threads = _sends(inspector.list_threads)
