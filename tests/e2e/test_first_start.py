@@ -29,7 +29,9 @@ def first_start_env(data_dir: Path, port: int) -> dict[str, str]:
         "PORT": str(port),
         "MEMORY_ENGINE_DATA_DIR": str(data_dir),
         "MEMORY_ENGINE_LOG_LEVEL": "INFO",
-        "PYTHONPATH": os.pathsep.join([str(ROOT / "layers" / "core"), str(ROOT)]),
+        "PYTHONPATH": os.pathsep.join(
+            [str(ROOT / "layers" / "core"), str(ROOT), str(ROOT / "clients" / "python")]
+        ),
     }
 
 

@@ -25,8 +25,8 @@ from langgraph.store.base import (
     validate_op_namespace,
 )
 
-from memory_engine.models.bank import BankMemory, RetrieveMemoriesResponse
 from memory_engine_client import Call, Plan, Together, bank
+from memory_engine_client.models import BankMemory, RetrieveMemoriesResponse
 from memory_engine_langgraph import mapping
 from memory_engine_langgraph.mapping import Namespace
 

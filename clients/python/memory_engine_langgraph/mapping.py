@@ -22,8 +22,11 @@ from typing import Any
 from langgraph.store.base import Item, MatchCondition
 from langgraph.store.base.embed import get_text_at_path
 
-from memory_engine.models.bank import MAX_FACT_CHARS, MAX_SCOPE_VALUE_CHARS, BankMemory
+from memory_engine_client.models import BankMemory
 
+# The memory bank's bounds (docs/api.md: a fact, a scope value).
+MAX_FACT_CHARS = 4_000
+MAX_SCOPE_VALUE_CHARS = 256
 NAMESPACE_KEY = "langgraph_namespace"
 REGISTRY = {"langgraph_registry": "namespaces"}
 Namespace = tuple[str, ...]
