@@ -4,11 +4,12 @@
 As LangGraph's own in-memory store does, the reads of a batch see the store as it was before the
 batch, and its writes (the last one per namespace and key) are applied after them. Calls with no
 order between them (the namespaces' listings, the searches, the writes) go out together: at once
-with the async client.
+with the async client, within its bound.
 """
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -28,9 +29,10 @@ from langgraph.store.base import (
 from memory_engine_client import Call, Plan, Together, bank
 from memory_engine_client.models import BankMemory, RetrieveMemoriesResponse
 from memory_engine_langgraph import mapping
-from memory_engine_langgraph.mapping import Namespace
+from memory_engine_langgraph.mapping import Namespace, Version
 
 MAX_TOP_K = 100  # the bank's similarity search returns at most this many per scope
+Stored = dict[Namespace, dict[str, list[Version]]]
 
 
 def batch(ops: Iterable[Op], fields: Sequence[str] | None, known: set[Namespace]) -> Plan[list[Result]]:
@@ -46,8 +48,7 @@ def batch(ops: Iterable[Op], fields: Sequence[str] | None, known: set[Namespace]
         namespaces = mapping.registered(registry)
         known |= namespaces
     touched = {op.namespace for op in ops if isinstance(op, GetOp | PutOp)}
-    listings = [op for op in ops if isinstance(op, SearchOp) and not op.query]
-    touched |= {ns for op in listings for ns in _under(namespaces, op)}
+    touched |= {ns for op in ops if isinstance(op, SearchOp) for ns in _under(namespaces, op)}
     wanted = sorted(touched)
     listed = dict(zip(wanted, (yield from _list_all([mapping.scope_of(ns) for ns in wanted])), strict=True))
     stored = {ns: mapping.versions(memories, ns) for ns, memories in listed.items()}
@@ -55,19 +56,14 @@ def batch(ops: Iterable[Op], fields: Sequence[str] | None, known: set[Namespace]
     results: list[Result] = [None] * len(ops)
     for n, op in enumerate(ops):
         if isinstance(op, GetOp):
-            found = stored[op.namespace].get(op.key)
-            results[n] = found[0][0] if found else None
+            results[n] = mapping.newest(stored[op.namespace].get(op.key, []))
         elif isinstance(op, ListNamespacesOp):
             results[n] = _namespaces(namespaces, op)
         elif isinstance(op, SearchOp) and not op.query:
-            items = [v[0][0] for ns in _under(namespaces, op) for v in stored[ns].values()]
-            items.sort(key=lambda item: item.updated_at, reverse=True)
-            results[n] = _page(
-                [_scored(item, None) for item in items if mapping.matches(item.value, op.filter)], op
-            )
-    searches = [(n, op) for n, op in enumerate(ops) if isinstance(op, SearchOp) and op.query]
-    for n, op in searches:
-        results[n] = yield from _search(op, sorted(_under(namespaces, op)))
+            results[n] = _page([_scored(item, None) for item in _items(stored, namespaces, op)], op)
+    for n, op in enumerate(ops):
+        if isinstance(op, SearchOp) and op.query:
+            results[n] = yield from _search(op, stored, namespaces)
 
     puts = {(op.namespace, op.key): op for op in ops if isinstance(op, PutOp)}
     yield from _write(list(puts.values()), stored, namespaces, fields)
@@ -92,56 +88,86 @@ def _list_all(scopes: list[dict[str, str]]) -> Plan[list[list[BankMemory]]]:
     return found
 
 
-def _search(op: SearchOp, namespaces: list[Namespace]) -> Plan[list[SearchItem]]:
-    """The nearest items of every namespace under the prefix, by the bank's distance. With a
-    filter, the nearest MAX_TOP_K of each namespace are the ones filtered."""
+def _items(stored: Stored, namespaces: set[Namespace], op: SearchOp) -> list[Item]:
+    """The items under the prefix that pass the filter, in the order they were first put (as
+    LangGraph's in-memory store lists them: an update keeps an item's place)."""
+    items = [
+        item
+        for ns in _under(namespaces, op)
+        for listed in stored[ns].values()
+        if (item := mapping.newest(listed)) is not None and mapping.matches(item.value, op.filter)
+    ]
+    return sorted(items, key=lambda item: (item.created_at, item.namespace, item.key))
+
+
+def _search(op: SearchOp, stored: Stored, namespaces: set[Namespace]) -> Plan[list[SearchItem]]:
+    """As LangGraph's in-memory store ranks: each item by the best of its texts' similarities
+    (cosine, from the unit vectors' Euclidean distance the bank returns: 1 - d²/2), best first;
+    items with no text to rank (put with `index=False`) fill the page after them, unscored."""
     assert op.query is not None
-    top_k = MAX_TOP_K if op.filter else min(MAX_TOP_K, op.offset + op.limit)
-    calls: tuple[Call[Any], ...] = tuple(
-        bank.bank_search(mapping.scope_of(ns), op.query, top_k=top_k) for ns in namespaces
+    under = sorted(_under(namespaces, op))
+    answers: list[RetrieveMemoriesResponse] = yield Together(
+        tuple(bank.bank_search(mapping.index_scope_of(ns), op.query, top_k=MAX_TOP_K) for ns in under)
     )
-    answers: list[RetrieveMemoriesResponse] = yield Together(calls)
-    best: dict[tuple[Namespace, str], SearchItem] = {}
-    for ns, answer in zip(namespaces, answers, strict=True):
+    candidates = _items(stored, namespaces, op)
+    owner = {
+        name: (item.namespace, item.key)
+        for item in candidates
+        for name in stored[item.namespace][item.key][0].index
+    }
+    best: dict[tuple[Namespace, str], float] = {}
+    for answer in answers:
         for hit in answer.retrieved_memories:
-            item = mapping.item_of(hit.memory, ns)
-            if item is None or not mapping.matches(item.value, op.filter):
-                continue
-            # Unit vectors: cosine = 1 - d²/2, higher is closer, as LangGraph's scores are.
-            scored = _scored(item, 1 - (hit.distance or 0.0) ** 2 / 2)
-            kept = best.get((ns, item.key))
-            if kept is None or (kept.updated_at, kept.score or 0) < (scored.updated_at, scored.score or 0):
-                best[(ns, item.key)] = scored  # an older version of the key found too: the newest speaks
-    ranked = sorted(best.values(), key=lambda item: item.score or 0.0, reverse=True)
-    return _page(ranked, op)
+            held = owner.get(hit.memory.name)
+            if held is not None:
+                score = 1 - (hit.distance or 0.0) ** 2 / 2
+                best[held] = max(score, best.get(held, -2.0))
+    by_key = {(item.namespace, item.key): item for item in candidates}
+    ranked = sorted(best, key=lambda held: best[held], reverse=True)
+    kept = [_scored(by_key[held], best[held]) for held in ranked[op.offset : op.offset + op.limit]]
+    scoreless = [item for item in candidates if not stored[item.namespace][item.key][0].index]
+    if len(kept) < op.limit:
+        kept += [_scored(item, None) for item in scoreless[: op.limit - len(kept)]]
+    return kept
 
 
 def _write(
-    puts: list[PutOp],
-    stored: dict[Namespace, dict[str, list[tuple[Item, str]]]],
-    namespaces: set[Namespace],
-    fields: Sequence[str] | None,
+    puts: list[PutOp], stored: Stored, namespaces: set[Namespace], fields: Sequence[str] | None
 ) -> Plan[None]:
-    """New versions first, then the old ones deleted: a failure in between leaves the item twice
-    (the newest wins on read), never lost."""
+    """Each put's new version (its index facts first, then its record naming them), then every
+    older version deleted: a failure in between leaves the item twice (the newest complete version
+    is read), never lost."""
     now = datetime.now(UTC).isoformat()
-    creates: list[Call[Any]] = []
+    registry: list[Call[Any]] = []
+    texts: list[tuple[PutOp, list[str]]] = []
     for op in puts:
-        if op.value is None:
-            continue
-        if op.namespace not in namespaces:
+        if op.namespace not in namespaces and op.value is not None:
             namespaces.add(op.namespace)
-            creates.append(bank.bank_create(mapping.registry_fact(op.namespace), mapping.REGISTRY))
-        before = stored[op.namespace].get(op.key)
-        created = before[-1][0].created_at.isoformat() if before else now
-        chosen = fields if op.index is None else (op.index or [])
-        fact = mapping.fact_of(op.key, op.value, created, chosen)
-        creates.append(bank.bank_create(fact, mapping.scope_of(op.namespace)))
-    if creates:
-        yield Together(tuple(creates))
-    deletes = tuple(bank.bank_delete(name) for op in puts for _, name in stored[op.namespace].get(op.key, []))
-    if deletes:
-        yield Together(deletes)
+            registry.append(bank.bank_create(mapping.registry_fact(op.namespace), mapping.REGISTRY))
+        if op.value is not None:
+            chosen = fields if op.index is None else (op.index or [])
+            texts.append((op, mapping.index_texts(op.value, chosen)))
+    indexed = [
+        bank.bank_create(text, mapping.index_scope_of(op.namespace)) for op, found in texts for text in found
+    ]
+    made: list[BankMemory] = (
+        (yield Together(tuple(registry + indexed)))[len(registry) :] if registry or indexed else []
+    )
+    records: list[Call[Any]] = []
+    for op, found in texts:
+        names, made = [memory.name for memory in made[: len(found)]], made[len(found) :]
+        before = stored[op.namespace].get(op.key, [])
+        kept = mapping.newest(before)
+        created = kept.created_at.isoformat() if kept is not None else now
+        version = uuid.uuid4().hex[:12]
+        assert op.value is not None
+        for fact in mapping.record_facts(op.key, op.value, created, version, names):
+            records.append(bank.bank_create(fact, mapping.scope_of(op.namespace)))
+    if records:
+        yield Together(tuple(records))
+    old = [name for op in puts for v in stored[op.namespace].get(op.key, []) for name in (*v.names, *v.index)]
+    if old:
+        yield Together(tuple(bank.bank_delete(name) for name in old))
 
 
 def _under(namespaces: set[Namespace], op: SearchOp) -> list[Namespace]:
