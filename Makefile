@@ -8,7 +8,7 @@ CLIENT_EXTRAS ?= mcp,langgraph
 STAMP := $(VENV)/.installed
 PORT ?= 8080
 
-.PHONY: install test-deps run run-aws-local test lint typecheck unit e2e openapi client-models bench bench-mem0-env clean layer synth \
+.PHONY: install test-deps run run-aws-local test lint typecheck unit e2e openapi client-models ts-client bench bench-mem0-env clean layer synth \
 	browser-deps llm-env llm-model llm-local dynalite
 
 install: $(STAMP)
@@ -45,7 +45,7 @@ lint: install
 typecheck: install
 	$(PY) -m mypy
 
-test: install test-deps lint typecheck browser-deps dynalite
+test: install test-deps lint typecheck browser-deps dynalite ts-client
 	$(PY) -m pytest
 
 unit: install test-deps dynalite
@@ -106,6 +106,20 @@ $(DYNALITE_DIR)/node_modules/dynalite/package.json:
 		echo "dynalite needs Node.js and npm (its tests skip without node)" >&2; \
 	else \
 		npm install --silent --no-audit --no-fund --prefix $(DYNALITE_DIR) $(DYNALITE); \
+	fi
+
+# The TypeScript client (clients/typescript): its build tools (openapi-typescript, typescript) from
+# npm into its own node_modules; `npm ci` builds it (its API types generated from docs/openapi.json).
+# tests/e2e/doors/test_typescript_client.py runs its tests (`node --test`) against a local server.
+TS_CLIENT ?= clients/typescript
+
+ts-client: $(TS_CLIENT)/node_modules/.package-lock.json
+
+$(TS_CLIENT)/node_modules/.package-lock.json: $(TS_CLIENT)/package-lock.json $(TS_CLIENT)/package.json
+	@if ! command -v npm >/dev/null; then \
+		echo "the TypeScript client needs Node.js 18+ and npm (its tests skip without them)" >&2; \
+	else \
+		npm ci --silent --no-audit --no-fund --prefix $(TS_CLIENT); \
 	fi
 
 # Speed benchmarks (bench/speed/): each prints a table and saves bench/results/<name>.json; then
