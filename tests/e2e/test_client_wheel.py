@@ -5,6 +5,7 @@ Powertools, no ML library), imports, and its one command explains itself without
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -38,9 +39,14 @@ def size_mb(folder: Path) -> float:
 def venv(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, set[str], float]:
     """The venv with the client installed, what it held before (pip, setuptools) and its size then."""
     wheels = tmp_path_factory.mktemp("wheels")
+    # Built from a copy: an in-tree build would leave build/ behind, whose stale files a later
+    # wheel could carry.
+    source = tmp_path_factory.mktemp("source") / "python"
+    leftovers = shutil.ignore_patterns("build", "*.egg-info", "__pycache__")
+    shutil.copytree(ROOT / "clients" / "python", source, ignore=leftovers)
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(wheels),
-         str(ROOT / "clients" / "python")],
+         str(source)],
         check=True, capture_output=True, timeout=300,
     )  # fmt: skip
     [wheel] = wheels.glob("memory_engine_client-*.whl")

@@ -252,3 +252,16 @@ def test_the_same_items_rank_as_in_langgraphs_in_memory_store(
     assert [key for key, _ in my_keys] == [key for key, _ in their_keys]
     assert my_keys[-1] == ("raw", None)
     assert all(abs((a or 0) - (b or 0)) < 1e-3 for (_, a), (_, b) in zip(my_keys, their_keys, strict=True))
+
+
+def test_an_abatch_of_a_hundred_puts_stores_every_item(server: LocalServer, root: str) -> None:
+    # Given the async store (its client keeps at most 8 requests in flight)
+    store = MemoryEngineStore(server.url, API_KEY)
+    puts = [PutOp((root, "bulk"), f"item-{n:03d}", {"text": f"note number {n}"}) for n in range(100)]
+
+    # When 100 puts go in one abatch
+    asyncio.run(store.abatch(puts))
+
+    # Then all 100 are there, none refused by a full server
+    listed = store.search((root, "bulk"), limit=200)
+    assert sorted(item.key for item in listed) == [f"item-{n:03d}" for n in range(100)]
