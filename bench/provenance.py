@@ -41,7 +41,7 @@ class Drift:
 
     recorded: bool  # False: saved before records existed; its code is unknown
     code: list[str] = field(default_factory=list)  # measured paths whose files changed or are gone
-    settings: list[str] = field(default_factory=list)  # "name: measured → default now"
+    settings: list[str] = field(default_factory=list)  # "name <as measured> → <default now>"
 
     @property
     def current(self) -> bool:
@@ -78,35 +78,38 @@ def record(name: str, root: Path = ROOT) -> dict[str, Any]:
 
 
 def kept_origin(before: Mapping[str, Any] | None) -> dict[str, Any]:
-    """What to record of an earlier run whose rows a new result keeps: its commit and its code,
-    a path `mixed` where that run had itself kept rows of other code (None: no record)."""
-    if not isinstance(before, Mapping) or not isinstance(before.get("code"), Mapping):
+    """What to record of an earlier run whose rows a new result keeps: its commit and its code
+    (None: no record), that run's own kept rows' code merged in."""
+    if not isinstance(before, Mapping):
         return {"commit": None, "code": None}
-    code = dict(before["code"])
-    earlier = before.get("kept_rows_from")
-    if isinstance(earlier, Mapping):
-        if not isinstance(earlier.get("code"), Mapping):
-            return {"commit": before.get("commit"), "code": None}
-        for path, digest in earlier["code"].items():
-            code[path] = digest if code.get(path, digest) == digest else MIXED
-    return {"commit": before.get("commit"), "code": code}
+    return {"commit": before.get("commit"), "code": _with_kept(before)}
 
 
 def drift(result: Mapping[str, Any], root: Path = ROOT) -> Drift:
     """How `result` stands against the code at `root` now."""
     saved = result.get("provenance")
-    if not isinstance(saved, Mapping) or not isinstance(saved.get("code"), Mapping):
+    recorded = _with_kept(saved) if isinstance(saved, Mapping) else None
+    if saved is None or recorded is None:
         return Drift(recorded=False)
-    recorded: dict[str, str] = dict(saved["code"])
-    kept = saved.get("kept_rows_from")
-    if isinstance(kept, Mapping):  # rows of an earlier run kept beside this run's: their code too
-        if not isinstance(kept.get("code"), Mapping):
-            return Drift(recorded=False)
-        for path, digest in kept["code"].items():
-            recorded[path] = digest if recorded.get(path, digest) == digest else MIXED
     now = digests(recorded, root)
     changed = [path for path, digest in recorded.items() if now[path] != digest]
     return Drift(recorded=True, code=changed, settings=_defaults_moved(saved))
+
+
+def _with_kept(saved: Mapping[str, Any]) -> dict[str, str] | None:
+    """A result's measured code with that of the rows it kept from an earlier run: a path `mixed`
+    where the two differ (it matches no checkout); None where either was not recorded."""
+    if not isinstance(saved.get("code"), Mapping):
+        return None
+    code = dict(saved["code"])
+    kept = saved.get("kept_rows_from")
+    if kept is None:
+        return code
+    if not isinstance(kept, Mapping) or not isinstance(kept.get("code"), Mapping):
+        return None
+    for path, digest in kept["code"].items():
+        code[path] = digest if code.get(path, digest) == digest else MIXED
+    return code
 
 
 def digests(paths: Iterable[str], root: Path = ROOT) -> dict[str, str]:
