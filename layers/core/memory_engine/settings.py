@@ -272,9 +272,10 @@ class WorkerSettings(QueueSettings, ExtractionSettings):
 
     @property
     def job_visibility_seconds(self) -> float:
-        """How long a job in hand stays invisible: with an LLM, at least one batch's bound (its last
-        request may start at llm_batch_seconds and take llm_timeout_seconds), so a slow model's
-        job is not handed out again while it still runs."""
+        """How long a job in hand stays invisible at a time (renewed while it runs,
+        `usecases.lease`): with an LLM, at least one batch's whole bound (`llm_batch_seconds`, which
+        no request outlives) and one request's timeout to spare, so even a job whose renewals
+        all fail is not handed out again while its batch runs."""
         if self.extractor != "llm":
             return self.worker_visibility_seconds
         return max(self.worker_visibility_seconds, self.llm_batch_seconds + self.llm_timeout_seconds)
