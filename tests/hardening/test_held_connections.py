@@ -14,6 +14,7 @@ import threading
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
+from pathlib import Path
 
 from memory_engine.embedding import BoundedEmbedder
 from memory_engine.ports import EmbedMode
@@ -24,42 +25,13 @@ from tests.hardening.test_bounded_requests import status_and_json
 
 WAIT_S = 30  # a bound on waiting for an answer: only reached when the test fails
 
-# Another process that holds `count` sockets open on the server: idle ones send nothing, trickling
-# ones a request's first line and then a header byte every half second; a socket the server closes
-# is opened again at once (a determined attacker). It prints "ready" once all are connected.
-ATTACKER = """
-import socket, sys, time
-port, count, mode = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
-
-def opened():
-    sock = socket.create_connection(("127.0.0.1", port))
-    sock.setblocking(False)
-    if mode == "trickle":
-        sock.send(b"GET /v1/engine/health/ HTTP/1.1\\r\\nX-Slow: ")
-    return sock
-
-held = [opened() for _ in range(count)]
-print("ready", flush=True)
-while True:
-    time.sleep(0.5)
-    for n, sock in enumerate(held):
-        try:
-            if mode == "trickle":
-                sock.send(b"a")
-            if sock.recv(65536) == b"":
-                raise ConnectionError
-        except BlockingIOError:
-            pass
-        except OSError:
-            sock.close()
-            held[n] = opened()
-"""
+ATTACKER = Path(__file__).with_name("attacker.py")
 
 
 @contextmanager
 def attacker(port: int, count: int, mode: str) -> Iterator[None]:
     process = subprocess.Popen(
-        [sys.executable, "-c", ATTACKER, str(port), str(count), mode], stdout=subprocess.PIPE, text=True
+        [sys.executable, str(ATTACKER), str(port), str(count), mode], stdout=subprocess.PIPE, text=True
     )
     try:
         assert process.stdout is not None and process.stdout.readline().strip() == "ready"
