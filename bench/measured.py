@@ -109,6 +109,18 @@ MEASURED: dict[str, Measures] = {
         (*SEARCH_SETTINGS, *EMBEDDING_SETTINGS, "embed_request_max_chars"),
         (*INDEX_PACKAGES, *EMBEDDING_PACKAGES),
     ),
+    "held_sockets": Measures(
+        (
+            *LOCAL_SERVER,
+            *RANKING,
+            *EMBEDDERS,
+            "memory_engine_app/cli.py",
+            "bench/speed/long_texts.py",
+            "tests/hardening/attacker.py",
+        ),
+        ("server_max_connections", "server_read_timeout_seconds", "server_request_read_seconds"),
+        EMBEDDING_PACKAGES,
+    ),
     "buffered_retrieve": Measures(
         (*RANKING, *EMBEDDERS, *LOCAL_STORE, *LOCAL_INDEX, "memory_engine_app/worker.py"),
         (*SEARCH_SETTINGS, *EMBEDDING_SETTINGS),
