@@ -6,7 +6,8 @@ EXTRAS ?= local,aws,llm,cdk,dev,bench,client,mcp,langgraph
 STAMP := $(VENV)/.installed
 PORT ?= 8080
 
-.PHONY: install test-deps run run-aws-local test lint typecheck unit e2e openapi bench bench-mem0-env clean layer synth \
+.PHONY: install test-deps run run-aws-local test lint typecheck unit e2e openapi bench bench-check bench-mem0-env clean \
+	layer synth \
 	browser-deps llm-env llm-model llm-local dynalite
 
 install: $(STAMP)
@@ -86,20 +87,30 @@ $(DYNALITE_DIR)/node_modules/dynalite/package.json:
 		npm install --silent --no-audit --no-fund --prefix $(DYNALITE_DIR) $(DYNALITE); \
 	fi
 
-# Speed benchmarks (bench/speed/): each prints a table and saves bench/results/<name>.json; then
-# bench.report regenerates docs/performance.md and the README's figures from every saved result.
+# Speed benchmarks (bench/speed/), every one a target cites among them: each prints a table and
+# saves bench/results/<name>.json with its provenance (commit, a digest of the code it measures);
+# then bench.report regenerates docs/performance.md and the README's figures from every saved
+# result. restart reuses the data folders retrieve_latency builds.
 BENCH_VENV ?= .bench-venv
 MEM0_VERSION ?= 2.2.1
 
 bench: install bench-mem0-env
 	$(PY) -m bench.speed.embedding
 	$(PY) -m bench.speed.retrieve_latency
+	$(PY) -m bench.speed.restart
 	$(PY) -m bench.speed.ingest
+	$(PY) -m bench.speed.concurrency
 	$(PY) -m bench.speed.cold_start
 	$(PY) -m bench.speed.aws_calls
 	$(PY) -m bench.speed.peer_mem0
 	$(PY) -m bench.speed.doors
 	$(PY) -m bench.report
+
+# Exit 1, naming each, while a saved result is not a figure of the current code (the code its
+# benchmark measures changed since, or was never recorded) or a generated page is stale. Not part of
+# `make test`: re-measuring takes a quiet host, and a change to measured code must not block on it.
+bench-check: install
+	$(PY) -m bench.report --check
 
 # mem0 for the side-by-side, in its own venv, never the project's. Its HuggingFace embedder needs
 # sentence-transformers and torch (the CPU build on this disk), installed there only; a .pth line

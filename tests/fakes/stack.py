@@ -24,9 +24,10 @@ from memory_engine.adapters.local.sqlite_keys import SqliteKeyStore
 from memory_engine.adapters.local.sqlite_queue import SqliteQueue
 from memory_engine.adapters.local.sqlite_store import SqliteStore
 from memory_engine.auth import AnyKey, SingleKey, StoreKeys
-from memory_engine.engine import Engine, SystemClock
+from memory_engine.engine import Engine
 from memory_engine.models.messages import Job
 from memory_engine.ports import Extractor, JobSource, KeyStore, Queue
+from memory_engine.ports.clock import SystemClock
 from memory_engine.ratelimit import RateLimiter
 from memory_engine.settings import Settings
 from memory_engine.usecases import keys
