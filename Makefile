@@ -8,7 +8,8 @@ CLIENT_EXTRAS ?= mcp,langgraph
 STAMP := $(VENV)/.installed
 PORT ?= 8080
 
-.PHONY: install test-deps run run-aws-local test lint typecheck unit e2e openapi client-models ts-client bench bench-mem0-env clean layer synth \
+.PHONY: install test-deps run run-aws-local test lint typecheck unit e2e openapi client-models ts-client bench \
+	bench-check bench-mem0-env clean layer synth \
 	browser-deps llm-env llm-model llm-local dynalite
 
 install: $(STAMP)
@@ -122,20 +123,30 @@ $(TS_CLIENT)/node_modules/.package-lock.json: $(TS_CLIENT)/package-lock.json $(T
 		npm ci --silent --no-audit --no-fund --prefix $(TS_CLIENT); \
 	fi
 
-# Speed benchmarks (bench/speed/): each prints a table and saves bench/results/<name>.json; then
-# bench.report regenerates docs/performance.md and the README's figures from every saved result.
+# Speed benchmarks (bench/speed/), every one a target cites among them: each prints a table and
+# saves bench/results/<name>.json with its provenance (commit, a digest of the code it measures);
+# then bench.report regenerates docs/performance.md and the README's figures from every saved
+# result. restart reuses the data folders retrieve_latency builds.
 BENCH_VENV ?= .bench-venv
 MEM0_VERSION ?= 2.2.1
 
 bench: install bench-mem0-env
 	$(PY) -m bench.speed.embedding
 	$(PY) -m bench.speed.retrieve_latency
+	$(PY) -m bench.speed.restart
 	$(PY) -m bench.speed.ingest
+	$(PY) -m bench.speed.concurrency
 	$(PY) -m bench.speed.cold_start
 	$(PY) -m bench.speed.aws_calls
 	$(PY) -m bench.speed.peer_mem0
 	$(PY) -m bench.speed.doors
 	$(PY) -m bench.report
+
+# Exit 1, naming each, while a saved result is not a figure of the current code (the code its
+# benchmark measures changed since, or was never recorded) or a generated page is stale. Not part of
+# `make test`: re-measuring takes a quiet host, and a change to measured code must not block on it.
+bench-check: install
+	$(PY) -m bench.report --check
 
 # mem0 for the side-by-side, in its own venv, never the project's. Its HuggingFace embedder needs
 # sentence-transformers and torch (the CPU build on this disk), installed there only; a .pth line
@@ -164,7 +175,10 @@ LLM_PORT ?= 8151
 # A repair holds the prompt (~1,000-1,500 tokens), the answer it repairs and room for a new one (up
 # to MEMORY_ENGINE_LLM_MAX_OUTPUT_TOKENS each, 4,000): ~350 MB of KV cache for this model.
 LLM_CTX ?= 12288
-LLM_THREADS ?= $(shell nproc)
+# Decoding threads: half the cores, at least one. llama.cpp's threads spin in lockstep, so one
+# that loses its core stalls the others: on a shared 2-core host one thread decoded 10.8-15.5
+# tokens/s against ~1 with two (issue 42). Set LLM_THREADS=N on a host whose cores are its own.
+LLM_THREADS ?= $(shell n=$$(nproc); echo $$(( n > 2 ? n / 2 : 1 )))
 LLAMA_CPP_VERSION ?= 0.3.36
 GGUF_VERSION ?= 0.19.0
 LLM_FILE = $(LLM_VENV)/models/$(LLM_MODEL).gguf

@@ -1,8 +1,11 @@
-"""What every speed benchmark shares: the machine note, percentiles, the table and the JSON file.
+"""What every benchmark shares: the machine note, percentiles, the table and the JSON file.
 
 Speed figures are medians over several runs; the machine they ran on is saved beside them because
 the project's machine has 2 cores shared with other work, so absolute numbers move from run to
 run while ratios measured in the same run (baseline and engine interleaved) move much less.
+Every result is written by `save`, which adds the machine and the provenance (`bench.provenance`:
+the commit, a digest of the code the benchmark measures, the settings that matter), so a new
+benchmark gets them by saving through it.
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from bench import provenance
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results"
@@ -38,22 +43,31 @@ def machine() -> dict[str, Any]:
 
 
 def stamped(row: dict[str, Any]) -> dict[str, Any]:
-    """`row` with the time and load it was measured at (rows of one table may come from several runs)."""
+    """`row` with the time, load and commit it was measured at (rows of one table may come from
+    several runs)."""
     load = os.getloadavg() if hasattr(os, "getloadavg") else (0.0, 0.0, 0.0)
     return {
         **row,
         "load_average_1m": round(load[0], 2),
         "measured_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "commit": provenance.commit(),
     }
 
 
 def kept(name: str, field: str, fresh: list[dict[str, Any]], sizes: set[int]) -> list[dict[str, Any]]:
     """The saved rows of `name`'s `field` for sizes not measured now, then `fresh`, by size: a big
-    size measured in a later run of its own joins the table instead of replacing it."""
+    size measured in a later run of its own joins the table instead of replacing it. The run that
+    measured the kept rows is remembered, and `save` records it: their code is checked too."""
     path = RESULTS / f"{name}.json"
-    old = json.loads(path.read_text()).get(field, []) if path.is_file() else []
-    mine = [row for row in old if row["memories"] not in sizes]
+    saved_before = json.loads(path.read_text()) if path.is_file() else {}
+    mine = [row for row in saved_before.get(field, []) if row["memories"] not in sizes]
+    if mine:
+        _kept_from[name] = provenance.kept_origin(saved_before.get("provenance"))
     return sorted(mine + fresh, key=lambda row: int(row["memories"]))
+
+
+# name → the provenance of the earlier run whose rows `kept` carried into this run's result.
+_kept_from: dict[str, dict[str, Any]] = {}
 
 
 def saved(name: str, field: str) -> Any:
@@ -103,10 +117,13 @@ def _fmt(value: Any) -> str:
 
 
 def save(name: str, payload: dict[str, Any], out: Path | None = None) -> Path:
-    """Write bench/results/<name>.json (or `out`) with the machine note added."""
+    """Write bench/results/<name>.json (or `out`) with the machine and the provenance added."""
     path = out or RESULTS / f"{name}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    body = {"benchmark": name, "machine": machine(), **payload}
+    origin = provenance.record(name)
+    if name in _kept_from:
+        origin["kept_rows_from"] = _kept_from.pop(name)
+    body = {"benchmark": name, "machine": machine(), "provenance": origin, **payload}
     path.write_text(json.dumps(body, indent=2, ensure_ascii=False) + "\n")
     print(f"saved {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}")
     return path

@@ -14,6 +14,7 @@ from typing import Any
 META = {
     "benchmark",
     "machine",
+    "provenance",
     "measured_at",
     "recorded",
     "date",
@@ -45,7 +46,31 @@ def provenance(result: dict[str, Any]) -> str:
     if load is not None:
         parts.append(f"1-min load {load}")
     parts.append(f"measured {_date(when)}" if when else "date not recorded")
+    if made := commit_of(result):
+        parts[-1] += f" at {made}"
     return "; ".join(parts)
+
+
+def commit_of(result: dict[str, Any]) -> str | None:
+    """The commit a result was measured at, `+` where its measured code had uncommitted changes."""
+    origin = result.get("provenance")
+    if not isinstance(origin, dict) or not origin.get("commit"):
+        return None
+    return str(origin["commit"]) + ("+" if origin.get("uncommitted") else "")
+
+
+def day(result: dict[str, Any]) -> str | None:
+    """The date a result was measured on, YYYY-MM-DD."""
+    machine = result.get("machine")
+    when = result.get("recorded") or result.get("date") or result.get("measured_at")
+    if not when and isinstance(machine, dict):
+        when = machine.get("measured_at")
+    return _date(when)[:10] if isinstance(when, str) and when else None
+
+
+def short_path(path: str) -> str:
+    """A measured path as the docs name it: the core's modules without their folder."""
+    return path.removeprefix("layers/core/memory_engine/")
 
 
 def _date(value: str) -> str:

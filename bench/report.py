@@ -1,11 +1,16 @@
-"""docs/performance.md, the README's figures and aws.md's costs, generated from bench/results/*.json.
+"""docs/performance.md, the README's figures, aws.md's costs and the decided comparisons
+(docs/research/comparisons.md), generated from bench/results/*.json.
 
-    python -m bench.report            # rewrite both from the saved results
-    python -m bench.report --check    # exit 1, naming the file, while either is stale
+    python -m bench.report            # rewrite them from the saved results
+    python -m bench.report --check    # exit 1 while a generated file is stale, or a result is not
+                                      # measured on the current code (naming each, and why)
 
 Reads only the saved results, so the docs quote exactly what the benchmarks saved. A result file
 with no entry below still gets a section (`bench.render.generic`), so a new benchmark's figures
 show up as soon as it saves them; an entry says what the benchmark measures and gives its own table.
+Each result's provenance (`bench.provenance`) dates it: a figure whose measured code has changed
+since, or that has no record of its code, is marked where it is quoted, and `--check` names it.
+The decided comparisons are history (each against a past checkout): dated, never marked.
 """
 
 from __future__ import annotations
@@ -17,13 +22,15 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from bench import provenance as origin
 from bench.common import RESULTS, ROOT
-from bench.entries import PARTS, Entry
+from bench.entries import PARTS, RESEARCH, Entry
 from bench.experiments.tables import cost
-from bench.render import generic, provenance, table
+from bench.render import commit_of, day, generic, provenance, short_path, table
 from bench.speed.tables import first_start
 
 PAGE = ROOT / "docs" / "performance.md"
+RESEARCH_PAGE = ROOT / "docs" / "research" / "comparisons.md"
 README = ROOT / "README.md"
 AWS = ROOT / "docs" / "aws.md"
 COMMAND = "python -m bench.report"
@@ -42,16 +49,44 @@ def results(folder: Path = RESULTS) -> dict[str, dict[str, Any]]:
     return {path.stem: json.loads(path.read_text()) for path in sorted(folder.glob("*.json"))}
 
 
-def section(entry: Entry, result: dict[str, Any]) -> list[str]:
+def section(entry: Entry, result: dict[str, Any], history: bool = False) -> list[str]:
+    """A result's section: what it measures, its command and provenance, then its figures; marked
+    when the code it measured has changed since (never in `history`, the decided comparisons)."""
     try:
         body = entry.render(result)
     except (KeyError, TypeError, IndexError) as error:  # a benchmark saved another shape: show it as saved
         print(f"{entry.name}: its own table failed ({error!r}); shown as saved", file=sys.stderr)
         body = generic(result)
     head = [f"### {entry.title}", "", entry.about, "", f"`{entry.command}` · {provenance(result)}", ""]
+    if not history and (why := outdated(result)):
+        head += [f"> **Not a figure of the current code**: {why}. Re-run `{entry.command}`.", ""]
     plot = RESULTS / f"{entry.name}.png"  # a benchmark that draws its figures saves them beside the JSON
-    drawn = [f"![{entry.title}](../bench/results/{plot.name})", ""] if plot.is_file() else []
+    up = "../../" if history else "../"
+    drawn = [f"![{entry.title}]({up}bench/results/{plot.name})", ""] if plot.is_file() else []
     return [*head, *body, "", *drawn]
+
+
+def outdated(result: dict[str, Any]) -> str:
+    """Why `result` is not a figure of the current code, in words; "" while it is."""
+    drift = origin.drift(result)
+    if drift.current:
+        return ""
+    if not drift.recorded:
+        return "the code it measured is not recorded (saved before results recorded it)"
+    reasons = []
+    if drift.code:
+        reasons.append(f"changed since: {', '.join(f'`{short_path(path)}`' for path in drift.code)}")
+    if drift.settings:
+        reasons.append(f"defaults changed since: {', '.join(drift.settings)}")
+    return "; ".join(reasons)
+
+
+def outdated_results(saved: dict[str, dict[str, Any]]) -> dict[str, str]:
+    """Every current-figure result not measured on the current code, with why (the decided
+    comparisons are history and not checked)."""
+    history = {entry.name for entry in RESEARCH}
+    found = {name: outdated(result) for name, result in saved.items() if name not in history}
+    return {name: why for name, why in found.items() if why}
 
 
 def _unlisted(name: str, result: dict[str, Any]) -> Entry:
@@ -113,8 +148,21 @@ def targets(saved: dict[str, dict[str, Any]]) -> list[list[str]]:
             ["slowest handler import, ms", f"{slowest:.0f}", f"≤ {cold['target_ms']}", met, "cold_start"]
         )
     return [
-        [what, value, goal, "met" if met else "**missed**", source] for what, value, goal, met, source in rows
+        [what, value, goal, "met" if met else "**missed**", source, *_dated(saved[source])]
+        for what, value, goal, met, source in rows
     ]
+
+
+TARGET_HEADER = ["target", "measured", "goal", "verdict", "from", "measured on", "its code now"]
+
+
+def _dated(result: dict[str, Any]) -> list[str]:
+    """A target's date and commit, and whether the code it measured is still the checkout's."""
+    when = " at ".join(part for part in (day(result), commit_of(result)) if part) or "—"
+    drift = origin.drift(result)
+    if drift.current:
+        return [when, "unchanged"]
+    return [when, "**changed**" if drift.recorded else "**not recorded**"]
 
 
 def page(saved: dict[str, dict[str, Any]]) -> str:
@@ -125,15 +173,20 @@ def page(saved: dict[str, dict[str, Any]]) -> str:
         "then that command. Each section says what its benchmark measures, the command that measures",
         "it, and the machine, load and date it ran at. Speeds are medians of several runs; a baseline,",
         "where there is one, ran in the same run. The project's machine has 2 CPU cores, often shared:",
-        "compare the columns of one table rather than figures of different dates. How the figures came",
-        "to be, and what was tried and not kept: [research/](research/README.md).",
+        "compare the columns of one table rather than figures of different dates. A figure whose measured",
+        "code has changed since it was measured says so. How the figures came to be, what was tried and",
+        "not kept, and the A/B runs that decided a change: [research/](research/README.md).",
         "",
         "## Targets",
         "",
-        *table(["target", "measured", "goal", "verdict", "from"], targets(saved)),
+        "Each from the result named, measured on the date and commit given; *its code now* says whether",
+        "the code that result measured is still this checkout's (`python -m bench.report --check` lists",
+        "every result that is not, and why).",
+        "",
+        *table(TARGET_HEADER, targets(saved)),
         "",
     ]
-    listed = set()
+    listed = {entry.name for entry in RESEARCH}  # docs/research/comparisons.md
     for part, entries in PARTS:
         lines += [f"## {part}", ""]
         for entry in entries:
@@ -158,7 +211,7 @@ def marks(name: str) -> tuple[str, str]:
 
 def figures(saved: dict[str, dict[str, Any]]) -> list[str]:
     """The README's figures: the targets, and the headline of each retrieval benchmark."""
-    lines = ["", *table(["target", "measured", "goal", "verdict", "from"], targets(saved)), ""]
+    lines = ["", *table(TARGET_HEADER, targets(saved)), ""]
     for name, label in (("locomo_retrieval", "LoCoMo dev"), ("korean_retrieval", "Korean set")):
         if result := saved.get(name):
             systems = list(result["systems"].items())[:4]
@@ -172,36 +225,25 @@ def figures(saved: dict[str, dict[str, Any]]) -> list[str]:
                 *table(["retriever", "R@5", "R@10", "NDCG@10"], rows),
                 "",
             ]
-    if result := saved.get("index_ab"):
-        lines += [
-            f"The local index against the one it replaced ({provenance(result)}):",
-            "",
-            *before_after(result),
-            "",
-        ]
     return lines
 
 
-def before_after(result: dict[str, Any]) -> list[str]:
-    """`index_ab` at its biggest size: this checkout against the baseline, the figures side by side."""
-    biggest = max(row["memories"] for row in result["rows"])
-    row = {r["checkout"]: r for r in result["rows"] if r["memories"] == biggest}
-    grown = {g["checkout"]: g["p95"] for g in result.get("growth", [])}
-    figures = (
-        ("retrieve p95, ms", "p95_ms", "{:.1f}"),
-        ("CPU p95 per retrieve, ms", "cpu_p95_ms", "{:.1f}"),
-        ("index load + first answer, s", "first_answer_s", "{:.2f}"),
-        ("resident memory, MB", "rss_mb", "{:,.0f}"),
-        ("a 3-memory write, ms", "upsert_ms", "{:.1f}"),
-    )
-    rows = [
-        [label, fmt.format(row["baseline"][key]), fmt.format(row["this"][key])] for label, key, fmt in figures
+def research_page(saved: dict[str, dict[str, Any]]) -> str:
+    """docs/research/comparisons.md: the decided A/B runs, each as its benchmark saved it."""
+    lines = [
+        "# Decided comparisons",
+        "",
+        f"Generated by `{COMMAND}` from `bench/results/*.json`: do not edit by hand. The A/B runs that",
+        "decided a change, each interleaving the code of its day with a baseline checkout of its day on",
+        "the same fixtures. They are history: dated and kept as measured, never re-run against today's",
+        "code. What each decided and why: [speed.md](speed.md); current figures:",
+        "[../performance.md](../performance.md).",
+        "",
     ]
-    if grown:
-        rows.append(
-            ["p95 growth from the smallest size", *(f"×{grown[name]:.2f}" for name in ("baseline", "this"))]
-        )
-    return table([f"at {biggest:,} memories", f"before ({result['baseline']})", "after"], rows)
+    for entry in RESEARCH:
+        if entry.name in saved:
+            lines += section(entry, saved[entry.name], history=True)
+    return "\n".join(lines).rstrip() + "\n"
 
 
 def cost_block(saved: dict[str, dict[str, Any]]) -> list[str]:
@@ -236,7 +278,7 @@ def with_block(text: str, name: str, lines: list[str]) -> str:
 def generated(saved: dict[str, dict[str, Any]] | None = None) -> dict[Path, str]:
     """Each generated file's text as the saved results make it now."""
     saved = results() if saved is None else saved
-    texts = {PAGE: page(saved)}
+    texts = {PAGE: page(saved), RESEARCH_PAGE: research_page(saved)}
     for path, name, make in BLOCKS:
         text = texts.get(path) or path.read_text(encoding="utf-8")
         texts[path] = with_block(text, name, make(saved))
@@ -249,13 +291,20 @@ def stale() -> list[Path]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="exit 1 while a generated file is stale")
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="exit 1 while a generated file is stale or a result is not measured on the current code",
+    )
     args = parser.parse_args(argv)
+    behind = outdated_results(results())
+    for name, why in behind.items():
+        print(f"bench/results/{name}.json: not a figure of the current code: {why}", file=sys.stderr)
     if args.check:
-        behind = stale()
-        for path in behind:
+        docs = stale()
+        for path in docs:
             print(f"{path.relative_to(ROOT)} is stale: run `{COMMAND}`", file=sys.stderr)
-        return 1 if behind else 0
+        return 1 if docs or behind else 0
     for path, text in generated().items():
         path.write_text(text, encoding="utf-8")
         print(f"wrote {path.relative_to(ROOT)}")

@@ -99,7 +99,7 @@ def write_openapi(out: str | None) -> int:
 
 def _keys(args: argparse.Namespace) -> int:
     from memory_engine import key_wiring
-    from memory_engine.engine import SystemClock
+    from memory_engine.ports.clock import SystemClock
     from memory_engine.settings import get_settings
     from memory_engine.usecases import keys
     from memory_engine_app.data_dir import unserved_warning

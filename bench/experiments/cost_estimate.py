@@ -17,11 +17,11 @@ whatever the traffic. Writes bench/results/cost_estimate.json.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from bench.common import save
 from functions.routes import REST_ROUTES
 
 RESULTS = Path(__file__).resolve().parents[1] / "results" / "cost_estimate.json"
@@ -232,20 +232,16 @@ def main(argv: list[str] | None = None) -> None:
             f"{tenant.name}: graphs {found['graph_gib_per_copy']:.2f} GiB per copy → "
             f"{found['serverless_search_ocus']:g} search OCUs, or {found['domain_data_nodes']} data nodes"
         )
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(
-        json.dumps(
-            {
-                "tenants": [asdict(t) | sizes(t) for t in tenants],
-                "per_month_usd": costs,
-                "llm_price_per_m_tokens": {"input": args.llm_input_per_m, "output": args.llm_output_per_m},
-                "note": (
-                    "estimate from the constants in bench/experiments/cost_estimate.py, us-east-1 list prices"
-                ),
-            },
-            indent=2,
-        )
-        + "\n"
+    save(
+        "cost_estimate",
+        {
+            "tenants": [asdict(t) | sizes(t) for t in tenants],
+            "per_month_usd": costs,
+            "llm_price_per_m_tokens": {"input": args.llm_input_per_m, "output": args.llm_output_per_m},
+            "note": "estimate from the constants in bench/experiments/cost_estimate.py, us-east-1 list "
+            "prices",
+        },
+        args.out,
     )
 
 

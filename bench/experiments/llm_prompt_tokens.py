@@ -32,6 +32,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from bench.common import locomo_path, save
 from memory_engine.extraction.prompts.render import StructuredOutput, compact_schema, memory_messages
 from memory_engine.extraction.registry import update_registry
 from memory_engine.extraction.schema import (
@@ -46,7 +47,6 @@ from memory_engine.models.domain import Turn
 from memory_engine.ports import ExtractionContext
 
 ROOT = Path(__file__).resolve().parents[2]
-DATA = ROOT.parent / "shared" / "data" / "locomo-dev.json"
 RESULTS = ROOT / "bench" / "results" / "llm_prompt_tokens.json"
 TARGET = 2_500
 # Chat formats add a few tokens per message around the content (OpenAI's cookbook counts 3 + 3).
@@ -219,10 +219,12 @@ def measure(data: Path, batch_size: int) -> dict[str, Any]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=DATA)
+    parser.add_argument(
+        "--data", type=Path, default=locomo_path(), help="default: ../shared/data beside the checkout"
+    )
     parser.add_argument("--batch-size", type=int, default=8)
     args = parser.parse_args()
-    if not args.data.exists():
+    if args.data is None or not args.data.exists():
         raise SystemExit(
             f"LoCoMo data not found at {args.data}; pass --data (it is never copied into the repo)"
         )
@@ -247,9 +249,7 @@ def main() -> None:
         f"over the {TARGET}-token target: json_schema {share['json_schema']:.1%}, "
         f"json_object {share['json_object']:.1%}"
     )
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    print(f"saved {RESULTS.relative_to(ROOT)}")
+    save("llm_prompt_tokens", result, RESULTS)
 
 
 if __name__ == "__main__":

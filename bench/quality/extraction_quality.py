@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from bench.common import RESULTS, machine
+from bench.common import RESULTS, machine, save
 from bench.quality.extraction.data import Conversation, load
 from bench.quality.extraction.score import FIELDS, MemoryScore, Tally, score_all
 from memory_engine.extraction.registry import update_registry
@@ -126,8 +126,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         " split the changes were made on) and 2 held-out ones (6 memories, written after them)",
         "columns": columns,
     }
-    results_path.parent.mkdir(parents=True, exist_ok=True)
-    results_path.write_text(json.dumps(results, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    save("extraction_quality", results, results_path)
     for group in ("all", "en", "ko", "held-out"):
         print(f"\n{group}:\n{table(columns, group)}")
     return results

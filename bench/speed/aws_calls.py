@@ -14,17 +14,15 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 import os
-import platform
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from unittest import mock
 
+from bench.common import save
 from memory_engine import facts
 from memory_engine.adapters.aws import clients
 from memory_engine.adapters.aws.dynamodb_keys import create_table_request
@@ -211,19 +209,8 @@ def main(argv: list[str] | None = None) -> int:
         kb = row["dynamodb_write_bytes"] / 1024
         reads, writes = row["dynamodb_reads"], row["dynamodb_writes"]
         print(f"{row['operation']:52} {reads:>6} {writes:>6} {kb:>9.1f} {row['sqs']:>4}")
-    result = {
-        "benchmark": "aws_calls",
-        "backend": "DynamoDB + SQS FIFO on moto (calls are deterministic; no timing)",
-        "rows": rows,
-        "machine": {
-            "platform": platform.platform(),
-            "python": platform.python_version(),
-            "note": "2 cores, shared",
-        },
-        "date": datetime.now(UTC).isoformat(timespec="seconds"),
-    }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
+    backend = "DynamoDB + SQS FIFO on moto (calls are deterministic; no timing)"
+    save("aws_calls", {"backend": backend, "rows": rows}, args.out)
     return 0
 
 

@@ -10,9 +10,7 @@ search below; its own median is printed beside them. Writes bench/results/dialec
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import platform
 import statistics
 import tempfile
 import time
@@ -21,6 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from bench.common import save
 from memory_engine import facts
 from memory_engine.adapters.local.memory_index import LocalSearchIndex
 from memory_engine.adapters.local.onnx_embedder import OnnxEmbedder
@@ -157,19 +156,8 @@ def main() -> None:
     print(" ".join(f"{title:>16}" for title in header))
     for row in rows:
         print(" ".join(f"{value:>16}" for value in row.values()))
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    result = {
-        "benchmark": "dialects",
-        "runs": args.runs,
-        "machine": f"{platform.machine()} {platform.processor() or ''}".strip() + f", {os.cpu_count()} cores",
-        "load_average_1m": round(os.getloadavg()[0], 2),
-        "torch_threads": args.torch_threads,
-        "python": platform.python_version(),
-        "calls": calls,
-        "scopes": rows,
-    }
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
-    print(f"saved {args.out}")
+    payload = {"runs": args.runs, "torch_threads": args.torch_threads, "calls": calls, "scopes": rows}
+    save("dialects", payload, args.out)
 
 
 if __name__ == "__main__":

@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from bench.render import generic, table
+
 
 def embedding(result: dict[str, Any]) -> list[str]:
     lines = [
@@ -209,3 +211,30 @@ def first_start(result: dict[str, Any]) -> list[str]:
         )
         lines.append(f"- {mine['revision']} against {base['revision']}: {venv}{embedding}")
     return lines
+
+
+def index_ab(result: dict[str, Any]) -> list[str]:
+    """`index_ab` (and `graph_ab`): its biggest size's figures side by side, then every figure."""
+    return [*before_after(result), "", *generic(result)]
+
+
+def before_after(result: dict[str, Any]) -> list[str]:
+    """An index A/B at its biggest size: the baseline checkout against this one, figures side by side."""
+    biggest = max(row["memories"] for row in result["rows"])
+    row = {r["checkout"]: r for r in result["rows"] if r["memories"] == biggest}
+    grown = {g["checkout"]: g["p95"] for g in result.get("growth", [])}
+    figures = (
+        ("retrieve p95, ms", "p95_ms", "{:.1f}"),
+        ("CPU p95 per retrieve, ms", "cpu_p95_ms", "{:.1f}"),
+        ("index load + first answer, s", "first_answer_s", "{:.2f}"),
+        ("resident memory, MB", "rss_mb", "{:,.0f}"),
+        ("a 3-memory write, ms", "upsert_ms", "{:.1f}"),
+    )
+    rows = [
+        [label, fmt.format(row["baseline"][key]), fmt.format(row["this"][key])] for label, key, fmt in figures
+    ]
+    if grown:
+        rows.append(
+            ["p95 growth from the smallest size", *(f"×{grown[name]:.2f}" for name in ("baseline", "this"))]
+        )
+    return table([f"at {biggest:,} memories", f"before ({result['baseline']})", "after"], rows)

@@ -18,7 +18,7 @@ from aws_lambda_powertools.utilities.data_classes.api_gateway_authorizer_event i
 
 from memory_engine import key_wiring
 from memory_engine.auth import authenticate, usage_key_value
-from memory_engine.http import logger
+from memory_engine.logsafe import logger
 from memory_engine.observability import traced
 
 # API Gateway answers 401 only for a failed invocation whose error message is exactly this.

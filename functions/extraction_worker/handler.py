@@ -23,7 +23,7 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
 from memory_engine import deadline, wiring
 from memory_engine.errors import Unavailable
-from memory_engine.http import logger
+from memory_engine.logsafe import logger
 from memory_engine.models.messages import parse_job
 from memory_engine.observability import record_jobs
 from memory_engine.ports import JobSource, ReceivedJob

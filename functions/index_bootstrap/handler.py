@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from memory_engine import wiring
-from memory_engine.http import logger
+from memory_engine.logsafe import logger
 
 PHYSICAL_ID = "memory-engine-search-index"
 RETRY_SECONDS = 10.0

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from bench import report
+from bench.provenance import digests
 from bench.render import provenance
 from bench.speed.tables import embedding, first_start, retrieve
 
@@ -114,11 +115,18 @@ def test_each_target_is_shown_with_its_direction_and_a_miss_is_marked() -> None:
     # When the targets table is made
     rows = report.targets(saved)
 
-    # Then each says which way its goal points, and the miss says so
+    # Then each says which way its goal points, and the miss says so (a result of unknown code and
+    # date says that too)
     assert rows == [
-        ["retrieve p95 at 100k memories, ms", "25", "≤ 20", "**missed**", "retrieve_latency"],
-        ["ANN recall@10 against the exact scan, worst", "0.99", "≥ 0.98", "met", "retrieve_latency"],
-    ]
+        [
+            "retrieve p95 at 100k memories, ms", "25", "≤ 20", "**missed**", "retrieve_latency", "—",
+            "**not recorded**",
+        ],
+        [
+            "ANN recall@10 against the exact scan, worst", "0.99", "≥ 0.98", "met", "retrieve_latency", "—",
+            "**not recorded**",
+        ],
+    ]  # fmt: skip
 
 
 def test_provenance_reads_the_machine_as_each_benchmark_saved_it() -> None:
@@ -215,7 +223,7 @@ def test_the_readme_quick_start_quotes_the_first_start_table_with_where_it_was_m
     assert "| 24f4a51 (embedder) | no | 1,331 | 95 | 2.5 | 12.3 | 140 | 7.5 |" in lines
 
 
-def test_the_readme_shows_the_local_index_before_and_after_at_the_biggest_size() -> None:
+def test_the_index_comparison_shows_before_and_after_at_the_biggest_size_on_the_research_page() -> None:
     # Given an index A/B at two sizes
     def row(memories: int, checkout: str, p95: float) -> dict[str, Any]:
         return {
@@ -231,11 +239,99 @@ def test_the_readme_shows_the_local_index_before_and_after_at_the_biggest_size()
         "growth": [{"checkout": "this", "p95": 1.85}, {"checkout": "baseline", "p95": 2.06}],
     }  # fmt: skip
 
-    # When the README's figures are generated
-    lines = report.figures({"index_ab": result})
+    # When the docs are generated
+    research = report.research_page({"index_ab": result})
+    readme = "\n".join(report.figures({"index_ab": result}))
+    page = report.page({"index_ab": result})
 
-    # Then the biggest size's figures stand side by side, before then after, with each one's growth
-    text = "\n".join(lines)
-    assert "| at 100,000 memories | before (old) | after |" in text
-    assert "| retrieve p95, ms | 24.8 | 18.5 |" in text
-    assert "| p95 growth from the smallest size | ×2.06 | ×1.85 |" in text
+    # Then the decided comparisons' page has the biggest size's figures side by side, before then
+    # after, with each one's growth, dated and unmarked (history); the user docs do not quote it
+    assert "| at 100,000 memories | before (old) | after |" in research
+    assert "| retrieve p95, ms | 24.8 | 18.5 |" in research
+    assert "| p95 growth from the smallest size | ×2.06 | ×1.85 |" in research
+    assert "measured 2026-12-05 02:15 UTC" in research
+    assert "Not a figure of the current code" not in research
+    assert "before (old)" not in readme and "before (old)" not in page
+
+
+def _recorded(paths: dict[str, str]) -> dict[str, Any]:
+    """A result saved with provenance at commit abc1234, its measured paths' digests as given."""
+    return {"machine": MACHINE, "provenance": {"commit": "abc1234", "code": paths}, "rows": []}
+
+
+CURRENT = "layers/core/memory_engine/retrieval"
+
+
+def test_a_section_is_marked_when_its_measured_code_changed_and_not_while_it_is_current() -> None:
+    # Given two results of the retrieve benchmark: one on the code as it is, one on older code
+    now = _recorded(digests([CURRENT]))
+    older = _recorded({CURRENT: "0123456789abcdef"})
+
+    # When the page is generated from each
+    current_page = report.page({"retrieve_latency": now})
+    older_page = report.page({"retrieve_latency": older})
+
+    # Then the older one says its code changed, naming the path, and both name their commit
+    assert "measured 2026-12-05 02:15 UTC at abc1234" in current_page
+    assert "Not a figure of the current code" not in current_page
+    assert "> **Not a figure of the current code**: changed since: `retrieval`." in older_page
+
+
+def test_the_targets_table_gives_each_figure_its_date_commit_and_whether_its_code_changed() -> None:
+    # Given a target from a result on the current code and one from a result on older code
+    target = {"p95_ms_at_100k": {"value": 18.0, "target": 20.0, "met": True}}
+    saved = {
+        "retrieve_latency": {**_recorded(digests([CURRENT])), "targets": target},
+        "restart": {**_recorded({CURRENT: "0123456789abcdef"}), "targets": target},
+    }
+
+    # When the targets table is made
+    rows = report.targets(saved)
+
+    # Then each row ends with the date and commit, and whether its code is still the checkout's
+    assert [row[-3:] for row in rows] == [
+        ["retrieve_latency", "2026-12-05 at abc1234", "unchanged"],
+        ["restart", "2026-12-05 at abc1234", "**changed**"],
+    ]
+
+
+def test_the_check_fails_naming_each_result_whose_measured_code_changed(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given saved results: one current, one on older code, one never recorded, and a decided
+    # comparison on older code (history, not checked); the generated pages up to date
+    saved = {
+        "retrieve_latency": _recorded(digests([CURRENT])),
+        "restart": _recorded({CURRENT: "0123456789abcdef"}),
+        "ingest": {"machine": MACHINE, "rows": []},
+        "index_ab": _recorded({CURRENT: "0123456789abcdef"}),
+    }
+    monkeypatch.setattr(report, "results", lambda folder=None: saved)
+    monkeypatch.setattr(report, "stale", lambda: [])
+
+    # When the check runs
+    code = report.main(["--check"])
+
+    # Then it fails, naming the older and the unrecorded result and why, and nothing else
+    said = capsys.readouterr().err
+    assert code == 1
+    assert "bench/results/restart.json: not a figure of the current code: changed since: `retrieval`" in said
+    assert "bench/results/ingest.json: not a figure of the current code: the code it measured is not" in said
+    assert "retrieve_latency" not in said and "index_ab" not in said
+
+
+def test_the_check_passes_when_every_result_is_of_the_current_code(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given only results on the current code, and up-to-date pages
+    monkeypatch.setattr(
+        report, "results", lambda folder=None: {"retrieve_latency": _recorded(digests([CURRENT]))}
+    )
+    monkeypatch.setattr(report, "stale", lambda: [])
+
+    # When the check runs
+    code = report.main(["--check"])
+
+    # Then it passes silently
+    assert code == 0
+    assert capsys.readouterr().err == ""

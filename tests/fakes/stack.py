@@ -24,9 +24,10 @@ from memory_engine.adapters.local.sqlite_keys import SqliteKeyStore
 from memory_engine.adapters.local.sqlite_queue import SqliteQueue
 from memory_engine.adapters.local.sqlite_store import SqliteStore
 from memory_engine.auth import AnyKey, SingleKey, StoreKeys
-from memory_engine.engine import Engine, SystemClock
+from memory_engine.engine import Engine
 from memory_engine.models.messages import Job
 from memory_engine.ports import Extractor, JobSource, KeyStore, Queue
+from memory_engine.ports.clock import SystemClock
 from memory_engine.ratelimit import RateLimiter
 from memory_engine.settings import Settings
 from memory_engine.usecases import keys
@@ -203,7 +204,7 @@ def http_server(
     stack: LocalStack,
     read_timeout_s: float = DEFAULT_READ_TIMEOUT_S,
     request_read_s: float = DEFAULT_REQUEST_READ_S,
-    max_connections: int = 64,
+    max_connections: int = 256,
 ) -> Iterator[LocalHttpServer]:
     """`serve_http`, yielding the server itself."""
     handler = make_http_handler(stack.dispatcher, read_timeout_s, request_read_s)

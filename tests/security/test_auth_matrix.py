@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from functions.routes import ROUTES
-from memory_engine.engine import SystemClock
+from memory_engine.ports.clock import SystemClock
 from memory_engine.usecases import keys
 from tests.fakes.stack import LocalStack
 from tests.security.samples import sample_request

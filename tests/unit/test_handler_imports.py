@@ -3,7 +3,10 @@ and (outside the embedding functions) no model stack. Each costs hundreds of ms 
 start; they load on the first invocation that needs them (`observability.traced`, the adapters).
 
 One fresh process, set up as in Lambda (tracing would be on there), imports every handler in
-turn and names what each one added to `sys.modules`.
+turn and names what each one added to `sys.modules`. Then each function's import graph on its
+own, one fresh process per handler: every function loads what its route or job uses, no more
+(the key machinery in the authorizer only, no engine in the authorizer or the health check, no
+REST resolver where no route is served, no adapter before the configuration chooses it).
 """
 
 from __future__ import annotations
@@ -13,6 +16,8 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from functions.routes import WORKERS, functions
 
@@ -57,3 +62,83 @@ def test_importing_a_handler_loads_no_tracer_sdk_client_or_model_stack() -> None
     assert done.returncode == 0, done.stderr[-2000:]
     added = json.loads(done.stdout.splitlines()[-1])
     assert {name: modules for name, modules in added.items() if modules} == {}
+
+
+# API keys: hashing, the key store's records and its wiring. Only the authorizer checks a key.
+KEY_MACHINERY = ("memory_engine.auth", "memory_engine.key_wiring", "memory_engine.models.keys")
+# The engine and what it runs: a function that builds none loads none of it.
+ENGINE = (
+    "memory_engine.wiring",
+    "memory_engine.engine",
+    "memory_engine.usecases",
+    "memory_engine.retrieval",
+    "memory_engine.extraction",
+    "memory_engine.indexing",
+)
+# Serving a REST route: the resolver, Powertools' event handler and its OpenAPI models.
+REST = ("memory_engine.http", "memory_engine.resolver", "aws_lambda_powertools.event_handler")
+# Functions that serve no API route: the authorizer, the queue's workers, the deploy-time ones.
+NOT_ROUTES = ("authorizer", *WORKERS, "embedder_image", "index_bootstrap")
+GRAPH_PROBE = (
+    "import importlib, json, sys; importlib.import_module({name!r}); print(json.dumps([*sys.modules]))"
+)
+
+
+@pytest.fixture(scope="module")
+def graphs() -> dict[str, set[str]]:
+    """Every module each handler's import loads, each handler in a fresh process."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "layers" / "core"), str(ROOT)])}
+    loaded = {}
+    for name in [*handler_names(), "embedder_image", "index_bootstrap"]:
+        code = GRAPH_PROBE.format(name=f"functions.{name}.handler")
+        done = subprocess.run([sys.executable, "-c", code], env=env, cwd=ROOT, capture_output=True, text=True)
+        assert done.returncode == 0, f"{name}: {done.stderr[-2000:]}"
+        loaded[name] = set(json.loads(done.stdout.splitlines()[-1]))
+    return loaded
+
+
+def _within(modules: set[str], packages: tuple[str, ...]) -> list[str]:
+    return sorted(m for m in modules if any(m == p or m.startswith(f"{p}.") for p in packages))
+
+
+def test_only_the_authorizer_loads_the_api_key_machinery(graphs: dict[str, set[str]]) -> None:
+    # Given each function's import graph
+    # When the key machinery is looked for in it
+    found = {name: _within(modules, KEY_MACHINERY) for name, modules in graphs.items()}
+
+    # Then the authorizer has it (the probe sees it where it is) and no other function does: the
+    # worker and the API functions read no key (the tenant comes in the authorizer's context)
+    assert found.pop("authorizer") == sorted(KEY_MACHINERY)
+    assert {name: modules for name, modules in found.items() if modules} == {}
+
+
+def test_the_authorizer_and_the_health_check_load_no_engine(graphs: dict[str, set[str]]) -> None:
+    # Given the two functions that build no engine
+    # When the engine's modules are looked for in their import graphs
+    found = {name: _within(graphs[name], ENGINE) for name in ("authorizer", "health")}
+
+    # Then neither loads any: not the wiring, the use cases, the ranking nor the extraction rules
+    assert found == {"authorizer": [], "health": []}
+    assert _within(graphs["retrieve"], ENGINE)  # where an engine is built, the probe sees it
+
+
+def test_a_function_that_serves_no_route_loads_no_rest_resolver(graphs: dict[str, set[str]]) -> None:
+    # Given the functions that answer no API route (the authorizer, the worker, the deploy-time ones)
+    # When the REST machinery is looked for in their import graphs
+    found = {name: _within(graphs[name], REST) for name in NOT_ROUTES}
+
+    # Then none loads it, while a route's function does
+    assert {name: modules for name, modules in found.items() if modules} == {}
+    assert all(_within(graphs["retrieve"], (package,)) for package in REST)
+
+
+def test_no_function_loads_an_adapter_before_the_configuration_chooses_one(
+    graphs: dict[str, set[str]],
+) -> None:
+    # Given each function's import graph
+    # When adapters and the factory maps' provider modules are looked for in it
+    chosen_late = ("memory_engine.adapters", "memory_engine.providers.")
+    found = {name: sorted(m for m in graph if m.startswith(chosen_late)) for name, graph in graphs.items()}
+
+    # Then none is loaded at import: the factory map imports the chosen one when the engine is built
+    assert {name: modules for name, modules in found.items() if modules} == {}

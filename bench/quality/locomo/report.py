@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from bench.common import save
 from bench.quality.locomo.metrics import Summary
 
 COLUMNS = (
@@ -60,8 +61,9 @@ def record(
 
 
 def write_json(path: Path, payload: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(payload, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    """The result as `bench.common.save` writes every one (machine and provenance added), named by
+    its file: `locomo_retrieval`, `korean_retrieval`, `locomo_tuning`..."""
+    save(path.stem, payload, path)
 
 
 def write_run(path: Path, rows: Sequence[tuple[str, int, list[str]]]) -> None:

@@ -19,6 +19,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Protocol
 
+from memory_engine.models.authorizer import KEY_ID_CONTEXT_KEY, TENANT_CONTEXT_KEY
 from memory_engine.models.keys import KEY_ID_PATTERN
 from memory_engine.ports import KeyStore
 
@@ -26,9 +27,6 @@ LOCAL_TENANT = "local"
 LOCAL_KEY_ID = "local"
 KEY_PREFIX = "me_"
 HASH_SCHEME = "sha256"
-# The authorizer context (API Gateway `requestContext.authorizer`) carries these two names.
-TENANT_CONTEXT_KEY = "tenant"
-KEY_ID_CONTEXT_KEY = "key_id"
 
 _SCHEMES = frozenset({"token", "bearer"})
 _KEY_ID = re.compile(KEY_ID_PATTERN)

@@ -5,20 +5,15 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from threading import Lock
 from typing import Any
 
 from memory_engine.errors import Unavailable
 from memory_engine.extraction.fact_extractor import BuiltinFactExtractor, FactExtractor
 from memory_engine.ports import ChatUpstream, Clock, Embedder, Extractor, Queue, SearchIndex, Store
+from memory_engine.ports.clock import SystemClock
 from memory_engine.retrieval.config import RetrievalConfig
 from memory_engine.settings import Settings
-
-
-class SystemClock:
-    def now(self) -> datetime:
-        return datetime.now(UTC)
 
 
 class NoChatUpstream:

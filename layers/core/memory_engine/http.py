@@ -9,18 +9,15 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from functools import lru_cache
 from typing import Annotated, Any
 from weakref import WeakKeyDictionary
 
-from aws_lambda_powertools import Logger
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 from aws_lambda_powertools.event_handler.openapi.params import Query
 from aws_lambda_powertools.shared.json_encoder import Encoder
 
 from memory_engine import deadline
-from memory_engine.auth import TENANT_CONTEXT_KEY
 from memory_engine.errors import (
     Cancelled,
     Conflict,
@@ -35,10 +32,10 @@ from memory_engine.errors import (
     UpstreamFailed,
     UpstreamRejected,
 )
-from memory_engine.logsafe import RedactingFilter, error_details
+from memory_engine.logsafe import error_details, logger
+from memory_engine.models.authorizer import TENANT_CONTEXT_KEY
 from memory_engine.resolver import ConcurrentRestResolver
 
-SERVICE = "memory-engine"
 # An id passed in the query string (GET routes): bounded and free of control characters, like
 # the ids of request bodies (`models.api.Identifier`).
 QueryId = Annotated[str, Query(min_length=1, max_length=256, pattern=r"^[^\x00-\x1f\x7f]+$")]
@@ -57,13 +54,6 @@ STATUS_BY_ERROR: dict[type[MemoryEngineError], int] = {
 }
 
 ErrorShaper = Callable[[int, str, list[dict[str, Any]]], dict[str, Any]]
-
-
-@lru_cache(maxsize=1)
-def logger() -> Logger:
-    log = Logger(service=SERVICE)
-    log.addFilter(RedactingFilter())
-    return log
 
 
 # Which error envelope each resolver answers with, so the OpenAPI spec can describe it.

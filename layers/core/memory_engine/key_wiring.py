@@ -1,8 +1,8 @@
 """API keys from configuration: the key store, the key → tenant resolver and the usage plan.
 
 Built once per process from `KeySettings` alone and without an engine, so that the Lambda
-authorizer needs no queue or index configured and loads no model; the local server and the CLI
-share them.
+authorizer needs no queue or index configured and loads no model, nor even the engine's modules;
+the local server and the CLI share them.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from functools import lru_cache
 
 from memory_engine.auth import AnyKey, KeyResolver, SingleKey, StoreKeys, local_api_key
 from memory_engine.backends import backend
-from memory_engine.engine import SystemClock
 from memory_engine.ports import KeyStore, UsagePlanKeys
+from memory_engine.ports.clock import SystemClock
 from memory_engine.providers import KEY_STORES, USAGE_PLANS
 from memory_engine.settings import KeySettings, loaded
 

@@ -1,4 +1,5 @@
-"""What may reach a log: never an API key, and no dialogue text unless debug logging is on.
+"""What may reach a log: never an API key, and no dialogue text unless debug logging is on; and
+the service's logger, which enforces it.
 
 Exception messages can carry user text (a validation error quoting its input, a model's answer),
 so outside debug an error is logged as its type and stack only: enough to find the code, nothing
@@ -10,9 +11,14 @@ from __future__ import annotations
 import logging
 import re
 import traceback
+from functools import lru_cache
 from typing import Any
 
+from aws_lambda_powertools import Logger
+
 from memory_engine.settings import LogSettings, loaded
+
+SERVICE = "memory-engine"
 
 # Store keys (me_<id>_<secret>), the local key (me_<secret>), OpenAI-style provider keys
 # (sk-…, sk-proj-…, sk-live-…: an upstream's error may quote the one it was sent) and whatever
@@ -76,3 +82,12 @@ class RedactingFilter(logging.Filter):
 
 # Attributes every LogRecord has; anything else came in through `extra=`.
 _RECORD_FIELDS = frozenset(vars(logging.LogRecord("", 0, "", 0, "", None, None)))
+
+
+@lru_cache(maxsize=1)
+def logger() -> Logger:
+    """The service's JSON logger, keys redacted. Here rather than beside the REST resolver
+    (`http`): the worker, the authorizer and the deploy-time functions log without serving a route."""
+    log = Logger(service=SERVICE)
+    log.addFilter(RedactingFilter())
+    return log

@@ -12,7 +12,7 @@ from functools import lru_cache
 from threading import Lock
 from typing import TYPE_CHECKING
 
-from memory_engine import key_wiring, ports
+from memory_engine import ports
 from memory_engine import settings as config
 from memory_engine.backends import backend
 from memory_engine.engine import Engine
@@ -72,7 +72,11 @@ def assemble(settings: config.Settings, index: IndexBuilder | None = None) -> En
 
 
 def reset() -> None:
-    """Forget the built engine (tests that change settings between cases)."""
+    """Forget the built engine and key adapters (tests that change settings between cases)."""
+    # Imported here, not at the top: the functions import this module, and none of them but the
+    # authorizer (which builds no engine) checks a key.
+    from memory_engine import key_wiring
+
     _built_engine.cache_clear()
     key_wiring.reset()
     use(None)

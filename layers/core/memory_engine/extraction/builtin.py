@@ -24,13 +24,12 @@ from memory_engine.extraction.sentences import (
     sentences_from_turns,
     speakers_of,
 )
-from memory_engine.models.domain import MemoryFields, Turn
+from memory_engine.models.domain import MAX_KEY_FACTS, MemoryFields, Turn
 from memory_engine.ports import Extraction, ExtractionContext
 
 VERSION = "builtin-1"
 METADATA: dict[str, str | int | float] = {"extractor": "builtin", "version": VERSION}
 SUMMARY_SENTENCES = 10
-MAX_FACTS = 18
 MIN_FACTS = 3
 QUOTES_PER_CHARACTER = 4
 MAX_INTENTS = 3
@@ -271,8 +270,8 @@ def _key_facts(batch: _Batch) -> list[str]:
         ]
         candidates += _top(statements, batch.salience, MIN_FACTS - len(candidates), batch)
     # Answers come on top of the rest: a reply such as "Mostly Kyoto." takes no other fact's place.
-    chosen = _top(candidates, score, MAX_FACTS, batch)
-    chosen += _top([i for i in answers if i not in chosen], score, MAX_FACTS - len(chosen), batch)
+    chosen = _top(candidates, score, MAX_KEY_FACTS, batch)
+    chosen += _top([i for i in answers if i not in chosen], score, MAX_KEY_FACTS - len(chosen), batch)
     return [_fact_line(batch, i) for i in sorted(chosen)]
 
 

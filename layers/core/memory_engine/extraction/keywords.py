@@ -24,9 +24,8 @@ from memory_engine.extraction.lexicon import (
     KO_VERBAL_ENDINGS,
     KO_WEAK_PARTICLES,
 )
+from memory_engine.models.domain import MAX_KEYWORDS
 from memory_engine.retrieval import korean
-
-MAX_KEYWORDS = 65
 
 # A number keeps its suffix ("14th", "3rd", "6kg"), so no fragment ("th") becomes a word.
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*[A-Za-z]|[A-Za-z]|\d+(?:[.:,]\d+)*[A-Za-z]*|[가-힣]+")

@@ -31,10 +31,8 @@ from memory_engine.extraction.registry import (
     tidy,
     update_registry,
 )
-from memory_engine.models.domain import MemoryFields
+from memory_engine.models.domain import MAX_KEY_FACTS, MAX_KEYWORDS, MemoryFields
 
-MAX_KEYWORDS = 65
-MAX_KEY_FACTS = 18
 MAX_QUOTES_PER_CHARACTER = 4
 # docs/api.md asks for "about 10 sentences": a little over is tolerated, a runaway summary is cut.
 MAX_SUMMARY_SENTENCES = 12

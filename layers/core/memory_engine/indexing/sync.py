@@ -1,9 +1,9 @@
 """Bring a search index loaded from disk back in line with the store, the system of record.
 
 The index's high-water mark is the set of memory ids it holds: memories the store has and the
-index lacks (written while the index file was lost, or by a run that crashed before journaling)
-are indexed, and memories the index has but the store no longer does are deleted from it. Long
-jobs log what they do and show a progress bar on stderr.
+index lacks (written while the index folder was lost, or by a run that died before its next
+checkpoint) are indexed, and memories the index has but the store no longer does are deleted
+from it. Long jobs log what they do and show a progress bar on stderr.
 """
 
 from __future__ import annotations

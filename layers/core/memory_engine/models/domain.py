@@ -98,12 +98,17 @@ class Turn(BaseModel):
         return line
 
 
+# A memory's bounds (docs/api.md), kept by every extractor: the built-in one and the LLM's schema.
+MAX_KEYWORDS = 65
+MAX_KEY_FACTS = 18
+
+
 class MemoryFields(BaseModel):
     """The structure extraction produces for one batch (bounds from docs/api.md)."""
 
     summary: str
-    keywords: list[str] = Field(default_factory=list, max_length=65)
-    key_facts: list[str] = Field(default_factory=list, max_length=18)
+    keywords: list[str] = Field(default_factory=list, max_length=MAX_KEYWORDS)
+    key_facts: list[str] = Field(default_factory=list, max_length=MAX_KEY_FACTS)
     key_dialogue: list[str] = Field(default_factory=list)
     intent: str = ""
     location: str = ""

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from memory_engine.models.keys import ApiKey
+if TYPE_CHECKING:  # annotations only: `memory_engine.ports` is loaded by every function, the key
+    # records by those that read keys (the authorizer, the local server, the CLI)
+    from memory_engine.models.keys import ApiKey
 
 
 class KeyStore(Protocol):

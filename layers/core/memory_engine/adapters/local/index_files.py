@@ -14,9 +14,10 @@ writes touched since the last one, swaps the manifest in atomically and removes 
 names any more. Words tantivy committed after the checkpoint (the process died before the next)
 are dropped at load. Loading raises `IndexFileError` on anything missing, unreadable or of another
 format, and when a document was deleted or replaced after the checkpoint (the words left would
-disagree with the vectors). The store stays the system of record: `wiring.open_local_index`
-rebuilds the index from it then, with a progress bar, and otherwise compares what was loaded with
-the store and indexes the difference (`indexing.sync`).
+disagree with the vectors). The store stays the system of record:
+`memory_engine_app.local_index.open_local_index` rebuilds the index from it then, with a progress
+bar, and otherwise compares what was loaded with the store and indexes the difference
+(`indexing.sync`).
 
 The folder is trusted like the SQLite file beside it, and written by one process.
 """

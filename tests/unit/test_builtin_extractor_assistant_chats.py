@@ -1,5 +1,7 @@
-"""Issue #34 §2: the noise the built-in extractor wrote for 25-turn English and Korean chats with
-an assistant. Each test replays one example of the issue; none of them may come back."""
+"""The built-in extractor on chats with an assistant, in English and Korean: no noise in its
+fields. Each test replays one kind of noise it once wrote for such chats (places and
+interjections as characters, fragments as keywords, template intents, the assistant's chit-chat
+as facts); none of them may come back."""
 
 from __future__ import annotations
 
