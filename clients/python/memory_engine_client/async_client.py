@@ -47,7 +47,7 @@ def _runs(build: Callable[P, Plan[T]]) -> Callable[Concatenate[AsyncMemoryEngine
     return method
 
 
-# Requests in flight at once, per client: far below the 64 connections the local server takes
+# Requests in flight at once, per client: far below the local server's 256 connection slots
 # (memory_engine_app/server/sockets.py), so a batch of 100 never fills it for everyone else.
 DEFAULT_MAX_CONCURRENCY = 8
 

@@ -1213,7 +1213,8 @@ export interface components {
          * DeadJob
          * @description A job parked after its last failed attempt, with what it failed on (for `jobs list|retry`).
          *
-         *     `error` is "" when the queue itself parked it (SQS redrive after a crash or a timeout).
+         *     `error` is `unsettled_reason` when no run settled it (killed, crashed, timed out); "" only
+         *     for an SQS message the queue's redrive policy parked (a body that is not a job).
          */
         DeadJob: {
             /** Id */

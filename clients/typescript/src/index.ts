@@ -53,7 +53,7 @@ export type Scope = Record<string, string>;
 export const DEFAULT_URL = "http://127.0.0.1:8080"; // `make run`'s server
 // Above the functions' 28 s, so a deployed API's own timeout answer arrives first.
 export const DEFAULT_TIMEOUT_MS = 30_000;
-// Requests in flight at once, far below the 64 connections the local server takes.
+// Requests in flight at once, far below the local server's 256 connection slots.
 export const DEFAULT_MAX_CONCURRENCY = 8;
 
 export interface RetryPolicy {
