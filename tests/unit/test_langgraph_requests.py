@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from langgraph.store.base import GetOp, Item
 
-from memory_engine_client import MemoryEngine
+from memory_engine_client import InvalidRequest, MemoryEngine
 from memory_engine_langgraph import MemoryEngineStore
 from tests.fakes.memory_bank import FakeBank
 
@@ -82,3 +83,15 @@ def test_gets_of_one_namespace_in_a_batch_share_one_listing() -> None:
 
     assert [item.key if isinstance(item, Item) else None for item in found] == ["a", "b", None]
     assert len(bank.requests) == 1
+
+
+def test_a_value_utf8_cannot_encode_is_refused_naming_the_field_before_anything_is_written() -> None:
+    # Given a value holding half an emoji (a lone surrogate)
+    bank = FakeBank()
+    store = store_over(bank)
+    # When it is put, Then the caller gets the client's InvalidRequest naming the field, and nothing
+    # of the item was written
+    with pytest.raises(InvalidRequest, match="UTF-8") as refused:
+        store.put(("users", "1"), "note", {"text": "half an emoji \ud83d"})
+    assert refused.value.fields == ["fact"]
+    assert not [m for m in bank.memories.values() if "langgraph_namespace" in m["scope"]]
