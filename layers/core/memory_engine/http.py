@@ -242,8 +242,13 @@ def build_resolver(shape_error: ErrorShaper = native_error_body) -> APIGatewayRe
 
     @app.exception_handler(UpstreamRejected)
     def _upstream_rejected(error: UpstreamRejected) -> Response:
-        # The model's own 4xx, status and body unchanged: the caller talks to it through us.
-        return json_response(error.status, error.body)
+        # The model's 4xx in the engine's words (its body may quote a URL or a key); OpenAI's
+        # error object has a place for the model's own code.
+        body = shape_error(error.status, error.message, error.errors)
+        if error.code and isinstance(body.get("error"), dict):
+            body["error"]["code"] = error.code
+        headers = {"Retry-After": str(error.retry_after)} if error.retry_after else None
+        return json_response(error.status, body, headers)
 
     @app.exception_handler(MemoryEngineError)
     def _domain_error(error: MemoryEngineError) -> Response:
