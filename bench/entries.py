@@ -222,6 +222,13 @@ QUALITY = (
         "of texts it undercounts).",
         "python -m bench.quality.token_estimate",
     ),
+    Entry(
+        "instruction_filter",
+        "Ordinary dialogue the instruction filter takes for orders",
+        "The turns of LoCoMo dev and of the Korean set (Korean and English) that the filter keeping orders "
+        "to a model out of facts and chat memory flags (each one a fact the engine would not remember).",
+        "python -m bench.quality.instruction_filter",
+    ),
 )
 EXPERIMENTS = (
     Entry(
