@@ -128,7 +128,10 @@ LLM_PORT ?= 8151
 # A repair holds the prompt (~1,000-1,500 tokens), the answer it repairs and room for a new one (up
 # to MEMORY_ENGINE_LLM_MAX_OUTPUT_TOKENS each, 4,000): ~350 MB of KV cache for this model.
 LLM_CTX ?= 12288
-LLM_THREADS ?= $(shell nproc)
+# Decoding threads: half the cores, at least one. llama.cpp's threads spin in lockstep, so one
+# that loses its core stalls the others: on a shared 2-core host one thread decoded 10.8-15.5
+# tokens/s against ~1 with two (issue 42). Set LLM_THREADS=N on a host whose cores are its own.
+LLM_THREADS ?= $(shell n=$$(nproc); echo $$(( n > 2 ? n / 2 : 1 )))
 LLAMA_CPP_VERSION ?= 0.3.36
 GGUF_VERSION ?= 0.19.0
 LLM_FILE = $(LLM_VENV)/models/$(LLM_MODEL).gguf

@@ -126,7 +126,9 @@ class MemoryEngineStack(Stack):
             **self.embedding.environment(),
         }
         if folder in self.queues:
-            attempts = min(config.job_attempts, config.max_receive_count)
+            # Below the redrive's count: a delivery past the attempts (after runs that never
+            # settled) still reaches the worker, which parks it saying so (usecases.jobs.attempt).
+            attempts = min(config.job_attempts, config.max_receive_count - 1)
             env["MEMORY_ENGINE_WORKER_MAX_RECEIVES"] = str(attempts)
             env["MEMORY_ENGINE_DEAD_LETTER_URL"] = self.queues[folder].dead_letters.queue_url
         if Need.EXTRACT in needs and folder not in self.queues:

@@ -22,6 +22,14 @@ from memory_engine.ports import JobSource, ReceivedJob, SingleConsumerQueue
 
 log = logging.getLogger("memory_engine.worker")
 
+# What a released job records, should it be parked later without another word of its own.
+STOPPED = "The worker stopped while the job ran; it was released for the next start."
+UNSETTLED = "The job's run ended but could not be settled with the queue (see the worker log)"
+STILL_RUNNING = (
+    "Delivered again while the session's previous delivery still ran in another worker slot (its "
+    "visibility could not be extended in time); held back until that run ends."
+)
+
 
 class LocalWorker:
     """Receives one job at a time and hands it to `attempt`, which says "done" (acked here),
@@ -29,7 +37,9 @@ class LocalWorker:
     queue failed while settling it) is released, so an accepted turn is never dropped.
 
     `slots` threads take jobs side by side (the queue hands out at most one job per session, so
-    a session's jobs still run in order); the first one also sweeps."""
+    a session's jobs still run in order); the first one also sweeps. A job's receipt is renewed
+    while it runs (`usecases.lease`), and should it come back all the same, a slot never takes a
+    session whose job another slot is running."""
 
     def __init__(
         self,
@@ -57,6 +67,9 @@ class LocalWorker:
         self._slots = max(1, slots)
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
+        # The sessions (message groups) whose job a slot is running now.
+        self._in_hand: set[str] = set()
+        self._in_hand_lock = threading.Lock()
 
     def start(self) -> None:
         """Release what a dead predecessor held (this worker is the queue's one consumer), then
@@ -104,15 +117,33 @@ class LocalWorker:
         if not received:
             return False
         message = received[0]
+        group = message.job.group_id()
+        with self._in_hand_lock:
+            running = group in self._in_hand
+            if not running:
+                self._in_hand.add(group)
+        if running:
+            # Its lease lapsed (renewals failed for a whole visibility timeout) while another slot
+            # still runs the session's job: never a second run beside it. Hidden again, with why.
+            log.warning("a job came back while its session's job still runs here; hidden again")
+            self._queue.retry_later(message.receipt, self._visibility_seconds, STILL_RUNNING)
+            return True
+        try:
+            return self._run_held(message)
+        finally:
+            with self._in_hand_lock:
+                self._in_hand.discard(group)
+
+    def _run_held(self, message: ReceivedJob) -> bool:
         try:
             with deadline.within(Deadline(cancelled=self._stop.is_set)):
                 outcome = self._attempt(message)
         except Cancelled:
             log.info("worker stopping: the job in hand is released for next time")
-            self._queue.release(message.receipt)
+            self._queue.release(message.receipt, STOPPED)
         except Exception as error:
             log.warning("could not settle a failed job; released", extra=error_details(error))
-            self._queue.release(message.receipt)
+            self._queue.release(message.receipt, f"{UNSETTLED} ({type(error).__name__})")
         else:
             if outcome == "done":
                 self._queue.ack(message.receipt)

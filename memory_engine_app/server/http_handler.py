@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import io
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from memory_engine.logsafe import error_details, redact
 from memory_engine_app.server.dispatch import Body, Dispatcher
-from memory_engine_app.server.sockets import LocalHttpServer, RequestReader, client_watch
+from memory_engine_app.server.sockets import Evicted, LocalHttpServer, RequestReader, client_watch
 
 log = logging.getLogger("memory_engine.server")
 MAX_BODY_BYTES = 6 * 1024 * 1024  # Lambda's synchronous payload limit
@@ -93,11 +93,18 @@ def make_http_handler(
                 self.close_connection = True
                 return
             self.connection.settimeout(read_timeout_s)  # the answer's writes: per write, not the read's rest
-            headers = {name: value for name, value in self.headers.items()}
             watch = client_watch(self.connection, self.server.stopping)
             try:
-                with self.server.busy():
-                    answer = dispatcher.dispatch(self.command, path, query, headers, body, watch)
+                # The connection keeps its slot until the answer is written (never evicted mid-way).
+                with self.server.busy(self.connection):
+                    self._answer(path, query, body, watch)
+            except Evicted:  # a newcomer took its slot while this request was still arriving
+                self.close_connection = True
+
+        def _answer(self, path: str, query: str, body: bytes, watch: Callable[[], bool]) -> None:
+            headers = {name: value for name, value in self.headers.items()}
+            try:
+                answer = dispatcher.dispatch(self.command, path, query, headers, body, watch)
             except Exception as error:
                 log.error("request failed", extra=error_details(error))
                 answer = dispatcher.error(path, 500, "Internal error; the request may be retried.")

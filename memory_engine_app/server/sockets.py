@@ -10,7 +10,8 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
 from http.server import ThreadingHTTPServer
 from typing import Any
 
@@ -18,6 +19,8 @@ log = logging.getLogger("memory_engine.server")
 
 # How often a running request may look at its client's socket (`client_watch`).
 WATCH_INTERVAL_S = 0.05
+# How long the accept loop waits for an evicted connection's thread to free its slot.
+EVICTION_WAIT_S = 1.0
 
 
 class RequestReader(io.RawIOBase):
@@ -87,39 +90,86 @@ def client_watch(sock: socket.socket, stopping: threading.Event) -> Callable[[],
     return cancelled
 
 
+class Evicted(Exception):
+    """The connection gave its slot to a newer one before its request could run."""
+
+
+@dataclass
+class _Connection:
+    since: float  # when it last began to wait for a request: accepted, or its last answer written
+    running: bool = False  # a request of it is being handled (and answered)
+    evicted: bool = False
+
+
 class LocalHttpServer(ThreadingHTTPServer):
     """One thread per connection, so no request waits on another's network calls; at most
-    `max_connections` of them: one more is answered 503 at once and closed, so stalled clients
-    cannot exhaust the process. `stopping` is set at shutdown: running requests see it as their
-    cancellation, and `wait_idle` waits for them to end."""
+    `max_connections` of them. A connection holds its slot for good only while one of its
+    requests runs: waiting for a request (idle keep-alive, never used) or still receiving one
+    (a client trickling it in), it gives its slot to a newcomer when every slot is taken, the
+    one waiting longest first; only when every slot runs a request is a newcomer answered 503 at
+    once and closed. So sockets held open by anyone (idle or trickling, any number) cannot lock
+    out the clients that send requests, and stalled clients cannot exhaust the process.
+    `stopping` is set at shutdown: running requests see it as their cancellation, and
+    `wait_idle` waits for them to end."""
 
     daemon_threads = True
     # Connections waiting to be accepted (socketserver's default is 5): a burst of clients gets
-    # queued by the kernel instead of refused.
-    request_queue_size = 128
+    # queued by the kernel instead of refused (the kernel caps it at net.core.somaxconn).
+    request_queue_size = 1024
 
-    def __init__(self, address: tuple[str, int], handler: Any, max_connections: int = 64) -> None:
+    def __init__(self, address: tuple[str, int], handler: Any, max_connections: int = 256) -> None:
         super().__init__(address, handler)
         self.stopping = threading.Event()
         self._slots = threading.BoundedSemaphore(max_connections)
         self._busy = 0
         self._busy_lock = threading.Condition()
+        self._open: dict[socket.socket, _Connection] = {}
+        self._open_lock = threading.Lock()
+        self.evictions = 0
 
     def process_request(self, request: Any, client_address: Any) -> None:
-        if not self._slots.acquire(blocking=False):
+        if not self._slots.acquire(blocking=False) and not self._evict_for_newcomer():
             self._refuse(request)
             return
+        with self._open_lock:
+            self._open[request] = _Connection(since=time.monotonic())
         try:
             super().process_request(request, client_address)
         except BaseException:
-            self._slots.release()
+            self._forget(request)
             raise
 
     def process_request_thread(self, request: Any, client_address: Any) -> None:
         try:
             super().process_request_thread(request, client_address)
         finally:
+            self._forget(request)
+
+    def _forget(self, request: Any) -> None:
+        with self._open_lock:
+            known = self._open.pop(request, None) is not None
+        if known:
             self._slots.release()
+
+    def _evict_for_newcomer(self) -> bool:
+        """Close the connection that has waited longest for a request, and take its slot (its
+        thread sees the socket shut at once and ends). False when every connection runs one."""
+        with self._open_lock:
+            waiting = [
+                (held.since, id(sock), sock)
+                for sock, held in self._open.items()
+                if not (held.running or held.evicted)
+            ]
+            if not waiting:
+                return False
+            victim = min(waiting)[2]
+            self._open[victim].evicted = True
+        with suppress(OSError):
+            victim.shutdown(socket.SHUT_RDWR)
+        self.evictions += 1
+        log.info("a waiting connection gave its slot to a new one")
+        # Its thread frees the slot as it ends; bounded, so the accept loop never hangs on it.
+        return self._slots.acquire(timeout=EVICTION_WAIT_S)
 
     def _refuse(self, request: socket.socket) -> None:
         body = b'{"status": "error", "message": "Too many connections: retry shortly.", "errors": []}'
@@ -136,8 +186,16 @@ class LocalHttpServer(ThreadingHTTPServer):
         self.shutdown_request(request)
 
     @contextmanager
-    def busy(self) -> Iterator[None]:
-        """Around one request's handling: `wait_idle` waits for it."""
+    def busy(self, connection: socket.socket | None = None) -> Iterator[None]:
+        """Around one request's handling and answer: `wait_idle` waits for it, and its connection
+        keeps its slot meanwhile. Raises `Evicted` when the connection gave its slot away already."""
+        if connection is not None:
+            with self._open_lock:
+                held = self._open.get(connection)
+                if held is not None:
+                    if held.evicted:
+                        raise Evicted
+                    held.running = True
         with self._busy_lock:
             self._busy += 1
         try:
@@ -146,6 +204,12 @@ class LocalHttpServer(ThreadingHTTPServer):
             with self._busy_lock:
                 self._busy -= 1
                 self._busy_lock.notify_all()
+            if connection is not None:
+                with self._open_lock:
+                    held = self._open.get(connection)
+                    if held is not None:
+                        held.running = False
+                        held.since = time.monotonic()
 
     def wait_idle(self, timeout: float) -> bool:
         """Wait until no request is being handled (idle keep-alive connections do not count)."""

@@ -6,8 +6,9 @@ One memory per batch of 8 turns; 20 consolidated turns queue one job that writes
 from __future__ import annotations
 
 import json
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import pytest
@@ -17,12 +18,13 @@ from memory_engine import wiring
 from memory_engine.adapters.aws import clients
 from memory_engine.engine import Engine
 from memory_engine.models.api import ConsolidateRequest
-from memory_engine.models.domain import TurnStatus
+from memory_engine.models.domain import Turn, TurnStatus
+from memory_engine.ports import Extraction, ExtractionContext
 from memory_engine.usecases import consolidate
 from memory_engine_app.server.apigw import LocalContext
 from tests.fakes.aws import REGION
 from tests.fakes.engine import aws_engine
-from tests.fakes.ports import FailingExtractor
+from tests.fakes.ports import EchoExtractor, FailingExtractor
 from tests.fakes.sqs_lambda import EventSourceMapping
 
 TENANT = "acme"
@@ -199,6 +201,47 @@ def test_a_failed_job_stays_hidden_for_its_backoff_then_dies_with_its_error_in_t
     assert dead.error.startswith("RuntimeError (see the worker log) Parked as dead")
     assert "`memory-engine jobs retry <id>`" in dead.error
     assert engine.queue.pending_count() == 0  # type: ignore[attr-defined]
+
+
+class WaitingExtractor(EchoExtractor):
+    """Echoes once `go` is set: a job that runs until the test has seen what it waits for."""
+
+    def __init__(self, go: threading.Event) -> None:
+        super().__init__()
+        self.go = go
+
+    def extract(self, turns: Sequence[Turn], context: ExtractionContext) -> Extraction:
+        assert self.go.wait(30)
+        return super().extract(turns, context)
+
+
+def test_the_worker_extends_the_visibility_of_the_job_it_runs(
+    engine: Engine, worker: EventSourceMapping
+) -> None:
+    # Given a job whose extraction lasts until its message's visibility has been extended
+    engine.settings = engine.settings.model_copy(update={"worker_visibility_seconds": 0.03})
+    fill(engine, "s1")
+    extended = threading.Event()
+    queue: Any = engine.queue
+    extend = queue.extend
+    receipts: list[str] = []
+
+    def noting_extend(receipt: str, visibility_seconds: float) -> bool:
+        receipts.append(receipt)
+        kept: bool = extend(receipt, visibility_seconds)
+        extended.set()
+        return kept
+
+    queue.extend = noting_extend
+    engine.extractor = WaitingExtractor(extended)
+
+    # When the worker runs it
+    assert worker.poll()
+
+    # Then the job's own message was extended on SQS while it ran, and the job was done
+    assert receipts and all(receipt == receipts[0] for receipt in receipts)
+    assert worker.responses[-1] == {"batchItemFailures": []}
+    assert memories_of(engine, "s1")[0] == [f"s1-d{n}" for n in range(1, 9)]
 
 
 def test_the_scheduled_sweep_queues_a_job_for_a_full_buffer_without_one(engine: Engine) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import time
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
@@ -139,6 +140,8 @@ class WorkQueue(Protocol):
 
     def release(self, receipt: str) -> Any: ...
 
+    def extend(self, receipt: str, visibility_seconds: float) -> bool: ...
+
     def dead_jobs(self) -> list[Job]: ...
 
     def pending_count(self) -> int: ...
@@ -150,6 +153,19 @@ class WorkQueue(Protocol):
     def dead_letters(self) -> list[DeadJob]: ...
 
     def redrive(self, ids: Sequence[str] | None = None) -> list[DeadJob]: ...
+
+
+class ManualClock:
+    """Wall-clock seconds that move only when a test says (`advance`): visibility timeouts without sleeps."""
+
+    def __init__(self) -> None:
+        self.now = float(int(time.time()))
+
+    def time(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
 
 
 def receive_one(queue: WorkQueue, visibility_seconds: float = 30) -> Received:

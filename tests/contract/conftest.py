@@ -10,11 +10,13 @@ across handles (`persistent=False`) skips the reopen tests, saying why.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, TypeVar
+from unittest import mock
 
 import pytest
 
@@ -22,7 +24,7 @@ from memory_engine.adapters.local.sqlite_keys import SqliteKeyStore
 from memory_engine.adapters.local.sqlite_queue import SqliteQueue
 from memory_engine.adapters.local.sqlite_store import SqliteStore
 from tests.contract import dynalite
-from tests.contract.builders import MAX_RECEIVES
+from tests.contract.builders import MAX_RECEIVES, ManualClock
 from tests.fakes.aws import REGION, create_queue, create_table, moto_aws
 
 Handle = TypeVar("Handle")
@@ -43,10 +45,13 @@ def _sqlite_store(tmp_path: Path) -> Iterator[Backend[Any]]:
 
 
 @contextmanager
-def _sqlite_queue(tmp_path: Path, max_receives: int) -> Iterator[Backend[Any]]:
+def _sqlite_queue(
+    tmp_path: Path, max_receives: int, clock: ManualClock | None = None
+) -> Iterator[Backend[Any]]:
     # The same file name as the store's: locally both share one file, and must not collide.
     path = tmp_path / "memory-engine.sqlite3"
-    yield Backend("sqlite", lambda: SqliteQueue(path, max_receives=max_receives), persistent=True)
+    now = time.time if clock is None else clock.time
+    yield Backend("sqlite", lambda: SqliteQueue(path, max_receives=max_receives, clock=now), persistent=True)
 
 
 @contextmanager
@@ -88,12 +93,27 @@ def _local_key_store(table: str, client: Any) -> Any:
 
 
 @contextmanager
-def _sqs_queue(tmp_path: Path, max_receives: int) -> Iterator[Backend[Any]]:
+def _sqs_queue(tmp_path: Path, max_receives: int, clock: ManualClock | None = None) -> Iterator[Backend[Any]]:
     from memory_engine.adapters.aws.sqs_queue import SqsQueue
 
-    with moto_aws():
+    with moto_aws(), _moto_sqs_clock(clock):
         url = create_queue(max_receives=max_receives)
         yield Backend("sqs", lambda: SqsQueue(url, REGION), persistent=True)
+
+
+@contextmanager
+def _moto_sqs_clock(clock: ManualClock | None) -> Iterator[None]:
+    """moto's SQS reads the time through two functions of its models module: on `clock` when given."""
+    if clock is None:
+        yield
+        return
+    import moto.sqs.models
+
+    with (
+        mock.patch.object(moto.sqs.models, "unix_time", lambda dt=None: clock.time()),
+        mock.patch.object(moto.sqs.models, "unix_time_millis", lambda dt=None: clock.time() * 1000),
+    ):
+        yield
 
 
 @contextmanager
@@ -124,7 +144,7 @@ KEY_STORE_BACKENDS: dict[str, Callable[[Path], AbstractContextManager[Backend[An
     "dynamodb": _dynamodb_key_store,
     dynalite.NAME: _on_dynalite(_local_key_store),
 }
-QUEUE_BACKENDS: dict[str, Callable[[Path, int], AbstractContextManager[Backend[Any]]]] = {
+QUEUE_BACKENDS: dict[str, Callable[[Path, int, ManualClock | None], AbstractContextManager[Backend[Any]]]] = {
     "sqlite": _sqlite_queue,
     "sqs": _sqs_queue,
 }
@@ -198,9 +218,19 @@ def reopen_store(store_handles: _Handles, store: Any) -> Callable[[], Any]:
 
 @pytest.fixture(params=sorted(QUEUE_BACKENDS))
 def queue_handles(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[_Handles]:
-    with QUEUE_BACKENDS[request.param](tmp_path, MAX_RECEIVES) as backend:
+    with QUEUE_BACKENDS[request.param](tmp_path, MAX_RECEIVES, None) as backend:
         handles = _Handles(backend)
         yield handles
+        handles.close_all()
+
+
+@pytest.fixture(params=sorted(QUEUE_BACKENDS))
+def clocked_queue(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Any, ManualClock]]:
+    """A queue whose visibility timeouts run on a clock the test moves (`ManualClock.advance`)."""
+    clock = ManualClock()
+    with QUEUE_BACKENDS[request.param](tmp_path, MAX_RECEIVES, clock) as backend:
+        handles = _Handles(backend)
+        yield handles.open(), clock
         handles.close_all()
 
 

@@ -188,7 +188,10 @@ class RecordingJobSource:
     def ack(self, receipt: str) -> bool:
         return True
 
-    def release(self, receipt: str) -> bool:
+    def release(self, receipt: str, error: str | None = None) -> bool:
+        return True
+
+    def extend(self, receipt: str, visibility_seconds: float) -> bool:
         return True
 
     def retry_later(self, receipt: str, delay_seconds: float, error: str) -> bool:

@@ -203,7 +203,7 @@ def http_server(
     stack: LocalStack,
     read_timeout_s: float = DEFAULT_READ_TIMEOUT_S,
     request_read_s: float = DEFAULT_REQUEST_READ_S,
-    max_connections: int = 64,
+    max_connections: int = 256,
 ) -> Iterator[LocalHttpServer]:
     """`serve_http`, yielding the server itself."""
     handler = make_http_handler(stack.dispatcher, read_timeout_s, request_read_s)

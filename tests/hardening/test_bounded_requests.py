@@ -183,43 +183,6 @@ def test_a_request_trickling_in_is_cut_off_at_its_whole_request_deadline(stack: 
     assert closed_after is not None and closed_after < 20
 
 
-def test_connections_past_the_bound_are_answered_503_and_served_again_once_one_frees(
-    stack: LocalStack,
-) -> None:
-    with http_server(stack, read_timeout_s=30, max_connections=2) as server:
-        address = ("127.0.0.1", server.server_address[1])
-        # Given two connections held open by clients that send nothing
-        idle = [socket.create_connection(address) for _ in range(2)]
-        time.sleep(0.2)
-        try:
-            # When a third client connects
-            with socket.create_connection(address) as third:
-                third.settimeout(10)
-                answer = b""
-                while chunk := third.recv(4096):
-                    answer += chunk
-            # Then it is told at once, in JSON, to come back
-            status, headers, body = status_and_json(answer)
-            assert status == 503 and headers["retry-after"] == "1"
-            assert body == {
-                "status": "error",
-                "message": "Too many connections: retry shortly.",
-                "errors": [],
-            }
-        finally:
-            for sock in idle:
-                sock.close()
-        # And once the idle clients left, the server answers again
-        base = f"http://{address[0]}:{address[1]}"
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            answer = raw_exchange(base, b"GET /v1/engine/health/ HTTP/1.1\r\nHost: x\r\n\r\n")
-            if answer.startswith(b"HTTP/1.1 200"):
-                break
-            time.sleep(0.1)
-        assert answer.startswith(b"HTTP/1.1 200")
-
-
 def test_two_content_length_headers_are_a_400(stack: LocalStack) -> None:
     with serve_http(stack) as base:
         answer = raw_exchange(

@@ -120,6 +120,45 @@ def test_a_job_past_its_characters_leaves_the_rest_too() -> None:
     assert [queued.through_seq is not None for queued in jobs(engine)] == [True]
 
 
+def long_turns(engine: Engine, session: str, count: int) -> None:
+    for n in range(count):
+        request = {
+            "session_uuid": session,
+            "parent_session_uuid": f"thread-{session}",
+            "new_dialog": {"uuid": f"{session}-{n:03d}", "query": f"turn {n} " + "of the long tale " * 400},
+            "options": {"force_summary": n == count - 1},
+        }
+        consolidate.run(engine, TENANT, ConsolidateRequest.model_validate(request))
+
+
+def test_a_job_past_its_time_embeds_part_of_its_first_batch_and_leaves_the_rest() -> None:
+    # Given one batch of 8 long turns (each embedded as its capped 2,048 characters: two per
+    # chunk) and a job that may run no time at all
+    engine = fake_engine(worker_job_seconds=1e-9, extraction_threshold=1000)
+    long_turns(engine, "s1", 8)
+    [job] = jobs(engine)
+
+    # When the job runs
+    written = extract.run(engine, job)
+
+    # Then it embedded one chunk (stored with the turns), wrote no memory, and queued the rest
+    assert written == []
+    embedded = [turn.embedding is not None for turn in engine.store.list_turns(TENANT, "s1")]
+    assert embedded == [True, True] + [False] * 6
+    [rest] = jobs(engine)
+    assert rest.through_seq is not None
+
+
+def test_the_continuations_of_a_long_first_batch_write_its_memory() -> None:
+    engine = fake_engine(worker_job_seconds=1e-9, extraction_threshold=1000)
+    long_turns(engine, "s1", 8)
+
+    run_worker(engine)
+
+    assert batches(engine, "s1") == [[f"s1-{n:03d}" for n in range(8)]]
+    assert engine.store.buffered_turns(TENANT, "s1") == []
+
+
 class Recording(HashEmbedder):
     """Notes which session's turns each passage call embedded."""
 

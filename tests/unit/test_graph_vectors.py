@@ -56,15 +56,17 @@ def test_a_removed_id_is_not_found_and_may_come_back() -> None:
     # Given a graph with d9 removed
     graph, rows = _graph()
     graph.remove("d9")
+    # (a removed id is never returned, however far the search looks: no luck of the graph's)
     assert "d9" not in graph and len(graph) == 199
-    assert "d9" not in _best(graph, rows[9], 5)
+    assert "d9" not in _best(graph, rows[9], 199)
 
     # When d9 is put again, with another direction
     graph.put(["d9"], rows[20:21])
 
-    # Then it is live again under its old key, found at its new place
+    # Then it is live again under its old key, with its new vector (read exactly, not searched:
+    # which neighbours an approximate search returns may change with the build's thread timing)
     assert "d9" in graph and len(graph) == 200
-    assert set(_best(graph, rows[20], 2)) == {"d9", "d20"}
+    assert graph.cosines(["d9"], rows[20]) == pytest.approx([1.0], abs=1e-3)
     assert len(graph.id_of) == 200
 
 

@@ -68,6 +68,22 @@ def test_a_failed_job_is_retried_after_the_backoff_until_its_last_attempt_then_d
     )
 
 
+def test_a_job_delivered_past_its_attempts_is_parked_unrun_with_why() -> None:
+    # Given a job on its 4th delivery of 3: the runs before never settled it (timed out, crashed)
+    engine = fake_engine()
+    engine.store = DownStore()  # type: ignore[assignment]  # a run would fail: it must not run
+    source = RecordingJobSource()
+    message = ReceivedJob(receipt="r", job=JOB, receive_count=4)
+
+    # When the worker gets it
+    outcome = jobs.attempt(engine, source, message, RetryPolicy(attempts=3), lambda: 0.0)
+
+    # Then it is parked at once, with an error that says what happened
+    assert outcome == "dead"
+    [(state, error)] = source.settled
+    assert state == "dead" and str(error).startswith("Delivered 3 times and never settled")
+
+
 @pytest.mark.parametrize(
     ("job", "retried_by"),
     [

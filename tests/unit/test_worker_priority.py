@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from memory_engine.models.messages import ExtractionJob
 from memory_engine_app import local_engine
 from memory_engine_app.worker import LocalWorker, lower_priority
 from tests.fakes.engine import fake_engine
@@ -22,7 +23,7 @@ class OneJob:
     """A job source that hands out one job, then nothing."""
 
     def __init__(self) -> None:
-        self.jobs = [SimpleNamespace(receipt="r-1")]
+        self.jobs = [SimpleNamespace(receipt="r-1", job=ExtractionJob(tenant="acme", session_uuid="s1"))]
         self.acked: list[str] = []
 
     def receive(self, count: int, visibility_seconds: float) -> list[Any]:

@@ -275,9 +275,10 @@ class WorkerSettings(QueueSettings, ExtractionSettings):
 
     @property
     def job_visibility_seconds(self) -> float:
-        """How long a job in hand stays invisible: with an LLM, at least one batch's bound (its last
-        request may start at llm_batch_seconds and take llm_timeout_seconds), so a slow model's
-        job is not handed out again while it still runs."""
+        """How long a job in hand stays invisible at a time (renewed while it runs,
+        `usecases.lease`): with an LLM, at least one batch's whole bound (`llm_batch_seconds`, which
+        no request outlives) and one request's timeout to spare, so even a job whose renewals
+        all fail is not handed out again while its batch runs."""
         if self.extractor != "llm":
             return self.worker_visibility_seconds
         return max(self.worker_visibility_seconds, self.llm_batch_seconds + self.llm_timeout_seconds)
@@ -296,8 +297,10 @@ class ServerSettings(Piece):
     # ... and a request's line, headers and body must all arrive within this long of its first
     # byte, however slowly they trickle in (a client sending a byte every few seconds).
     server_request_read_seconds: float = Field(60.0, gt=0, description="time to receive one request")
-    # Connections served at once; one more is answered 503 at once and closed.
-    server_max_connections: int = Field(64, ge=1, description="local server connection threads")
+    # Connections open at once. One waiting for a request (idle, or trickling one in) gives its
+    # slot to a newcomer when all are taken; only when every slot runs a request is a newcomer
+    # answered 503 at once and closed. Above a client's keep-alive pool (100 for LangGraph's store).
+    server_max_connections: int = Field(256, ge=1, description="local server connection threads")
     # Per-key request rate of the local server; on AWS an API Gateway usage plan does this. 0 = off.
     rate_limit_per_second: float = Field(100.0, ge=0, description="requests per second per key")
     rate_limit_burst: int = Field(200, ge=1, description="requests a key may send at once")

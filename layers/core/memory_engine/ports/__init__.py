@@ -27,6 +27,7 @@ from memory_engine.ports.queue import (
     QueueSnapshot,
     ReceivedJob,
     SingleConsumerQueue,
+    unsettled_reason,
 )
 from memory_engine.ports.store import ConsolidateOutcome, ForkPlan, RemovalOutcome, Store
 from memory_engine.ports.usage_plan import UsagePlanKeys
@@ -60,4 +61,5 @@ __all__ = [
     "SingleConsumerQueue",
     "Store",
     "UsagePlanKeys",
+    "unsettled_reason",
 ]

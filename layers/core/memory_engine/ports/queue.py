@@ -38,7 +38,8 @@ class ReceivedJob(BaseModel):
 class DeadJob(BaseModel):
     """A job parked after its last failed attempt, with what it failed on (for `jobs list|retry`).
 
-    `error` is "" when the queue itself parked it (SQS redrive after a crash or a timeout)."""
+    `error` is `unsettled_reason` when no run settled it (killed, crashed, timed out); "" only
+    for an SQS message the queue's redrive policy parked (a body that is not a job)."""
 
     id: str  # the dead letter's id in its queue (local row id; SQS message id)
     job: Job
@@ -48,6 +49,15 @@ class DeadJob(BaseModel):
     # Filled in for operators (usecases.dead_jobs): true when its session's turns were extracted
     # since, so retrying it would find nothing to do; null where that cannot be told.
     resolved: bool | None = None
+
+
+def unsettled_reason(receives: int) -> str:
+    """The error of a job parked because no run settled it: not a failure the job reported, so
+    say what can cause it (for `jobs list` and the inspector)."""
+    return (
+        f"Delivered {receives} times and never settled: each run ended without finishing or failing "
+        "it (the worker was killed, crashed, or ran out of time)."
+    )
 
 
 @runtime_checkable
@@ -62,7 +72,15 @@ class JobSource(Protocol):
 
     def ack(self, receipt: str) -> bool: ...
 
-    def release(self, receipt: str) -> bool: ...
+    def release(self, receipt: str, error: str | None = None) -> bool:
+        """Deliver the job again now; `error` says why its run ended (kept where the queue can)."""
+        ...
+
+    def extend(self, receipt: str, visibility_seconds: float) -> bool:
+        """Keep a job in hand hidden for `visibility_seconds` from now (SQS: ChangeMessageVisibility),
+        so a job that runs longer than its first visibility is not handed out again while it works
+        (`usecases.lease`). False when the receipt is stale (acked, or delivered again since)."""
+        ...
 
     def retry_later(self, receipt: str, delay_seconds: float, error: str) -> bool:
         """Deliver the job again after `delay_seconds` (its group waits meanwhile: FIFO order)."""

@@ -70,8 +70,10 @@ def _batches(engine: Engine, job: ExtractionJob, buffered: list[Turn], redeliver
 
 def _embedded(engine: Engine, stored: list[Turn], budget: JobBudget) -> list[Turn]:
     """`stored` with the vectors they have, and the missing ones embedded in session order while
-    the job's budget lasts (the first batch's always): the oldest turns are the ones its batches
-    take. Turns beyond get theirs from the job that continues this one."""
+    the job's budget lasts: the oldest turns are the ones its batches take. The first batch's
+    turns are no exception (long ones take seconds each on a small machine): a job embeds at
+    least one chunk, so it makes progress, and leaves the rest, with its batches, to the job that
+    continues it (the vectors made are stored either way)."""
     cap = engine.settings.embed_max_chars
     done: dict[str, Turn] = {}
     pending: list[Turn] = []
@@ -84,14 +86,14 @@ def _embedded(engine: Engine, stored: list[Turn], budget: JobBudget) -> list[Tur
         pending.clear()
         size = 0
 
-    for position, turn in enumerate(sorted(stored, key=lambda turn: turn.seq)):
+    for turn in sorted(stored, key=lambda turn: turn.seq):
         if turn.embedding is not None:
             continue
         chars = min(len(turn_embedding_text(turn)), cap)
-        if position >= engine.settings.batch_size and budget.over(size + chars):
-            break
         if pending and size + chars > CHUNK_CHARS:
             embed_pending()  # in chunks, so the time budget is asked between them
+        if done and budget.over(size + chars):
+            break
         pending.append(turn)
         size += chars
     if pending:

@@ -16,9 +16,9 @@ from memory_engine.engine import Engine
 from memory_engine.errors import Cancelled, MemoryEngineError
 from memory_engine.logsafe import error_details
 from memory_engine.models.messages import ChatMemoryJob, ExtractionJob, ForgetUserJob, IndexPurgeJob, Job
-from memory_engine.ports import JobSource, ReceivedJob
+from memory_engine.ports import JobSource, ReceivedJob, unsettled_reason
 from memory_engine.settings import Settings
-from memory_engine.usecases import chat_memory, extract, forget_user, index_purge
+from memory_engine.usecases import chat_memory, extract, forget_user, index_purge, lease
 from memory_engine.usecases.dead_jobs import what_retries
 
 log = logging.getLogger("memory_engine.worker")
@@ -106,22 +106,40 @@ def attempt(
     message: ReceivedJob,
     policy: RetryPolicy,
     draw: Callable[[], float] = random.random,
+    visibility_seconds: float | None = None,
 ) -> Outcome:
     """Run a received job and settle a failure: retried after a backoff while attempts remain,
-    else parked as dead with its error. "done" jobs are left for the caller to ack (the Lambda's
-    event source mapping deletes them itself). Without a `source` to settle with (a queue that is
-    not polled, as in handler tests), a failure is raised for the queue's own redelivery.
+    else parked as dead with its error. While it runs, its receipt is renewed for
+    `visibility_seconds` (default: the settings' `job_visibility_seconds`) at a time, and a
+    delivery past its attempts (the runs before never settled) is parked unrun, saying so.
+    "done" jobs are left for the caller to ack (the Lambda's event source mapping deletes them
+    itself). Without a `source` to settle with (a queue that is not polled, as in handler
+    tests), a failure is raised for the queue's own redelivery.
 
     A job received before its time (an `IndexPurgeJob` waiting for the index to settle: SQS FIFO
     has no per-message delay) is hidden again for the rest of its wait, and runs then; that
     receive counts towards its attempts. Without a source it runs at once."""
+    if source is not None and message.receive_count > policy.attempts:
+        # Every failure it reported was settled by the attempts before: a delivery past them
+        # follows runs that never settled (a Lambda timed out or crashed). Parked here, with that
+        # said, rather than left to the queue's redrive, which keeps no reason.
+        source.bury(message, dead_reason(message.job, unsettled_reason(message.receive_count - 1)))
+        log.warning("job delivered past its attempts; parked as dead", extra={"kind": message.job.kind})
+        return "dead"
     wait = index_purge.wait_seconds(engine, message.job) if isinstance(message.job, IndexPurgeJob) else 0.0
     if wait > 0 and source is not None:
         source.retry_later(message.receipt, wait, "not due yet")
         log.info("job not due yet; hidden for %.0f s", wait, extra={"kind": message.job.kind})
         return "retry"
     try:
-        run(engine, message.job, message.receive_count > 1)
+        if source is None:
+            run(engine, message.job, message.receive_count > 1)
+        else:
+            # Its receipt renewed while it runs: never handed out again meanwhile (usecases.lease).
+            with lease.held(
+                source, message.receipt, visibility_seconds or engine.settings.job_visibility_seconds
+            ):
+                run(engine, message.job, message.receive_count > 1)
     except Cancelled:
         raise  # not the job's failure: the worker is stopping, and releases it for next time
     except Exception as error:

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from memory_engine.adapters.aws.clients import aws_errors, client
+from memory_engine.adapters.aws.clients import aws_errors, client, error_code
 from memory_engine.errors import Unavailable
 from memory_engine.models.messages import Job, parse_job
 from memory_engine.ports import DeadJob, QueueSnapshot, ReceivedJob
@@ -36,6 +36,10 @@ from memory_engine.ports import DeadJob, QueueSnapshot, ReceivedJob
 ERROR_ATTRIBUTE = "error"
 RECEIVES_ATTRIBUTE = "receive_count"
 MAX_ERROR_CHARS = 2_000
+# What SQS answers a visibility change on a receipt that no longer holds its message.
+STALE_RECEIPT_CODES = frozenset(
+    {"ReceiptHandleIsInvalid", "AWS.SimpleQueueService.MessageNotInflight", "MessageNotInflight"}
+)
 
 # SQS message group ids: at most 128 characters from this set.
 _GROUP_SAFE = re.compile(r"^[A-Za-z0-9!\"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~]{1,128}$")
@@ -110,6 +114,24 @@ class SqsQueue:
             self.client.change_message_visibility(
                 QueueUrl=self.queue_url, ReceiptHandle=receipt, VisibilityTimeout=0
             )
+        return True
+
+    def extend(self, receipt: str, visibility_seconds: float) -> bool:
+        """Hidden for `visibility_seconds` from now (at most 12 hours since the receive, SQS's own
+        bound). False when the receipt is stale: the message was deleted, or is no longer in flight."""
+        from botocore.exceptions import ClientError
+
+        try:
+            with self._errors():
+                self.client.change_message_visibility(
+                    QueueUrl=self.queue_url,
+                    ReceiptHandle=receipt,
+                    VisibilityTimeout=min(43_200, max(0, math.ceil(visibility_seconds))),
+                )
+        except ClientError as error:
+            if error_code(error) in STALE_RECEIPT_CODES:
+                return False
+            raise
         return True
 
     def pending_count(self) -> int:

@@ -2,10 +2,11 @@
 
 - Per message group (`group_id()` of the job, one per session): strict send order, and at most
   one message in flight; other groups are never blocked by it.
-- A received message is hidden for `visibility_seconds`; not acked by then, it is delivered again
-  (also after a restart: the table is on disk and times are wall-clock). The worker, its one
-  consumer, releases at start-up what a dead process held (`release_in_flight`), so a crash does
-  not leave a session waiting out the visibility timeout.
+- A received message is hidden for `visibility_seconds`, and for as long again each time its
+  holder `extend`s it (a job at work keeps its receipt alive, `usecases.lease`); not acked by
+  then, it is delivered again (also after a restart: the table is on disk and times are
+  wall-clock). The worker, its one consumer, releases at start-up what a dead process held
+  (`release_in_flight`), so a crash does not leave a session waiting out the visibility timeout.
 - Content-based dedup: sending a job identical to one still waiting in its group is a no-op.
 - A failed job is retried later (`retry_later`: hidden for a backoff delay, its error kept) or
   parked at once (`bury`, with its error) by the worker. A message received more than
@@ -27,7 +28,7 @@ from pathlib import Path
 
 from memory_engine.adapters.local.sqlite_db import SqliteDatabase
 from memory_engine.models.messages import Job, parse_job
-from memory_engine.ports import DeadJob, QueueSnapshot, ReceivedJob
+from memory_engine.ports import DeadJob, QueueSnapshot, ReceivedJob, unsettled_reason
 
 log = logging.getLogger("memory_engine.queue")
 
@@ -140,7 +141,7 @@ class SqliteQueue:
                 for head in heads:
                     if head["receive_count"] >= self._max_receives:
                         # Moving it lets the group's next message become the head on the next pass.
-                        self._bury(conn, head["id"], now)
+                        self._bury(conn, head["id"], now, unsettled_reason(head["receive_count"]))
                         continue
                     receipt = uuid.uuid4().hex
                     conn.execute(
@@ -172,6 +173,15 @@ class SqliteQueue:
                 "UPDATE queue_messages SET receipt = NULL, visible_at = 0,"
                 " last_error = COALESCE(?, last_error) WHERE receipt = ?",
                 (None if error is None else error[:MAX_ERROR_CHARS], receipt),
+            ).rowcount
+            return updated > 0
+
+    def extend(self, receipt: str, visibility_seconds: float) -> bool:
+        """Hide a message in hand for `visibility_seconds` from now. False when the receipt is stale."""
+        with self._db.write() as conn:
+            updated = conn.execute(
+                "UPDATE queue_messages SET visible_at = ? WHERE receipt = ?",
+                (self._clock() + max(0.0, visibility_seconds), receipt),
             ).rowcount
             return updated > 0
 
@@ -218,7 +228,7 @@ class SqliteQueue:
                     "UPDATE queue_messages SET last_error = ? WHERE id = ?",
                     (error[:MAX_ERROR_CHARS], row["id"]),
                 )
-                self._bury(conn, row["id"], self._clock())
+                self._bury(conn, row["id"], self._clock(), error)
 
     def dead_jobs(self) -> list[Job]:
         """Jobs parked as dead, oldest first."""
@@ -260,15 +270,18 @@ class SqliteQueue:
         with self._db.read() as conn:
             return int(conn.execute("SELECT COUNT(*) FROM queue_messages").fetchone()[0])
 
-    def _bury(self, conn: sqlite3.Connection, message_id: int, now: float) -> None:
+    def _bury(self, conn: sqlite3.Connection, message_id: int, now: float, why: str) -> None:
+        """Move a message to the dead letters. `why` is its error unless it failed with one of its
+        own before (the last run's failure says more than "delivered too often")."""
         row = conn.execute(
             "SELECT group_id, body, receive_count, sent_at, last_error FROM queue_messages WHERE id = ?",
             (message_id,),
         ).fetchone()
+        error = (row["last_error"] or why)[:MAX_ERROR_CHARS]
         conn.execute(
             "INSERT INTO queue_dead (group_id, body, receive_count, sent_at, dead_at, error)"
             " VALUES (?, ?, ?, ?, ?, ?)",
-            (row["group_id"], row["body"], row["receive_count"], row["sent_at"], now, row["last_error"]),
+            (row["group_id"], row["body"], row["receive_count"], row["sent_at"], now, error),
         )
         conn.execute("DELETE FROM queue_messages WHERE id = ?", (message_id,))
         log.warning(

@@ -1,6 +1,7 @@
 """The structured chat-completions call. Transport failures (timeouts, connection errors, 408/409/
-429, 5xx) are retried by the openai client itself, with its exponential, jittered backoff and the
-server's Retry-After; an answer that does not validate gets one repair round trip with the
+429, 5xx) are retried here, not by the openai client (whose retries ignore the batch's deadline),
+after the server's Retry-After or an exponential, jittered backoff, and never past the batch's
+deadline; an answer that does not validate gets one repair round trip with the
 validation errors, then a bounded number of fresh tries, both at a temperature above the first
 request's (at 0 a model gives the same answer to the same question). Until a server has answered
 one request in the configured structured-output mode, an error that names the response format
@@ -10,6 +11,7 @@ moves the client to the next mode (`modes.FALLBACK`) instead of failing the batc
 from __future__ import annotations
 
 import logging
+import random
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -34,27 +36,52 @@ T = TypeVar("T", bound=BaseModel)
 # trouble); any other (400 bad request, 401 key, 404 model) will not heal.
 _RETRY_STATUSES = {408, 409, 429}
 _MAX_ERROR_LINES = 12
+# The longest Retry-After followed; past it the batch is better failed and retried by the queue.
+MAX_RETRY_AFTER_S = 60.0
+
+
+def retry_after(response: Any) -> float | None:
+    """The seconds a 429/503 asks to wait (`Retry-After-Ms`, or `Retry-After` in seconds), when
+    it says and the wait is reasonable."""
+    headers = getattr(response, "headers", None) or {}
+    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if value is None:
+            continue
+        try:
+            seconds = float(value) * scale
+        except ValueError:
+            continue
+        if 0 <= seconds <= MAX_RETRY_AFTER_S:
+            return seconds
+    return None
 
 
 @dataclass(frozen=True)
 class RetryPolicy:
     """Bounds on how hard one batch tries before it is reported failed (the queue retries later)."""
 
-    # Requests per answer when the endpoint times out, limits or fails: the openai client's
-    # max_retries is one less, and it waits between them as it does for every OpenAI user.
+    # Requests per answer when the endpoint times out, limits or fails (`ChatClient.complete`
+    # retries them within the batch's deadline, after the server's Retry-After or a backoff).
     transport_attempts: int = 4
     content_rounds: int = 2  # fresh tries, each with one repair, when answers do not validate
     # At most this many answers that miss the schema, repairs included (None: every round's two).
     content_attempts: int | None = None
     base_delay_s: float = 1.0  # before a fresh round (the client paces its own retries)
     max_delay_s: float = 30.0
-    # No request starts after this long: one batch then takes at most deadline_s plus one request's
-    # retries, which has to fit the worker's visibility timeout (and a Lambda's 15 minutes).
+    # A batch's whole bound: no request starts after it, and none runs past it (its timeout is
+    # cut to the time left), retries included.
     deadline_s: float = 600.0
 
     def delay(self, attempt: int) -> float:
         """Exponential backoff between content rounds, capped."""
         return min(max(self.base_delay_s * 2 ** (attempt - 1), 0.0), self.max_delay_s)
+
+    def transport_delay(self, failures: int, draw: Callable[[], float]) -> float:
+        """After the n-th failed request: about 0.5·2ⁿ⁻¹ s (at most 8), half of it drawn at random,
+        as the openai client paced its own retries."""
+        ceiling = min(0.5 * 2 ** (failures - 1), 8.0)
+        return ceiling / 2 + draw() * ceiling / 2
 
 
 @dataclass
@@ -120,6 +147,7 @@ class ChatClient:
         retry: RetryPolicy | None = None,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
+        draw: Callable[[], float] = random.random,
         client: Any = None,
         http_client: Any = None,
     ) -> None:
@@ -135,14 +163,17 @@ class ChatClient:
         self._retry_temperature = retry_temperature if temperature is not None else None
         self._retry = retry or RetryPolicy()
         self._sleep = sleep
-        # The client's own retries and timeout (per request). Local servers (vLLM, Ollama,
-        # llama.cpp) take any key, but the client refuses none at all. A callable key is asked
-        # before each request (a secret read on AWS, refreshed when rotated).
+        self._timeout_s = timeout_s
+        self._draw = draw
+        # No retries of the client's own: they would not know the batch's deadline (a retry
+        # started 601.5 s into a 600 s batch); `complete` retries instead. Local servers (vLLM,
+        # Ollama, llama.cpp) take any key, but the client refuses none at all. A callable key is
+        # asked before each request (a secret read on AWS, refreshed when rotated).
         self._client: Any = client or openai.OpenAI(
             base_url=base_url,
             api_key=api_key or "unused",
             timeout=timeout_s,
-            max_retries=max(self._retry.transport_attempts - 1, 0),
+            max_retries=0,
             http_client=http_client,  # an httpx.Client of the caller's (the benchmark records with it)
         )
 
@@ -180,36 +211,50 @@ class ChatClient:
         deadline: float,
         temperature: float | None = None,
     ) -> _Answer:
-        """One answer; the client retries what can heal (timeouts, connection errors, 408/409/429,
-        5xx) before anything reaches here. While no request in the current mode has been answered,
-        an error naming the response format raises `_ModeRefused` (a few quick 5xx retries first:
-        the client's own, once per mode)."""
-        if self._clock() > deadline:
-            raise LlmUnavailable(f"Gave up on the LLM after {self._retry.deadline_s:.0f} s.")
+        """One answer. What can heal (timeouts, connection errors, 408/409/429, 5xx) is retried
+        here, up to `transport_attempts` requests, after the server's Retry-After or a jittered
+        backoff; no request starts once the batch's deadline has passed, nor runs past it (each
+        one's timeout is the time left, when shorter). While no request in the current mode has
+        been answered, an error naming the response format raises `_ModeRefused`."""
         request = self._request(messages, response_format, temperature)
         attempts = self._retry.transport_attempts
-        try:
-            raw = self._client.chat.completions.with_raw_response.create(**request)
-        except openai.APIStatusError as exc:
-            retried = exc.status_code in _RETRY_STATUSES or exc.status_code >= 500
-            usage.requests += attempts if retried else 1
-            if not self._confirmed and refuses_mode(exc.status_code, exc.message, exc.body):
-                raise _ModeRefused(exc.status_code, exc.message) from exc
-            if not retried:
-                raise LlmUnavailable(
-                    f"The LLM endpoint refused the request ({exc.status_code}: "
-                    f"{redact_foreign(exc.message)}); "
-                    "check OPENAI_BASE_URL, OPENAI_API_KEY and MEMORY_ENGINE_LLM_MODEL."
-                ) from exc
-            raise self._gave_up(attempts, exc) from exc
-        except (openai.APITimeoutError, openai.APIConnectionError) as exc:
-            usage.requests += attempts
-            raise self._gave_up(attempts, exc) from exc
-        usage.requests += raw.retries_taken + 1
-        if raw.retries_taken:
-            logger.warning("LLM request succeeded after %d retries", raw.retries_taken)
-        self._confirmed = True
-        return self._answer(raw.parse(), usage)
+        failures = 0
+        while True:
+            left = deadline - self._clock()
+            if left <= 0:
+                raise LlmUnavailable(f"Gave up on the LLM after {self._retry.deadline_s:.0f} s.")
+            try:
+                raw = self._client.chat.completions.with_raw_response.create(
+                    **request, timeout=min(self._timeout_s, left)
+                )
+            except openai.APIStatusError as exc:
+                usage.requests += 1
+                if not self._confirmed and refuses_mode(exc.status_code, exc.message, exc.body):
+                    raise _ModeRefused(exc.status_code, exc.message) from exc
+                if not (exc.status_code in _RETRY_STATUSES or exc.status_code >= 500):
+                    raise LlmUnavailable(
+                        f"The LLM endpoint refused the request ({exc.status_code}: "
+                        f"{redact_foreign(exc.message)}); "
+                        "check OPENAI_BASE_URL, OPENAI_API_KEY and MEMORY_ENGINE_LLM_MODEL."
+                    ) from exc
+                failures += 1
+                if failures >= attempts:
+                    raise self._gave_up(attempts, exc) from exc
+                wait = retry_after(exc.response) or self._retry.transport_delay(failures, self._draw)
+                self._wait(wait, deadline, f"{exc.status_code} from the endpoint")
+                continue
+            except (openai.APITimeoutError, openai.APIConnectionError) as exc:
+                usage.requests += 1
+                failures += 1
+                if failures >= attempts:
+                    raise self._gave_up(attempts, exc) from exc
+                self._wait(self._retry.transport_delay(failures, self._draw), deadline, type(exc).__name__)
+                continue
+            usage.requests += 1
+            if failures:
+                logger.warning("LLM request succeeded after %d retries", failures)
+            self._confirmed = True
+            return self._answer(raw.parse(), usage)
 
     def _fall_back(self, refused: _ModeRefused) -> None:
         """Move to the next structured-output mode, or raise LlmUnsupported when none is left."""
