@@ -108,6 +108,15 @@ SPEED = (
         "python -m bench.speed.long_texts",
     ),
     Entry(
+        "embed_limits",
+        "The largest legal embed request",
+        "`POST /v1/engine/embed/` at its limit (texts at the 2,048-character cap, as many as the request "
+        "total allows) in Latin, Hangul, CJK, emoji and a mix, embedded by e5 on one thread (a vCPU at the "
+        "documented memory sizes): e5 windows, CPU and wall seconds, and whether the CPU seconds fit the "
+        "27 s left of the request's deadline twice over.",
+        "python -m bench.speed.embed_limits --limits 16384 65536 --rounds 3",
+    ),
+    Entry(
         "buffered_retrieve",
         "Retrieve with many buffered turns",
         "The first retrieve of a fresh process over one thread with thousands of turns waiting for "
@@ -195,6 +204,13 @@ QUALITY = (
         "The engine's token estimate against e5's and MiniLM's tokenizers per kind of text (ratio; the share "
         "of texts it undercounts).",
         "python -m bench.quality.token_estimate",
+    ),
+    Entry(
+        "instruction_filter",
+        "Ordinary dialogue the instruction filter takes for orders",
+        "The turns of LoCoMo dev and of the Korean set (Korean and English) that the filter keeping orders "
+        "to a model out of facts and chat memory flags (each one a fact the engine would not remember).",
+        "python -m bench.quality.instruction_filter",
     ),
 )
 EXPERIMENTS = (

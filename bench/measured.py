@@ -121,6 +121,14 @@ MEASURED: dict[str, Measures] = {
         ("server_max_connections", "server_read_timeout_seconds", "server_request_read_seconds"),
         EMBEDDING_PACKAGES,
     ),
+    # The largest legal embed request per script, on one thread (standing for one vCPU).
+    "embed_limits": Measures(
+        (*EMBEDDERS, "functions/embed", *_core("usecases/embed.py")),
+        ("embed_request_max_chars", *EMBEDDING_SETTINGS),
+        (*EMBEDDING_PACKAGES, "tokenizers"),
+    ),
+    # How much ordinary dialogue the chat-memory instruction filter flags (exact, no timing).
+    "instruction_filter": Measures(_core("extraction/injection.py"), (), ()),
     "buffered_retrieve": Measures(
         (*RANKING, *EMBEDDERS, *LOCAL_STORE, *LOCAL_INDEX, "memory_engine_app/worker.py"),
         (*SEARCH_SETTINGS, *EMBEDDING_SETTINGS),

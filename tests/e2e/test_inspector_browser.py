@@ -301,7 +301,9 @@ def served(request: pytest.FixtureRequest) -> Iterator[tuple[str, str, list[tupl
             server.server_close()
 
 
-@pytest.mark.parametrize("crafted", ["http://{host}", "//{host}", "/\\{host}", "http://{host}/prod"])
+@pytest.mark.parametrize(
+    "crafted", ["http://{host}", "//{host}", "/\\{host}", "/.//{host}", "http://{host}/prod"]
+)
 def test_a_crafted_api_on_another_origin_sends_nothing_there(
     browser: Any, served: tuple[str, str, list[tuple[str, str, str | None]]], crafted: str
 ) -> None:

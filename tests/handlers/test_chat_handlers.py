@@ -15,7 +15,7 @@ from memory_engine.streaming import stream_sink
 from memory_engine_app.server.apigw import LocalContext
 from tests.fakes.openai_server import FakeOpenAIServer, chat_completion, error_body
 from tests.fakes.ports import ListQueue
-from tests.handlers.dialects import call, sample_body
+from tests.handlers.dialects import Answer, call, sample_body
 
 USER = "7f3c2a9e-4b1d-4c8e-9a6f-2d5e8b1c0f47"
 
@@ -77,26 +77,123 @@ def test_under_a_streaming_runtime_the_handler_hands_over_live_events(upstream: 
     assert list(sink.events)[-1] == b"data: [DONE]\n\n"
 
 
-def test_an_upstream_4xx_is_passed_through_with_its_body(engine: Engine, upstream: FakeOpenAIServer) -> None:
-    refusal = error_body("The model `nope` does not exist", code="model_not_found")
-    upstream.script((404, refusal))
+LEAKY = "engine crashed at http://10.0.3.7:8000/internal/v1 with key sk-live-4f9a8b7c6d5e4f3a2b1c0d9e"
+
+
+def assert_nothing_leaked(answer: Answer) -> None:
+    assert "10.0.3.7" not in answer.text and "sk-live" not in answer.text and "crashed" not in answer.text
+
+
+def test_an_upstream_400_is_the_engines_own_400_with_only_the_models_code_and_param(
+    engine: Engine, upstream: FakeOpenAIServer
+) -> None:
+    # Given an upstream that refuses the request as invalid, quoting an internal URL and a key
+    refusal = {"error": {"message": LEAKY, "type": "invalid_request_error", "param": "messages",
+                         "code": "context_length_exceeded"}}  # fmt: skip
+    upstream.script((400, refusal))
+    # When a chat is sent
+    answer = call("chat_completions")
+    # Then the caller gets a 400 in the engine's words, with the model's code and param, not its text
+    assert answer.status == 400
+    assert answer.json["error"] == {
+        "message": "The chat model refused the request as invalid (400): context_length_exceeded: "
+        "check the fields it reads (`model`, `messages` and the sampling options).",
+        "type": "invalid_request_error",
+        "param": "messages",
+        "code": "context_length_exceeded",
+    }
+    assert_nothing_leaked(answer)
+    assert queued(engine) == []
+
+
+@pytest.mark.parametrize("status", [401, 403])
+def test_an_upstream_401_or_403_is_a_502_about_the_servers_credentials_not_the_callers_key(
+    engine: Engine, upstream: FakeOpenAIServer, status: int
+) -> None:
+    # Given an upstream that refuses the server's own key, quoting it
+    upstream.script((status, error_body(f"Incorrect API key provided: {LEAKY}", "invalid_request_error",
+                                        code="invalid_api_key")))  # fmt: skip
+    # When a chat is sent with a good engine key
+    answer = call("chat_completions")
+    # Then it is no 401 (the caller's key is fine) but a 502 telling the operator to check the model's key
+    assert answer.status == 502 and answer.json["error"]["type"] == "upstream_error"
+    assert "the operator should check the model's key" in answer.json["error"]["message"]
+    assert answer.json["error"]["code"] is None
+    assert_nothing_leaked(answer)
+
+
+def test_an_upstream_404_says_the_model_is_not_served_there(
+    engine: Engine, upstream: FakeOpenAIServer
+) -> None:
+    upstream.script((404, error_body(f"The model `nope` does not exist at {LEAKY}", code="model_not_found")))
 
     answer = call("chat_completions", {**sample_body("chat_completions"), "model": "nope"})
 
-    assert (answer.status, answer.json) == (404, refusal)
-    assert queued(engine) == []
+    assert answer.status == 400
+    assert (answer.json["error"]["param"], answer.json["error"]["code"]) == ("model", "model_not_found")
+    assert "is not served there" in answer.json["error"]["message"]
+    assert_nothing_leaked(answer)
 
 
-def test_a_streamed_request_the_upstream_refuses_is_an_http_error_not_a_stream(
+def test_an_upstream_4xx_with_a_code_that_is_not_an_identifier_passes_no_code(
+    upstream: FakeOpenAIServer,
+) -> None:
+    upstream.script((400, {"error": {"message": "bad", "param": "see http://10.0.3.7/x", "code": LEAKY}}))
+
+    answer = call("chat_completions")
+
+    assert (
+        answer.status == 400
+        and answer.json["error"]["code"] is None
+        and answer.json["error"]["param"] is None
+    )
+    assert_nothing_leaked(answer)
+
+
+def test_a_streamed_request_the_upstream_rate_limits_is_a_429_with_its_retry_after_not_a_stream(
     engine: Engine, upstream: FakeOpenAIServer
 ) -> None:
-    refusal = error_body("Rate limit reached", "rate_limit_error")
-    upstream.script((429, refusal))
+    upstream.script(
+        (429, error_body(f"Rate limit reached for {LEAKY}", "rate_limit_error"), {"Retry-After": "7"})
+    )
 
     answer = call("chat_completions", {**sample_body("chat_completions"), "stream": True})
 
-    assert (answer.status, answer.json) == (429, refusal)
+    assert answer.status == 429 and answer.headers["Retry-After"] == "7"
+    assert answer.json["error"]["type"] == "rate_limit_error"
+    assert (
+        answer.json["error"]["message"] == "The chat model is rate-limiting this server (429): retry later."
+    )
+    assert_nothing_leaked(answer)
     assert queued(engine) == []
+
+
+@pytest.mark.parametrize("status", [402, 409, 418])
+def test_any_other_upstream_4xx_is_a_502_with_a_fixed_message(
+    upstream: FakeOpenAIServer, status: int
+) -> None:
+    upstream.script((status, error_body(LEAKY)))
+
+    answer = call("chat_completions")
+
+    assert answer.status == 502
+    assert answer.json["error"]["message"] == (
+        f"The chat model refused the request ({status}); retry later, or ask the operator to check it."
+    )
+    assert_nothing_leaked(answer)
+
+
+@pytest.mark.parametrize("status", [400, 401, 500])
+def test_an_upstream_error_text_is_logged_with_its_keys_and_urls_redacted(
+    upstream: FakeOpenAIServer, caplog: pytest.LogCaptureFixture, status: int
+) -> None:
+    upstream.script((status, error_body(LEAKY, "server_error")))
+
+    with caplog.at_level("WARNING", logger="memory_engine.chat"):
+        call("chat_completions")
+
+    [detail] = [record.detail for record in caplog.records if hasattr(record, "detail")]
+    assert detail == "engine crashed at [url] with key [redacted]"
 
 
 def test_an_unreachable_upstream_is_a_502_in_openai_error_format(engine: Engine) -> None:
@@ -110,9 +207,6 @@ def test_an_unreachable_upstream_is_a_502_in_openai_error_format(engine: Engine)
     assert queued(engine) == []
 
 
-LEAKY = "engine crashed at http://10.0.3.7:8000/internal/v1 with key sk-live-4f9a8b7c6d5e4f3a2b1c0d9e"
-
-
 def test_an_upstream_5xx_is_a_502_with_a_fixed_message_not_the_upstreams_text(
     upstream: FakeOpenAIServer,
 ) -> None:
@@ -124,18 +218,6 @@ def test_an_upstream_5xx_is_a_502_with_a_fixed_message_not_the_upstreams_text(
     assert answer.status == 502
     assert answer.json["error"]["message"] == "The chat model failed (500); retry later."
     assert "10.0.3.7" not in answer.text and "sk-live" not in answer.text
-
-
-def test_an_upstream_5xx_text_is_logged_with_its_keys_and_urls_redacted(
-    upstream: FakeOpenAIServer, caplog: pytest.LogCaptureFixture
-) -> None:
-    upstream.script((500, error_body(LEAKY, "server_error")))
-
-    with caplog.at_level("WARNING", logger="memory_engine.chat"):
-        call("chat_completions")
-
-    [detail] = [record.detail for record in caplog.records if hasattr(record, "detail")]
-    assert detail == "engine crashed at [url] with key [redacted]"
 
 
 def test_a_request_without_messages_is_a_422_in_openai_error_format(upstream: FakeOpenAIServer) -> None:

@@ -1,14 +1,18 @@
 """Values are taken as sent, never coerced: a boolean where a number belongs (or the reverse), or a
-number sent as a string, is a 422 naming the field, in the envelope of the route's dialect; and a
-timestamp has one rule (models.timestamps)."""
+number sent as a string, is a 422 naming the field, in the envelope of the route's dialect; a
+timestamp has one rule (models.timestamps); and `null` is a field not given, on every route."""
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 
+from functions.routes import ROUTES
+from memory_engine.engine import Engine
+from tests.handlers.conftest import EVENTS
 from tests.handlers.dialects import Answer, call, sample_body
 
 pytestmark = pytest.mark.usefixtures("engine")
@@ -125,3 +129,65 @@ def test_a_recent_dialog_echoed_with_a_millisecond_timestamp_is_refused_too() ->
     answer = call("retrieve", body)
 
     assert answer.status == 422 and "recent_dialogs.0.timestamp" in named_fields(answer)
+
+
+def object_fields(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """The path of every member of every JSON object in `value`."""
+    found: list[tuple[Any, ...]] = []
+    if isinstance(value, dict):
+        for key, child in value.items():
+            found += [(*path, key), *object_fields(child, (*path, key))]
+    elif isinstance(value, list):
+        for index, child in enumerate(value):
+            found += object_fields(child, (*path, index))
+    return found
+
+
+def changed(body: Any, where: tuple[Any, ...], null: bool) -> Any:
+    """A copy of `body` with the member at `where` set to null, or removed."""
+    copy = json.loads(json.dumps(body))
+    parent = copy
+    for part in where[:-1]:
+        parent = parent[part]
+    if null:
+        parent[where[-1]] = None
+    else:
+        del parent[where[-1]]
+    return copy
+
+
+BODIES = sorted(route.function for route in ROUTES if (EVENTS / f"{route.function}.json").is_file()
+                and json.loads((EVENTS / f"{route.function}.json").read_text()).get("body"))  # fmt: skip
+
+
+@pytest.mark.parametrize("function", sorted(set(BODIES)))
+def test_a_field_sent_as_null_is_answered_as_a_field_not_given(function: str) -> None:
+    # Given the route's sample body (after a first turn, so the sample's session exists)
+    call("consolidate")
+    body = sample_body(function)
+    differ: list[str] = []
+    # When each member of each object in it is sent as null, and then left out
+    for where in object_fields(body):
+        as_null, left_out = (
+            call(function, changed(body, where, True)),
+            call(function, changed(body, where, False)),
+        )
+        # Then both get the same answer: the field's default, or the same refusal
+        if as_null.status != left_out.status:
+            differ.append(f"{'.'.join(map(str, where))}: null {as_null.status}, absent {left_out.status}")
+    assert differ == []
+
+
+def test_a_required_field_sent_as_null_is_reported_required_and_an_optional_one_takes_its_default(
+    engine: Engine,
+) -> None:
+    # Given a turn with a null query (required) and, once fixed, a null user_name and options
+    missing = call("consolidate", with_value("consolidate", "new_dialog.query", None))
+    body = with_value("consolidate", "user_name", None) | {"options": None}
+    # When each is consolidated
+    stored = call("consolidate", body)
+    # Then the first names the field as required, and the second is stored with the defaults
+    assert missing.status == 422
+    assert missing.json["errors"] == [{"field": "new_dialog.query", "message": "is required"}]
+    [turn] = engine.store.list_turns("tenant-a", body["session_uuid"])
+    assert stored.status == 200 and (turn.user_name, turn.length_limit) == ("당신", 1000)

@@ -60,24 +60,25 @@ def status_and_json(answer: bytes) -> tuple[int, dict[str, str], object]:
 
 
 def test_an_embed_request_over_its_total_is_a_422_naming_text_and_embeds_nothing(stack: LocalStack) -> None:
-    # Given a request of 40 long texts (each counted up to the 2,048 characters it embeds)
+    # Given a request of 9 long texts (each counted up to the 2,048 characters it embeds)
     embedder = stack.engine.embedder
     assert isinstance(embedder, HashEmbedder)
 
     # When it is sent
-    status, _, body = stack.call("POST", "/v1/engine/embed/", {"text": ["long text " * 1000] * 40})
+    status, _, body = stack.call("POST", "/v1/engine/embed/", {"text": ["long text " * 1000] * 9})
 
-    # Then it is refused naming the field, before the model was called
+    # Then it is refused naming the field and the limit, before the model was called
     assert status == 422
     assert [error["field"] for error in body["errors"]] == ["text"]
-    assert "81920" in body["message"] and "65536" in body["message"]
+    assert "18432" in body["message"] and "16384" in body["message"]
     assert embedder.calls == 0
 
 
-def test_an_embed_request_within_its_total_is_embedded(stack: LocalStack) -> None:
-    status, _, body = stack.call("POST", "/v1/engine/embed/", {"text": ["long text " * 1000] * 30})
+def test_the_largest_embed_request_within_its_total_is_embedded(stack: LocalStack) -> None:
+    # 8 texts at the 2,048-character cap: the default total, 16,384 (bench.speed.embed_limits)
+    status, _, body = stack.call("POST", "/v1/engine/embed/", {"text": ["long text " * 1000] * 8})
 
-    assert status == 200 and len(body["embeddings"]) == 30
+    assert status == 200 and len(body["embeddings"]) == 8
 
 
 def test_a_request_past_its_deadline_is_a_504_in_its_envelope(stack: LocalStack) -> None:

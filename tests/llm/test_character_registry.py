@@ -68,7 +68,7 @@ def test_aliases_are_normalised_across_two_batches(
     second = extractor.extract(turns(("민수", "또 봐!", "")), ExtractionContext(known_characters=registry))
     registry = update_registry(registry, json.loads(str(second.metadata["characters_json"])))
     # Then the second prompt lists the known character, and every name maps to the canonical one
-    assert "- 김민수: 민수" in prompt_text(server.requests[1])
+    assert '- "김민수": "민수"' in prompt_text(server.requests[1])
     assert second.fields.characters == ["김민수"]
     assert second.fields.key_dialogue == ["김민수: 또 봐!"]
     assert registry == {"김민수": ["민수", "민수 씨"]}

@@ -41,8 +41,8 @@ def test_the_request_carries_the_model_the_schema_and_the_batchs_turns(
     assert request["response_format"]["json_schema"]["strict"] is True
     assert request["response_format"]["json_schema"]["schema"] == strict_json_schema(MemoryOut)
     text = prompt_text(request)
-    assert all(turn.query in text for turn in BATCH)
-    assert "Call the user Caroline" in text
+    assert all(json.dumps(turn.query, ensure_ascii=False) in text for turn in BATCH)
+    assert '<dialogue>\nuser: "Caroline"\n' in request["messages"][1]["content"]
 
 
 def test_a_valid_answer_becomes_an_extraction_with_every_field_filled(
@@ -65,7 +65,7 @@ def test_a_valid_answer_becomes_an_extraction_with_every_field_filled(
     assert extraction.metadata | {"characters_json": "…"} == {
         "extractor": "llm",
         "model": "fake-model",
-        "prompt_version": "en-v3",
+        "prompt_version": "en-v4",
         "structured_output": "json_schema",
         "language": "en",
         "prompt_tokens": 321,
@@ -244,7 +244,7 @@ def test_korean_text_comes_back_from_the_model_untouched(
     dumped = json.dumps(fields.model_dump(), ensure_ascii=False)
     assert json.loads(dumped) == fields.model_dump()
     assert answer["summary"] in dumped
-    assert extraction.metadata["prompt_version"] == "ko-v3"
+    assert extraction.metadata["prompt_version"] == "ko-v4"
     # (the NPC who answered is a speaker, so a character too)
     assert json.loads(str(extraction.metadata["characters_json"])) == {"김민수": ["민수"], "npc": []}
 
@@ -321,7 +321,7 @@ def test_length_limit_cuts_each_turn_fed_to_the_model(server: FakeOpenAIServer, 
     make_extractor().extract(batch, ExtractionContext(language="en", length_limit=60))
     # Then the prompt holds the whole query and the first 10 characters of the answer
     text = prompt_text(server.requests[0])
-    assert "q" * 50 + "\n" in text
+    assert '"' + "q" * 50 + '" | ' in text
     assert "a" * 10 + "…" in text and "a" * 11 not in text
 
 

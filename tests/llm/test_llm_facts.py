@@ -39,7 +39,7 @@ def test_existing_ids_are_shown_as_small_numbers_and_mapped_back(
     )
     # Then the prompt showed numbers, never the ids, and the operations name the real ids
     text = prompt_text(server.requests[0])
-    assert "0: The user lives in Seoul." in text and "mem-a1" not in text
+    assert '0: "The user lives in Seoul."' in text and "mem-a1" not in text
     assert server.requests[0]["response_format"]["json_schema"]["name"] == "fact_operations"
     assert operations == [
         FactOperation(op="update", id="mem-a1", fact="The user moved to Busan."),

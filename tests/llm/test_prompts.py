@@ -17,8 +17,8 @@ def test_korean_is_the_default_and_english_has_its_own_prompt() -> None:
     # Given no language, Korean with a region, and English
     # When their prompts are looked up
     # Then each gets its own versioned prompt set
-    assert prompt_for(None).version == prompt_for("ko-KR").version == "ko-v3"
-    assert prompt_for("EN").version == "en-v3"
+    assert prompt_for(None).version == prompt_for("ko-KR").version == "ko-v4"
+    assert prompt_for("EN").version == "en-v4"
     assert all(prompt.version.startswith(code) for code, prompt in PROMPTS.items())
 
 
@@ -30,7 +30,7 @@ def test_another_language_gets_english_instructions_asking_for_answers_in_that_l
         turns(("Yuki", "こんにちは、元気？", "")), context, strict_json_schema(MemoryOut)
     )
     # Then the instructions are English, the version is English's, and the answer must be Japanese
-    assert prompt.version == "en-v3"
+    assert prompt.version == "en-v4"
     assert "Write every text value in Japanese." in messages[0]["content"]
     assert "こんにちは、元気？" in messages[1]["content"]
 
@@ -50,9 +50,9 @@ def test_the_time_is_written_only_when_it_changes() -> None:
     text = format_turns([*batch[:2], later], 1000)
     # Then the time heads the first turn and the one after the change
     assert text.splitlines() == [
-        "[1] (2024-05-08 13:56 UTC) A: one",
-        "[2] B: two",
-        "[3] (2024-05-08 14:56 UTC) A: three",
+        '[1] (2024-05-08 13:56 UTC) "A": "one"',
+        '[2] "B": "two"',
+        '[3] (2024-05-08 14:56 UTC) "A": "three"',
     ]
 
 
@@ -64,7 +64,7 @@ def test_a_turn_sent_with_an_offset_is_shown_in_utc_and_says_so() -> None:
     # When it is formatted for the prompt
     text = format_turns([said], 1000)
     # Then the time is the same instant, labelled with its zone (not read as local time)
-    assert text.startswith("[1] (2024-05-12 15:36 UTC) 지수:")
+    assert text.startswith('[1] (2024-05-12 15:36 UTC) "지수":')
 
 
 def test_facts_prompt_numbers_existing_facts_in_order() -> None:
@@ -74,9 +74,9 @@ def test_facts_prompt_numbers_existing_facts_in_order() -> None:
         ["저는 부산으로 이사했어요."], ["서울에 산다.", "고양이가 있다."], "ko", {}
     )
     # Then they appear as 0 and 1, with the new message
-    assert prompt.version == "ko-v3"
-    assert "0: 서울에 산다.\n1: 고양이가 있다." in messages[1]["content"]
-    assert "- 저는 부산으로 이사했어요." in messages[1]["content"]
+    assert prompt.version == "ko-v4"
+    assert '0: "서울에 산다."\n1: "고양이가 있다."' in messages[1]["content"]
+    assert '- "저는 부산으로 이사했어요."' in messages[1]["content"]
 
 
 def test_importing_the_engine_and_the_adapter_does_not_import_openai() -> None:

@@ -79,14 +79,14 @@ def test_the_memory_block_stays_within_its_character_bound() -> None:
     block = memory_block(facts, max_chars=600)
 
     assert block.startswith(MEMORY_HEADER) and len(block) <= 600
-    assert block.count("\n- ") == (600 - len(MEMORY_HEADER) - FRAME) // len("\n- " + facts[0])
+    assert block.count("\n- ") == (600 - len(MEMORY_HEADER) - FRAME) // len(f'\n- "{facts[0]}"')
 
 
 def test_a_first_fact_longer_than_the_bound_is_cut_not_dropped() -> None:
     block = memory_block(["y" * 1000], max_chars=len(MEMORY_HEADER) + FRAME + 40)
 
     assert len(block) == len(MEMORY_HEADER) + FRAME + 40
-    assert block.removesuffix(f"\n{CLOSING}").endswith("…")
+    assert block.removesuffix(f"\n{CLOSING}").endswith('…"')
 
 
 def test_no_fact_means_no_block() -> None:

@@ -179,6 +179,28 @@ def test_reusing_a_dialog_uuid_with_other_content_is_a_conflict(engine: Engine) 
         say(engine, 1, "I live in Seoul")
 
 
+def consolidate_at(engine: Engine, timestamp: str | None) -> str | None:
+    """Consolidate dialog d1 with the same words, naming `timestamp` (or none); its message."""
+    dialog = {"uuid": "d1", "query": "I live in Busan", "answer": "ok"}
+    if timestamp is not None:
+        dialog["timestamp"] = timestamp
+    body = {"session_uuid": "s1", "parent_session_uuid": "thread-1", "new_dialog": dialog}
+    return consolidate.run(engine, TENANT, ConsolidateRequest.model_validate(body)).message
+
+
+def test_resending_a_dialog_with_another_timestamp_is_a_conflict_like_other_content(engine: Engine) -> None:
+    # Given a dialog said at 10:00
+    consolidate_at(engine, "2025-03-01T10:00:00Z")
+    # When it is sent again, same uuid and words, said at 11:00
+    with pytest.raises(Conflict, match="d1"):
+        consolidate_at(engine, "2025-03-01T11:00:00Z")
+    # Then it is refused; the same time, or no time (a plain retry), is the duplicate it was
+    assert consolidate_at(engine, "2025-03-01T10:00:00+00:00") == "duplicate dialog ignored"
+    assert consolidate_at(engine, None) == "duplicate dialog ignored"
+    [turn] = engine.store.list_turns(TENANT, "s1")
+    assert turn.timestamp.isoformat() == "2025-03-01T10:00:00+00:00"
+
+
 def test_a_job_delivered_twice_writes_no_second_memory(engine: Engine) -> None:
     for n in range(1, 21):
         say(engine, n)

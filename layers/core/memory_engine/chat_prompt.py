@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from memory_engine.extraction.prompts.frame import closing, framed, neutralise, opening
+from memory_engine.extraction.injection import is_instruction
+from memory_engine.extraction.prompts.frame import closing, framed, opening, quoted
 from memory_engine.models.chat import message_text
 
 MEMORY_TAG = "user-memory"
@@ -40,28 +41,47 @@ def latest_user_texts(messages: Sequence[dict[str, Any]]) -> list[str]:
     return [text for text in reversed(texts) if text.strip()]
 
 
-def memory_block(facts: Sequence[str], max_chars: int) -> str:
-    """The header and one line per fact, closest first, quoted between the memory markers, in at
-    most `max_chars` characters: facts that do not fit are left out (the first one is cut rather
-    than dropped). "" when none fit.
+def memory_block(facts: Sequence[str], max_chars: int, max_facts: int | None = None) -> str:
+    """The header and one line per fact, closest first, quoted between the memory markers: at
+    most `max_facts` of them in at most `max_chars` characters; facts that do not fit are left out
+    (the first one is cut rather than dropped). "" when none fit.
 
-    A fact is the user's own words: it is kept to one line and its `<`/`>` are neutralised, so it
-    can neither close the quotation nor pose as a line of instructions after it."""
+    A fact is the user's own words: it is kept to one line, written as a JSON string (`quoted`)
+    with its `<`/`>` (and their look-alikes and HTML spellings) neutralised, so it can neither
+    close the quotation nor pose as another fact or a line of instructions after it. A fact that
+    reads as orders to a model (`injection.is_instruction`: stored before the filter knew its
+    phrasing, or written to the scope through the memory bank) is left out."""
     frame = f"{MEMORY_HEADER}\n{opening(MEMORY_TAG)}\n\n{closing(MEMORY_TAG)}"
     lines: list[str] = []
     used = len(frame) - 1  # the first line needs no separator of its own
     for fact in facts:
-        line = "- " + neutralise(" ".join(fact.split()))
+        if max_facts is not None and len(lines) >= max_facts:
+            break
+        if is_instruction(fact):
+            continue
+        text = " ".join(fact.split())
+        line = "- " + quoted(text)
         if used + 1 + len(line) > max_chars:
-            room = max_chars - used - 1
-            if not lines and room > len("- ") + len(ELLIPSIS):
-                lines.append(line[: room - len(ELLIPSIS)] + ELLIPSIS)
+            if not lines:
+                lines.extend(_cut(text, room=max_chars - used - 1))
             break
         lines.append(line)
         used += 1 + len(line)
     if not lines:
         return ""
     return "\n".join([MEMORY_HEADER, framed(MEMORY_TAG, "\n".join(lines))])
+
+
+def _cut(text: str, room: int) -> list[str]:
+    """The fact's line with its text cut (and marked so) to fit in `room` characters, quotes and
+    escapes included; none when not even a character fits."""
+    keep = room - len('- ""') - len(ELLIPSIS)
+    while keep > 0:
+        line = "- " + quoted(text[:keep] + ELLIPSIS)
+        if len(line) <= room:
+            return [line]
+        keep -= len(line) - room  # an escape takes more than one character
+    return []
 
 
 def with_memory(messages: Sequence[dict[str, Any]], block: str) -> list[dict[str, Any]]:

@@ -61,10 +61,21 @@ class UpstreamFailed(MemoryEngineError):
 
 
 class UpstreamRejected(MemoryEngineError):
-    """The upstream model refused the request (4xx): its status and JSON body are passed on as
-    they are, so a client sees the model's own error."""
+    """The upstream model refused the request (4xx), told in the engine's words
+    (`adapters.openai.refusals`): `status` is what the caller gets (400 for a request the model
+    found invalid, 413, 429 with `retry_after`, 502 where the fault is the server's, such as the
+    model refusing its key), `code` the model's own error code when it is a plain identifier. The
+    model's own text never reaches the caller: it may quote an internal URL or a key."""
 
-    def __init__(self, message: str, status: int, body: Any) -> None:
-        super().__init__(message)
+    def __init__(
+        self,
+        message: str,
+        status: int,
+        errors: list[dict[str, Any]] | None = None,
+        code: str | None = None,
+        retry_after: int | None = None,
+    ) -> None:
+        super().__init__(message, errors)
         self.status = status
-        self.body = body
+        self.code = code
+        self.retry_after = retry_after

@@ -15,6 +15,7 @@ from typing import Literal
 
 from memory_engine.engine import Engine
 from memory_engine.errors import NotFound
+from memory_engine.extraction.injection import is_instruction
 from memory_engine.indexing.documents import index_document
 from memory_engine.models.bank import rfc3339
 from memory_engine.models.domain import FACT_KIND, Memory, MemoryFields, new_memory_id, scope_key
@@ -119,15 +120,22 @@ def merge(
 ) -> list[FactChange]:
     """Extract facts from the user's `messages` and merge them into the scope's facts: new ones
     are added, changed ones updated in place (same id), contradicted ones deleted, repeated ones
-    left alone. Engine memories of the scope are never touched."""
+    left alone; a fact that reads as orders to a model (`injection.is_instruction`) is neither
+    added nor written over another. Engine memories of the scope are never touched."""
     said = [message for message in messages if message.strip()]
     if not said:
         return []
     candidates = nearest(engine, tenant, scope, "\n".join(said), MERGE_CANDIDATES)
     existing = {memory.memory_id: memory for memory, _ in candidates if memory.is_fact}
-    operations = engine.facts.extract_facts(
-        said, [(memory_id, memory.content) for memory_id, memory in existing.items()], language
-    )
+    operations = [
+        op
+        for op in engine.facts.extract_facts(
+            said, [(memory_id, memory.content) for memory_id, memory in existing.items()], language
+        )
+        # An extractor (a model above all) may take an order for a fact: it is never kept as one,
+        # so it cannot reach a chat model's prompt dressed as something remembered.
+        if op.op not in ("add", "update") or not is_instruction(op.fact)
+    ]
     changes: list[FactChange] = []
     updates = [(existing[op.id], op.fact) for op in operations if op.op == "update" and op.id in existing]
     if updates:

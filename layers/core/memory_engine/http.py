@@ -17,7 +17,7 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValida
 from aws_lambda_powertools.event_handler.openapi.params import Query
 from aws_lambda_powertools.shared.json_encoder import Encoder
 
-from memory_engine import deadline
+from memory_engine import deadline, unicode_text
 from memory_engine.errors import (
     Cancelled,
     Conflict,
@@ -70,7 +70,9 @@ MAX_JSON_DEPTH = 64
 def parse_json_body(text: str) -> Any:
     """`json.loads`, with absurd input (nested deeper than MAX_JSON_DEPTH, integers of thousands
     of digits) reported as malformed JSON (400) instead of escaping as a crash further on: the
-    validators, serializers and the chat upstream all recurse."""
+    validators, serializers and the chat upstream all recurse. Text that is not Unicode text (a
+    lone surrogate escape) is a 422 naming each field that holds it (`unicode_text`): every route's
+    body is read here, so none of them meets such text further on."""
     try:
         value = json.loads(text)
     except json.JSONDecodeError:
@@ -80,6 +82,7 @@ def parse_json_body(text: str) -> Any:
         raise json.JSONDecodeError(reason, text[:64], 0) from None
     if _deeper_than(value, MAX_JSON_DEPTH):
         raise json.JSONDecodeError(f"nested deeper than {MAX_JSON_DEPTH} levels", text[:64], 0)
+    unicode_text.check_json(text, value)
     return value
 
 
@@ -229,8 +232,13 @@ def build_resolver(shape_error: ErrorShaper = native_error_body) -> APIGatewayRe
 
     @app.exception_handler(UpstreamRejected)
     def _upstream_rejected(error: UpstreamRejected) -> Response:
-        # The model's own 4xx, status and body unchanged: the caller talks to it through us.
-        return json_response(error.status, error.body)
+        # The model's 4xx in the engine's words (its body may quote a URL or a key); OpenAI's
+        # error object has a place for the model's own code.
+        body = shape_error(error.status, error.message, error.errors)
+        if error.code and isinstance(body.get("error"), dict):
+            body["error"]["code"] = error.code
+        headers = {"Retry-After": str(error.retry_after)} if error.retry_after else None
+        return json_response(error.status, body, headers)
 
     @app.exception_handler(MemoryEngineError)
     def _domain_error(error: MemoryEngineError) -> Response:
@@ -282,12 +290,25 @@ def lambda_entry(app: APIGatewayRestResolver) -> LambdaHandler:
     )
     def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         started = time.perf_counter()
-        with deadline.within(deadline.of_context(context)):
-            response = app.resolve(json_content_type(event), context)
+        try:
+            unicode_text.check_request(event)
+        except InvalidInput as refused:
+            response = refused_event(app, refused)
+        else:
+            with deadline.within(deadline.of_context(context)):
+                response = app.resolve(json_content_type(event), context)
         record_request(route_of(event), int(response.get("statusCode", 500)), time.perf_counter() - started)
         return response
 
     return lambda_handler
+
+
+def refused_event(app: APIGatewayRestResolver, error: InvalidInput) -> dict[str, Any]:
+    """The proxy response for an event refused before it reached the resolver, in the route's
+    dialect: the path, query string or headers hold text that is not Unicode text."""
+    status = STATUS_BY_ERROR[InvalidInput]
+    body = serialize_json(error_shaper_of(app)(status, error.message, error.errors))
+    return {"statusCode": status, "headers": {"Content-Type": "application/json"}, "body": body}
 
 
 def json_content_type(event: dict[str, Any]) -> dict[str, Any]:

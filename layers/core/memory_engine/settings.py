@@ -155,10 +155,13 @@ class EmbeddingSettings(VectorSettings):
 
     # What embedding may cost (memory_engine.embedding, docs/security.md#limits): every model
     # embeds a text from its first this many characters (the text is stored and matched by words
-    # whole), and one embed request at most this many characters in all (422 beyond).
+    # whole), and one embed request at most this many characters in all (422 beyond): 16,384 is
+    # 8 texts at the cap, 40 e5 windows in CJK or emoji (the costliest scripts), ~11 CPU s on one
+    # vCPU, so the largest legal request ends within its 28 s deadline at the documented memory
+    # sizes with room to spare; 65,536 took ~40 (bench/results/embed_limits.json).
     embed_max_chars: int = Field(2048, ge=64, le=100_000, description="characters of a text embedded")
     embed_request_max_chars: int = Field(
-        65_536, ge=64, description="characters one embed request may embed in all"
+        16_384, ge=64, description="characters one embed request may embed in all"
     )
 
     @field_validator("embedder", mode="before")

@@ -3,24 +3,11 @@
 "use strict";
 
 const KEY_STORAGE = "memory-engine-inspector-key";
-// The page's own origin, under the path ?api= names (`?api=/prod` behind CloudFront, see
-// docs/inspector.md). The key goes nowhere else: an `api` on another origin (a crafted link,
-// `//host`, `/\host`, `https://host`) is refused and the page sends nothing at all, whatever key
-// the tab has stored. The page's Content-Security-Policy (connect-src 'self') says the same.
-const API = apiBase(new URLSearchParams(location.search).get("api"));
+// The page's own origin, under the path ?api= names; anything else is refused and the page sends
+// nothing at all, whatever key the tab has stored (origin.js). The page's Content-Security-Policy
+// (connect-src 'self') says the same.
+const API = apiBase(new URLSearchParams(location.search).get("api"), location.href);
 const API_BASE = API.base;
-
-function apiBase(requested) {
-  if (!requested) return { base: "", refused: null };
-  let url;
-  try {
-    url = new URL(requested, location.href);  // the browser's own reading, tricks included
-  } catch (error) {
-    return { base: "", refused: requested };
-  }
-  if (url.origin !== location.origin) return { base: "", refused: requested };
-  return { base: url.pathname.replace(/\/+$/, ""), refused: null };
-}
 
 const state = { threads: [], scopes: [], session: null, turns: new Map(), characters: {} };
 
@@ -69,10 +56,11 @@ function apiKey() {
 }
 
 async function call(method, path, body) {
-  if (API.refused !== null) throw new Error(refusal());
+  const target = API.refused === null ? apiTarget(API_BASE, path, location.href) : null;
+  if (target === null) throw new Error(refusal());
   const headers = { Authorization: `Bearer ${apiKey()}` };
   if (body !== undefined) headers["Content-Type"] = "application/json";
-  const response = await fetch(API_BASE + path, {
+  const response = await fetch(target, {
     method,
     headers,
     body: body === undefined ? undefined : JSON.stringify(body),
@@ -457,7 +445,7 @@ function selectTab(name) {
 }
 
 function refusal() {
-  return `Refused ?api=${API.refused}: this page sends its key only to its own origin `
+  return `Refused ?api=${API.refused ?? API_BASE}: this page sends its key only to its own origin `
     + `(${location.origin}); open it from the API's origin (docs/inspector.md).`;
 }
 

@@ -81,13 +81,18 @@ class Turn(BaseModel):
     embedding: list[float] | None = Field(None, repr=False)
 
     def same_content(self, other: Turn) -> bool:
-        """Idempotency check: a retried consolidate carries the same words, speaker and time."""
+        """Idempotency check: a retried consolidate (`other`, against this stored turn) carries the
+        same words and speakers, and the same time when it names one. A turn sent without a
+        timestamp takes its arrival time (its `timestamp` is its `created_at`), so a retry of it,
+        arriving later, is the same turn; one that names another time is other content (409), as
+        a time changes what extraction and retrieval make of the turn."""
+        named_time = other.timestamp != other.created_at
         return (self.query, self.answer, self.user_name, self.npc_id) == (
             other.query,
             other.answer,
             other.user_name,
             other.npc_id,
-        )
+        ) and (not named_time or self.timestamp == other.timestamp)
 
     def text(self) -> str:
         """The turn as one line of dialogue, speaker first."""

@@ -40,15 +40,24 @@ def unknown_field_message(name: str, known: list[str]) -> str:
 
 
 class StrictTypes(BaseModel):
-    """A request model whose values must already have their field's JSON type (no coercion)."""
+    """A request model whose values must already have their field's JSON type (no coercion).
+
+    A field it knows sent as `null` is a field not given, on every route (docs/api.md): it takes
+    its default, or is reported missing ("is required") where it has none. Before, `null` was
+    "not given" only where a field happened to be optional (`timestamp`, `npc_id`) and a type
+    error elsewhere (`user_name`, `options`). Fields it does not know keep their `null` (the chat
+    route passes them upstream as sent).
+    """
 
     model_config = ConfigDict(strict=True)
 
-
-class StrictBody(StrictTypes):
-    """A request body (or part of one): unknown fields are validation errors naming the field."""
-
-    model_config = ConfigDict(extra="forbid", str_strip_whitespace=False)
+    @model_validator(mode="before")
+    @classmethod
+    def _null_is_not_given(cls, data: Any) -> Any:
+        if not isinstance(data, dict) or None not in data.values():
+            return data
+        known = set(cls.accepted_names())
+        return {key: value for key, value in data.items() if value is not None or key not in known}
 
     @classmethod
     def accepted_names(cls) -> list[str]:
@@ -59,6 +68,12 @@ class StrictBody(StrictTypes):
             choices = alias.choices if isinstance(alias, AliasChoices) else [alias]
             names.extend(choice for choice in choices if isinstance(choice, str))
         return list(dict.fromkeys(names))
+
+
+class StrictBody(StrictTypes):
+    """A request body (or part of one): unknown fields are validation errors naming the field."""
+
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=False)
 
     @model_validator(mode="wrap")
     @classmethod

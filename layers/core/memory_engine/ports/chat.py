@@ -9,8 +9,8 @@ from typing import Any, Protocol
 class ChatUpstream(Protocol):
     """An OpenAI-compatible chat-completions endpoint, spoken to in its own JSON.
 
-    Errors: `UpstreamRejected` (the endpoint answered 4xx: its status and body, to pass through)
-    and `UpstreamFailed` (unreachable, timed out, or 5xx).
+    Errors: `UpstreamRejected` (the endpoint answered 4xx: told in the engine's words, never its
+    own body) and `UpstreamFailed` (unreachable, timed out, or 5xx).
     """
 
     def complete(self, body: dict[str, Any]) -> dict[str, Any]:

@@ -50,8 +50,12 @@ def plan(engine: Engine, tenant: str, request: ChatCompletionRequest) -> ChatPla
     said = latest_user_texts(request.messages)
     limit = engine.settings.chat_memory_limit
     scope = user_scope(userid)
-    found = facts.nearest(engine, tenant, scope, said[-1], limit) if said and limit else []
-    block = memory_block([memory.content for memory, _ in found], engine.settings.chat_memory_max_chars)
+    # Twice as many as shown: the block leaves out a fact that reads as orders (chat_prompt), and
+    # the next nearest take its place.
+    found = facts.nearest(engine, tenant, scope, said[-1], 2 * limit) if said and limit else []
+    block = memory_block(
+        [memory.content for memory, _ in found], engine.settings.chat_memory_max_chars, max_facts=limit
+    )
     if block:
         body["messages"] = with_memory(request.messages, block)
     return ChatPlan(body, userid, said)

@@ -10,9 +10,9 @@ being read, so the caller never takes a partial answer for a whole one. An endpo
 stream request with one JSON completion has its answer cut into chunks.
 
 The endpoint's URL goes to the log, never into an error a client reads; nor does the endpoint's
-own text on a failure (a 5xx body, an error chunk), which can hold an internal URL or the key it
-was sent: the client gets a fixed message with the status, the log the text with keys and URLs
-redacted (`logsafe.redact_foreign`). A 4xx is the caller's to read and passes through as it is.
+own text on a failure or a refusal (a 4xx or 5xx body, an error chunk), which can hold an internal
+URL or the key it was sent: the client gets a fixed message with the status (a 4xx in the engine's
+words, `refusals`), the log the text with keys and URLs redacted (`logsafe.redact_foreign`).
 """
 
 from __future__ import annotations
@@ -27,11 +27,13 @@ from collections.abc import Callable, Iterator
 from http.client import HTTPResponse
 from typing import Any
 
-from memory_engine.errors import UpstreamFailed, UpstreamRejected
+from memory_engine.adapters.openai.refusals import rejected
+from memory_engine.errors import UpstreamFailed
 from memory_engine.logsafe import redact_foreign
 
 log = logging.getLogger("memory_engine.chat")
 
+_MAX_ERROR_BYTES = 65_536
 _SSE_DATA = "data:"
 _DONE = "[DONE]"
 _FAILED_MID_STREAM = "The chat model failed mid-stream; the answer is cut off: send the request again."
@@ -203,16 +205,16 @@ class HttpChatUpstream:
         return response
 
     def _refused(self, error: urllib.error.HTTPError) -> Exception:
-        raw = error.read()
+        raw = error.read(_MAX_ERROR_BYTES)  # what is logged of it is cut far shorter
         error.close()
         try:
             body: Any = json.loads(raw)
         except ValueError:
             body = {"error": {"message": raw.decode("utf-8", "replace")[:2000], "type": "upstream_error"}}
-        if 400 <= error.code < 500:
-            return UpstreamRejected(f"The chat model refused the request ({error.code}).", error.code, body)
         detail = _error_message(body) if isinstance(body, dict) else None
         self._fail(f"answered {error.code}", detail or str(error.reason))
+        if 400 <= error.code < 500:
+            return rejected(error.code, body, error.headers.get("Retry-After"))
         return UpstreamFailed(f"The chat model failed ({error.code}); retry later.")
 
     def _fail(self, what: str, detail: str) -> None:

@@ -16,9 +16,9 @@ class PromptSet:
     version: str
     language: str
     language_name: str
-    # {user_name}, {language_rule}
+    # {language_rule} (versions 1-3 also named {user_name} here: kept as released, no longer rendered)
     memory_system: str
-    # {known_characters}, {turns}
+    # {known_characters}, {turns}, {user_name} (all quoted by the renderer, `render`)
     memory_user: str
     # shown instead of the list when the thread has no known characters yet
     no_known_characters: str

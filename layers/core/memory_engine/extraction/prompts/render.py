@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from memory_engine.extraction.prompts import prompt_for
 from memory_engine.extraction.prompts.base import PromptSet
-from memory_engine.extraction.prompts.frame import neutralise
+from memory_engine.extraction.prompts.frame import quoted
 from memory_engine.models.domain import Turn
 from memory_engine.ports import ExtractionContext
 
@@ -36,32 +36,35 @@ def cut_turn(turn: Turn, length_limit: int) -> tuple[str, str]:
 
 
 def format_turns(turns: Sequence[Turn], length_limit: int) -> str:
-    """One numbered block per turn, its words neutralised for the prompt's `<dialogue>` frame. The
-    time is written only when it changes, because a batch usually shares one moment and every
-    repeated timestamp costs prompt tokens; it says its zone, UTC (the store keeps instants in
-    UTC, not the offset they were sent with), so the model does not take it for local time."""
+    """One numbered line per turn: its time, then each speaker's name and words as JSON strings
+    (`"지수": "..." | "assistant": "..."`), neutralised for the prompt's `<dialogue>` frame. The
+    speakers are the request's (`user_name`, `npc_id`); a line break or a quote mark in a text is
+    escaped inside its string, so no text can forge another turn or speaker line. The time is
+    written only when it changes, because a batch usually shares one moment and every repeated
+    timestamp costs prompt tokens; it says its zone, UTC (the store keeps instants in UTC, not
+    the offset they were sent with), so the model does not take it for local time."""
     lines: list[str] = []
     last_time = ""
     for number, turn in enumerate(turns, start=1):
-        query, answer = (neutralise(text) for text in cut_turn(turn, length_limit))
+        query, answer = cut_turn(turn, length_limit)
         moment = turn.timestamp if turn.timestamp.tzinfo else turn.timestamp.replace(tzinfo=UTC)
         when = moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
         head = f"[{number}] ({when}) " if when != last_time else f"[{number}] "
         last_time = when
-        line = f"{head}{neutralise(turn.user_name)}: {query}".rstrip()
+        line = f"{head}{quoted(turn.user_name)}: {quoted(query)}"
         if turn.answer:
-            line += f"\n    {neutralise(turn.npc_id or 'assistant')}: {answer}"
+            line += f" | {quoted(turn.npc_id or 'assistant')}: {quoted(answer)}"
         lines.append(line)
     return "\n".join(lines)
 
 
 def format_known_characters(known: Mapping[str, Sequence[str]], prompt: PromptSet) -> str:
+    """One line per character, its names quoted: a model wrote them from the users' words."""
     if not known:
         return prompt.no_known_characters
-    return neutralise(
-        "\n".join(
-            f"- {name}: {', '.join(aliases)}" if aliases else f"- {name}" for name, aliases in known.items()
-        )
+    return "\n".join(
+        f"- {quoted(name)}: {', '.join(map(quoted, aliases))}" if aliases else f"- {quoted(name)}"
+        for name, aliases in known.items()
     )
 
 
@@ -85,12 +88,15 @@ def memory_messages(
     schema: Mapping[str, Any],
     mode: StructuredOutput = "json_schema",
 ) -> tuple[list[Message], PromptSet]:
-    """The chat messages of one batch's extraction and the prompt set they came from."""
+    """The chat messages of one batch's extraction and the prompt set they came from. Nothing of
+    the request reaches the system message: the user's name is the first line of the dialogue
+    frame, quoted like the turns."""
     prompt = prompt_for(context.language)
-    system = _system(prompt, prompt.memory_system, schema, mode, user_name=context.user_name)
+    system = _system(prompt, prompt.memory_system, schema, mode)
     user = prompt.memory_user.format(
         known_characters=format_known_characters(context.known_characters, prompt),
         turns=format_turns(turns, context.length_limit),
+        user_name=quoted(context.user_name),
     )
     return [{"role": "system", "content": system}, {"role": "user", "content": user}], prompt
 
@@ -103,12 +109,13 @@ def facts_messages(
     mode: StructuredOutput = "json_schema",
 ) -> tuple[list[Message], PromptSet]:
     """Short-fact extraction: existing facts are numbered 0, 1, ... in the given order; the caller
-    maps the numbers back to ids, so the model never sees (nor invents) a real id."""
+    maps the numbers back to ids, so the model never sees (nor invents) a real id. Each message
+    and fact is one JSON string, so a line break in one cannot forge another."""
     prompt = prompt_for(language)
     system = _system(prompt, prompt.facts_system, schema, mode)
-    existing = "\n".join(f"{index}: {neutralise(fact)}" for index, fact in enumerate(existing_facts))
+    existing = "\n".join(f"{index}: {quoted(fact)}" for index, fact in enumerate(existing_facts))
     user = prompt.facts_user.format(
         existing=existing or prompt.no_existing_facts,
-        messages="\n".join(f"- {neutralise(message)}" for message in messages),
+        messages="\n".join(f"- {quoted(message)}" for message in messages),
     )
     return [{"role": "system", "content": system}, {"role": "user", "content": user}], prompt
