@@ -136,7 +136,12 @@ MEASURED: dict[str, Measures] = {
     ),
     "aws_calls": Measures(_core("usecases", "adapters/aws", "indexing", "facts.py"), (), ("boto3",)),
     "doors": Measures(
-        ("memory_engine_client", "memory_engine_langgraph", *LOCAL_SERVER, "bench/speed/concurrency.py"),
+        (
+            "clients/python/memory_engine_client",
+            "clients/python/memory_engine_langgraph",
+            *LOCAL_SERVER,
+            "bench/speed/concurrency.py",
+        ),
         (),
         ("httpx",),
     ),

@@ -77,6 +77,8 @@ ROUTES: tuple[Route, ...] = (
     Route("POST", "/v1/memories:generate", "bank_generate", rest_api=False, needs=BANK_GENERATE),
     # OpenAI-compatible chat with long-term memory (docs/api.md §4).
     Route("POST", "/v1/chat/completions", "chat_completions", needs=CHAT),
+    # OpenAI's model list, for front-ends that pick a model before they chat: settings only.
+    Route("GET", "/v1/models", "chat_models", needs=needs()),
     Route("DELETE", "/v1/users/{userid}/memory", "forget_user", needs=needs(READ, WRITE, INDEX, SEND)),
     # The memory inspector (docs/inspector.md): read-only views of the key's data, a delete
     # preview and a forced extraction (a queue send). The queue view reads nothing of SQS (only

@@ -7,6 +7,7 @@ this lives with them, not in the Lambda layer.
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -17,6 +18,8 @@ from memory_engine.wiring import build_index, index_choice
 
 if TYPE_CHECKING:
     from memory_engine.adapters.local.index_files import PersistedIndex
+
+log = logging.getLogger("memory_engine.index")
 
 
 def local_index(settings: Settings, store: Store) -> SearchIndex:
@@ -45,6 +48,14 @@ def open_local_index(settings: Settings, store: Store, fresh: bool = False) -> P
 
     directory = local_index_path(settings)
     threshold = settings.local_index_ann_threshold or None
+    database = Path(database_path(settings))
+    empty = not database.exists() or not any(stored_memory_ids(database).values())
+    if not fresh and not directory.exists() and empty:
+        # A fresh data dir: nothing to rebuild, and nothing wrong to warn about.
+        log.info("index: new index at %s", directory)
+        index = PersistedIndex(directory, threshold)
+        index.checkpoint()
+        return index
     try:
         if fresh:
             raise IndexFileError("a rebuild was asked for")
@@ -55,7 +66,7 @@ def open_local_index(settings: Settings, store: Store, fresh: bool = False) -> P
             logged_rebuild(store, index, str(why))
         return index
     with index.bulk():
-        sync(store, index, index.memory_ids(), stored_memory_ids(Path(database_path(settings))))
+        sync(store, index, index.memory_ids(), stored_memory_ids(database))
     return index
 
 

@@ -110,7 +110,7 @@ class Smoke:
         )
         if hit is None:
             raise CheckFailed(f"no memory built from {fact} among {[h.memory_id for h in answer.data]}")
-        if fact not in [turn.dialog_uuid for turn in hit.evidence]:
+        if fact not in [turn.dialog_uuid for turn in hit.evidence or []]:
             raise CheckFailed(f"memory {hit.memory_id} came without {fact} in its evidence")
         if answer.tokens is None or answer.tokens > budget:
             raise CheckFailed(f"max_tokens {budget} answered {answer.tokens} tokens")

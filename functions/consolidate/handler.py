@@ -2,14 +2,14 @@
 
 from memory_engine import wiring
 from memory_engine.http import build_resolver, lambda_entry, tenant_of
-from memory_engine.models.api import ConsolidateRequest, StatusResponse
+from memory_engine.models.api import ConsolidateRequest, ConsolidateResponse
 from memory_engine.usecases import consolidate
 
 app = build_resolver()
 
 
 @app.post("/v1/engine/consolidate/")
-def consolidate_turn(body: ConsolidateRequest) -> StatusResponse:
+def consolidate_turn(body: ConsolidateRequest) -> ConsolidateResponse:
     return consolidate.run(wiring.engine(), tenant_of(app), body)
 
 

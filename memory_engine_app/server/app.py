@@ -20,7 +20,7 @@ from memory_engine.ratelimit import RateLimiter
 from memory_engine.settings import get_settings
 from memory_engine_app import local_engine
 from memory_engine_app.data_dir import mark_served
-from memory_engine_app.server.banner import banner
+from memory_engine_app.server.banner import banner, key_line
 from memory_engine_app.server.dispatch import Dispatcher, load_routes
 from memory_engine_app.server.http_handler import make_http_handler
 from memory_engine_app.server.sockets import LocalHttpServer
@@ -54,6 +54,9 @@ def serve(host: str = "127.0.0.1", port: int | None = None) -> None:
         root_handler.addFilter(RedactingFilter())
     os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
     settings = get_settings()
+    # The key before the key resolver: whoever makes it says so, and the resolver would make it
+    # silently (the banner then had no new key to print).
+    key, created = local_api_key(settings.api_key, settings.data_dir)
     dispatcher = Dispatcher(
         load_routes(),
         key_wiring.key_resolver(),
@@ -64,8 +67,14 @@ def serve(host: str = "127.0.0.1", port: int | None = None) -> None:
         dispatcher, settings.server_read_timeout_seconds, settings.server_request_read_seconds
     )
     # The port first: a busy one is said at once, before the index loads.
-    server = bind(host, port or int(os.environ.get("PORT", "8080")), handler, settings.server_max_connections)
-    key, created = local_api_key(settings.api_key, settings.data_dir)
+    try:
+        server = bind(
+            host, port or int(os.environ.get("PORT", "8080")), handler, settings.server_max_connections
+        )
+    except SystemExit:
+        if created:  # made now and never shown otherwise
+            print(key_line(settings, key, created), file=sys.stderr, flush=True)
+        raise
     engine = local_engine.engine()
     worker = local_engine.local_worker(engine)
 

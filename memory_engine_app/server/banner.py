@@ -12,16 +12,19 @@ def banner(url: str, settings: Settings, key: str, created: bool) -> list[str]:
     """The start-up lines. A key set in MEMORY_ENGINE_API_KEY is the operator's: it is never
     printed (logs keep what a terminal shows); a generated one is printed when it is made, then
     only its file is named."""
-    stored = settings.data_dir.expanduser().resolve() / "api_key"
-    if settings.api_key:
-        key_line = "API key: MEMORY_ENGINE_API_KEY (set in the environment; not printed)"
-    elif created:
-        key_line = f"API key (new, shown this once; kept in {stored}): {key}"
-    else:
-        key_line = f"API key: the one in {stored} (printed when it was made)"
     return [
         f"memory-engine listening on {url}",
         f"memory inspector: {url}{INSPECTOR_PATH}",
         where(settings),
-        key_line,
+        key_line(settings, key, created),
     ]
+
+
+def key_line(settings: Settings, key: str, created: bool) -> str:
+    """Which key the server takes: the new one in full, once; otherwise where it is."""
+    stored = settings.data_dir.expanduser().resolve() / "api_key"
+    if settings.api_key:
+        return "API key: MEMORY_ENGINE_API_KEY (set in the environment; not printed)"
+    if created:
+        return f"API key (new, shown this once; kept in {stored}): {key}"
+    return f"API key: the one in {stored} (printed when it was made)"

@@ -48,7 +48,9 @@ class LocalServer:
             "MEMORY_ENGINE_DATA_DIR": str(self.data_dir),
             "MEMORY_ENGINE_API_KEY": API_KEY,
             # This checkout's code, even when another checkout is installed in the venv.
-            "PYTHONPATH": os.pathsep.join([str(ROOT / "layers" / "core"), str(ROOT)]),
+            "PYTHONPATH": os.pathsep.join(
+                [str(ROOT / "layers" / "core"), str(ROOT), str(ROOT / "clients" / "python")]
+            ),
             **self.env,
         }
         self.process = subprocess.Popen(

@@ -19,8 +19,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-DOORS = ("memory_engine_client", "memory_engine_mcp", "memory_engine_langgraph")
-SOURCES = ("pyproject.toml", "README.md", "layers/core", "functions", "memory_engine_app", *DOORS)
+SOURCES = ("pyproject.toml", "README.md", "layers/core", "functions", "memory_engine_app")
 
 
 @dataclass(frozen=True)
@@ -63,8 +62,6 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
 
 def test_the_installed_packages_are_the_ones_imported(installed: Installed) -> None:
     probe = "import functions.routes, memory_engine, memory_engine_app; print(functions.routes.__file__)"
-    # The doors (docs/clients.md) come with the package too.
-    probe += "".join(f"; import {name}; print({name}.__file__)" for name in DOORS)
     located = subprocess.run(
         [sys.executable, "-c", probe + "; print(memory_engine.__file__); print(memory_engine_app.__file__)"],
         cwd=installed.outside,
@@ -74,7 +71,9 @@ def test_the_installed_packages_are_the_ones_imported(installed: Installed) -> N
         check=True,
     ).stdout.split()
 
-    assert len(located) == 3 + len(DOORS)
+    assert len(located) == 3
+    # The doors are a distribution of their own (clients/python): not in the server's
+    assert not (installed.site / "memory_engine_client").exists()
     assert all(Path(path).is_relative_to(installed.site) for path in located), located
 
 

@@ -10,6 +10,7 @@ import pytest
 from memory_engine.adapters.openai.upstream import HttpChatUpstream
 from memory_engine.engine import Engine
 from memory_engine.models.messages import ChatMemoryJob, ForgetUserJob
+from memory_engine.settings import reset_settings
 from memory_engine.streaming import stream_sink
 from memory_engine_app.server.apigw import LocalContext
 from tests.fakes.openai_server import FakeOpenAIServer, chat_completion, error_body
@@ -244,8 +245,34 @@ def test_the_sample_user_delete_event_deletes_and_queues_the_purge(engine: Engin
     assert queued(engine) == [ForgetUserJob(tenant="tenant-a", userid=USER)]
 
 
-def test_deleting_a_user_with_an_invalid_id_is_a_422(engine: Engine) -> None:
-    answer = call("forget_user", path="/v1/users/bob/memory", path_parameters={"userid": "bob"})
+def test_deleting_a_user_with_a_uuid_that_is_not_v4_is_a_422(engine: Engine) -> None:
+    v1 = "6ba7b810-9dad-11d1-80b4-00c04fd430c8"
+    answer = call("forget_user", path=f"/v1/users/{v1}/memory", path_parameters={"userid": v1})
 
     assert answer.status == 422 and answer.json["error"]["param"] == "userid"
     assert queued(engine) == []
+
+
+def test_the_model_list_names_the_configured_chat_model_in_openais_shape(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Given a server whose chat requests default to "house-model"
+    monkeypatch.setenv("MEMORY_ENGINE_CHAT_MODEL", "house-model")
+    reset_settings()
+    # When an OpenAI-style front-end lists the models
+    answer = call("chat_models")
+    # Then it gets OpenAI's list with that model
+    assert answer.status == 200
+    assert answer.json == {
+        "object": "list",
+        "data": [{"id": "house-model", "object": "model", "created": 0, "owned_by": "memory-engine"}],
+    }
+
+
+def test_the_model_list_is_empty_without_a_configured_chat_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MEMORY_ENGINE_CHAT_MODEL", raising=False)
+    reset_settings()
+
+    answer = call("chat_models")
+
+    assert (answer.status, answer.json) == (200, {"object": "list", "data": []})

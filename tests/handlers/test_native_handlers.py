@@ -34,7 +34,10 @@ def test_health_answers_ok_without_a_key(invoke: Invoke) -> None:
 
 
 def test_the_sample_consolidate_event_is_accepted(invoke: Invoke) -> None:
-    assert invoke("consolidate") == (200, {"status": "success", "message": None})
+    assert invoke("consolidate") == (
+        200,
+        {"status": "success", "message": None, "extraction_queued": False, "buffered": 1},
+    )
 
 
 def test_the_sample_retrieve_event_finds_the_sample_turn(invoke: Invoke) -> None:

@@ -420,5 +420,5 @@ def test_without_the_openai_package_building_the_extractor_says_what_to_install(
     monkeypatch.delitem(sys.modules, "memory_engine.adapters.openai.client", raising=False)
     # When an LLM extractor is built
     # Then the error names the extra to install
-    with pytest.raises(LlmUnavailable, match=r"memory-engine\[llm\]"):
+    with pytest.raises(LlmUnavailable, match=r"memory-engine-server\[llm\]"):
         LlmExtractor(chat_client()(model=MODEL))

@@ -219,4 +219,4 @@ PROBES |= {
     ],
     "inspect_extract": [Probe("force extraction of A's session", lambda ids: {"session_uuid": ids.session})],
 }
-TAKES_NO_TENANT_IDS = {"embed"}
+TAKES_NO_TENANT_IDS = {"embed", "chat_models"}

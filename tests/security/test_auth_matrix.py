@@ -32,7 +32,7 @@ MALFORMED_AUTHORIZATION = {
 
 # The routes whose clients read another error envelope than the native one (docs/api.md §6).
 GAME_ENVELOPE = {"game_memory", "game_record_memory"}
-OPENAI_ENVELOPE = {"chat_completions", "forget_user"}
+OPENAI_ENVELOPE = {"chat_completions", "chat_models", "forget_user"}
 
 
 def assert_unauthorized(answer: tuple[int, dict[str, str], object], function: str) -> None:

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from memory_engine.chat_prompt import (
     MEMORY_HEADER,
@@ -20,7 +21,7 @@ from memory_engine.chat_prompt import (
 )
 from memory_engine.engine import Engine
 from memory_engine.errors import InvalidInput
-from memory_engine.models.chat import ChatCompletionRequest, memory_userid
+from memory_engine.models.chat import ChatCompletionRequest, chat_user_id, memory_userid
 from memory_engine.models.domain import scope_key
 from memory_engine.models.messages import ChatMemoryJob, ForgetUserJob, chat_session_uuid
 from memory_engine.usecases import chat, forget_user
@@ -116,31 +117,66 @@ def test_without_a_system_message_the_block_comes_before_the_users_message() -> 
 # -- pass-through ------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    "userid",
-    [
-        None,
-        "not-a-uuid",
-        "7f3c2a9e-4b1d-1c8e-9a6f-2d5e8b1c0f47",  # version 1
-        "7f3c2a9e4b1d4c8e9a6f2d5e8b1c0f47",  # no hyphens
-        "{7f3c2a9e-4b1d-4c8e-9a6f-2d5e8b1c0f47}",
-        12345,
-    ],
-)
-def test_a_request_without_a_valid_userid_is_passed_through_untouched(
-    engine: Engine, upstream: RecordingChat, userid: Any
+def test_a_request_without_a_userid_or_user_is_passed_through_untouched(
+    engine: Engine, upstream: RecordingChat
 ) -> None:
     # Given a user fact stored for a valid user (so memory would have something to add)
     ask(engine, "My dog is named Pepper.")
     run_worker(engine)
     upstream.bodies.clear()
-    # When a request comes without a valid userid
+    # When a request comes with no userid (null) and no user
     body = {"model": "m", "messages": [{"role": "user", "content": "My dog?"}], "temperature": 0.2}
-    answer = chat.complete(engine, TENANT, ChatCompletionRequest.model_validate({**body, "userid": userid}))
+    answer = chat.complete(engine, TENANT, ChatCompletionRequest.model_validate({**body, "userid": None}))
     # Then the upstream got exactly the request, minus userid, and nothing was queued
     assert upstream.bodies == [body]
     assert answer["choices"][0]["message"]["content"] == "Noted!"
     assert peek_jobs(engine) == []
+
+
+@pytest.mark.parametrize(
+    "userid",
+    [
+        "not-a-uuid",
+        "7f3c2a9e-4b1d-1c8e-9a6f-2d5e8b1c0f47",  # version 1
+        "7f3c2a9e4b1d4c8e9a6f2d5e8b1c0f47",  # no hyphens
+        "{7f3c2a9e-4b1d-4c8e-9a6f-2d5e8b1c0f47}",
+        "",
+        12345,
+    ],
+)
+def test_a_userid_the_service_cannot_use_is_refused_naming_it(userid: Any) -> None:
+    # Given a chat request whose userid is not a UUID v4
+    body = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "userid": userid}
+    # When it is read, Then it is refused, naming userid (never a silent pass-through)
+    with pytest.raises(ValidationError) as raised:
+        ChatCompletionRequest.model_validate(body)
+    assert [error["loc"] for error in raised.value.errors()] == [("userid",)]
+
+
+@pytest.mark.parametrize("user", [USER, "librechat-65f1c2ab9d", "alex@example.com"])
+def test_openais_user_field_names_the_memory_user_when_userid_is_absent(
+    engine: Engine, upstream: RecordingChat, user: str
+) -> None:
+    # Given a fact told in one request that names its user only with OpenAI's `user`
+    ask(engine, "My dog is named Pepper.", userid=None, user=user)
+    run_worker(engine)
+    # When the same user asks later, again with `user` only
+    ask(engine, "What is my dog called?", userid=None, user=user)
+    # Then the fact came back to them, and `user` went upstream as sent
+    sent = upstream.bodies[-1]
+    assert "Pepper" in memory_message(sent) and sent["user"] == user
+
+
+def test_a_user_named_by_openais_user_field_is_forgotten_by_that_string(engine: Engine) -> None:
+    # Given a fact remembered for OpenAI's `user` "player-7"
+    ask(engine, "My dog is named Pepper.", userid=None, user="player-7")
+    run_worker(engine)
+    # When that user is forgotten by the same string
+    gone = forget_user.run(engine, TENANT, "player-7")
+    run_worker(engine)
+    # Then their memory is gone
+    scope = scope_key({"userid": chat_user_id("player-7")})
+    assert gone.deleted_memories >= 1 and engine.store.list_thread_memories(TENANT, scope) == []
 
 
 def test_uuid_v4_userids_are_recognised_in_any_letter_case() -> None:
@@ -240,9 +276,9 @@ def test_an_exchange_queued_before_the_delete_is_purged_by_the_follow_up(engine:
     assert engine.store.get_session(TENANT, chat_session_uuid(USER)) is None
 
 
-def test_deleting_an_invalid_userid_is_refused_naming_the_field(engine: Engine) -> None:
+def test_deleting_a_uuid_that_is_not_v4_is_refused_naming_the_field(engine: Engine) -> None:
     with pytest.raises(InvalidInput) as raised:
-        forget_user.run(engine, TENANT, "not-a-uuid")
+        forget_user.run(engine, TENANT, "7f3c2a9e-4b1d-1c8e-9a6f-2d5e8b1c0f47")
 
     assert raised.value.errors[0]["field"] == "userid"
 

@@ -42,6 +42,7 @@ CALLS: list[Call[Any]] = [
     bank.bank_generate({"user_id": "1"}, ["I like tea."]),
     bank.forget_user(USERID),
     bank.chat_completion({"messages": [{"role": "user", "content": "hi"}], "userid": USERID}),
+    bank.list_models(),
     bank.game_memory("s1"),
     bank.game_record("s1", [{"npc_id": "smith", "message": "hi"}]),
     inspector.list_threads(),

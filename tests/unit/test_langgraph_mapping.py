@@ -7,7 +7,7 @@ import json
 import pytest
 from langgraph.store.base import MatchCondition
 
-from memory_engine.models.bank import MAX_FACT_CHARS, BankMemory
+from memory_engine_client.models import BankMemory
 from memory_engine_langgraph import mapping
 
 CREATED = "2026-12-01T10:00:00+00:00"
@@ -17,58 +17,82 @@ def stored(fact: str, name: str = "memories/m1", updated: str = "2026-12-02T10:0
     return BankMemory(name=name, fact=fact, scope={}, createTime=updated, updateTime=updated)
 
 
-def test_an_item_read_back_from_its_fact_has_its_key_value_and_times() -> None:
+def facts(
+    key: str, value: dict[str, object], version: str = "v1", index: list[str] | None = None
+) -> list[str]:
+    return mapping.record_facts(key, value, CREATED, version, index or [])
+
+
+def test_an_item_read_back_from_its_record_has_its_key_value_and_times() -> None:
     value = {"text": "지훈은 땅콩 알레르기가 있다.", "tags": ["health"], "level": 2}
-    fact = mapping.fact_of("diet", value, CREATED, None)
+    [fact] = facts("diet", value, index=["memories/i1"])
 
-    item = mapping.item_of(stored(fact), ("users", "42"))
+    [version] = mapping.versions([stored(fact)], ("users", "42"))["diet"]
 
-    assert item is not None
+    item = version.item
+    assert item is not None and version.index == ["memories/i1"]
     assert (item.key, item.value, item.namespace) == ("diet", value, ("users", "42"))
     assert item.created_at.isoformat() == CREATED
     assert item.updated_at.isoformat() == "2026-12-02T10:00:00+00:00"
 
 
-def test_the_fact_starts_with_the_values_strings_so_that_is_what_the_bank_embeds() -> None:
-    fact = mapping.fact_of("k", {"title": "Cello lessons", "n": 3, "notes": ["Tuesdays"]}, CREATED, None)
+def test_a_value_larger_than_a_fact_is_cut_into_parts_that_each_fit() -> None:
+    value = {"text": '\u0001 quoted " text ' * 3_000}  # escapes make its JSON longer than its text
 
-    assert fact.split("\n")[:2] == ["Cello lessons", "Tuesdays"]
+    parts = facts("big", value)
+    [version] = mapping.versions([stored(f, f"memories/p{n}") for n, f in enumerate(parts)], ("n",))["big"]
 
-
-def test_index_fields_choose_the_text_and_an_empty_choice_embeds_the_json_alone() -> None:
-    value = {"title": "Cello lessons", "notes": ["Tuesdays", "Room 4"]}
-
-    chosen = mapping.fact_of("k", value, CREATED, ["notes[*]"])
-    none = mapping.fact_of("k", value, CREATED, [])
-
-    assert chosen.split("\n")[:2] == ["Tuesdays", "Room 4"]
-    assert json.loads(none)["value"] == value
+    assert len(parts) > 10 and all(len(part) <= mapping.MAX_FACT_CHARS for part in parts)
+    assert version.item is not None and version.item.value == value
 
 
-def test_a_value_too_large_for_one_fact_is_refused_naming_the_limit() -> None:
-    with pytest.raises(ValueError, match=str(MAX_FACT_CHARS)):
-        mapping.fact_of("big", {"text": "x" * MAX_FACT_CHARS}, CREATED, None)
+def test_a_version_missing_a_part_is_not_read_but_kept_for_deletion() -> None:
+    parts = facts("big", {"text": "x" * 10_000})
+    complete = facts("big", {"text": "old"}, version="v0")
+
+    listed = mapping.versions(
+        [stored(f, f"memories/p{n}") for n, f in enumerate(parts[1:])]
+        + [stored(complete[0], "memories/old", "2026-12-01T10:00:00.000000Z")],
+        ("n",),
+    )["big"]
+
+    assert mapping.newest(listed) is not None and mapping.newest(listed).value == {"text": "old"}  # type: ignore[union-attr]
+    assert [v.item is None for v in listed] == [False, True]
 
 
-def test_the_text_is_left_out_when_text_and_json_would_not_fit_together() -> None:
-    value = {"text": "y" * (MAX_FACT_CHARS // 2)}
+def test_a_value_past_the_limit_is_refused_naming_its_size() -> None:
+    with pytest.raises(ValueError, match=r"is 2000\d\d characters as JSON"):
+        facts("huge", {"text": "x" * 200_000})
 
-    fact = mapping.fact_of("k", value, CREATED, None)
 
-    assert "\n" not in fact and json.loads(fact)["value"] == value
+def test_the_texts_that_find_an_item_are_langgraphs_fields_the_whole_value_by_default() -> None:
+    value = {"title": "Cello lessons", "notes": ["Tuesdays", "Room 4"], "n": 3}
+
+    assert mapping.index_texts(value, None) == [json.dumps(value, sort_keys=True, ensure_ascii=False)]
+    assert mapping.index_texts(value, ["notes[*]"]) == ["Tuesdays", "Room 4"]
+    assert mapping.index_texts(value, []) == []
+
+
+def test_an_item_stored_whole_by_the_earlier_store_is_still_read() -> None:
+    record = json.dumps({"key": "k", "value": {"title": "Cello lessons"}, "created_at": CREATED})
+    earlier = f"Cello lessons\n{record}"
+
+    [version] = mapping.versions([stored(earlier)], ("n",))["k"]
+
+    assert version.item is not None and version.item.value == {"title": "Cello lessons"}
 
 
 def test_a_fact_this_store_did_not_write_is_no_item() -> None:
-    assert mapping.item_of(stored("The user likes tea."), ("n",)) is None
+    assert mapping.versions([stored("The user likes tea.")], ("n",)) == {}
 
 
 def test_the_newest_version_of_a_key_comes_first() -> None:
-    old = stored(mapping.fact_of("k", {"v": 1}, CREATED, None), "memories/a", "2026-12-02T10:00:00.000000Z")
-    new = stored(mapping.fact_of("k", {"v": 2}, CREATED, None), "memories/b", "2026-12-03T10:00:00.000000Z")
+    old = stored(facts("k", {"v": 1}, "v1")[0], "memories/a", "2026-12-02T10:00:00.000000Z")
+    new = stored(facts("k", {"v": 2}, "v2")[0], "memories/b", "2026-12-03T10:00:00.000000Z")
 
     versions = mapping.versions([old, new], ("n",))["k"]
 
-    assert [(item.value["v"], name) for item, name in versions] == [(2, "memories/b"), (1, "memories/a")]
+    assert [v.item.value for v in versions if v.item] == [{"v": 2}, {"v": 1}]
 
 
 @pytest.mark.parametrize(

@@ -4,49 +4,19 @@ bank (httpx's mock transport): no more than the operations need."""
 from __future__ import annotations
 
 import json
-from itertools import count
 
-import httpx
+import pytest
 from langgraph.store.base import GetOp, Item
 
-from memory_engine_client import MemoryEngine
+from memory_engine_client import InvalidRequest, MemoryEngine
 from memory_engine_langgraph import MemoryEngineStore
-
-
-class FakeBank:
-    """The bank's create, list, search and delete, enough for the store; records each request."""
-
-    def __init__(self) -> None:
-        self.memories: dict[str, dict[str, object]] = {}
-        self.requests: list[str] = []
-        self._ids = count()
-
-    def __call__(self, request: httpx.Request) -> httpx.Response:
-        body = json.loads(request.content) if request.content else {}
-        scope = body.get("scope", {})
-        self.requests.append(f"{request.method} {request.url.path} {json.dumps(scope, sort_keys=True)}")
-        if request.method == "DELETE":
-            name = request.url.path.removeprefix("/v1/")
-            self.memories.pop(name)
-            return httpx.Response(200, json={"name": name, "deleted": True})
-        if request.url.path == "/v1/memories":
-            name = f"memories/20261201_000000_{next(self._ids):06x}"
-            stamp = f"2026-12-01T00:00:{len(self.memories):02d}.000000Z"
-            memory = {
-                "name": name,
-                "fact": body["fact"],
-                "scope": scope,
-                "createTime": stamp,
-                "updateTime": stamp,
-            }
-            self.memories[name] = memory
-            return httpx.Response(200, json=memory)
-        found = [{"memory": memory} for memory in self.memories.values() if memory["scope"] == scope]
-        return httpx.Response(200, json={"retrieved_memories": found})
+from tests.fakes.memory_bank import FakeBank
 
 
 def store_over(bank: FakeBank) -> MemoryEngineStore:
-    return MemoryEngineStore(MemoryEngine("http://bank.test", "key", transport=httpx.MockTransport(bank)))
+    return MemoryEngineStore(
+        client=MemoryEngine("http://bank.test", "key", transport=bank.client_transport())
+    )
 
 
 def test_a_put_into_a_new_namespace_registers_it_once() -> None:
@@ -70,10 +40,36 @@ def test_a_put_into_a_namespace_the_store_has_seen_reads_no_registry() -> None:
 
     assert [request.split(" ", 2)[:2] for request in bank.requests] == [
         ["POST", "/v1/memories/retrieve"],  # the namespace's items
-        ["POST", "/v1/memories"],  # the new version
-        ["DELETE", "/v1/memories/20261201_000000_000001"],  # the old one
+        ["POST", "/v1/memories"],  # the new version's text to search
+        ["POST", "/v1/memories"],  # its record
+        ["DELETE", "/v1/memories/20261201_000000_000002"],  # the old record
+        ["DELETE", "/v1/memories/20261201_000000_000001"],  # the old text
     ]
     assert "registry" not in bank.requests[0]
+
+
+def test_only_the_index_text_is_searched_and_the_record_is_kept_beside_it() -> None:
+    bank = FakeBank()
+    store = store_over(bank)
+
+    store.put(("users", "1"), "diet", {"text": "Allergic to peanuts.", "since": 2019}, index=["text"])
+
+    by_scope = {json.dumps(m["scope"], sort_keys=True): m["fact"] for m in bank.memories.values()}
+    assert by_scope['{"langgraph_index": "1", "langgraph_namespace": "users.1"}'] == "Allergic to peanuts."
+    record = json.loads(by_scope['{"langgraph_namespace": "users.1"}'])
+    assert record["key"] == "diet" and json.loads(record["chunk"]) == {
+        "since": 2019,
+        "text": "Allergic to peanuts.",
+    }
+
+
+def test_an_item_put_with_index_false_has_no_text_to_search() -> None:
+    bank = FakeBank()
+    store = store_over(bank)
+
+    store.put(("users", "1"), "raw", {"text": "Allergic to peanuts."}, index=False)
+
+    assert not [m for m in bank.memories.values() if m["scope"].get("langgraph_index")]
 
 
 def test_gets_of_one_namespace_in_a_batch_share_one_listing() -> None:
@@ -87,3 +83,15 @@ def test_gets_of_one_namespace_in_a_batch_share_one_listing() -> None:
 
     assert [item.key if isinstance(item, Item) else None for item in found] == ["a", "b", None]
     assert len(bank.requests) == 1
+
+
+def test_a_value_utf8_cannot_encode_is_refused_naming_the_field_before_anything_is_written() -> None:
+    # Given a value holding half an emoji (a lone surrogate)
+    bank = FakeBank()
+    store = store_over(bank)
+    # When it is put, Then the caller gets the client's InvalidRequest naming the field, and nothing
+    # of the item was written
+    with pytest.raises(InvalidRequest, match="UTF-8") as refused:
+        store.put(("users", "1"), "note", {"text": "half an emoji \ud83d"})
+    assert refused.value.fields == ["fact"]
+    assert not [m for m in bank.memories.values() if "langgraph_namespace" in m["scope"]]

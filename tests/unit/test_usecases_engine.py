@@ -15,6 +15,7 @@ from memory_engine.engine import Engine
 from memory_engine.errors import Conflict, NotFound, Unavailable
 from memory_engine.models.api import (
     ConsolidateRequest,
+    ConsolidateResponse,
     DeleteRequest,
     ForkRequest,
     RetrieveRequest,
@@ -28,7 +29,9 @@ from tests.fakes.engine import ENGINE_BACKENDS, peek_jobs, queued_jobs, run_work
 TENANT = "acme"
 
 
-def say(engine: Engine, n: int, text: str | None = None, session: str = "s1", **options: object) -> None:
+def say(
+    engine: Engine, n: int, text: str | None = None, session: str = "s1", **options: object
+) -> ConsolidateResponse:
     request = ConsolidateRequest.model_validate(
         {
             "session_uuid": session,
@@ -37,7 +40,7 @@ def say(engine: Engine, n: int, text: str | None = None, session: str = "s1", **
             "options": options,
         }
     )
-    consolidate.run(engine, TENANT, request)
+    return consolidate.run(engine, TENANT, request)
 
 
 def ask(engine: Engine, query: str, **extra: object) -> list[str]:
@@ -62,6 +65,18 @@ def test_nineteen_turns_queue_nothing_and_the_twentieth_queues_one_job(engine: E
     say(engine, 20)
     # Then exactly one extraction job is queued
     assert queued_jobs(engine) == 1
+
+
+def test_the_consolidate_answer_says_when_it_queued_an_extraction(engine: Engine) -> None:
+    # Given 19 turns, each answered with the buffer's size and no extraction queued
+    answers = [say(engine, n) for n in range(1, 20)]
+    assert [(a.extraction_queued, a.buffered) for a in answers] == [(False, n) for n in range(1, 20)]
+    # When the 20th arrives, and then a turn that forces a summary
+    twentieth = say(engine, 20)
+    forced = say(engine, 21, force_summary=True)
+    # Then both answers say an extraction was queued
+    assert (twentieth.extraction_queued, twentieth.buffered) == (True, 20)
+    assert forced.extraction_queued and queued_jobs(engine) == 2
 
 
 def test_twenty_buffered_turns_become_two_memories_and_four_stay_buffered(engine: Engine) -> None:

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from memory_engine.models.chat import chat_user_id
 from memory_engine_client import NotFound
 from tests.e2e.conftest import API_KEY, LocalServer, wait_for
 from tests.e2e.dialects.conftest import CHAT_MODEL, database_rows
@@ -122,22 +123,45 @@ def test_a_fact_told_in_one_conversation_is_in_a_later_memory_message(
 
 
 @pytest.mark.parametrize("userid", ["not-a-uuid", "6ba7b810-9dad-11d1-80b4-00c04fd430c8", ""])
-def test_an_invalid_userid_leaves_no_trace_in_the_store(
+def test_a_userid_the_service_cannot_use_is_a_422_that_leaves_no_trace(
     server: LocalServer, upstream: FakeOpenAIServer, userid: str
 ) -> None:
     # Given a server with nothing left to do
     wait_for(lambda: not database_rows(server).get("queue_messages"))
     before = database_rows(server)
-    upstream.script((200, chat_completion("Noted.")))
-    # When a chat comes with an invalid userid
+    calls = len(upstream.requests)
+    # When a chat comes with a userid that is not a UUID v4
+    with pytest.raises(openai.UnprocessableEntityError) as refused:
+        client(server).chat.completions.create(
+            model=CHAT_MODEL,
+            messages=[{"role": "user", "content": "My secret code is 4711."}],
+            extra_body={"userid": userid},
+        )
+    # Then the answer names userid, the upstream was not called, and nothing was written or queued
+    assert "userid" in str(refused.value)
+    assert len(upstream.requests) == calls
+    assert database_rows(server) == before
+
+
+def test_openais_user_field_remembers_through_the_openai_client(
+    server: LocalServer, upstream: FakeOpenAIServer
+) -> None:
+    # Given a fact told through the official client with only OpenAI's own `user`
+    upstream.script((200, chat_completion("Noted.")), (200, chat_completion("Porto.")))
     client(server).chat.completions.create(
         model=CHAT_MODEL,
-        messages=[{"role": "user", "content": "My secret code is 4711."}],
-        extra_body={"userid": userid},
+        user="front-end-user-17",
+        messages=[{"role": "user", "content": "My sister Ana lives in Porto."}],
     )
-    # Then the answer came, the upstream saw the request as sent, and nothing was written or queued
-    assert upstream.requests[-1]["messages"] == [{"role": "user", "content": "My secret code is 4711."}]
-    assert database_rows(server) == before
+    wait_for(lambda: user_facts(server, chat_user_id("front-end-user-17")))
+    # When the same user asks later
+    client(server).chat.completions.create(
+        model=CHAT_MODEL,
+        user="front-end-user-17",
+        messages=[{"role": "user", "content": "Where does Ana live?"}],
+    )
+    # Then the upstream got the fact in the memory message
+    assert "Porto" in memory_message(upstream.requests[-1])["content"]
 
 
 def test_deleting_a_user_forgets_everything_about_them(

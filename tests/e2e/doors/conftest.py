@@ -17,5 +17,7 @@ def door_env(server: LocalServer, key: str = API_KEY) -> dict[str, str]:
         **os.environ,
         "MEMORY_ENGINE_URL": server.url,
         "MEMORY_ENGINE_API_KEY": key,
-        "PYTHONPATH": os.pathsep.join([str(ROOT / "layers" / "core"), str(ROOT)]),
+        "PYTHONPATH": os.pathsep.join(
+            [str(ROOT / "layers" / "core"), str(ROOT), str(ROOT / "clients" / "python")]
+        ),
     }

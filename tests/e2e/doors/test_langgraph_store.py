@@ -1,8 +1,10 @@
 """`MemoryEngineStore`, LangGraph's BaseStore over the memory bank, against a running local server:
 the behaviours LangGraph documents for its stores (put then get, update, delete, search by meaning
 and by value, namespaces isolated and listed), sync and async, and a graph that remembers in one
-run and recalls in a later one. (LangGraph ships no store conformance suite to reuse:
-langgraph-checkpoint-conformance covers checkpointers only.)"""
+run and recalls in a later one; and the same items ranked as LangGraph's InMemoryStore ranks them
+when it embeds with the engine's model. (LangGraph ships no store conformance suite to reuse:
+langgraph-checkpoint-conformance covers checkpointers only; its own store tests' behaviours run
+against both stores in tests/unit/test_langgraph_behaviours.py.)"""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import uuid
 from typing import TypedDict
 
 import pytest
+from langchain_core.embeddings import Embeddings
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
@@ -26,7 +29,7 @@ pytestmark = pytest.mark.e2e
 
 @pytest.fixture
 def store(server: LocalServer) -> MemoryEngineStore:
-    return MemoryEngineStore(server.client())
+    return MemoryEngineStore(server.url, API_KEY)
 
 
 @pytest.fixture
@@ -88,7 +91,7 @@ def test_search_by_query_ranks_the_matching_item_first(store: MemoryEngineStore,
     assert found_ko[0].key in {"diet-ko", "diet"}
 
 
-def test_search_by_filter_returns_only_matching_values_newest_first(
+def test_search_by_filter_returns_only_matching_values_in_the_order_they_were_put(
     store: MemoryEngineStore, root: str
 ) -> None:
     for n in range(4):
@@ -97,8 +100,8 @@ def test_search_by_filter_returns_only_matching_values_newest_first(
     done = store.search((root,), filter={"done": True})
     urgent = store.search((root,), filter={"priority": {"$gte": 2}}, limit=1)
 
-    assert [item.key for item in done] == ["task-2", "task-0"]
-    assert [item.key for item in urgent] == ["task-3"]
+    assert [item.key for item in done] == ["task-0", "task-2"]
+    assert [item.key for item in urgent] == ["task-2"]
     assert all(item.score is None for item in done)
 
 
@@ -195,3 +198,70 @@ def test_a_graph_remembers_in_one_run_and_recalls_in_a_later_one(server: LocalSe
     answer = later_run.invoke({"user": root, "message": asked, "recalled": []})
 
     assert answer["recalled"][0] == "I am training for the Porto marathon."
+
+
+class EngineEmbeddings(Embeddings):
+    """The engine's own model for LangGraph's InMemoryStore: passages as the bank embeds facts,
+    queries as it embeds a search."""
+
+    def __init__(self, server: LocalServer) -> None:
+        self.client = server.client()
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return self.client.embed(texts, mode="passage").embeddings or []
+
+    def embed_query(self, text: str) -> list[float]:
+        return self.client.embed(text, mode="query").embedding or []
+
+    async def aembed_documents(self, texts: list[str]) -> list[list[float]]:
+        return self.embed_documents(texts)
+
+    async def aembed_query(self, text: str) -> list[float]:
+        return self.embed_query(text)
+
+
+PREFERENCES = [
+    ("diet", {"text": "Allergic to peanuts and shellfish.", "kind": "health"}),
+    ("music", {"text": "Plays the cello on Tuesdays.", "kind": "hobby"}),
+    ("pet", {"text": "Has a grey cat called Bori.", "kind": "family"}),
+    ("work", {"text": "Works night shifts at the harbour.", "kind": "work"}),
+    ("diet-ko", {"text": "지훈은 땅콩 알레르기가 있다.", "kind": "health"}),
+    ("raw", {"text": "peanut butter sandwich recipe"}),
+]
+
+
+@pytest.mark.parametrize(
+    "query", ["What can they not eat?", "Which instrument?", "고양이 이름", "When do they work?"]
+)
+def test_the_same_items_rank_as_in_langgraphs_in_memory_store(
+    server: LocalServer, store: MemoryEngineStore, root: str, query: str
+) -> None:
+    # Given the same items in LangGraph's InMemoryStore embedding with the engine's model, one put
+    # with index=False in each
+    from langgraph.store.memory import InMemoryStore
+
+    theirs = InMemoryStore(index={"dims": 384, "embed": EngineEmbeddings(server), "fields": ["text"]})
+    mine = MemoryEngineStore(server.url, API_KEY, index={"fields": ["text"]})
+    for each in (theirs, mine):
+        for key, value in PREFERENCES:
+            each.put((root, "prefs"), key, value, index=False if key == "raw" else None)
+    # When each is searched with the same query
+    their_keys = [(hit.key, hit.score) for hit in theirs.search((root,), query=query, limit=10)]
+    my_keys = [(hit.key, hit.score) for hit in mine.search((root,), query=query, limit=10)]
+    # Then the keys come in the same order, the unindexed item last and unscored, the scores alike
+    assert [key for key, _ in my_keys] == [key for key, _ in their_keys]
+    assert my_keys[-1] == ("raw", None)
+    assert all(abs((a or 0) - (b or 0)) < 1e-3 for (_, a), (_, b) in zip(my_keys, their_keys, strict=True))
+
+
+def test_an_abatch_of_a_hundred_puts_stores_every_item(server: LocalServer, root: str) -> None:
+    # Given the async store (its client keeps at most 8 requests in flight)
+    store = MemoryEngineStore(server.url, API_KEY)
+    puts = [PutOp((root, "bulk"), f"item-{n:03d}", {"text": f"note number {n}"}) for n in range(100)]
+
+    # When 100 puts go in one abatch
+    asyncio.run(store.abatch(puts))
+
+    # Then all 100 are there, none refused by a full server
+    listed = store.search((root, "bulk"), limit=200)
+    assert sorted(item.key for item in listed) == [f"item-{n:03d}" for n in range(100)]

@@ -1,5 +1,6 @@
 """`memory-engine mcp` driven by the MCP SDK's own client, over stdio and streamable HTTP, against a
-running local server: the tools remember, recall, forget and list, in Korean and English."""
+running local server: one user's memory bound at start, so `remember(text)` and `recall(query)`
+work alone; strict arguments; the HTTP door open to no stranger."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.types import CallToolResult, TextContent
 
-from tests.e2e.conftest import ROOT, LocalServer, free_port
+from tests.e2e.conftest import API_KEY, ROOT, LocalServer, free_port
 from tests.e2e.doors.conftest import door_env
 
 pytestmark = pytest.mark.e2e
@@ -26,9 +27,13 @@ MEMORY_ID = re.compile(r"memory (\d{8}_\d{6}_[0-9a-f]{6})")
 TRANSPORTS = ["stdio", "http"]
 
 
-@pytest.fixture(scope="module")
-def http_mcp(server: LocalServer) -> Iterator[str]:
-    """`memory-engine mcp --transport http` as a process of its own; its endpoint's URL."""
+HTTP_THREAD = f"mcp-http-{uuid.uuid4().hex[:8]}"
+HTTP_TOKEN = "mcp-door-token"
+
+
+def start_http(
+    server: LocalServer, *args: str, env: dict[str, str] | None = None
+) -> tuple[subprocess.Popen[str], int]:
     port = free_port()
     command = [
         sys.executable,
@@ -39,16 +44,26 @@ def http_mcp(server: LocalServer) -> Iterator[str]:
         "http",
         "--port",
         str(port),
+        *args,
     ]
     process = subprocess.Popen(
-        command, cwd=ROOT, env=door_env(server), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
-    )
+        command, cwd=ROOT, env={**door_env(server), **(env or {})}, stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 60
+    while not _listening(port):
+        if process.poll() is not None or time.monotonic() > deadline:
+            process.kill()
+            raise RuntimeError(f"the MCP server did not start: {process.communicate(timeout=5)[1]}")
+        time.sleep(0.2)
+    return process, port
+
+
+@pytest.fixture(scope="module")
+def http_mcp(server: LocalServer) -> Iterator[str]:
+    """`memory-engine mcp --transport http` bound to one thread, with its own token; its URL."""
+    process, port = start_http(server, "--thread", HTTP_THREAD, env={"MEMORY_ENGINE_MCP_TOKEN": HTTP_TOKEN})
     try:
-        deadline = time.monotonic() + 60
-        while not _listening(port):
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"the MCP server did not start: {process.communicate(timeout=5)[1]}")
-            time.sleep(0.2)
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
         process.terminate()
@@ -63,20 +78,25 @@ def _listening(port: int) -> bool:
 
 
 @pytest.fixture
-def connect(request: pytest.FixtureRequest, server: LocalServer) -> Callable[[str], Any]:
-    """An MCP client session over the named transport (stdio spawns `memory-engine mcp`)."""
+def connect(request: pytest.FixtureRequest, server: LocalServer) -> Callable[..., Any]:
+    """An MCP client session over the named transport; stdio spawns `memory-engine mcp` with the
+    given options (the user it binds), HTTP reaches the module's server with its token."""
 
     @asynccontextmanager
-    async def session(transport: str) -> AsyncIterator[Client]:
+    async def session(transport: str, *options: str) -> AsyncIterator[Client]:
         if transport == "stdio":
             target: Any = StdioServerParameters(
                 command=sys.executable,
-                args=["-m", "memory_engine_app.cli", "mcp"],
+                args=["-m", "memory_engine_app.cli", "mcp", *options],
                 env=door_env(server),
                 cwd=str(ROOT),
             )
         else:
-            target = request.getfixturevalue("http_mcp")
+            import httpx2  # the MCP SDK's own HTTP client
+            from mcp.client.streamable_http import streamable_http_client
+
+            http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {HTTP_TOKEN}"}, timeout=60)
+            target = streamable_http_client(request.getfixturevalue("http_mcp"), http_client=http)
         async with Client(target, read_timeout_seconds=60) as client:
             yield client
 
@@ -103,18 +123,28 @@ async def eventually(probe: Callable[[], Awaitable[str]], pattern: str, seconds:
         await asyncio.sleep(0.3)
 
 
+TOOLS = {"remember", "recall", "list_memories", "get_memory", "forget", "forget_all", "extraction_status"}
+
+
 @pytest.mark.parametrize("transport", TRANSPORTS)
-def test_the_five_tools_are_listed_with_descriptions_and_input_schemas(connect: Any, transport: str) -> None:
-    async def work() -> dict[str, Any]:
+def test_the_tools_are_listed_with_strict_input_schemas_and_no_thread_to_invent(
+    connect: Any, transport: str
+) -> None:
+    async def work() -> tuple[dict[str, Any], str]:
         async with connect(transport) as client:
-            return {tool.name: tool for tool in (await client.list_tools()).tools}
+            listed = {tool.name: tool for tool in (await client.list_tools()).tools}
+            return listed, ""
 
-    tools = run(work)
+    tools, _ = run(work)
 
-    assert set(tools) == {"remember", "recall", "forget", "list_threads", "list_memories"}
+    assert set(tools) == TOOLS
     assert all(tool.description for tool in tools.values())
     assert tools["recall"].input_schema["required"] == ["query"]
-    assert {"threads", "scope", "max_tokens", "limit"} <= set(tools["recall"].input_schema["properties"])
+    assert tools["remember"].input_schema["required"] == ["text"]
+    assert all(tool.input_schema.get("additionalProperties") is False for tool in tools.values())
+    assert not any(
+        {"thread", "threads", "scope"} & set(tool.input_schema["properties"]) for tool in tools.values()
+    )
 
 
 @pytest.mark.parametrize(
@@ -124,118 +154,218 @@ def test_the_five_tools_are_listed_with_descriptions_and_input_schemas(connect: 
         ("http", "My sister Ana moved to Porto last spring.", "Where does my sister live?", "Porto"),
     ],
 )
-def test_a_remembered_turn_is_recalled_as_a_memory_after_extraction_and_forgotten_on_request(
-    connect: Any, transport: str, line: str, question: str, words: str
+def test_remember_and_recall_alone_keep_one_users_memories_in_the_bound_thread(
+    server: LocalServer, connect: Any, transport: str, line: str, question: str, words: str
 ) -> None:
-    thread = f"mcp-{transport}-{uuid.uuid4().hex[:8]}"
+    thread = HTTP_THREAD if transport == "http" else f"mcp-stdio-{uuid.uuid4().hex[:8]}"
+    options = () if transport == "http" else ("--thread", thread)
 
-    async def work() -> tuple[str, str, str]:
-        async with connect(transport) as client:
-            # Given a turn remembered in a thread, extracted now
-            remembered = await client.call_tool(
-                "remember", {"text": line, "thread": thread, "extract_now": True}
-            )
+    async def work() -> tuple[str, str, str, str]:
+        async with connect(transport, *options) as client:
+            # Given turns remembered with the text alone, the last one extracted now
+            await client.call_tool("remember", {"text": "Hello there."})
+            remembered = await client.call_tool("remember", {"text": line, "extract_now": True})
 
-            # When the question is recalled once extraction has run
+            # When the question is recalled (the query alone) once extraction has run
             async def recall() -> str:
-                return said(await client.call_tool("recall", {"query": question, "threads": [thread]}))
+                return said(await client.call_tool("recall", {"query": question}))
 
             recalled = await eventually(recall, r"\[memory \d{8}_")
             memory_id = MEMORY_ID.search(recalled)
             assert memory_id, recalled
+            listed = said(await client.call_tool("list_memories", {}))
             # and that memory is forgotten
-            forgot = await client.call_tool("forget", {"memory_id": memory_id.group(1)})
-            return said(remembered), recalled, said(forgot) + "\n" + await recall()
+            forgot = said(await client.call_tool("forget", {"memory_id": memory_id.group(1)}))
+            return said(remembered), recalled, listed, forgot + "\n" + await recall()
 
-    remembered, recalled, after = run(work)
+    remembered, recalled, listed, after = run(work)
 
-    # Then recall found the memory with its id and score, and no longer finds it
-    assert "dialog mcp-" in remembered
+    # Then every turn went to the bound thread, one session, and recall found the memory
+    sessions = [t.sessions for t in server.client().list_threads().threads if t.thread == thread]
+    assert [[s.session_uuid for s in found] for found in sessions] == [[thread]]
+    counts = server.client().show_session(thread).counts
+    assert (counts.buffered, counts.forgotten) == (0, 2)  # both turns extracted; the memory forgotten
+    assert "turn mcp-" in remembered and "extraction is queued" in remembered
     assert words in recalled and "score " in recalled
+    assert MEMORY_ID.search(recalled).group(1) in listed  # type: ignore[union-attr]
     forgot_line, recall_after = after.split("\n", 1)
     assert forgot_line.startswith("Forgot memories/")
     assert "[memory " not in recall_after
 
 
-def test_a_fact_under_a_scope_is_recalled_with_its_name_and_distance(connect: Any) -> None:
-    scope = {"user_id": f"mcp-{uuid.uuid4().hex[:8]}"}
+@pytest.mark.parametrize(
+    ("line", "speaker"), [("I keep bees on the roof.", "User"), ("나는 옥상에서 벌을 키워.", "당신")]
+)
+def test_an_unnamed_speaker_is_labelled_in_the_language_of_the_turn(
+    server: LocalServer, connect: Any, line: str, speaker: str
+) -> None:
+    thread = f"mcp-speaker-{uuid.uuid4().hex[:8]}"
 
-    async def work() -> str:
-        async with connect("http") as client:
-            for fact in ["The user is allergic to peanuts.", "The user plays the cello."]:
-                await client.call_tool("remember", {"text": fact, "scope": scope})
-            return said(
-                await client.call_tool("recall", {"query": "What can the user not eat?", "scope": scope})
-            )
+    async def work() -> None:
+        async with connect("stdio", "--thread", thread) as client:
+            await client.call_tool("remember", {"text": line})
 
-    recalled = run(work)
+    run(work)
 
-    first = recalled.splitlines()[1]
-    assert first.startswith("1. [memories/") and "distance" in first and "peanuts" in first
+    [turn] = server.client().show_session(thread).turns
+    assert turn.user_name == speaker
 
 
-def test_forgetting_a_dialog_takes_the_memory_made_from_it(connect: Any) -> None:
-    thread = f"mcp-cascade-{uuid.uuid4().hex[:8]}"
+def test_a_named_user_and_language_bound_at_start_label_every_turn(server: LocalServer, connect: Any) -> None:
+    thread = f"mcp-named-{uuid.uuid4().hex[:8]}"
 
-    async def work() -> str:
-        async with connect("http") as client:
+    async def work() -> None:
+        async with connect("stdio", "--thread", thread, "--user-name", "Alex", "--language", "en") as client:
+            await client.call_tool("remember", {"text": "보리는 고양이야."})
+
+    run(work)
+
+    shown = server.client().show_session(thread)
+    assert shown.turns[0].user_name == "Alex" and shown.session.language == "en"
+
+
+def test_list_memories_shows_the_turns_recall_finds_before_extraction(connect: Any) -> None:
+    thread = f"mcp-buffered-{uuid.uuid4().hex[:8]}"
+
+    async def work() -> tuple[str, str, str, str]:
+        async with connect("stdio", "--thread", thread) as client:
             remembered = said(
-                await client.call_tool(
-                    "remember", {"text": "I keep bees on the roof.", "thread": thread, "extract_now": True}
-                )
+                await client.call_tool("remember", {"text": "Standup moves to 10am on Fridays."})
             )
-            dialog = re.search(r"dialog (mcp-[0-9a-f]+)", remembered)
+            recalled = said(await client.call_tool("recall", {"query": "When is standup?"}))
+            listed = said(await client.call_tool("list_memories", {}))
+            dialog = re.search(r"turn (mcp-[0-9a-f]+)", remembered)
             assert dialog, remembered
+            got = said(await client.call_tool("get_memory", {"memory_id": dialog.group(1)}))
+            status = said(await client.call_tool("extraction_status", {}))
+            return dialog.group(1), recalled, listed + "\n" + got, status
 
-            async def listed() -> str:
-                return said(await client.call_tool("list_memories", {"thread": thread}))
+    dialog, recalled, listed, status = run(work)
 
-            await eventually(listed, r"\d{8}_\d{6}_")
-            forgot = await client.call_tool("forget", {"dialog_uuid": dialog.group(1), "session": thread})
-            return said(forgot) + "\n" + await listed()
+    assert f"recent turn {dialog}" in recalled
+    assert dialog in listed and "Standup moves to 10am" in listed
+    assert "1 turns wait for extraction, 0 were extracted" in status
 
-    forgot, listed = run(work).split("\n", 1)
 
-    assert re.search(r"deleted memories: \d{8}_\d{6}_[0-9a-f]{6}", forgot), forgot
-    assert listed == f"No memories in {thread}."
+def test_forget_all_removes_every_turn_and_memory_of_the_bound_thread(
+    server: LocalServer, connect: Any
+) -> None:
+    thread = f"mcp-forget-all-{uuid.uuid4().hex[:8]}"
+
+    async def work() -> tuple[CallToolResult, str, str]:
+        async with connect("stdio", "--thread", thread) as client:
+            await client.call_tool("remember", {"text": "I keep bees on the roof."})
+            await client.call_tool("remember", {"text": "My bees make linden honey.", "extract_now": True})
+            await eventually(lambda: _status(client), r"0 turns wait")
+            refused = await client.call_tool("forget_all", {"confirm": False})
+            forgot = said(await client.call_tool("forget_all", {"confirm": True}))
+            return refused, forgot, said(await client.call_tool("list_memories", {}))
+
+    refused, forgot, listed = run(work)
+
+    assert refused.is_error and "confirm" in said(refused)
+    assert forgot.startswith("Forgot 2 turns and 1 memories")
+    assert listed.startswith("Nothing kept") and server.client().list_memories(thread).memories == []
+
+
+async def _status(client: Client) -> str:
+    return said(await client.call_tool("extraction_status", {}))
+
+
+def test_a_scope_bound_at_start_keeps_facts_and_recall_fits_max_tokens(connect: Any) -> None:
+    scope = f"user_id=mcp-{uuid.uuid4().hex[:8]}"
+
+    async def work() -> tuple[str, str]:
+        async with connect("stdio", "--scope", scope) as client:
+            for fact in ["The user is allergic to peanuts.", "The user plays the cello in an orchestra."]:
+                await client.call_tool("remember", {"text": fact})
+            wide = said(await client.call_tool("recall", {"query": "What can the user not eat?"}))
+            narrow = said(
+                await client.call_tool("recall", {"query": "What can the user not eat?", "max_tokens": 50})
+            )
+            return wide, narrow
+
+    wide, narrow = run(work)
+
+    first = wide.splitlines()[1]
+    assert first.startswith("1. [memories/") and "distance" in first and "peanuts" in first
+    assert "cello" in wide and "cello" not in narrow and "over max_tokens=50" in narrow
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
-def test_a_bad_argument_is_an_mcp_error_and_the_server_keeps_serving(connect: Any, transport: str) -> None:
-    async def work() -> tuple[CallToolResult, CallToolResult, CallToolResult]:
+@pytest.mark.parametrize(
+    ("arguments", "named"),
+    [
+        ({"query": "x", "limit": "5"}, "limit"),
+        ({"query": "x", "limit": True}, "limit"),
+        ({"query": "x", "thread": "someone-else"}, "thread"),
+        ({"query": 5}, "query"),
+    ],
+)
+def test_a_mistyped_or_unknown_argument_is_refused_naming_it_and_the_server_keeps_serving(
+    connect: Any, transport: str, arguments: dict[str, Any], named: str
+) -> None:
+    async def work() -> tuple[CallToolResult, CallToolResult]:
         async with connect(transport) as client:
-            wrong_type = await client.call_tool("recall", {"query": "x", "threads": ["t"], "limit": "many"})
-            neither = await client.call_tool("recall", {"query": "x"})
-            after = await client.call_tool("list_threads", {})
-            return wrong_type, neither, after
+            refused = await client.call_tool("recall", arguments)
+            return refused, await client.call_tool("extraction_status", {})
 
-    wrong_type, neither, after = run(work)
+    refused, after = run(work)
 
-    assert wrong_type.is_error and "limit" in said(wrong_type)
-    assert neither.is_error and "give exactly one of threads, scope" in said(neither)
-    assert not after.is_error and "threads" in said(after)
+    assert refused.is_error and named in said(refused)
+    assert not after.is_error
 
 
-def test_an_argument_the_api_refuses_is_a_tool_error_naming_the_field(connect: Any) -> None:
+def test_a_client_side_refusal_is_a_tool_error_with_its_reason(connect: Any) -> None:
     async def work() -> CallToolResult:
-        async with connect("stdio") as client:
-            return await client.call_tool("remember", {"text": "hi", "thread": "t", "language": "x" * 40})
+        async with connect("stdio", "--scope", "user_id=mcp-refusal") as client:
+            return await client.call_tool("forget", {"memory_id": "a/b"})
 
     refused = run(work)
 
-    assert refused.is_error and "language" in said(refused)
+    assert refused.is_error and "not a memory name or id: 'a/b'" in said(refused)
 
 
-def test_list_threads_shows_a_remembered_thread_and_a_scope(connect: Any) -> None:
-    thread, scope = f"mcp-list-{uuid.uuid4().hex[:8]}", {"team": f"t-{uuid.uuid4().hex[:6]}"}
+# -- the HTTP door ------------------------------------------------------------------------------
 
-    async def work() -> str:
-        async with connect("stdio") as client:
-            await client.call_tool("remember", {"text": "Standup moves to 10am.", "thread": thread})
-            await client.call_tool("remember", {"text": "The team uses Python 3.12.", "scope": scope})
-            return said(await client.call_tool("list_threads", {}))
 
-    listed = run(work)
+def post_initialize(url: str, headers: dict[str, str]) -> int:
+    import httpx
 
-    assert f"- thread {thread}: sessions {thread}" in listed
-    assert f'- scope {{"team": "{scope["team"]}"}}: 1 facts' in listed
+    hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+    body = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello}
+    accept = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+    return httpx.post(url, json=body, headers={**accept, **headers}, timeout=30).status_code
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [{}, {"Authorization": "Bearer wrong"}, {"Authorization": f"Bearer {API_KEY}"}],
+    ids=["none", "wrong", "key"],
+)
+def test_the_http_door_refuses_a_request_without_its_token(http_mcp: str, headers: dict[str, str]) -> None:
+    # (its own token is set: the engine key is not it)
+    assert post_initialize(http_mcp, headers) == 401
+
+
+def test_the_http_door_serves_its_token_and_refuses_a_rebound_host(http_mcp: str) -> None:
+    token = {"Authorization": f"Bearer {HTTP_TOKEN}"}
+
+    assert post_initialize(http_mcp, token) == 200
+    assert post_initialize(http_mcp, {**token, "Host": "evil.example"}) in (400, 421)
+    assert post_initialize(http_mcp, {**token, "Origin": "http://evil.example"}) in (400, 403)
+
+
+def test_bound_off_loopback_it_warns_and_keeps_checking_hosts(server: LocalServer) -> None:
+    process, port = start_http(server, "--host", "0.0.0.0", "--allowed-host", "memory.internal")
+    try:
+        url = f"http://127.0.0.1:{port}/mcp"
+        key = {"Authorization": f"Bearer {API_KEY}"}  # no token of its own: the engine key is it
+        allowed = post_initialize(url, {**key, "Host": f"memory.internal:{port}"})
+        rebound = post_initialize(url, {**key, "Host": "attacker.example"})
+    finally:
+        process.terminate()
+        _, stderr = process.communicate(timeout=30)
+
+    assert allowed == 200 and rebound in (400, 421)
+    assert "not on loopback" in stderr

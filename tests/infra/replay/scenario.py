@@ -96,6 +96,7 @@ STEPS: tuple[Step, ...] = (
     Step("bank_generate", "bank_generate"),
     Step("bank_delete", "bank_delete", _with_fact),
     Step("chat_completions", "chat_completions"),
+    Step("chat_models", "chat_models"),
     _queue(),
     Step(WORKER, "extraction_worker_chat_memory"),
     Step("forget_user", "forget_user"),

@@ -79,6 +79,15 @@ class StatusResponse(BaseModel):
     message: str | None = None
 
 
+class ConsolidateResponse(StatusResponse):
+    """The consolidate answer: `status` and `message` as ever, and what became of the buffer (additive)."""
+
+    extraction_queued: bool = Field(
+        False, description="this turn queued an extraction of the session (threshold or force_summary)"
+    )
+    buffered: int = Field(0, description="the session's turns waiting for extraction, this one included")
+
+
 class RecentDialog(Body):
     """A dialog the caller has in its prompt; only `uuid` is read. The other fields of a
     `new_dialog` are accepted too, so a client can echo the dialogs it sent as they were."""

@@ -11,10 +11,8 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
-    SerializerFunctionWrapHandler,
     ValidationInfo,
     field_validator,
-    model_serializer,
 )
 from pydantic.alias_generators import to_camel
 
@@ -35,12 +33,14 @@ def _has_control(text: str) -> bool:
 
 
 class Sparse(BaseModel):
-    """Leaves out fields that are None, so optional parts (distance, next_page_token) are absent
-    rather than null, as clients of this API expect."""
+    """Its fields marked `exclude_if=absent_when_none` are left out when None, so optional parts
+    (distance, next_page_token) are absent rather than null, as clients of this API expect. Field
+    by field, not by a model serializer, so the OpenAPI document (and the clients generated from
+    it) still describes every field."""
 
-    @model_serializer(mode="wrap")
-    def _without_none(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        return {key: value for key, value in handler(self).items() if value is not None}
+
+def absent_when_none(value: Any) -> bool:
+    return value is None
 
 
 class Body(StrictBody):
@@ -140,12 +140,13 @@ class RetrieveMemoriesRequest(Scoped):
 
 class RetrievedBankMemory(Sparse):
     memory: BankMemory
-    distance: float | None = None  # similarity search only: Euclidean, smaller is closer
+    # Similarity search only: Euclidean, smaller is closer.
+    distance: float | None = Field(None, exclude_if=absent_when_none)
 
 
 class RetrieveMemoriesResponse(Sparse):
     retrieved_memories: list[RetrievedBankMemory]
-    next_page_token: str | None = None
+    next_page_token: str | None = Field(None, exclude_if=absent_when_none)
 
 
 class EventPart(Body):

@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from pydantic import BaseModel, Field, field_validator
 
 from memory_engine.models.api import MAX_TURN_CHARS, Body, Identifier, IdentifierStr, no_nul
-from memory_engine.models.bank import Sparse
+from memory_engine.models.bank import Sparse, absent_when_none
 from memory_engine.models.domain import Turn, TurnType
 
 MAX_RECORDED_CHATS = 100
@@ -61,7 +61,7 @@ class GameMemoryItem(BaseModel):
 class GameMemoryData(Sparse):
     memory_item: list[GameMemoryItem]
     counters: dict[str, int]
-    next_page_token: str | None = None
+    next_page_token: str | None = Field(None, exclude_if=absent_when_none)
 
 
 class GameMemoryResponse(BaseModel):

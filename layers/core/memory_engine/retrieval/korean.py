@@ -41,7 +41,7 @@ def use(name: str | None) -> None:
         raise ValueError(f"Korean analyzer {name!r}: choose 'lindera' or 'light'")
     if name == "lindera" and _load() is None:
         raise ValueError(
-            "Korean analyzer 'lindera' needs lindera-python-ko-dic: pip install 'memory-engine[local]'"
+            "Korean analyzer 'lindera' needs lindera-python-ko-dic: pip install 'memory-engine-server[local]'"
         )
     with _lock:
         _choice = name

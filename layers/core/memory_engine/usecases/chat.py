@@ -19,7 +19,7 @@ from memory_engine import facts
 from memory_engine.chat_prompt import latest_user_texts, memory_block, with_memory
 from memory_engine.engine import Engine
 from memory_engine.errors import InvalidInput, MemoryEngineError, UpstreamFailed
-from memory_engine.models.chat import ChatCompletionRequest, memory_userid
+from memory_engine.models.chat import ChatCompletionRequest
 from memory_engine.models.messages import MAX_JOB_TEXT_CHARS, ChatMemoryJob
 from memory_engine.usecases.chat_memory import user_scope
 
@@ -44,7 +44,7 @@ def plan(engine: Engine, tenant: str, request: ChatCompletionRequest) -> ChatPla
                 [{"field": "model", "message": "is required"}],
             )
         body["model"] = engine.settings.chat_model
-    userid = memory_userid(request.userid)
+    userid = request.memory_user()
     if userid is None:
         return ChatPlan(body)
     said = latest_user_texts(request.messages)

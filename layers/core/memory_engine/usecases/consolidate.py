@@ -12,14 +12,14 @@ import logging
 from memory_engine.engine import Engine
 from memory_engine.errors import Unavailable
 from memory_engine.extraction.batching import extraction_point, job_due
-from memory_engine.models.api import ConsolidateRequest, StatusResponse
+from memory_engine.models.api import ConsolidateRequest, ConsolidateResponse
 from memory_engine.models.domain import Session, Turn
 from memory_engine.models.messages import ExtractionJob
 
 log = logging.getLogger("memory_engine.consolidate")
 
 
-def run(engine: Engine, tenant: str, request: ConsolidateRequest) -> StatusResponse:
+def run(engine: Engine, tenant: str, request: ConsolidateRequest) -> ConsolidateResponse:
     """One conditional store write, plus one queue send when the buffer crosses the threshold.
 
     Idempotent on `new_dialog.uuid`: a replay with the same content changes nothing stored (it
@@ -54,13 +54,20 @@ def run(engine: Engine, tenant: str, request: ConsolidateRequest) -> StatusRespo
     settings = engine.settings
     after = outcome.buffered_count
     point = extraction_point(settings.extraction_threshold, settings.batch_size)
+    queued = True
     if request.options.force_summary and after > 0:
         engine.queue.send(ExtractionJob(tenant=tenant, session_uuid=request.session_uuid, force=True))
     elif job_due(outcome.created, after, point, settings.batch_size):  # a replay queues again: see job_due
         engine.queue.send(ExtractionJob(tenant=tenant, session_uuid=request.session_uuid))
+    else:
+        queued = False
     if outcome.session_created and outcome.created and settings.close_earlier_sessions:
         close_earlier_sessions(engine, tenant, request.parent_session_uuid, request.session_uuid)
-    return StatusResponse(message=None if outcome.created else "duplicate dialog ignored")
+    return ConsolidateResponse(
+        message=None if outcome.created else "duplicate dialog ignored",
+        extraction_queued=queued,
+        buffered=after,
+    )
 
 
 def close_earlier_sessions(engine: Engine, tenant: str, thread: str, opened: str) -> list[str]:

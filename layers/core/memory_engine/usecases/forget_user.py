@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from memory_engine.engine import Engine
 from memory_engine.errors import InvalidInput, NotFound
-from memory_engine.models.chat import UserMemoryDeleted, memory_userid
+from memory_engine.models.chat import UserMemoryDeleted, chat_user_id, looks_like_uuid, memory_userid
 from memory_engine.models.domain import scope_key
 from memory_engine.models.messages import ForgetUserJob, chat_session_uuid
 from memory_engine.ports import RemovalOutcome
@@ -19,11 +19,13 @@ def run(engine: Engine, tenant: str, userid: str) -> UserMemoryDeleted:
     of this user still waiting in the queue, so nothing recorded late survives. Deleting a user
     with nothing stored succeeds with zero counts."""
     user = memory_userid(userid)
-    if user is None:
+    if user is None and looks_like_uuid(userid):
         raise InvalidInput(
             f"'{userid}' is not a UUID v4: send the userid the chat requests used.",
             [{"field": "userid", "message": "must be a UUID v4"}],
         )
+    if user is None:  # OpenAI's `user` of another form, as the chat requests sent it
+        user = chat_user_id(userid)
     outcome = forget(engine, tenant, user)
     engine.queue.send(ForgetUserJob(tenant=tenant, userid=user))
     return UserMemoryDeleted(

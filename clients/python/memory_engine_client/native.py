@@ -5,8 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from memory_engine.models.api import (
+from pydantic import BaseModel
+
+from memory_engine_client.call import Call, Plan, body, reader
+from memory_engine_client.models import (
     ConsolidateRequest,
+    ConsolidateResponse,
     DeleteRequest,
     DeleteResponse,
     EmbedRequest,
@@ -17,9 +21,7 @@ from memory_engine.models.api import (
     NewDialog,
     RetrieveRequest,
     RetrieveResponse,
-    StatusResponse,
 )
-from memory_engine_client.call import Call, Plan, body, reader
 
 Dialog = NewDialog | Mapping[str, Any]
 
@@ -38,7 +40,7 @@ def consolidate(
     language: str | None = None,
     force_summary: bool | None = None,
     length_limit: int | None = None,
-) -> Call[StatusResponse]:
+) -> Call[ConsolidateResponse]:
     """Append one turn (`{"uuid", "query", "answer", ...}`) to a session's buffer; the session is
     created by its first turn and its memories are searched under `parent_session_uuid` (the
     thread). `force_summary` queues extraction of everything buffered now."""
@@ -46,7 +48,7 @@ def consolidate(
     return Call(
         "POST",
         "/v1/engine/consolidate/",
-        reader(StatusResponse),
+        reader(ConsolidateResponse),
         body(
             ConsolidateRequest,
             session_uuid=session_uuid,
@@ -165,7 +167,8 @@ def embed(text: str | Sequence[str], *, mode: str | None = None) -> Call[Embedde
     return Call("POST", "/v1/engine/embed/", reader(Embedded), body(EmbedRequest, text=texts, mode=mode))
 
 
-def _dialog(dialog: Dialog) -> dict[str, Any]:
-    if isinstance(dialog, NewDialog):
+def _dialog(dialog: Dialog | BaseModel) -> dict[str, Any]:
+    # Any model of a dialog (this client's, or the server's own in a test) as the JSON it stands for.
+    if isinstance(dialog, BaseModel):
         return dialog.model_dump(mode="json", exclude_unset=True)
     return dict(dialog)

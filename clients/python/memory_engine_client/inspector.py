@@ -3,7 +3,8 @@ of what a key holds, a delete preview, and a forced extraction."""
 
 from __future__ import annotations
 
-from memory_engine.models.inspect import (
+from memory_engine_client.call import Call, body, reader
+from memory_engine_client.models import (
     DeletePreview,
     ExtractRequest,
     ExtractResponse,
@@ -12,7 +13,6 @@ from memory_engine.models.inspect import (
     SessionResponse,
     ThreadsResponse,
 )
-from memory_engine_client.call import Call, body, reader
 
 
 def list_threads() -> Call[ThreadsResponse]:

@@ -9,9 +9,10 @@ of a scope, the LangGraph store's operations) is written once as a plan and run 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator, Mapping
+from collections.abc import Callable, Generator, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
+from urllib.parse import quote
 
 from pydantic import BaseModel, ValidationError
 
@@ -49,12 +50,53 @@ def body(model: type[BaseModel], **fields: Any) -> dict[str, Any]:
     argument fails here with the field named (as the API's 422 would) instead of a round trip.
     Arguments left as None are not sent: the API applies its defaults."""
     given = {name: value for name, value in fields.items() if value is not None}
+    check_encodable(given)
     try:
         checked = model.model_validate(given)
     except ValidationError as error:
         raise invalid(error) from None
     dumped: dict[str, Any] = checked.model_dump(mode="json", exclude_unset=True)
     return dumped
+
+
+def check_encodable(sent: Any) -> None:
+    """Refuse, naming the fields, a body with text UTF-8 cannot encode (a lone surrogate such as
+    "\\ud800": half of an emoji cut in two): the API could not read it, and httpx would fail with
+    a bare encoding error."""
+    paths = list(_unencodable(sent, ()))
+    if not paths:
+        return
+    fields = [
+        FieldError(field=".".join(map(str, p)) or "body", message="cannot be encoded as UTF-8") for p in paths
+    ]
+    raise InvalidRequest(
+        f"Invalid request (not sent): {', '.join(item.field for item in fields)}: text that cannot be "
+        "encoded as UTF-8 (a lone surrogate such as \\ud800, often half of an emoji cut in two): send "
+        "the whole character or leave it out.",
+        errors=fields,
+    )
+
+
+def path_part(value: str, field: str) -> str:
+    """A value quoted for a URL path; text UTF-8 cannot encode is refused naming the argument."""
+    check_encodable({field: value})
+    return quote(value, safe="")
+
+
+def _unencodable(value: Any, path: tuple[str | int, ...]) -> Iterator[tuple[str | int, ...]]:
+    """The paths of the strings (keys included) that UTF-8 cannot encode."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            yield path
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            yield from _unencodable(key, path)
+            yield from _unencodable(item, (*path, key))
+    elif isinstance(value, list | tuple):
+        for n, item in enumerate(value):
+            yield from _unencodable(item, (*path, n))
 
 
 def invalid(error: ValidationError) -> InvalidRequest:

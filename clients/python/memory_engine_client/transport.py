@@ -13,8 +13,9 @@ from typing import Any, TypeVar
 import httpx
 from pydantic import ValidationError
 
-from memory_engine_client.call import Call
+from memory_engine_client.call import Call, check_encodable
 from memory_engine_client.errors import ApiError, TransportError, Unauthorized, error_for
+from memory_engine_client.models import SessionResponse
 
 T = TypeVar("T")
 
@@ -39,6 +40,8 @@ class Connection:
         return cls(url=chosen.rstrip("/"), api_key=api_key or os.environ.get(KEY_VARIABLE) or None)
 
     def request(self, call: Call[Any]) -> httpx.Request:
+        check_encodable(call.body)
+        check_encodable(dict(call.params))
         headers = {"Accept": "application/json"}
         if call.auth:
             if not self.api_key:
@@ -116,10 +119,30 @@ def outcome(call: Call[T], response: httpx.Response) -> T:
 
 
 def unreachable(call: Call[Any], error: httpx.TransportError) -> TransportError:
-    kind = "timed out" if isinstance(error, httpx.TimeoutException) else "failed"
-    return TransportError(f"{call.method} {call.path} {kind}: {error}", body=str(error))
+    """The error for a request that got no answer, always with words (httpx's own are sometimes
+    empty: a connection reset reads as a bare ReadError)."""
+    if isinstance(error, httpx.TimeoutException):
+        what = "timed out" + ("" if never_sent(error) else " after it was sent (it may still be running)")
+    elif isinstance(error, httpx.ConnectError):
+        what = "could not connect (refused, or the host is unreachable)"
+    else:
+        what = "lost its connection (reset or closed by the server before an answer)"
+    detail = str(error) or type(error).__name__
+    retryable = never_sent(error) or not isinstance(error, httpx.TimeoutException)
+    return TransportError(f"{call.method} {call.path} {what}: {detail}", body=detail, retryable=retryable)
 
 
 def never_sent(error: httpx.TransportError) -> bool:
     """A connection that was never made: safe to try again whatever the route."""
     return isinstance(error, httpx.ConnectError | httpx.ConnectTimeout)
+
+
+def extraction_done(shown: SessionResponse, at_most_buffered: int) -> bool:
+    return (shown.counts.buffered or 0) <= at_most_buffered
+
+
+def waited_too_long(session_uuid: str, shown: SessionResponse, timeout: float) -> str:
+    return (
+        f"session {session_uuid} still has {shown.counts.buffered} turns waiting for extraction after "
+        f"{timeout:g} s (is the worker running? on AWS, see the queue's dead letters)"
+    )

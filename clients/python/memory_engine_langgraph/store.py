@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 from langgraph.store.base import BaseStore, Op, Result
 
@@ -13,28 +14,39 @@ from memory_engine_langgraph import plans
 class MemoryEngineStore(BaseStore):
     """LangGraph's long-term memory store over a memory-engine API (local or on AWS): put, get,
     delete, search (by meaning with `query`, by value with `filter`) and list_namespaces, sync and
-    async. A namespace is a memory-bank scope and an item one fact (docs/clients.md#langgraph-store).
+    async. A namespace is a pair of memory-bank scopes and an item a record beside the texts that
+    find it (docs/clients.md#langgraph-store).
 
-    `index_fields` names the value's fields that are embedded for search (LangGraph's path syntax,
-    e.g. ["text", "notes[*]"]); by default every string in the value is. The clients default to
-    MEMORY_ENGINE_URL and MEMORY_ENGINE_API_KEY.
+    `MemoryEngineStore(url, api_key)`, both defaulting to MEMORY_ENGINE_URL and
+    MEMORY_ENGINE_API_KEY. `index` is LangGraph's index configuration: its `fields` name the texts
+    ranked by meaning (LangGraph's path syntax, default ["$"]: the whole value); the engine embeds
+    them with its own model, so `dims` and `embed` are not taken. `put(..., index=False)` stores an
+    item that a query never ranks, as LangGraph's stores do.
     """
 
     supports_ttl = False
 
     def __init__(
         self,
+        url: str | MemoryEngine | None = None,
+        api_key: str | None = None,
+        *,
+        index: dict[str, Any] | None = None,
+        index_fields: Sequence[str] | None = None,
         client: MemoryEngine | None = None,
         async_client: AsyncMemoryEngine | None = None,
-        *,
-        url: str | None = None,
-        api_key: str | None = None,
-        index_fields: Sequence[str] | None = None,
     ) -> None:
+        if isinstance(url, MemoryEngine):  # the client given first, as before url and key were
+            client, url = url, None
+        if index is not None and ({"dims", "embed"} & set(index)):
+            raise ValueError(
+                "index: the engine embeds with its own model: give only `fields` (not dims or embed)"
+            )
+        fields = (index or {}).get("fields", index_fields)
+        self.index_fields = list(fields) if fields is not None else None
         self._client = client
         self._async_client = async_client
         self._url, self._api_key = url, api_key
-        self.index_fields = list(index_fields) if index_fields is not None else None
         self._known: set[tuple[str, ...]] = set()  # namespaces seen in the registry (it only grows)
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:

@@ -12,14 +12,17 @@ import httpx
 
 from memory_engine_client import bank, inspector, native
 from memory_engine_client.call import Call, Plan, Together
+from memory_engine_client.models import SessionResponse
 from memory_engine_client.transport import (
     DEFAULT_TIMEOUT,
     Connection,
     RetryPolicy,
+    extraction_done,
     never_sent,
     outcome,
     retry_after,
     unreachable,
+    waited_too_long,
 )
 
 P = ParamSpec("P")
@@ -80,6 +83,21 @@ class MemoryEngine:
             self._sleep(self.retry.wait(attempt, retry_after(response)))
         raise AssertionError("unreachable: the last attempt returns or raises")
 
+    def wait_for_extraction(
+        self, session_uuid: str, *, timeout: float = 120.0, interval: float = 0.5, at_most_buffered: int = 0
+    ) -> SessionResponse:
+        """Wait until the session has at most `at_most_buffered` turns waiting for extraction (0: a
+        forced extraction, or `extract_at_end`, has run); the session as it is then. Polls the
+        inspector's session route, so it works on AWS alike; TimeoutError past `timeout` seconds."""
+        deadline = time.monotonic() + timeout
+        while True:
+            shown = self.send(inspector.show_session(session_uuid))
+            if extraction_done(shown, at_most_buffered):
+                return shown
+            if time.monotonic() + interval > deadline:
+                raise TimeoutError(waited_too_long(session_uuid, shown, timeout))
+            self._sleep(interval)
+
     def run(self, plan: Plan[T]) -> T:
         """Run a plan (several calls in order) to its result."""
         try:
@@ -120,6 +138,7 @@ class MemoryEngine:
     bank_generate = _sends(bank.bank_generate)
     forget_user = _sends(bank.forget_user)
     chat_completion = _sends(bank.chat_completion)
+    list_models = _sends(bank.list_models)
     game_memory = _sends(bank.game_memory)
     game_record = _sends(bank.game_record)
     list_threads = _sends(inspector.list_threads)

@@ -5,27 +5,27 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
-from urllib.parse import quote
 
-from memory_engine.models.bank import (
+from pydantic import BaseModel
+
+from memory_engine_client.call import Call, Plan, body, path_part, raw, reader
+from memory_engine_client.models import (
     BankMemory,
     CreateMemoryRequest,
     DeleteMemoryResponse,
     Event,
-    GenerateMemoriesRequest,
-    GenerateMemoriesResponse,
-    RetrieveMemoriesRequest,
-    RetrieveMemoriesResponse,
-)
-from memory_engine.models.chat import UserMemoryDeleted
-from memory_engine.models.game import (
     GameMemoryRequest,
     GameMemoryResponse,
+    GenerateMemoriesRequest,
+    GenerateMemoriesResponse,
+    ModelList,
     RecordedChat,
     RecordMemoryRequest,
     RecordMemoryResponse,
+    RetrieveMemoriesRequest,
+    RetrieveMemoriesResponse,
+    UserMemoryDeleted,
 )
-from memory_engine_client.call import Call, Plan, body, raw, reader
 
 Scope = Mapping[str, str]
 
@@ -80,7 +80,7 @@ def bank_generate(
         {"content": {"role": "user", "parts": [{"text": event}]}}
         if isinstance(event, str)
         else event.model_dump(mode="json", exclude_unset=True)
-        if isinstance(event, Event)
+        if isinstance(event, BaseModel)
         else dict(event)
         for event in events
     ]
@@ -96,7 +96,7 @@ def bank_generate(
 
 def forget_user(userid: str) -> Call[UserMemoryDeleted]:
     """Delete everything remembered about a chat user (the `userid` of chat completions)."""
-    return Call("DELETE", f"/v1/users/{quote(userid, safe='')}/memory", reader(UserMemoryDeleted))
+    return Call("DELETE", f"/v1/users/{path_part(userid, 'userid')}/memory", reader(UserMemoryDeleted))
 
 
 def chat_completion(request: Mapping[str, Any]) -> Call[dict[str, Any]]:
@@ -105,6 +105,11 @@ def chat_completion(request: Mapping[str, Any]) -> Call[dict[str, Any]]:
     if request.get("stream"):
         raise ValueError("chat_completion does not stream: use an OpenAI client for stream=True")
     return Call("POST", "/v1/chat/completions", raw, dict(request))
+
+
+def list_models() -> Call[ModelList]:
+    """OpenAI's model list: the chat route's default model (for OpenAI-style front-ends)."""
+    return Call("GET", "/v1/models", reader(ModelList))
 
 
 def game_memory(
@@ -130,7 +135,7 @@ def game_record(
 ) -> Call[RecordMemoryResponse]:
     """NPC chats (`{"npc_id", "message", "reply"}`) into an existing session, as Type 1 turns."""
     listed = [
-        chat.model_dump(mode="json", exclude_unset=True) if isinstance(chat, RecordedChat) else dict(chat)
+        chat.model_dump(mode="json", exclude_unset=True) if isinstance(chat, BaseModel) else dict(chat)
         for chat in chats
     ]
     return Call(
@@ -155,4 +160,4 @@ def _memory_path(name: str) -> str:
     memory_id = name.removeprefix("memories/")
     if not memory_id or "/" in memory_id:
         raise ValueError(f"not a memory name or id: {name!r} (expected memories/<id> or <id>)")
-    return f"/v1/memories/{quote(memory_id, safe='')}"
+    return f"/v1/memories/{path_part(memory_id, 'name')}"

@@ -19,7 +19,11 @@ class FieldError(BaseModel):
 
 class ApiError(Exception):
     """An answer other than success. `status` is the HTTP status (None when no answer came back),
-    `message` the API's own words, `errors` the fields it named, `body` the whole error body."""
+    `message` the API's own words, `errors` the fields it named, `body` the whole error body;
+    `retryable` says whether the same request may succeed later (a refusal for now: 429, 503, a
+    connection refused or reset), as the TypeScript client's errors do."""
+
+    retryable = False
 
     def __init__(
         self,
@@ -70,17 +74,27 @@ class PayloadTooLarge(ApiError):
 class RateLimited(ApiError):
     """429 after the retries: too many requests for this key; `retry_after` says when to come back."""
 
+    retryable = True
+
 
 class ServerError(ApiError):
     """A 5xx: the service or a dependency of it failed."""
 
 
 class Unavailable(ServerError):
-    """503 after the retries: a dependency is down or busy; try again later."""
+    """503 after the retries: a dependency is down or busy, or the server has no room for another
+    connection now; try again later."""
+
+    retryable = True
 
 
 class TransportError(ApiError):
-    """No answer: the connection failed or the request timed out (`status` is None)."""
+    """No answer: the connection was refused, reset or closed, or the request timed out (`status`
+    is None). Retryable, except a timeout once the request was sent (it may still be running)."""
+
+    def __init__(self, message: str, *, retryable: bool = True, **rest: Any) -> None:
+        super().__init__(message, **rest)
+        self.retryable = retryable
 
 
 _BY_STATUS: dict[int, type[ApiError]] = {
