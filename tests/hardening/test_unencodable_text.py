@@ -42,7 +42,7 @@ NOT_UTF8 = {
     "a cut sequence": b"\xe2\x82",
 }
 GAME = {"game_memory", "game_record_memory"}
-OPENAI = {"chat_completions", "forget_user"}
+OPENAI = {"chat_completions", "chat_models", "forget_user"}
 BODY_ROUTES = [
     route for route in ROUTES if json.loads((EVENTS / f"{route.function}.json").read_text()).get("body")
 ]
