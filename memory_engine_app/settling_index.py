@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from threading import Lock
 from typing import Any
 
+from memory_engine.errors import InvalidInput
 from memory_engine.ports import DocKind, IndexDocument, IndexHit, SearchIndex
 
 
@@ -33,6 +34,7 @@ class SettlingIndex(SearchIndex):
         self._settle = settle_seconds
         self._clock = clock
         self._pending: list[tuple[float, list[IndexDocument]]] = []
+        self._dims: dict[str, int] = {}  # per tenant: the dimension of its vectors
         self._lock = Lock()
 
     @property
@@ -62,7 +64,23 @@ class SettlingIndex(SearchIndex):
     def upsert(self, docs: Sequence[IndexDocument]) -> None:
         if docs:
             with self._lock:
+                self._check(docs)
                 self._pending.append((self._clock() + self._settle, list(docs)))
+
+    def _check(self, docs: Sequence[IndexDocument]) -> None:
+        """Refuse the batch now, as OpenSearch refuses a bulk write, not when it would show: every
+        vector of a tenant has the dimension of its first one (what the mapping fixes)."""
+        dims = dict(self._dims)
+        for doc in docs:
+            for vector in (doc.vector, doc.window_vector or doc.vector):
+                dim = dims.setdefault(doc.tenant, len(vector))
+                if len(vector) != dim:
+                    raise InvalidInput(
+                        f"document {doc.doc_id!r} has a {len(vector)}-dimensional vector but the "
+                        f"index of tenant {doc.tenant!r} holds {dim}-dimensional ones; re-embed it "
+                        "with the model that embedded the others"
+                    )
+        self._dims = dims
 
     def delete(self, tenant: str, doc_ids: Sequence[str]) -> None:
         self._apply()
