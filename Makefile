@@ -218,7 +218,7 @@ CONTEXT ?=
 
 # The Lambda layer: memory_engine + runtime deps as Lambda's Linux wheels (pip --platform, no Docker).
 layer: install
-	$(PY) -m infra.layer $(LAYER_DIR)
+	$(PY) -m infra.layer $(LAYER_DIR) $(LAYER_FLAGS)
 
 # Pin what the embedding image installs (functions/embedder_image/constraints.txt), resolved by pip
 # for its platform (needs PyPI); commit the file. tests/infra/test_artifacts.py checks the pins.
