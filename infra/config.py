@@ -50,6 +50,9 @@ class StackConfig(BaseModel):
     # ("minilm"; "onnx", its earlier name, is read as "minilm").
     embedding_model: Literal["e5", "minilm"] = "e5"
     sagemaker_endpoint: str | None = None
+    # The endpoint's request shape (MEMORY_ENGINE_SAGEMAKER_REQUEST): `engine` (the embedding
+    # image's {"texts", "mode"}) or `tei` (Hugging Face TEI's {"inputs"}: a stock endpoint).
+    sagemaker_request: Literal["engine", "tei"] = "engine"
     embedding_dimension: int = Field(384, ge=1, le=16_000)
 
     # Chat (`/v1/chat/completions`, `GET /v1/models`): the model a request naming none gets, and

@@ -155,6 +155,10 @@ class EmbeddingSettings(VectorSettings):
     embedding_precision: Literal["float32", "int8"] = "float32"
     embedding_function_name: str | None = None
     sagemaker_endpoint: str | None = None
+    # The endpoint's request shape: `engine` ({"texts", "mode"} → {"embeddings"} or a list, the
+    # embedding image's), or `tei` ({"inputs", "truncate"} → a list of vectors: Hugging Face's
+    # Text Embeddings Inference container, as SageMaker's stock embedding models serve it).
+    sagemaker_request: Literal["engine", "tei"] = "engine"
 
     # What embedding may cost (memory_engine.embedding, docs/security.md#limits): every model
     # embeds a text from its first this many characters (the text is stored and matched by words

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Literal
 from memory_engine.settings import EmbeddingSettings
 
 if TYPE_CHECKING:
-    from memory_engine.adapters.aws.remote_embedder import RemoteEmbedder
+    from memory_engine.adapters.aws.remote_embedder import RemoteEmbedder, RequestShape
     from memory_engine.adapters.local.onnx_embedder import OnnxEmbedder
 
 
@@ -28,7 +28,7 @@ def lambda_function(settings: EmbeddingSettings) -> RemoteEmbedder:
 
 
 def sagemaker_endpoint(settings: EmbeddingSettings) -> RemoteEmbedder:
-    return _remote(settings, sagemaker_endpoint=settings.sagemaker_endpoint)
+    return _remote(settings, sagemaker_endpoint=settings.sagemaker_endpoint, shape=settings.sagemaker_request)
 
 
 def _onnx(model: Literal["e5", "minilm"], settings: EmbeddingSettings) -> OnnxEmbedder:
@@ -45,7 +45,10 @@ def _onnx(model: Literal["e5", "minilm"], settings: EmbeddingSettings) -> OnnxEm
 
 
 def _remote(
-    settings: EmbeddingSettings, function_name: str | None = None, sagemaker_endpoint: str | None = None
+    settings: EmbeddingSettings,
+    function_name: str | None = None,
+    sagemaker_endpoint: str | None = None,
+    shape: RequestShape = "engine",
 ) -> RemoteEmbedder:
     from memory_engine.adapters.aws.remote_embedder import RemoteEmbedder
 
@@ -55,4 +58,5 @@ def _remote(
         sagemaker_endpoint=sagemaker_endpoint,
         batch_size=settings.embedding_batch_size,
         region=settings.aws_region,
+        request_shape=shape,
     )
