@@ -126,8 +126,10 @@ SPEED = (
     Entry(
         "aws_calls",
         "AWS calls per operation",
-        "DynamoDB and SQS calls each operation makes, counted on moto (deterministic: no timing).",
+        "DynamoDB and SQS calls each operation makes, counted on moto (deterministic: no timing), with "
+        "the items each read examined (what a Scan or Query pays for).",
         "python -m bench.speed.aws_calls",
+        speed.aws_calls,
     ),
     Entry(
         "doors",

@@ -238,3 +238,20 @@ def before_after(result: dict[str, Any]) -> list[str]:
             ["p95 growth from the smallest size", *(f"×{grown[name]:.2f}" for name in ("baseline", "this"))]
         )
     return table([f"at {biggest:,} memories", f"before ({result['baseline']})", "after"], rows)
+
+
+def aws_calls(result: dict[str, Any]) -> list[str]:
+    """What each operation costs on DynamoDB and SQS (docs/aws.md's operation-cost table)."""
+    header = ["operation", "DynamoDB reads", "items read", "DynamoDB writes", "write request KB", "SQS"]
+    rows = [
+        [
+            f"{row['operation']} ({row['note']})" if row.get("note") else row["operation"],
+            row["dynamodb_reads"],
+            row.get("dynamodb_items_read", "—"),
+            row["dynamodb_writes"],
+            f"{row['dynamodb_write_bytes'] / 1024:,.1f}",
+            row["sqs"],
+        ]
+        for row in result["rows"]
+    ]
+    return table(header, rows)
