@@ -29,7 +29,7 @@ from memory_engine.ports.queue import (
     SingleConsumerQueue,
     unsettled_reason,
 )
-from memory_engine.ports.store import ConsolidateOutcome, ForkPlan, RemovalOutcome, Store
+from memory_engine.ports.store import ConsolidateOutcome, FactScope, ForkPlan, RemovalOutcome, Store
 from memory_engine.ports.usage_plan import UsagePlanKeys
 
 __all__ = [
@@ -46,6 +46,7 @@ __all__ = [
     "Extraction",
     "ExtractionContext",
     "Extractor",
+    "FactScope",
     "ForkPlan",
     "IndexBootstrap",
     "IndexDocument",
