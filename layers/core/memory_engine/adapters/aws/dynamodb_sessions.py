@@ -20,6 +20,9 @@ from memory_engine.models.domain import THREAD_SCOPE_KEY, Session
 from memory_engine.ports import FactScope
 
 _PAGE = 100  # keys per BatchGetItem
+# Fact keys per Query request: a page of scopes reads at most this many keys past the ones it
+# counts (~100 KB of keys, ~13 read units), however many facts the tenant holds.
+FACT_KEYS_PER_READ = 1000
 
 
 def list_sessions(
@@ -62,9 +65,13 @@ def fact_scopes(
         values[":after"] = items.s(keys.fact_listing_sk(after, keys.AFTER_IDS))
     counts: dict[str, int] = {}
     first: dict[str, items.Item] = {}
-    for key in table.query(
-        IndexName=keys.GSI4, KeyConditionExpression=condition, ExpressionAttributeValues=values
-    ):
+    listed = table.query(
+        IndexName=keys.GSI4,
+        KeyConditionExpression=condition,
+        ExpressionAttributeValues=values,
+        Limit=FACT_KEYS_PER_READ,
+    )
+    for key in listed:
         thread = keys.fact_listing_thread(items.required(key, keys.GSI4_SK))
         if thread not in counts:
             if len(counts) == limit:
