@@ -191,7 +191,7 @@ def scenario(engine: Engine, recorder: Recorder) -> list[dict[str, Any]]:
     row(
         f"worker sweep, {SWEPT_SESSIONS} sessions of {SWEPT_TURNS} buffered turns",
         lambda: sweep.run(engine),
-        "a Scan of gsi1 reads every buffered turn (these and the scene's others); a job per full buffer",
+        "a Scan of gsi1 reads every buffered turn, these and the scene's others; a job per full buffer",
     )
     [fact] = engine.store.list_thread_memories(TENANT, thread, limit=1)
     changed = fact.model_copy(update={"fields": MemoryFields(summary="Alex moved to Busan.")})

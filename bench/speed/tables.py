@@ -255,3 +255,25 @@ def aws_calls(result: dict[str, Any]) -> list[str]:
         for row in result["rows"]
     ]
     return table(header, rows)
+
+
+def inspector_pages(result: dict[str, Any]) -> list[str]:
+    """Items read and bytes per page of the inspector's thread list, by tenant size."""
+    names = {
+        "first_page": "first page (sessions and scopes)",
+        "next_page": "a next page of sessions",
+        "next_scopes_page": "a next page of scopes",
+        "whole_tenant_before": "before: the whole tenant in one answer",
+    }
+    rows = []
+    for row in result["rows"]:
+        tenant = row["tenant"]
+        size = f"{tenant['sessions']:,} sessions, {tenant['memories']:,} memories, {tenant['facts']:,} facts"
+        for key, label in names.items():
+            if key in row:
+                found = row[key]
+                calls = ", ".join(f"{n} {name}" for name, n in sorted(found["calls"].items()))
+                rows.append(
+                    [size, label, calls, f"{found['items_read']:,}", f"{found['answer_bytes'] / 1024:,.1f}"]
+                )
+    return table(["tenant", "page", "DynamoDB calls", "items read", "answer KB"], rows)
