@@ -73,8 +73,8 @@ def reindex(tenant: str | None, reembed: bool = False) -> int:
     with `reembed`, the stored vectors are first recomputed with the configured embedder."""
     from tqdm import tqdm
 
-    from memory_engine import wiring
-    from memory_engine.backends import backend
+    from memory_engine.composition import wiring
+    from memory_engine.composition.backends import backend
     from memory_engine.indexing.documents import rebuild
     from memory_engine.settings import get_settings
 
@@ -147,7 +147,7 @@ def _reindex_local(settings: Settings, store: Store, tenant: str | None) -> int:
 
 def create_index(recreate: bool) -> int:
     """Create the OpenSearch index; never done by a function at run time."""
-    from memory_engine import wiring
+    from memory_engine.composition import wiring
     from memory_engine.settings import get_settings
 
     settings = get_settings()

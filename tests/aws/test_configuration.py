@@ -8,7 +8,6 @@ from collections.abc import Iterator
 import pytest
 from pydantic import ValidationError
 
-from memory_engine import key_wiring, wiring
 from memory_engine.adapters.aws.apigateway_usage_plan import ApiGatewayUsagePlanKeys, MissingUsagePlan
 from memory_engine.adapters.aws.dynamodb_api_keys import DynamoDbKeyStore
 from memory_engine.adapters.aws.dynamodb_store import DynamoDbStore
@@ -17,6 +16,7 @@ from memory_engine.adapters.aws.remote_embedder import RemoteEmbedder
 from memory_engine.adapters.aws.sqs_queue import SqsQueue
 from memory_engine.adapters.local.memory_index import LocalSearchIndex
 from memory_engine.adapters.local.usage_plan import NoUsagePlan
+from memory_engine.composition import key_wiring, wiring
 from memory_engine.embedding import BoundedEmbedder
 from memory_engine.engine import Engine
 from memory_engine.settings import KeySettings, Settings, reset_settings

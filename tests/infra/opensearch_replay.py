@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
-from memory_engine import wiring
 from memory_engine.adapters.aws.opensearch_index import OpenSearchIndex
 from memory_engine.adapters.openai.upstream import HttpChatUpstream
+from memory_engine.composition import wiring
 from memory_engine.engine import Engine
 from memory_engine.settings import reset_settings
 from memory_engine_app import cli

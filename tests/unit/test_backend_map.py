@@ -1,4 +1,4 @@
-"""Every kind of adapter is chosen through its factory map (`memory_engine.providers`), keyed by
+"""Every kind of adapter is chosen through its factory map (`memory_engine.composition.providers`), keyed by
 the setting that chooses it; a builder's module loads only when its value is chosen."""
 
 from __future__ import annotations
@@ -10,11 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from memory_engine import wiring
-from memory_engine.backends import BACKENDS
-from memory_engine.errors import Unavailable
-from memory_engine.factory import Factory, load
-from memory_engine.providers import (
+from memory_engine.composition import wiring
+from memory_engine.composition.backends import BACKENDS
+from memory_engine.composition.factory import Factory, load
+from memory_engine.composition.providers import (
     EMBEDDERS,
     EXTRACTORS,
     FACT_EXTRACTORS,
@@ -24,6 +23,7 @@ from memory_engine.providers import (
     STORES,
     USAGE_PLANS,
 )
+from memory_engine.errors import Unavailable
 from memory_engine.settings import Settings
 
 
@@ -82,7 +82,7 @@ def test_building_the_local_backend_imports_no_aws_sdk(tmp_path: Path) -> None:
     # Given a process that builds every adapter of the local backend
     code = (
         "import sys\n"
-        "from memory_engine import key_wiring, wiring\n"
+        "from memory_engine.composition import key_wiring, wiring\n"
         "from memory_engine.settings import Settings\n"
         f"settings = Settings(backend='local', data_dir={str(tmp_path)!r})\n"
         "wiring.build_store(settings); wiring.build_queue(settings)\n"
@@ -101,7 +101,7 @@ def test_the_builtin_extractor_and_the_chat_model_import_no_openai_client() -> N
     # Given a process that builds the default extractors and the chat upstream
     code = (
         "import sys\n"
-        "from memory_engine import wiring\n"
+        "from memory_engine.composition import wiring\n"
         "from memory_engine.settings import Settings\n"
         "settings = Settings()\n"
         "wiring.build_extractor(settings); wiring.build_fact_extractor(settings)\n"

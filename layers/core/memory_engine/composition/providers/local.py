@@ -7,7 +7,7 @@ from memory_engine.adapters.local.sqlite_keys import SqliteKeyStore
 from memory_engine.adapters.local.sqlite_queue import SqliteQueue
 from memory_engine.adapters.local.sqlite_store import SqliteStore
 from memory_engine.adapters.local.usage_plan import NoUsagePlan
-from memory_engine.backends import database_path
+from memory_engine.composition.backends import database_path
 from memory_engine.indexing.documents import rebuild
 from memory_engine.ports import Store
 from memory_engine.settings import KeySettings, QueueSettings, SearchSettings, StorageSettings

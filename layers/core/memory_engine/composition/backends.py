@@ -1,7 +1,7 @@
 """The backends by name (MEMORY_ENGINE_BACKEND): what sets one apart beyond its adapters.
 
 Its adapters (store, queue, key store, usage plan) come from the factory maps of
-`memory_engine.providers`, keyed by the same name; adding a backend is one entry in each map and
+`memory_engine.composition.providers`, keyed by the same name; adding a backend is one entry in each map and
 one here (see docs/architecture.md).
 """
 

@@ -1,6 +1,6 @@
 """The only place where configuration becomes the engine, built once per process.
 
-Each adapter comes from its kind's factory map (`memory_engine.providers`), keyed by the setting
+Each adapter comes from its kind's factory map (`memory_engine.composition.providers`), keyed by the setting
 that chooses it, and imports its SDK or model only when chosen. API keys are built without an
 engine (`key_wiring`); the local server's index files and worker live with it (`memory_engine_app`).
 """
@@ -14,10 +14,18 @@ from typing import TYPE_CHECKING
 
 from memory_engine import ports
 from memory_engine import settings as config
-from memory_engine.backends import backend
+from memory_engine.composition.backends import backend
+from memory_engine.composition.providers import (
+    CHATS,
+    EMBEDDERS,
+    EXTRACTORS,
+    FACT_EXTRACTORS,
+    INDEXES,
+    QUEUES,
+    STORES,
+)
 from memory_engine.engine import Engine
 from memory_engine.errors import Unavailable
-from memory_engine.providers import CHATS, EMBEDDERS, EXTRACTORS, FACT_EXTRACTORS, INDEXES, QUEUES, STORES
 
 if TYPE_CHECKING:
     from memory_engine.adapters.aws.opensearch_index import OpenSearchIndex
@@ -75,7 +83,7 @@ def reset() -> None:
     """Forget the built engine and key adapters (tests that change settings between cases)."""
     # Imported here, not at the top: the functions import this module, and none of them but the
     # authorizer (which builds no engine) checks a key.
-    from memory_engine import key_wiring
+    from memory_engine.composition import key_wiring
 
     _built_engine.cache_clear()
     key_wiring.reset()
@@ -104,7 +112,7 @@ def build_index(settings: config.SearchSettings, store: ports.Store) -> ports.Se
 
 def build_opensearch_index(settings: config.SearchSettings) -> OpenSearchIndex:
     """The OpenSearch adapter as configured; it sends nothing until first used."""
-    from memory_engine.providers.opensearch import opensearch_index
+    from memory_engine.composition.providers.opensearch import opensearch_index
 
     return opensearch_index(settings)
 

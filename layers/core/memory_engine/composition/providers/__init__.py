@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from memory_engine.factory import Factory
+from memory_engine.composition.factory import Factory
 
 if TYPE_CHECKING:
     from memory_engine.extraction.fact_extractor import FactExtractor
@@ -24,12 +24,12 @@ if TYPE_CHECKING:
         UsagePlanKeys,
     )
 
-_LOCAL = "memory_engine.providers.local"
-_AWS = "memory_engine.providers.aws"
-_OPENSEARCH = "memory_engine.providers.opensearch"
-_EMBEDDERS = "memory_engine.providers.embedders"
-_EXTRACTORS = "memory_engine.providers.extractors"
-_LLM = "memory_engine.providers.llm"
+_LOCAL = "memory_engine.composition.providers.local"
+_AWS = "memory_engine.composition.providers.aws"
+_OPENSEARCH = "memory_engine.composition.providers.opensearch"
+_EMBEDDERS = "memory_engine.composition.providers.embedders"
+_EXTRACTORS = "memory_engine.composition.providers.extractors"
+_LLM = "memory_engine.composition.providers.llm"
 
 STORES: Factory[Store] = Factory(
     "store", "MEMORY_ENGINE_BACKEND", {"local": f"{_LOCAL}:sqlite_store", "aws": f"{_AWS}:dynamodb_store"}
@@ -51,7 +51,7 @@ INDEXES: Factory[SearchIndex] = Factory(
     "search index",
     "MEMORY_ENGINE_OPENSEARCH_URL",
     {
-        "opensearch": "memory_engine.providers.opensearch:opensearch_index",
+        "opensearch": "memory_engine.composition.providers.opensearch:opensearch_index",
         "memory": f"{_LOCAL}:rebuilt_index",
     },
     elsewhere={
@@ -82,5 +82,5 @@ FACT_EXTRACTORS: Factory[FactExtractor] = Factory(
 )
 # One provider today: any OpenAI-compatible endpoint (OPENAI_BASE_URL); a second is one entry.
 CHATS: Factory[ChatUpstream] = Factory(
-    "chat model", "OPENAI_BASE_URL", {"openai": "memory_engine.providers.chat:chat_upstream"}
+    "chat model", "OPENAI_BASE_URL", {"openai": "memory_engine.composition.providers.chat:chat_upstream"}
 )
