@@ -49,7 +49,7 @@ def play(service: str, monkeypatch: pytest.MonkeyPatch) -> Played:
     engine.index = index
     # The operators' `create-index` builds its adapter from configuration: this one, on the stub.
     monkeypatch.setenv("MEMORY_ENGINE_OPENSEARCH_URL", index.url)
-    monkeypatch.setattr(wiring, "build_opensearch_index", lambda settings: index)
+    monkeypatch.setattr(wiring, "build_index", lambda settings, store=None: index)
     reset_settings()
     played: Played = {}
     with _installed(engine), FakeOpenAIServer() as upstream:

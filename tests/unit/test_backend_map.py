@@ -24,7 +24,7 @@ from memory_engine.composition.providers import (
     USAGE_PLANS,
 )
 from memory_engine.errors import Unavailable
-from memory_engine.settings import Settings
+from memory_engine.settings import SearchSettings, Settings
 
 
 def allowed(setting: str) -> set[str]:
@@ -67,6 +67,35 @@ def test_a_value_no_map_knows_is_refused_naming_the_setting_and_the_choices() ->
 
     assert "MEMORY_ENGINE_WIDGET='b'" in str(raised.value)
     assert "choose one of a" in str(raised.value)
+
+
+def test_every_index_the_setting_allows_has_an_entry_in_the_map() -> None:
+    allowed_indexes = set(typing.get_args(typing.get_args(Settings.model_fields["index"].annotation)[0]))
+
+    assert set(INDEXES.builders) | set(INDEXES.elsewhere) == allowed_indexes
+    assert {b.index for b in BACKENDS.values()} <= allowed_indexes
+
+
+@pytest.mark.parametrize(
+    ("configured", "choice"),
+    [
+        ({"backend": "local"}, "files"),  # the backend's own
+        ({"backend": "aws", "table_name": "t"}, "memory"),
+        ({"backend": "local", "opensearch_url": "https://search"}, "opensearch"),  # where its URL is
+        ({"backend": "aws", "table_name": "t", "opensearch_url": "https://search"}, "opensearch"),
+        ({"backend": "local", "index": "memory"}, "memory"),  # MEMORY_ENGINE_INDEX over both
+        ({"backend": "local", "index": "files", "opensearch_url": "https://search"}, "files"),
+    ],
+)
+def test_the_index_is_the_setting_else_opensearch_where_configured_else_the_backends_own(
+    configured: dict[str, str], choice: str, tmp_path: Path
+) -> None:
+    assert wiring.index_choice(SearchSettings(data_dir=tmp_path, **configured)) == choice  # type: ignore[arg-type]
+
+
+def test_opensearch_chosen_without_its_endpoint_is_refused_naming_the_variable() -> None:
+    with pytest.raises(ValueError, match="MEMORY_ENGINE_OPENSEARCH_URL"):
+        Settings(index="opensearch")
 
 
 def test_the_local_backends_index_files_are_left_to_the_local_server(tmp_path: Path) -> None:

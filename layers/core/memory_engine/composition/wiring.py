@@ -28,7 +28,6 @@ from memory_engine.engine import Engine
 from memory_engine.errors import Unavailable
 
 if TYPE_CHECKING:
-    from memory_engine.adapters.aws.opensearch_index import OpenSearchIndex
     from memory_engine.extraction.fact_extractor import FactExtractor
 
 # Builds the engine's index from the settings and its store.
@@ -99,22 +98,18 @@ def build_queue(settings: config.QueueSettings) -> ports.Queue:
 
 
 def index_choice(settings: config.SearchSettings) -> str:
-    """Which index the settings ask for: OpenSearch where it is configured; else the local
-    backend's persisted files, or (beside any other store) an index rebuilt in memory."""
-    if settings.opensearch_url:
-        return "opensearch"
-    return "files" if backend(settings).index_files else "memory"
+    """Which index the settings ask for, the key of `INDEXES`: MEMORY_ENGINE_INDEX where it is
+    set; else OpenSearch where its URL is; else the backend's own (its persisted files, or an
+    index rebuilt in memory). The server, the functions and every CLI command ask here."""
+    if settings.index:
+        return settings.index
+    return "opensearch" if settings.opensearch_url else backend(settings).index
 
 
-def build_index(settings: config.SearchSettings, store: ports.Store) -> ports.SearchIndex:
+def build_index(settings: config.SearchSettings, store: ports.Store | None = None) -> ports.SearchIndex:
+    """The index `index_choice` names, from `INDEXES`; OpenSearch needs no store (it outlives the
+    process), an index rebuilt in memory is rebuilt from `store`."""
     return INDEXES.create(index_choice(settings), settings, store)
-
-
-def build_opensearch_index(settings: config.SearchSettings) -> OpenSearchIndex:
-    """The OpenSearch adapter as configured; it sends nothing until first used."""
-    from memory_engine.composition.providers.opensearch import opensearch_index
-
-    return opensearch_index(settings)
 
 
 def build_embedder(settings: config.EmbeddingSettings) -> ports.Embedder:

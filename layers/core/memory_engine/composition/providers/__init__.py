@@ -49,15 +49,15 @@ USAGE_PLANS: Factory[UsagePlanKeys] = Factory(
 # local server and its CLI (memory_engine_app.local_index): it never runs in a Lambda function.
 INDEXES: Factory[SearchIndex] = Factory(
     "search index",
-    "MEMORY_ENGINE_OPENSEARCH_URL",
+    "MEMORY_ENGINE_INDEX",
     {
         "opensearch": "memory_engine.composition.providers.opensearch:opensearch_index",
         "memory": f"{_LOCAL}:rebuilt_index",
     },
     elsewhere={
-        "files": "The local backend's index files are opened by the local server and its CLI "
-        "(memory-engine serve), which build their own engine; set MEMORY_ENGINE_OPENSEARCH_URL "
-        "to use OpenSearch instead."
+        "files": "The local backend's index files (MEMORY_ENGINE_INDEX=files) are opened by the "
+        "local server and its CLI (memory-engine serve), which build their own engine; set "
+        "MEMORY_ENGINE_INDEX=opensearch with MEMORY_ENGINE_OPENSEARCH_URL, or memory."
     },
 )
 EMBEDDERS: Factory[Embedder] = Factory(
