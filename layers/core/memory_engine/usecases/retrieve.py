@@ -64,7 +64,7 @@ def run(engine: Engine, tenant: str, request: RetrieveRequest) -> RetrieveRespon
     weights = engine.retrieval.weights_for(request.user_input.query)
     ranked = rank(gathered.memories, gathered.turns, weights)
     options = request.options
-    limit = min(options.limit, engine.settings.retrieve_max_limit)
+    limit = min(options.limit, engine.limits.retrieve_max_limit)
     hits = list(_first_hits(engine, tenant, ranked, gathered, request.excluded_dialogs(), limit))
     if not options.explain:
         hits = [hit.model_copy(update={"score_parts": None}) for hit in hits]
@@ -87,7 +87,7 @@ def gather(engine: Engine, tenant: str, request: RetrieveRequest) -> Gathered:
     features (`retrieval.features`)."""
     threads = list(dict.fromkeys(request.parent_session_uuids))
     excluded = request.excluded_dialogs()
-    limit = min(request.options.limit, engine.settings.retrieve_max_limit)
+    limit = min(request.options.limit, engine.limits.retrieve_max_limit)
     config = engine.retrieval
     vector = engine.embedder.embed([request.user_input.query], mode="query")[0]
     deadline.check()
@@ -167,7 +167,7 @@ def _buffered_found(
         return []
     lexical = bm25_scores(_analysed(turns, engine.retrieval), tokenize(query))
     # Stored with the turn by the worker, or cached; at most a budget embedded here (turn_vectors).
-    vectors = turn_vectors.for_query(engine, turns, engine.settings.retrieve_embed_budget)
+    vectors = turn_vectors.for_query(engine, turns, engine.limits.retrieve_embed_budget)
     return [
         FoundTurn(
             key,
