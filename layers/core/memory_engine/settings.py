@@ -2,7 +2,9 @@
 
 Each piece is a pydantic-settings model reading its own `MEMORY_ENGINE_<FIELD>` variables (unless
 noted), so a process loads only what it uses: the Lambda authorizer reads `KeySettings` (the
-table) and needs no queue or index. `Settings` is every piece at once, what the engine holds.
+table) and needs no queue or index. `Settings` is every piece at once, what the composition builds
+the engine from (the use cases see only `limits.Limits`); a provider's own settings live beside
+its builder (`composition.providers`).
 """
 
 from __future__ import annotations
@@ -108,11 +110,9 @@ class SearchSettings(StorageSettings, VectorSettings):
     # Lambda, as in tests). Unset: OpenSearch where its URL is set, else the backend's own
     # (`composition.wiring.index_choice`, the one place that decides).
     index: Literal["opensearch", "files", "memory"] | None = Field(None, description="the search index")
+    # Where OpenSearch is (its own settings, the service, index name, k-NN engine and analyzer,
+    # come with its provider: `composition.providers.opensearch.OpenSearchSettings`).
     opensearch_url: str | None = Field(None, description="OpenSearch endpoint (https://...)")
-    opensearch_service: Literal["aoss", "es"] = "aoss"
-    opensearch_index: str = Field("memories", min_length=1)
-    opensearch_engine: Literal["faiss", "lucene"] = "faiss"
-    opensearch_analyzer: Literal["nori", "cjk", "standard"] = "nori"
     retrieve_default_limit: int = Field(5, ge=1)
     retrieve_max_limit: int = Field(50, ge=1)
     # Local index: a thread's documents of one kind are scanned exactly up to this many, searched
@@ -312,7 +312,7 @@ class ServerSettings(Piece):
 class Settings(
     KeySettings, WorkerSettings, SearchSettings, EmbeddingSettings, ChatSettings, ServerSettings, LogSettings
 ):
-    """Every piece at once: what the engine and the local server read."""
+    """Every piece at once: what the composition and the local server read."""
 
 
 P = TypeVar("P", bound=Piece)
