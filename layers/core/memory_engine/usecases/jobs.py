@@ -81,8 +81,9 @@ def describe(error: BaseException) -> str:
     spent = spent_on(error)
     if spent:
         # First, so the cut for length never drops it.
+        about = "about " if spent.get("tokens_estimated") else ""
         text = (
-            f"[{spent.get('requests', 0)} LLM requests, {spent.get('prompt_tokens', 0)} prompt + "
+            f"[{spent.get('requests', 0)} LLM requests, {about}{spent.get('prompt_tokens', 0)} prompt + "
             f"{spent.get('completion_tokens', 0)} completion tokens spent] {text}"
         )
     return text[:MAX_ERROR_CHARS]

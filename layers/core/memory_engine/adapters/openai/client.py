@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 import openai
 from pydantic import BaseModel, ValidationError
 
+from memory_engine.adapters.openai import streaming
 from memory_engine.adapters.openai.errors import LlmBadOutput, LlmError, LlmUnavailable, LlmUnsupported
 from memory_engine.adapters.openai.modes import FALLBACK, refuses_mode, response_format
 from memory_engine.extraction.prompts.render import StructuredOutput
@@ -93,6 +94,9 @@ class Usage:
     requests: int = 0
     model: str = ""
     mode: str = ""  # the structured-output mode of the answer
+    # Some request's tokens were estimated (the server reported none: llama-cpp-python streams
+    # without usage, and a cut or failed request has none).
+    estimated: bool = False
 
 
 @dataclass(frozen=True)
@@ -223,12 +227,14 @@ class ChatClient:
             left = deadline - self._clock()
             if left <= 0:
                 raise LlmUnavailable(f"Gave up on the LLM after {self._retry.deadline_s:.0f} s.")
+            seconds = min(self._timeout_s, left)
             try:
-                raw = self._client.chat.completions.with_raw_response.create(
-                    **request, timeout=min(self._timeout_s, left)
+                # The request's timeout bounds each wait for a byte; `streaming.read` the whole answer.
+                stream = self._client.chat.completions.create(
+                    **request, stream=True, stream_options={"include_usage": True}, timeout=seconds
                 )
             except openai.APIStatusError as exc:
-                usage.requests += 1
+                usage.requests += 1  # refused before any generation: no tokens to count
                 if not self._confirmed and refuses_mode(exc.status_code, exc.message, exc.body):
                     raise _ModeRefused(exc.status_code, exc.message) from exc
                 if not (exc.status_code in _RETRY_STATUSES or exc.status_code >= 500):
@@ -244,17 +250,38 @@ class ChatClient:
                 self._wait(wait, deadline, f"{exc.status_code} from the endpoint")
                 continue
             except (openai.APITimeoutError, openai.APIConnectionError) as exc:
-                usage.requests += 1
+                # Sent, perhaps read by the server: its prompt counted as an estimate.
+                self._count(usage, messages, streaming.Streamed(error=exc))
                 failures += 1
                 if failures >= attempts:
                     raise self._gave_up(attempts, exc) from exc
                 self._wait(self._retry.transport_delay(failures, self._draw), deadline, type(exc).__name__)
                 continue
-            usage.requests += 1
+            streamed = streaming.read(stream, min(seconds, deadline - self._clock()))
+            self._count(usage, messages, streamed)
+            if not streamed.whole:
+                failure = streamed.error or TimeoutError(f"no whole answer within {seconds:.0f} s")
+                failures += 1
+                if failures >= attempts:
+                    raise self._gave_up(attempts, failure) from streamed.error
+                why = "the answer was cut at its deadline" if streamed.cut else type(failure).__name__
+                self._wait(self._retry.transport_delay(failures, self._draw), deadline, why)
+                continue
             if failures:
                 logger.warning("LLM request succeeded after %d retries", failures)
             self._confirmed = True
-            return self._answer(raw.parse(), usage)
+            usage.model = streamed.model or self.model
+            return self._answer(streamed)
+
+    def _count(self, usage: Usage, messages: Sequence[Message], streamed: streaming.Streamed) -> None:
+        """One request's tokens: as the server reported them, else estimated (module docstring of
+        `streaming`): an abandoned or failed request costs too."""
+        usage.requests += 1
+        prompt, completion = streamed.prompt_tokens, streamed.completion_tokens
+        if prompt is None or completion is None:
+            usage.estimated = True
+        usage.prompt_tokens += prompt if prompt is not None else streaming.prompt_estimate(messages)
+        usage.completion_tokens += completion if completion is not None else streamed.pieces
 
     def _fall_back(self, refused: _ModeRefused) -> None:
         """Move to the next structured-output mode, or raise LlmUnsupported when none is left."""
@@ -285,22 +312,16 @@ class ChatClient:
             f"The LLM endpoint failed {attempts} times in a row ({redact_foreign(str(failure))})."
         )
 
-    def _answer(self, response: Any, usage: Usage) -> _Answer:
-        if response.usage is not None:
-            usage.prompt_tokens += response.usage.prompt_tokens or 0
-            usage.completion_tokens += response.usage.completion_tokens or 0
-        usage.model = response.model or self.model
-        if not response.choices:
+    def _answer(self, streamed: streaming.Streamed) -> _Answer:
+        if not streamed.choices:
             return _Answer("", "error", "the response had no choices")
-        choice = response.choices[0]
-        finish = choice.finish_reason or ""
-        content = choice.message.content
-        if content is None:
-            refusal = getattr(choice.message, "refusal", None)
+        finish = streamed.finish_reason
+        if not streamed.pieces:
+            refusal = streamed.refusal
             return _Answer(
                 "", finish, f"the model refused: {refusal}" if refusal else "the answer had no content"
             )
-        return _Answer(content, finish)
+        return _Answer(streamed.content, finish)
 
     def structured(
         self, messages: MessagesFor | Sequence[Message], output: type[T], name: str, repair: RepairTexts
@@ -318,6 +339,7 @@ class ChatClient:
                 "requests": usage.requests,
                 "prompt_tokens": usage.prompt_tokens,
                 "completion_tokens": usage.completion_tokens,
+                "tokens_estimated": int(usage.estimated),
             }
             raise
 
