@@ -11,7 +11,7 @@ from memory_engine import wiring
 from memory_engine.adapters.openai import LlmUnavailable
 from memory_engine.models.api import ConsolidateRequest
 from memory_engine.ports import ExtractionContext
-from memory_engine.settings import Settings
+from memory_engine.settings import JOB_TAIL_SECONDS, Settings
 from memory_engine.usecases import consolidate
 from tests.fakes.engine import fake_engine, run_worker
 from tests.fakes.openai_server import FakeOpenAIServer, Scripted, chat_completion
@@ -146,8 +146,8 @@ def test_with_an_llm_a_job_in_hand_stays_invisible_for_a_whole_batch() -> None:
     # When the extractor is the LLM, or the built-in one
     llm = Settings(extractor="llm", **limits)  # type: ignore[arg-type]
     builtin = Settings(extractor="builtin", **limits)  # type: ignore[arg-type]
-    # Then the LLM's job is not handed out again before its last request could have ended
-    assert llm.job_visibility_seconds == 900
+    # Then the LLM job is not handed out again before its last batch could have ended
+    assert llm.job_visibility_seconds == 5 + 600 + JOB_TAIL_SECONDS
     assert builtin.job_visibility_seconds == 30
 
 

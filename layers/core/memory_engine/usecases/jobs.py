@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal, assert_never
 
+from memory_engine import deadline
 from memory_engine.engine import Engine
 from memory_engine.errors import Cancelled, MemoryEngineError
 from memory_engine.logsafe import error_details
@@ -25,6 +26,22 @@ log = logging.getLogger("memory_engine.worker")
 
 Outcome = Literal["done", "retry", "dead"]
 MAX_ERROR_CHARS = 2_000
+
+
+# Beyond a Lambda's remaining time: its runtime's own end (it is stopped at its timeout, then the
+# event source settles the message).
+LAMBDA_TAIL_S = 30.0
+
+
+def lease_seconds(settings: Settings) -> float:
+    """How long a job in hand stays invisible at a time: its worst case by the settings
+    (`job_visibility_seconds`), or, under a deadline that ends sooner than forever (a Lambda's
+    remaining time), at least until that deadline has passed, so that a job whose renewals all
+    fail is never handed out again while it can still run."""
+    remaining = deadline.current().remaining()
+    if remaining == float("inf"):
+        return settings.job_visibility_seconds
+    return max(settings.job_visibility_seconds, remaining + LAMBDA_TAIL_S)
 
 
 def run(engine: Engine, job: Job, redelivered: bool = False) -> object:
@@ -111,7 +128,7 @@ def attempt(
 ) -> Outcome:
     """Run a received job and settle a failure: retried after a backoff while attempts remain,
     else parked as dead with its error. While it runs, its receipt is renewed for
-    `visibility_seconds` (default: the settings' `job_visibility_seconds`) at a time, and a
+    `visibility_seconds` (default: `lease_seconds`) at a time, and a
     delivery past its attempts (the runs before never settled) is parked unrun, saying so.
     "done" jobs are left for the caller to ack (the Lambda's event source mapping deletes them
     itself). Without a `source` to settle with (a queue that is not polled, as in handler
@@ -137,9 +154,7 @@ def attempt(
             run(engine, message.job, message.receive_count > 1)
         else:
             # Its receipt renewed while it runs: never handed out again meanwhile (usecases.lease).
-            with lease.held(
-                source, message.receipt, visibility_seconds or engine.settings.job_visibility_seconds
-            ):
+            with lease.held(source, message.receipt, visibility_seconds or lease_seconds(engine.settings)):
                 run(engine, message.job, message.receive_count > 1)
     except Cancelled:
         raise  # not the job's failure: the worker is stopping, and releases it for next time

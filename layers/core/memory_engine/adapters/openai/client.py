@@ -23,6 +23,8 @@ from pydantic import BaseModel, ValidationError
 from memory_engine.adapters.openai import streaming
 from memory_engine.adapters.openai.errors import LlmBadOutput, LlmError, LlmUnavailable, LlmUnsupported
 from memory_engine.adapters.openai.modes import FALLBACK, refuses_mode, response_format
+from memory_engine.adapters.openai.retries import RETRY_STATUSES, RetryPolicy, retry_after
+from memory_engine.deadline import current as current_deadline
 from memory_engine.extraction.prompts.render import StructuredOutput
 from memory_engine.logsafe import redact_foreign
 
@@ -33,56 +35,7 @@ Message = dict[str, str]
 MessagesFor = Callable[[StructuredOutput], list[Message]]
 T = TypeVar("T", bound=BaseModel)
 
-# The statuses the openai client retries (408/409 under load, 429 rate limits, 5xx the server's own
-# trouble); any other (400 bad request, 401 key, 404 model) will not heal.
-_RETRY_STATUSES = {408, 409, 429}
 _MAX_ERROR_LINES = 12
-# The longest Retry-After followed; past it the batch is better failed and retried by the queue.
-MAX_RETRY_AFTER_S = 60.0
-
-
-def retry_after(response: Any) -> float | None:
-    """The seconds a 429/503 asks to wait (`Retry-After-Ms`, or `Retry-After` in seconds), when
-    it says and the wait is reasonable."""
-    headers = getattr(response, "headers", None) or {}
-    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
-        value = headers.get(name)
-        if value is None:
-            continue
-        try:
-            seconds = float(value) * scale
-        except ValueError:
-            continue
-        if 0 <= seconds <= MAX_RETRY_AFTER_S:
-            return seconds
-    return None
-
-
-@dataclass(frozen=True)
-class RetryPolicy:
-    """Bounds on how hard one batch tries before it is reported failed (the queue retries later)."""
-
-    # Requests per answer when the endpoint times out, limits or fails (`ChatClient.complete`
-    # retries them within the batch's deadline, after the server's Retry-After or a backoff).
-    transport_attempts: int = 4
-    content_rounds: int = 2  # fresh tries, each with one repair, when answers do not validate
-    # At most this many answers that miss the schema, repairs included (None: every round's two).
-    content_attempts: int | None = None
-    base_delay_s: float = 1.0  # before a fresh round (the client paces its own retries)
-    max_delay_s: float = 30.0
-    # A batch's whole bound: no request starts after it, and none runs past it (its timeout is
-    # cut to the time left), retries included.
-    deadline_s: float = 600.0
-
-    def delay(self, attempt: int) -> float:
-        """Exponential backoff between content rounds, capped."""
-        return min(max(self.base_delay_s * 2 ** (attempt - 1), 0.0), self.max_delay_s)
-
-    def transport_delay(self, failures: int, draw: Callable[[], float]) -> float:
-        """After the n-th failed request: about 0.5·2ⁿ⁻¹ s (at most 8), half of it drawn at random,
-        as the openai client paced its own retries."""
-        ceiling = min(0.5 * 2 ** (failures - 1), 8.0)
-        return ceiling / 2 + draw() * ceiling / 2
 
 
 @dataclass
@@ -237,7 +190,7 @@ class ChatClient:
                 usage.requests += 1  # refused before any generation: no tokens to count
                 if not self._confirmed and refuses_mode(exc.status_code, exc.message, exc.body):
                     raise _ModeRefused(exc.status_code, exc.message) from exc
-                if not (exc.status_code in _RETRY_STATUSES or exc.status_code >= 500):
+                if not (exc.status_code in RETRY_STATUSES or exc.status_code >= 500):
                     raise LlmUnavailable(
                         f"The LLM endpoint refused the request ({exc.status_code}: "
                         f"{redact_foreign(exc.message)}); "
@@ -372,7 +325,9 @@ class ChatClient:
     ) -> T:
         invalid = 0
         cap = self._retry.content_attempts or 2 * self._retry.content_rounds
-        deadline = self._clock() + self._retry.deadline_s
+        # A batch's bound, or the work's own when that ends sooner (a Lambda's remaining time):
+        # the batch fails and is retried rather than being killed mid-request.
+        deadline = self._clock() + min(self._retry.deadline_s, current_deadline().remaining())
         problem = ""
         for round_number in range(1, self._retry.content_rounds + 1):
             if round_number > 1:
