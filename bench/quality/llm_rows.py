@@ -19,7 +19,9 @@ def answers(exchanges: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     out = []
     for exchange in exchanges:
         body = exchange["body"]
-        if exchange["status"] == 200 and isinstance(body, dict) and body.get("choices"):
+        # A stream cut at its deadline or broken off is no answer of the model's.
+        answered = exchange["status"] == 200 and isinstance(body, dict) and body.get("choices")
+        if answered and not body.get("cut"):
             choice = body["choices"][0]
             out.append(
                 {"content": choice["message"].get("content") or "", "finish": choice.get("finish_reason")}
@@ -45,7 +47,15 @@ def row_of(batch: Batch, outcome: dict[str, Any], exchanges: Sequence[dict[str, 
         "seconds": round(outcome["seconds"], 1),
         "prompt_tokens": sum(int(u.get("prompt_tokens") or 0) for u in usage),
         "completion_tokens": sum(int(u.get("completion_tokens") or 0) for u in usage),
+        "cut_requests": sum(1 for e in exchanges if isinstance(e["body"], dict) and e["body"].get("cut")),
     }
+    # The extractor's own count, every request's (estimated where the server reported none, as
+    # llama-cpp-python's streams do not), when it gives one.
+    counted = dict(extraction.metadata) if extraction is not None else dict(getattr(error, "spent", {}) or {})
+    if "prompt_tokens" in counted:
+        row["prompt_tokens"] = int(counted["prompt_tokens"])
+        row["completion_tokens"] = int(counted["completion_tokens"])
+        row["tokens_estimated"] = bool(counted.get("tokens_estimated"))
     if extraction is None:
         return {**row, "outcome": "given_up", "error": f"{type(error).__name__}: {error}"[:400]}
     row["outcome"] = "first_try" if len(given) == 1 else "after_repair"
