@@ -118,6 +118,15 @@ SPEED = (
         "python -m bench.speed.tenant_fairness",
     ),
     Entry(
+        "unencodable_fuzz",
+        "Text that is not Unicode text, on every route",
+        "Every string and object key of every route's body holding a lone surrogate (6 kinds) or bytes "
+        "that are not UTF-8 (4 kinds), and every route's query, path parameter and a header holding a "
+        "lone surrogate (the cases of tests/hardening/test_unencodable_text.py), through the local "
+        "server's routing and handlers: the answers by status (target: no 5xx). Exact counts.",
+        "python -m bench.quality.unencodable_fuzz",
+    ),
+    Entry(
         "held_sockets",
         "Sockets held by another process",
         "Another process holds 500 idle, or 500 trickling, sockets open on the local server (reopening "

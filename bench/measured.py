@@ -132,6 +132,17 @@ MEASURED: dict[str, Measures] = {
         ),
         (*INDEX_PACKAGES, *EMBEDDING_PACKAGES),
     ),
+    # Every route fuzzed with unencodable text through the local stack (exact counts).
+    "unencodable_fuzz": Measures(
+        (
+            "functions",
+            "memory_engine_app/server",
+            *_core("unicode_text.py", "http.py", "resolver.py", "models"),
+            "tests/hardening/test_unencodable_text.py",
+            "tests/fakes/stack.py",
+            "events",
+        ),
+    ),
     "held_sockets": Measures(
         (
             *LOCAL_SERVER,
