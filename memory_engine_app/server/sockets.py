@@ -28,6 +28,9 @@ EVICTION_WAIT_S = 1.0
 # makes one eviction per connection it reopens: a health check queued behind them waited 1.7 s
 # (p50) to be accepted. The bound keeps the threads finite all the same.
 MAX_LEAVING = 64
+# Evictions are logged at most once this often, with their count: the accept loop evicts once per
+# connection an attacker reopens, and a line each was hundreds a second on its critical path.
+EVICTION_LOG_S = 10.0
 
 
 class RequestReader(io.RawIOBase):
@@ -135,6 +138,7 @@ class LocalHttpServer(ThreadingHTTPServer):
         self._open_lock = threading.Lock()
         self._leaving = 0  # handed-over connections whose threads have not ended
         self.evictions = 0
+        self._evictions_logged = (0, -EVICTION_LOG_S)  # the count logged last, and when
 
     def process_request(self, request: Any, client_address: Any) -> None:
         if not self._slots.acquire(blocking=False) and not self._evict_for_newcomer():
@@ -182,7 +186,11 @@ class LocalHttpServer(ThreadingHTTPServer):
         with suppress(OSError):
             victim.shutdown(socket.SHUT_RDWR)
         self.evictions += 1
-        log.info("a waiting connection gave its slot to a new one")
+        logged, at = self._evictions_logged
+        now = time.monotonic()
+        if now - at >= EVICTION_LOG_S:
+            log.info("%d waiting connections gave their slots to new ones", self.evictions - logged)
+            self._evictions_logged = (self.evictions, now)
         if held.handed_over:
             return True
         # Its thread frees the slot as it ends; bounded, so the accept loop never hangs on it.
