@@ -23,6 +23,7 @@ import argparse
 import contextlib
 import io
 import json
+import os
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -197,6 +198,10 @@ def _save(
         "structured_output": settings.llm_structured_output,
         "max_output_tokens": settings.llm_max_output_tokens,
         "timeout_seconds": settings.llm_timeout_seconds,
+        "batch_seconds": settings.llm_batch_seconds,
+        # The server's decoding threads, as `make llm-local` was given them (LLM_THREADS), when said.
+        "server_threads": os.environ.get("LLM_THREADS"),
+        "past_deadline": sum(1 for row in rows if row["seconds"] > settings.llm_batch_seconds),
         "locomo": data.name if data else None,
         "locomo_sample": [list(item) for item in LOCOMO_SAMPLE[: args.locomo]] if data else [],
         "totals": totals(rows),

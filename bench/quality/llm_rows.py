@@ -157,6 +157,20 @@ def print_rows(rows: Sequence[dict[str, Any]]) -> None:
     print(json.dumps(totals(rows), indent=1, ensure_ascii=False))
 
 
+def _settings_line(result: dict[str, Any]) -> list[str]:
+    """The request timeout and batch bound the run had, and whether a batch went past its bound."""
+    if result.get("batch_seconds") is None:
+        return []
+    threads = result.get("server_threads")
+    return [
+        f"Each request {result['timeout_seconds']:,.0f} s at most, "
+        f"each batch {result['batch_seconds']:,.0f} s"
+        + (f"; the server decoding on {threads} thread(s)" if threads else "")
+        + f"; batches past their bound: {result.get('past_deadline', 0)}.",
+        "",
+    ]
+
+
 def report(result: dict[str, Any]) -> list[str]:
     """docs/configuration.md's table of a saved run (`--report`): one row per batch, then the totals."""
     machine = result["machine"]
@@ -164,6 +178,7 @@ def report(result: dict[str, Any]) -> list[str]:
         f"`{result['model']}`, structured output `{result['structured_output']}` as configured; "
         f"{machine['cores']} cores ({machine['cpu']}), 1-min load {machine['load_average_1m']} at the end.",
         "",
+        *_settings_line(result),
         "| batch | answer | requests | s | prompt / completion tokens | within limits | Hangul in summary "
         "| facts grounded | quotes grounded | people found |",
         "|---|---|---|---|---|---|---|---|---|---|",
