@@ -11,10 +11,11 @@ extractor, the shipped settings) on a fresh data folder, its log kept:
 1. Idle: tenant B sends 20 short turns (LoCoMo lines) to a thread and waits for a retrieve that
    returns a memory; then retrieves that thread `--probes` times, one a second: B's idle p50/p95.
 2. Busy: tenant A sends 20 turns of 2 × `--chars` characters to one session (its extraction job
-   is queued at the 20th) while a client retrieves A's thread once a second; then B sends 20 short
-   turns to a new thread: seconds from its 20th turn's answer to the first retrieve that returns a
-   memory (target ≤ 10 s). Meanwhile, and for `--probes` seconds after, B retrieves its first
-   thread once a second: B's busy p50/p95, and its p95 over the idle p95 (target ≤ 3×).
+   is queued at the 20th) while a client of A's retrieves A's thread once a second; then B sends
+   20 short turns to a new thread: seconds from its 20th turn's answer to the first retrieve that
+   returns a memory (target ≤ 10 s). Meanwhile, and for `--probes` seconds after, another client
+   of B's retrieves B's first thread once a second: B's busy p50/p95, and its p95 over the idle
+   p95 (target ≤ 3×).
 3. No job in two slots at once, checked through the run: the queue's table is read every half
    second (a message delivered more than once while the run went on, `redelivered`), the dead
    letters counted at the end, and the server's log searched for the worker's own words when a
@@ -189,16 +190,18 @@ def one_run(chars: int, probe_count: int, wait: float, timeout: float, log_path:
         heavy: list[float] = []
         probing = threading.Event()
 
-        def probe_both() -> None:
-            # A's thread once a second (the heavy tenant reading its own thread), and B's first one.
+        def probe(key: str, thread: str, into: list[float]) -> None:
+            # Once a second, each client on its own: a slow answer to A holds up none of B's.
             while not probing.wait(PROBE_PAUSE_S):
-                seconds, answered, _ = retrieve(target, KEY, "heavy", timeout)
-                heavy.append(min(seconds, timeout) if answered else timeout)
-                seconds, answered, _ = retrieve(target, light, "light-idle", timeout)
-                busy.append(min(seconds, timeout) if answered else timeout)
+                seconds, answered, _ = retrieve(target, key, thread, timeout)
+                into.append(min(seconds, timeout) if answered else timeout)
 
-        prober = threading.Thread(target=probe_both, daemon=True)
-        prober.start()
+        probers = [
+            threading.Thread(target=probe, args=(KEY, "heavy", heavy), daemon=True),
+            threading.Thread(target=probe, args=(light, "light-idle", busy), daemon=True),
+        ]
+        for prober in probers:
+            prober.start()
         heavy_started = time.perf_counter()
         for n in range(LONG_TURNS):
             consolidate(
@@ -208,7 +211,8 @@ def one_run(chars: int, probe_count: int, wait: float, timeout: float, log_path:
         busy_memory = time_to_memory(target, light, "light-busy", wait, timeout)
         time.sleep(probe_count * PROBE_PAUSE_S)  # B's probes go on while A's work does
         probing.set()
-        prober.join(timeout + 5)
+        for prober in probers:
+            prober.join(timeout + 5)
         done.set()
         watcher.join(10)
         dead = dead_letters(target.data_dir)
