@@ -25,8 +25,8 @@ from memory_engine.adapters.openai.errors import LlmBadOutput, LlmError, LlmUnav
 from memory_engine.adapters.openai.modes import FALLBACK, refuses_mode, response_format
 from memory_engine.adapters.openai.retries import RETRY_STATUSES, RetryPolicy, retry_after
 from memory_engine.deadline import current as current_deadline
+from memory_engine.edge.logsafe import redact_foreign
 from memory_engine.extraction.prompts.render import StructuredOutput
-from memory_engine.logsafe import redact_foreign
 
 logger = logging.getLogger(__name__)
 
