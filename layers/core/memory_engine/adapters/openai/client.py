@@ -3,12 +3,13 @@ the server stops generating an answer nobody waits for (`streaming`), and counte
 estimated when the server reports none. Transport failures (timeouts, cut or broken streams,
 connection errors, 408/409/429, 5xx) are retried here, not by the openai client (whose retries
 ignore the batch's deadline), after the server's Retry-After or an exponential, jittered backoff,
-and never past the batch's deadline (nor the work's own, a Lambda's time left); an answer that does not validate gets one repair round trip with the
-validation errors, then a bounded number of fresh tries, both at a temperature above the first
-request's (at 0 a model gives the same answer to the same question). Until a server has answered
-one request in the configured structured-output mode, an error that names the response format
-moves the client to the next mode (`modes.FALLBACK`) instead of failing the batch. This module imports
-`openai`: only the adapter loads it, and only when an LLM extractor is built."""
+and never past the batch's deadline (nor the work's own, a Lambda's time left); an answer that
+does not validate gets one repair round trip with the validation errors, then a bounded number of
+fresh tries, both at a temperature above the first request's (at 0 a model gives the same answer
+to the same question). Until a server has answered one request in the configured structured-output
+mode, an error that names the response format moves the client to the next mode
+(`modes.FALLBACK`) instead of failing the batch. This module imports `openai`: only the adapter
+loads it, and only when an LLM extractor is built."""
 
 from __future__ import annotations
 
