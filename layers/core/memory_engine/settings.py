@@ -248,6 +248,13 @@ class ChatSettings(LlmEndpointSettings):
     fact_language: str | None = Field(None, min_length=2, max_length=16)
 
 
+# What a job may do beyond its time and its last batch's LLM requests: the one chunk of turns it
+# always embeds before its first batch (`embedding.CHUNK_CHARS`, seconds on busy cores), and after
+# the last answer that memory and its turns' windows embedded (~9 texts of up to 2,048 characters:
+# ~15-30 s on one loaded core) and written.
+JOB_TAIL_SECONDS = 120.0
+
+
 class WorkerSettings(QueueSettings, ExtractionSettings):
     """How extraction jobs are run, retried and bounded (the worker Lambda and the local worker)."""
 
@@ -277,14 +284,22 @@ class WorkerSettings(QueueSettings, ExtractionSettings):
     )
 
     @property
+    def job_worst_case_seconds(self) -> float:
+        """The longest an extraction job with an LLM can run: a job starts a batch only within its
+        first `worker_job_seconds` (`extraction.budget`: its first batch always), no batch's LLM
+        requests outlive `llm_batch_seconds` (retries and repairs included), and the rest is
+        bounded embedding and writes (`JOB_TAIL_SECONDS`). In a Lambda the function's own
+        timeout ends it sooner (`usecases.jobs.lease_seconds`)."""
+        return self.worker_job_seconds + self.llm_batch_seconds + JOB_TAIL_SECONDS
+
+    @property
     def job_visibility_seconds(self) -> float:
         """How long a job in hand stays invisible at a time (renewed while it runs,
-        `usecases.lease`): with an LLM, at least one batch's whole bound (`llm_batch_seconds`, which
-        no request outlives) and one request's timeout to spare, so even a job whose renewals
-        all fail is not handed out again while its batch runs."""
+        `usecases.lease`): with an LLM, the job's whole worst case (`job_worst_case_seconds`), so
+        even a job whose renewals all fail is never handed out again while it runs."""
         if self.extractor != "llm":
             return self.worker_visibility_seconds
-        return max(self.worker_visibility_seconds, self.llm_batch_seconds + self.llm_timeout_seconds)
+        return max(self.worker_visibility_seconds, self.job_worst_case_seconds)
 
 
 class ServerSettings(Piece):
