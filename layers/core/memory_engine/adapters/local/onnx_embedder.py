@@ -90,7 +90,7 @@ class OnnxEmbedder:
 
     @property
     def dimension(self) -> int:
-        return self._load()[0].shape.hidden
+        return self._load()[0].dimension
 
     def _load(self) -> tuple[Encoder, Any]:
         with self._lock:
@@ -133,7 +133,7 @@ class OnnxEmbedder:
                 owners.append(index)
                 windows.append([model.bos, *ids[start : start + model.window], model.eos])
         lengths = np.fromiter((len(w) for w in windows), dtype=np.intp, count=len(windows))
-        means = np.empty((len(windows), model.shape.hidden), dtype=np.float32)
+        means = np.empty((len(windows), model.dimension), dtype=np.float32)
         order = np.argsort(-lengths, kind="stable")
         start = 0
         while start < len(order):
@@ -155,7 +155,7 @@ class OnnxEmbedder:
             feed = {"inputs_embeds": model.word_rows(batch), "attention_mask": mask}
             means[rows] = session.run(None, feed)[0]
         weights = (lengths - 2).clip(min=1).astype(np.float32)
-        out = np.zeros((len(texts), model.shape.hidden), dtype=np.float32)
+        out = np.zeros((len(texts), model.dimension), dtype=np.float32)
         np.add.at(out, np.asarray(owners), means * weights[:, None])
         out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-6)
         return out
