@@ -131,6 +131,10 @@ class SearchSettings(StorageSettings, VectorSettings):
         return missing
 
 
+# The dimensions EmbeddingGemma was trained to be cut to (Matryoshka representation learning).
+GEMMA_DIMENSIONS = (768, 512, 256, 128)
+
+
 class EmbeddingSettings(VectorSettings):
     """The embedding model and what embedding may cost."""
 
@@ -146,7 +150,7 @@ class EmbeddingSettings(VectorSettings):
     embedding_model_dir: Path | None = None
     # EmbeddingGemma's vectors cut to their first this many components and renormalised
     # (Matryoshka: trained for each of these); a smaller index, and a little less recall.
-    gemma_dimension: Literal[768, 512, 256, 128] = 768
+    gemma_dimension: int = Field(768, description="EmbeddingGemma's dimension: 768, 512, 256 or 128")
     embedding_batch_size: int = Field(64, ge=1)
     # The model's ONNX graphs (default: a per-model cache, written on first use in seconds) and
     # ONNX Runtime's threads per call (0: one per core).
@@ -168,6 +172,16 @@ class EmbeddingSettings(VectorSettings):
     embed_request_max_chars: int = Field(
         16_384, ge=64, description="characters one embed request may embed in all"
     )
+
+    @field_validator("gemma_dimension")
+    @classmethod
+    def _a_trained_cut(cls, value: int) -> int:
+        if value not in GEMMA_DIMENSIONS:
+            raise ValueError(
+                f"MEMORY_ENGINE_GEMMA_DIMENSION must be one of {', '.join(map(str, GEMMA_DIMENSIONS))} "
+                f"(EmbeddingGemma's Matryoshka dimensions), not {value}"
+            )
+        return value
 
     @field_validator("embedder", mode="before")
     @classmethod

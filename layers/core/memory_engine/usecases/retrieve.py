@@ -167,7 +167,9 @@ def _buffered_found(
         return []
     lexical = bm25_scores(_analysed(turns, engine.retrieval), tokenize(query))
     # Stored with the turn by the worker, or cached; at most a budget embedded here (turn_vectors).
-    vectors = turn_vectors.for_query(engine, turns, engine.settings.retrieve_embed_budget)
+    vectors = turn_vectors.for_query(
+        engine, turns, engine.settings.retrieve_embed_budget, dimension=len(vector) if vector else None
+    )
     return [
         FoundTurn(
             key,
