@@ -33,10 +33,13 @@ if TYPE_CHECKING:
 
 __all__ = ["GemmaEncoder", "configured_gemma_dir"]
 
-# Tokens per model call, <bos> and <eos> included. Up to the sliding layers' band the model's
-# attention is full, so a window is exactly what the model computes for that text; attention costs
-# the square of the window, and a turn is rarely past 200 tokens.
+# Tokens per model call, <bos> and <eos> included: what the model computes for a text of up to
+# that many tokens (its sliding layers' band included); attention costs the square of the window,
+# and a turn is rarely past 200 tokens.
 WINDOW = 512
+# The graph's own version, part of its cache key: a change to gemma_onnx.py bumps it, so graphs
+# written by an older engine are written again.
+GRAPH_VERSION = 2
 _FILES = (
     "config.json",
     "config_sentence_transformers.json",
@@ -148,13 +151,14 @@ class GemmaEncoder:
             small = [self.folder / name for name in _FILES if not name.endswith("model.safetensors")]
             stamps = [(self.folder / name).stat() for name in _FILES if name.endswith("model.safetensors")]
             stamp = ",".join(f"{entry.st_size}:{entry.st_mtime_ns}" for entry in stamps)
-            self._fingerprint = file_digest(small, extra=stamp.encode())
+            self._fingerprint = file_digest(small, extra=f"graph {GRAPH_VERSION}; {stamp}".encode())
         return self._fingerprint
 
     def graph(self) -> Any:
-        # A bidirectional sliding layer's token sees those less than `sliding_window` away
-        # (transformers' Gemma3 with use_bidirectional_attention): a window never reaches that far.
-        return gemma_graph(self.shape, self._weights, self.projection, self.shape.sliding_window)
+        # A bidirectional sliding layer's token sees those less than `sliding_window // 2 + 1`
+        # away: transformers' Gemma3TextConfig halves the window when use_bidirectional_attention
+        # is on (257 tokens for this model), so a window of 512 tokens meets the band.
+        return gemma_graph(self.shape, self._weights, self.projection, self.shape.sliding_window // 2 + 1)
 
     def token_ids(self, texts: Sequence[str], mode: EmbedMode) -> list[list[int]]:
         prompt = self.prompts[mode]
