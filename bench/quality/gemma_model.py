@@ -98,7 +98,9 @@ def assemble(wheels: Path, out: Path) -> Path:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("requirements", help="print the wheels' requirements, one per line")
     put = commands.add_parser("assemble", help="check the slices and unzip the model folder")

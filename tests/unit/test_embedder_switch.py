@@ -17,7 +17,9 @@ from tests.fakes.engine import fake_engine, run_worker
 from tests.fakes.ports import HashEmbedder
 
 TENANT = "acme"
-FACTS = [f"fact number {n}: the {word} is kept in box {n}" for n, word in enumerate("abcdefghijklmnopqrstuvwx")]
+FACTS = [
+    f"fact number {n}: the {word} is kept in box {n}" for n, word in enumerate("abcdefghijklmnopqrstuvwx")
+]
 
 
 def _thread(engine: Engine) -> None:
@@ -82,7 +84,11 @@ def test_a_stored_turn_vector_of_another_length_is_not_scored() -> None:
     old = fake_engine()
     _thread(old)
     (turn, *_) = old.store.buffered_turns(TENANT, "s2")
-    new = replace(old, embedder=HashEmbedder(dimension=16), settings=old.settings.model_copy(update={"retrieve_embed_budget": 0}))
+    new = replace(
+        old,
+        embedder=HashEmbedder(dimension=16),
+        settings=old.settings.model_copy(update={"retrieve_embed_budget": 0}),
+    )
 
     # When retrieve asks for vectors to score with a 16-dimensional query (no budget to embed)
     vectors = turn_vectors.for_query(new, {"t": turn}, budget=0, dimension=16)

@@ -107,7 +107,9 @@ class GemmaEncoder:
         config = json.loads((folder / "config.json").read_text())
         layers = int(config["num_hidden_layers"])
         layer_types = config.get("layer_types") or [
-            "full_attention" if (i + 1) % int(config.get("_sliding_window_pattern", 6)) == 0 else "sliding_attention"
+            "full_attention"
+            if (i + 1) % int(config.get("_sliding_window_pattern", 6)) == 0
+            else "sliding_attention"
             for i in range(layers)
         ]
         self.shape = GemmaShape(
@@ -162,7 +164,9 @@ class GemmaEncoder:
 
     def token_ids(self, texts: Sequence[str], mode: EmbedMode) -> list[list[int]]:
         prompt = self.prompts[mode]
-        encodings = self.tokenizer.encode_batch([prompt + text.strip() for text in texts], add_special_tokens=False)
+        encodings = self.tokenizer.encode_batch(
+            [prompt + text.strip() for text in texts], add_special_tokens=False
+        )
         return [encoding.ids for encoding in encodings]
 
     def word_rows(self, ids: NDArray[np.int64]) -> NDArray[np.float32]:

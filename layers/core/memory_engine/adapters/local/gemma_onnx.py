@@ -130,7 +130,9 @@ def gemma_graph(shape: GemmaShape, weight: Weights, projection: Any, band: int) 
     def rotary(x: str, name: str, sliding: bool) -> str:
         cos_s, sin_s = rope[sliding]
         first = node("Slice", [x, ints(name + ".s0", [0]), ints(name + ".e0", [half]), last], name + ".x1")
-        second = node("Slice", [x, ints(name + ".s1", [half]), ints(name + ".e1", [shape.head_dim]), last], name + ".x2")
+        second = node(
+            "Slice", [x, ints(name + ".s1", [half]), ints(name + ".e1", [shape.head_dim]), last], name + ".x2"
+        )
         rotated = node("Concat", [node("Neg", [second], name + ".nx2"), first], name + ".rot", axis=-1)
         return node(
             "Add",
@@ -148,7 +150,11 @@ def gemma_graph(shape: GemmaShape, weight: Weights, projection: Any, band: int) 
     full_bias = node("Unsqueeze", [pad_bias, ints("axes12", [1, 2])], "mask.full")
     positions = node(
         "Range",
-        [const("r0", np.array(0, np.int64)), node("Squeeze", [seq, zero], "seq.scalar"), const("r1", np.array(1, np.int64))],
+        [
+            const("r0", np.array(0, np.int64)),
+            node("Squeeze", [seq, zero], "seq.scalar"),
+            const("r1", np.array(1, np.int64)),
+        ],
         "positions",
     )
     distance = node(
@@ -158,7 +164,8 @@ def gemma_graph(shape: GemmaShape, weight: Weights, projection: Any, band: int) 
     )
     outside = node("GreaterOrEqual", [distance, const("band", np.array(band, np.int64))], "band.outside")
     band_bias = node(
-        "Mul", [node("Cast", [outside], "band.f", to=TensorProto.FLOAT), const("neg2", np.array(_NEG, np.float32))],
+        "Mul",
+        [node("Cast", [outside], "band.f", to=TensorProto.FLOAT), const("neg2", np.array(_NEG, np.float32))],
         "band.bias",
     )
     sliding_bias = node("Add", [full_bias, band_bias], "mask.sliding")
@@ -186,7 +193,9 @@ def gemma_graph(shape: GemmaShape, weight: Weights, projection: Any, band: int) 
         context = node("Transpose", [node("MatMul", [probs, v_t], p + "ctx")], p + "ctx.t", perm=[0, 2, 1, 3])
         merged = node("Reshape", [context, batch_seq_hidden], p + "ctx.merged")
         attended = matmul(merged, p + "o", w("self_attn.o_proj.weight"))
-        h = node("Add", [h, rms_norm(attended, p + "post_attn", w("post_attention_layernorm.weight"))], p + "h1")
+        h = node(
+            "Add", [h, rms_norm(attended, p + "post_attn", w("post_attention_layernorm.weight"))], p + "h1"
+        )
 
         x = rms_norm(h, p + "pre_ffw", w("pre_feedforward_layernorm.weight"))
         gate = node("FastGelu", [matmul(x, p + "gate", w("mlp.gate_proj.weight"))], p + "gelu", domain=_MS)
@@ -198,7 +207,14 @@ def gemma_graph(shape: GemmaShape, weight: Weights, projection: Any, band: int) 
     # Mean over real tokens (the prompt included, as its pooling config says), then the dense map.
     mask_3d = node("Unsqueeze", [mask_f, last], "mask.3d")
     total = node("ReduceSum", [node("Mul", [h, mask_3d], "masked"), ints("axis1", [1])], "total", keepdims=0)
-    count = node("Clip", [node("ReduceSum", [mask_3d, "axis1"], "count", keepdims=0), const("floor", np.array(1e-9, np.float32))], "count.clipped")
+    count = node(
+        "Clip",
+        [
+            node("ReduceSum", [mask_3d, "axis1"], "count", keepdims=0),
+            const("floor", np.array(1e-9, np.float32)),
+        ],
+        "count.clipped",
+    )
     pooled = node("Div", [total, count], "pooled")
     node("MatMul", [pooled, const("dense.w", np.ascontiguousarray(projection, dtype=np.float32))], "mean")
 
