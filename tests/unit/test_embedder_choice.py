@@ -96,7 +96,7 @@ def test_gemma_without_its_folder_is_refused_naming_the_variable(monkeypatch: py
     monkeypatch.setenv("MEMORY_ENGINE_EMBEDDER", "gemma")
     monkeypatch.delenv("MEMORY_ENGINE_EMBEDDING_MODEL_DIR", raising=False)
 
-    with pytest.raises(ValidationError, match="set MEMORY_ENGINE_EMBEDDING_MODEL_DIR .*EmbeddingGemma"):
+    with pytest.raises(ValidationError, match=r"set MEMORY_ENGINE_EMBEDDING_MODEL_DIR .*EmbeddingGemma"):
         Settings()
 
 

@@ -201,7 +201,8 @@ class EmbeddingSettings(VectorSettings):
             missing.append(
                 (
                     "MEMORY_ENGINE_EMBEDDING_MODEL_DIR",
-                    "EmbeddingGemma-300M's sentence-transformers folder, needed by MEMORY_ENGINE_EMBEDDER=gemma",
+                    "EmbeddingGemma-300M's sentence-transformers folder, "
+                    "needed by MEMORY_ENGINE_EMBEDDER=gemma",
                 )
             )
         return missing

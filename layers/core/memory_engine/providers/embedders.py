@@ -1,7 +1,8 @@
 """Builders of the embedding models, unbounded (`wiring.build_embedder` bounds whichever it is).
 
-The ONNX Runtime models (e5, MiniLM, EmbeddingGemma) run in process; the remote ones call a Lambda function or a SageMaker
-endpoint. Each builder imports its adapter itself: the two families share no dependency.
+The ONNX Runtime models (e5, MiniLM, EmbeddingGemma) run in process; the remote ones call a
+Lambda function or a SageMaker endpoint. Each builder imports its adapter itself: the two
+families share no dependency.
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ import json
 import struct
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from memory_engine.adapters.local.gemma_onnx import GemmaShape, gemma_graph
 from memory_engine.errors import Unavailable
@@ -61,7 +61,7 @@ def configured_gemma_dir() -> Path:
 class _SafeTensors:
     """A safetensors file's tensors as numpy arrays mapped from the file (read on access)."""
 
-    _DTYPES = {"F32": "<f4", "F16": "<f2", "BF16": None}
+    _DTYPES: ClassVar[dict[str, str]] = {"F32": "<f4", "F16": "<f2"}
 
     def __init__(self, path: Path) -> None:
         import numpy as np
@@ -82,8 +82,9 @@ class _SafeTensors:
         if dtype is None:
             raise ValueError(f"{name} is {entry['dtype']}; the engine reads float32 or float16 weights")
         start, end = entry["data_offsets"]
-        raw = self._map[self._base + start : self._base + end]
-        return raw.view(dtype).reshape(entry["shape"])  # type: ignore[no-any-return]
+        tensor = self._map[self._base + start : self._base + end].view(dtype).reshape(entry["shape"])
+        # float16 weights (a smaller copy of the model) are widened: the graph runs in float32.
+        return tensor if dtype == "<f4" else tensor.astype(np.float32)
 
 
 class GemmaEncoder:
