@@ -110,14 +110,14 @@ def cached(choice: Choice) -> CachingEmbedder:
     return CachingEmbedder(inner, CACHE / f"embeddings-{choice.cache}.pkl")
 
 
-def quality(choice: Choice, quick: int, quiet: bool) -> dict[str, Any]:
+def quality(choice: Choice, quick: int, quiet: bool, ablations: bool = False) -> dict[str, Any]:
     from bench.quality import locomo_retrieval
 
     embedder = cached(choice)
     engine_embedder: Embedder = Truncated(embedder, choice.dimension) if choice.dimension else embedder
     out: dict[str, Any] = {}
     runs = {
-        "locomo_dev": (default_data(), ["--shared-ingestion-only"]),
+        "locomo_dev": (default_data(), ["--shared-ingestion-only" if ablations else "--no-ablations"]),
         "korean": (KOREAN / "korean-dialogues.json", ["--no-ablations"]),
         "korean_english": (KOREAN / "english-dialogues.json", ["--no-ablations"]),
     }
@@ -238,6 +238,9 @@ def disk(choice: Choice) -> dict[str, Any]:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", type=int, default=0, help="only the first N LoCoMo conversations")
+    parser.add_argument(
+        "--ablations", action="store_true", help="LoCoMo's ablations that share the default's ingestion too"
+    )
     parser.add_argument("--repeats", type=int, default=5, help="rounds of the 6 questions per model")
     parser.add_argument("--skip-quality", action="store_true", help="the costs only")
     parser.add_argument("--only", default="", help="comma-separated keys: e5, gemma, gemma-int8, gemma-256")
@@ -257,7 +260,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         row.update(first_start(choice, lines))
         row.update(speed(choice, lines, args.repeats))
         if not args.skip_quality:
-            row["quality"] = quality(choice, args.quick, args.quiet)
+            row["quality"] = quality(choice, args.quick, args.quiet, args.ablations)
         row["quick"] = args.quick
         rows = [r for r in rows if r["name"] != choice.name] + [stamped(row)]
         rows.sort(key=lambda r: [c.name for c in CHOICES].index(r["name"]) if r["name"] in _NAMES else 99)
