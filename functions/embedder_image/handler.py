@@ -29,7 +29,7 @@ def embedder() -> Embedder:
         # This function *is* the remote model: pointing it at another one would call itself.
         raise RuntimeError(
             "The embedding function serves the in-process model: set MEMORY_ENGINE_EMBEDDER=e5 "
-            "(the image's default), minilm or gemma."
+            "(the image's default), MEMORY_ENGINE_EMBEDDER=minilm or MEMORY_ENGINE_EMBEDDER=gemma."
         )
     return wiring.build_embedder(settings)
 
