@@ -185,7 +185,7 @@ def speed(choice: Choice, lines: list[str], repeats: int) -> dict[str, Any]:
 _FIRST_VECTOR = """
 import resource, sys, time
 started = time.perf_counter()
-from memory_engine import wiring
+from memory_engine.composition import wiring
 from memory_engine.settings import Settings
 embedder = wiring.build_embedder(Settings())
 embedder.embed(["hello"], "query")

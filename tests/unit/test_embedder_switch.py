@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from memory_engine import wiring
+from memory_engine.composition import wiring
 from memory_engine.engine import Engine
-from memory_engine.indexing import turn_vectors
+from memory_engine.usecases import turn_vectors
 from memory_engine.models.api import ConsolidateRequest, RetrieveRequest
 from memory_engine.usecases import consolidate, retrieve
 from memory_engine_app import cli
