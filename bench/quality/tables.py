@@ -92,7 +92,9 @@ def embedders(result: dict[str, Any]) -> list[str]:
         quality = row.get("quality", {})
         locomo = quality.get("locomo_dev", {})
         engine = locomo.get("engine", {})
-        alone = next((v for k, v in locomo.get("rows", {}).items() if "over turns (cosine)" in k), {})
+        alone: dict[str, Any] = next(
+            (v for k, v in locomo.get("rows", {}).items() if "over turns (cosine)" in k), {}
+        )
 
         def r10(key: str, quality: dict[str, Any] = quality) -> Any:
             return quality.get(key, {}).get("engine", {}).get("all", {}).get("recall_10")

@@ -16,8 +16,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from memory_engine.composition import wiring
 from memory_engine.adapters.local.onnx_embedder import OnnxEmbedder
+from memory_engine.composition import wiring
 from memory_engine.ports import EmbedMode
 from memory_engine.settings import Settings
 

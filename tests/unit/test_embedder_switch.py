@@ -9,9 +9,8 @@ from dataclasses import replace
 
 from memory_engine.composition import wiring
 from memory_engine.engine import Engine
-from memory_engine.usecases import turn_vectors
 from memory_engine.models.api import ConsolidateRequest, RetrieveRequest
-from memory_engine.usecases import consolidate, retrieve
+from memory_engine.usecases import consolidate, retrieve, turn_vectors
 from memory_engine_app import cli
 from tests.fakes.engine import fake_engine, run_worker
 from tests.fakes.ports import HashEmbedder
