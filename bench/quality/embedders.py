@@ -212,6 +212,60 @@ def first_start(choice: Choice, lines: list[str]) -> dict[str, Any]:
     return {"first_vector_s": round(float(seconds), 2), "peak_rss_mb": round(int(rss_kb) / 1024)}
 
 
+def retrieve_child(key: str, size: int, count: int) -> None:
+    """In a process whose MEMORY_ENGINE_BENCH_DIM is the choice's dimension: `retrieve` over the
+    fixture's data folder of `size` memories (bench/speed/index_fixture.py: synthetic vectors of
+    that length, LoCoMo text), each call embedding its LoCoMo question with the real model.
+    Prints the p50/p95 milliseconds as JSON."""
+    from dataclasses import replace
+
+    from bench.common import locomo_questions, percentile
+    from bench.speed import retrieve_latency
+    from memory_engine.embedding import BoundedEmbedder
+    from memory_engine.settings import Settings
+
+    choice = next(c for c in CHOICES if c.key == key)
+    engine, _ = retrieve_latency.load(size)
+    embedder: Embedder = BoundedEmbedder(model(choice), Settings().embed_max_chars)
+    if choice.dimension:
+        embedder = Truncated(embedder, choice.dimension)
+    engine = replace(engine, embedder=embedder)
+    questions, _ = locomo_questions(count, retrieve_latency._synthetic)
+    retrieve_latency.timed(engine, questions[0])  # warm: the model loads
+    samples = [retrieve_latency.timed(engine, question)[0] for question in questions]
+    print(
+        json.dumps(
+            {"p50_ms": round(statistics.median(samples), 1), "p95_ms": round(percentile(samples, 0.95), 1)}
+        )
+    )
+
+
+def retrieve_at(choice: Choice, size: int, count: int) -> dict[str, Any]:
+    dimension = choice.dimension or (384 if choice.model == "e5" else 768)
+    env = {**os.environ, "MEMORY_ENGINE_BENCH_DIM": str(dimension)}
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bench.quality.embedders",
+            "--retrieve-child",
+            choice.key,
+            str(size),
+            str(count),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
+        cwd=ROOT,
+    )
+    timing = json.loads(done.stdout.strip().splitlines()[-1])
+    return {
+        f"retrieve_{size // 1000}k_ms_p50": timing["p50_ms"],
+        f"retrieve_{size // 1000}k_ms_p95": timing["p95_ms"],
+    }
+
+
 def disk(choice: Choice) -> dict[str, Any]:
     """Weights and graphs on disk, MB; a stored vector's bytes (float32)."""
     from memory_engine.adapters.local.encoders import encoder
@@ -245,7 +299,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--skip-quality", action="store_true", help="the costs only")
     parser.add_argument("--only", default="", help="comma-separated keys: e5, gemma, gemma-int8, gemma-256")
     parser.add_argument("--quiet", action="store_true")
+    parser.add_argument(
+        "--retrieve",
+        type=int,
+        default=0,
+        help="also time retrieve (query embedding included) at this many memories (e.g. 10000)",
+    )
+    parser.add_argument(
+        "--retrieve-only", action="store_true", help="only the retrieve timing, into saved rows"
+    )
+    parser.add_argument(
+        "--retrieve-child", nargs=3, metavar=("KEY", "SIZE", "QUERIES"), help=argparse.SUPPRESS
+    )
     args = parser.parse_args(argv)
+    if args.retrieve_child:
+        key, size, count = args.retrieve_child
+        retrieve_child(key, int(size), int(count))
+        return 0
     conversations = load(default_data())
     lines = [turn.line() for turn in conversations[0].turns][:256]
     choices = [c for c in CHOICES if not args.only or c.key in args.only.split(",")]
@@ -254,11 +324,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     rows: list[dict[str, Any]] = json.loads(saved.read_text())["rows"] if saved.is_file() else []
     for choice in choices:
         print(f"== {choice.name}", file=sys.stderr)
-        row: dict[str, Any] = {"name": choice.name, "settings": choice.settings()}
+        if args.retrieve_only:
+            (row,) = [r for r in rows if r["name"] == choice.name]
+            row.update(retrieve_at(choice, args.retrieve, 60))
+            save("embedders", {"benchmark": "embedders", "rows": rows})
+            continue
+        row = {"name": choice.name, "settings": choice.settings()}
         row.update(graphs(choice))
         row.update(disk(choice))
         row.update(first_start(choice, lines))
         row.update(speed(choice, lines, args.repeats))
+        if args.retrieve:
+            row.update(retrieve_at(choice, args.retrieve, 60))
         if not args.skip_quality:
             row["quality"] = quality(choice, args.quick, args.quiet, args.ablations)
         row["quick"] = args.quick
