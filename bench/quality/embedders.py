@@ -317,7 +317,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         retrieve_child(key, int(size), int(count))
         return 0
     conversations = load(default_data())
-    lines = [turn.line() for turn in conversations[0].turns][:256]
+    lines = [turn.line() for turn in conversations[0].turns][:96]
     choices = [c for c in CHOICES if not args.only or c.key in args.only.split(",")]
     saved = RESULTS / "embedders.json"
     # Rows of choices not run now are kept (each row carries its own commit and load).
