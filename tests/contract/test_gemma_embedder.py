@@ -127,3 +127,26 @@ def test_the_settings_build_gemma_with_its_folder_precision_and_dimension(
 
     (vector,) = embedder.embed(["hello"], "query")
     assert embedder.dimension == 128 and len(vector) == 128
+
+
+def test_gemma_never_imports_torch() -> None:
+    # Given a fresh interpreter that builds EmbeddingGemma from the settings and embeds with it
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from memory_engine.composition import wiring\n"
+        "from memory_engine.settings import Settings\n"
+        "wiring.build_embedder(Settings()).embed(['hello'], 'query')\n"
+        "print(sorted(m for m in ('torch', 'transformers', 'sentence_transformers') if m in sys.modules))\n"
+    )
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("MEMORY_ENGINE_")},
+        "MEMORY_ENGINE_EMBEDDER": "gemma",
+        "MEMORY_ENGINE_EMBEDDING_MODEL_DIR": str(MODEL_DIR),
+    }
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+
+    # Then neither torch nor transformers was ever loaded
+    assert done.stdout.strip().splitlines()[-1] == "[]"
