@@ -71,14 +71,14 @@ def test_a_job_whose_batches_take_their_whole_deadline_ends_within_its_visibilit
     # Given 24 buffered turns (3 batches), an LLM whose first batch ends just before the job's
     # time and whose every later batch takes the batch's whole deadline
     clock = Clock()
+    settings = Settings(extractor="llm", llm_model="m", extraction_threshold=1000)  # type: ignore[call-arg]
     engine = fake_engine(extractor="llm", llm_model="m", extraction_threshold=1000)
-    settings = engine.settings
     durations = [settings.worker_job_seconds - 0.1, *[settings.llm_batch_seconds] * 2]
     engine = dataclasses.replace(engine, extractor=SlowExtractor(clock, durations))
     monkeypatch.setattr(
         JobBudget,
         "of",
-        classmethod(lambda cls, s: cls(s.worker_job_seconds, s.extraction_job_max_chars, clock=clock)),
+        classmethod(lambda cls, s: cls(s.job_seconds, s.extraction_job_max_chars, clock=clock)),
     )
     for n in range(24):
         request = {

@@ -1,9 +1,10 @@
 """Builders of the embedding models, unbounded (`wiring.build_embedder` bounds whichever it is).
 
-The ONNX Runtime models (e5, MiniLM, EmbeddingGemma) run in process; the remote ones call a Lambda function or a SageMaker
-endpoint. Each builder imports its adapter itself: the two families share no dependency. A
-remote provider brings its own settings (`LambdaEmbedderSettings`, `SageMakerEmbedderSettings`),
-read from the environment when it is chosen: `EmbeddingSettings` holds what every model shares.
+The ONNX Runtime models (e5, MiniLM, EmbeddingGemma) run in process; the remote ones call a
+Lambda function or a SageMaker endpoint. Each builder imports its adapter itself: the two
+families share no dependency. A remote provider brings its own settings (`LambdaEmbedderSettings`,
+`SageMakerEmbedderSettings`), read from the environment when it is chosen: `EmbeddingSettings`
+holds what every model shares.
 """
 
 from __future__ import annotations
