@@ -29,6 +29,7 @@ from memory_engine.adapters.aws.dynamodb_keys import create_table_request
 from memory_engine.adapters.aws.dynamodb_store import DynamoDbStore
 from memory_engine.adapters.local.memory_index import LocalSearchIndex
 from memory_engine.engine import Engine
+from memory_engine.limits import Limits
 from memory_engine.models.domain import FACT_KIND, Memory, MemoryFields, Session, scope_key
 from memory_engine.models.inspect import ScopeView, SessionView, ThreadsResponse, ThreadView
 from memory_engine.settings import Settings
@@ -139,14 +140,16 @@ def one_size(
         clients.client("dynamodb", REGION).create_table(**create_table_request(TABLE))
         store = DynamoDbStore(TABLE, REGION)
         tenant = fill(store, sessions, facts, facts_per_scope)
+        # The thread list reads the store alone: no queue, embedder or extractor is called.
+        unused: Any = None
         engine = Engine(
-            settings=Settings(),
+            limits=Limits.of(Settings()),
             store=store,
-            queue=None,
+            queue=unused,
             index=LocalSearchIndex(),
-            embedder=None,
-            extractor=None,
-        )  # type: ignore[arg-type]
+            embedder=unused,
+            extractor=unused,
+        )
         reads = Reads()
         first = inspection.threads(engine, TENANT, limit=page)
         row: dict[str, Any] = {

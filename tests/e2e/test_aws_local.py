@@ -1,6 +1,7 @@
 """`make run-aws-local`: the API on the AWS backend over real HTTP, moto in server mode standing in
-for DynamoDB and SQS and its index showing writes 6 s late, as OpenSearch does. A turn goes through DynamoDB and the SQS queue to the worker and comes back
-from retrieve as a memory, and the records are in moto's table."""
+for DynamoDB and SQS, its index showing writes 6 s late as OpenSearch does. A turn goes through
+DynamoDB and the SQS queue to the worker and comes back from retrieve as a memory, and the records
+are in moto's table."""
 
 from __future__ import annotations
 

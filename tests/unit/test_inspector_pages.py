@@ -7,12 +7,11 @@ from collections.abc import Iterator
 
 import pytest
 
-from memory_engine import facts
 from memory_engine.engine import Engine
 from memory_engine.errors import InvalidInput
 from memory_engine.models.api import ConsolidateRequest
 from memory_engine.models.domain import scope_key
-from memory_engine.usecases import consolidate, inspection
+from memory_engine.usecases import consolidate, facts, inspection
 from tests.fakes.engine import ENGINE_BACKENDS
 
 TENANT = "acme"

@@ -12,12 +12,11 @@ from typing import Any
 
 import pytest
 
-from memory_engine import facts
 from memory_engine.engine import Engine
 from memory_engine.models.bank import CreateMemoryRequest, RetrieveMemoriesRequest
 from memory_engine.models.domain import scope_key
 from memory_engine.models.messages import IndexPurgeJob
-from memory_engine.usecases import bank, bank_retrieve
+from memory_engine.usecases import bank, bank_retrieve, facts
 from memory_engine_app.settling_index import SettlingIndex
 from tests.fakes.engine import ENGINE_BACKENDS, peek_jobs, run_worker
 from tests.fakes.ports import SetClock

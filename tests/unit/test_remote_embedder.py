@@ -190,7 +190,8 @@ def test_a_tei_endpoint_gets_hugging_faces_request_and_its_list_is_read() -> Non
         def invoke_endpoint(self, EndpointName: str, Body: bytes, **_: Any) -> dict[str, Any]:
             self.bodies.append(json.loads(Body))
             if "inputs" not in self.bodies[-1]:  # what TEI answers any other body
-                return {"Body": io.BytesIO(b'{"error": "missing field `inputs`", "error_type": "Validation"}')}
+                refusal = b'{"error": "missing field `inputs`", "error_type": "Validation"}'
+                return {"Body": io.BytesIO(refusal)}
             return {"Body": io.BytesIO(json.dumps([[3.0, 4.0], [0.0, 2.0]]).encode())}
 
     fake = FakeTei()
@@ -206,9 +207,10 @@ def test_a_tei_endpoint_gets_hugging_faces_request_and_its_list_is_read() -> Non
 
 
 def test_the_request_shape_comes_from_the_settings(monkeypatch: pytest.MonkeyPatch) -> None:
-    from memory_engine.providers.embedders import sagemaker_endpoint
+    from memory_engine.composition.providers.embedders import sagemaker_endpoint
     from memory_engine.settings import EmbeddingSettings
 
+    monkeypatch.setenv("MEMORY_ENGINE_SAGEMAKER_ENDPOINT", "bge")
     monkeypatch.setenv("MEMORY_ENGINE_SAGEMAKER_REQUEST", "tei")
-    built = sagemaker_endpoint(EmbeddingSettings(sagemaker_endpoint="bge", embedder="sagemaker"))
+    built = sagemaker_endpoint(EmbeddingSettings(embedder="sagemaker"))
     assert built._request(["one"], "passage") == {"inputs": ["one"], "truncate": True}
