@@ -168,7 +168,12 @@ def test_a_model_that_keeps_missing_the_schema_gets_three_answers_then_the_error
         make_extractor(retry=RetryPolicy(content_attempts=3)).extract(BATCH, EN)
 
     assert len(server.requests) == 3
-    assert raised.value.spent == {"requests": 3, "prompt_tokens": 300, "completion_tokens": 150}
+    assert raised.value.spent == {
+        "requests": 3,
+        "prompt_tokens": 300,
+        "completion_tokens": 150,
+        "tokens_estimated": 0,
+    }
 
 
 @pytest.fixture

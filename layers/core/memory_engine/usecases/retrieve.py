@@ -174,7 +174,9 @@ def _buffered_found(
         return []
     lexical = bm25_scores(_analysed(turns, engine.retrieval), query.terms)
     # Stored with the turn by the worker, or cached; at most a budget embedded here (turn_vectors).
-    vectors = turn_vectors.for_query(engine, turns, engine.limits.retrieve_embed_budget)
+    vectors = turn_vectors.for_query(
+        engine, turns, engine.limits.retrieve_embed_budget, dimension=len(vector) if vector else None
+    )
     return [
         FoundTurn(
             key=key,

@@ -1,9 +1,10 @@
 """Builders of the embedding models, unbounded (`wiring.build_embedder` bounds whichever it is).
 
-The ONNX Runtime models run in process; the remote ones call a Lambda function or a SageMaker
-endpoint. Each builder imports its adapter itself: the two families share no dependency. A
-remote provider brings its own settings (`LambdaEmbedderSettings`, `SageMakerEmbedderSettings`),
-read from the environment when it is chosen: `EmbeddingSettings` holds what every model shares.
+The ONNX Runtime models (e5, MiniLM, EmbeddingGemma) run in process; the remote ones call a
+Lambda function or a SageMaker endpoint. Each builder imports its adapter itself: the two
+families share no dependency. A remote provider brings its own settings (`LambdaEmbedderSettings`,
+`SageMakerEmbedderSettings`), read from the environment when it is chosen: `EmbeddingSettings`
+holds what every model shares.
 """
 
 from __future__ import annotations
@@ -51,6 +52,10 @@ class SageMakerEmbedderSettings(Piece):
         return missing
 
 
+def gemma(settings: EmbeddingSettings) -> OnnxEmbedder:
+    return _onnx("gemma", settings, dimension=settings.gemma_dimension)
+
+
 def lambda_function(settings: EmbeddingSettings) -> RemoteEmbedder:
     return _remote(settings, function_name=LambdaEmbedderSettings().embedding_function_name)
 
@@ -59,7 +64,9 @@ def sagemaker_endpoint(settings: EmbeddingSettings) -> RemoteEmbedder:
     return _remote(settings, sagemaker_endpoint=SageMakerEmbedderSettings().sagemaker_endpoint)
 
 
-def _onnx(model: Literal["e5", "minilm"], settings: EmbeddingSettings) -> OnnxEmbedder:
+def _onnx(
+    model: Literal["e5", "minilm", "gemma"], settings: EmbeddingSettings, dimension: int | None = None
+) -> OnnxEmbedder:
     from memory_engine.adapters.local.onnx_embedder import OnnxEmbedder
 
     return OnnxEmbedder(
@@ -69,6 +76,7 @@ def _onnx(model: Literal["e5", "minilm"], settings: EmbeddingSettings) -> OnnxEm
         batch_size=settings.embedding_batch_size,
         threads=settings.embedding_threads,
         precision=settings.embedding_precision,
+        dimension=dimension,
     )
 
 
