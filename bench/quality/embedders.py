@@ -329,9 +329,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     for choice in choices:
         print(f"== {choice.name}", file=sys.stderr)
         if args.retrieve_only:
-            (row,) = [r for r in rows if r["name"] == choice.name] or [{"name": choice.name}]
+            found = [r for r in _side_rows() if r["name"] == choice.name]
+            row = found[0] if found else {"name": choice.name}
             row.update(retrieve_at(choice, args.retrieve, 60))
-            rows = [r for r in rows if r["name"] != choice.name] + [row]
+            (CACHE / f"embedders-row-{choice.key}.json").write_text(json.dumps(row) + "\n")
+            rows = [r for r in _side_rows() if r["name"] != choice.name] + [row]
+            rows.sort(key=lambda r: [c.name for c in CHOICES].index(r["name"]) if r["name"] in _NAMES else 99)
             save("embedders", {"benchmark": "embedders", "rows": rows})
             continue
         row = {"name": choice.name, "settings": choice.settings()}
@@ -344,7 +347,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not args.skip_quality:
             row["quality"] = quality(choice, args.quick, args.quiet, args.ablations)
         row["quick"] = args.quick
-        rows = [r for r in rows if r["name"] != choice.name] + [stamped(row)]
+        row = stamped(row)
+        # Each row also kept on its own: runs of several choices side by side each save every
+        # row any of them has finished (the last to save has them all).
+        (CACHE / f"embedders-row-{choice.key}.json").write_text(json.dumps(row) + "\n")
+        rows = [r for r in _side_rows() if r["name"] != choice.name] + [row]
         rows.sort(key=lambda r: [c.name for c in CHOICES].index(r["name"]) if r["name"] in _NAMES else 99)
         save("embedders", {"benchmark": "embedders", "rows": rows})
         print(json.dumps({k: v for k, v in row.items() if k != "quality"}), file=sys.stderr)
@@ -352,6 +359,18 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 _NAMES = {choice.name for choice in CHOICES}
+
+
+def _side_rows() -> list[dict[str, Any]]:
+    """The saved result's rows, each replaced by the one its choice's last run kept in
+    bench/.cache where there is one."""
+    saved = RESULTS / "embedders.json"
+    rows = {row["name"]: row for row in (json.loads(saved.read_text())["rows"] if saved.is_file() else [])}
+    for choice in CHOICES:
+        path = CACHE / f"embedders-row-{choice.key}.json"
+        if path.is_file():
+            rows[choice.name] = json.loads(path.read_text())
+    return list(rows.values())
 
 
 def graphs(choice: Choice) -> dict[str, Any]:
