@@ -68,9 +68,9 @@ def embedders(result: dict[str, Any]) -> list[str]:
     rows = result["rows"]
     quick = {row.get("quick") for row in rows} - {0, None}
     first = min(quick) if quick else 0
-    scope = (
-        f"the first {first} conversation{'s' if first > 1 else ''} of LoCoMo dev" if quick else "LoCoMo dev"
-    )
+    scope = "LoCoMo dev" if not quick else f"the first {first} conversations of LoCoMo dev"
+    if first == 1:
+        scope = "LoCoMo dev's first conversation"
     lines = [
         f"Quality: the engine's default ranking on {scope}, the Korean set and its English translation "
         "(Recall@10, categories 1–4), and the embedder alone over turns (the harness's dense baseline "
