@@ -124,6 +124,40 @@ MEASURED: dict[str, Measures] = {
         (*SEARCH_SETTINGS, *EMBEDDING_SETTINGS, "embed_request_max_chars"),
         (*INDEX_PACKAGES, *EMBEDDING_PACKAGES),
     ),
+    # A heavy tenant beside a light one on the local server (issue 42 §1): the worker's slots,
+    # leases and budget, the retrieve path, and the helpers it shares with long_texts.
+    "tenant_fairness": Measures(
+        (
+            *RANKING,
+            *LOCAL_INDEX,
+            *EMBEDDERS,
+            *LOCAL_STORE,
+            *LOCAL_SERVER,
+            *EXTRACTION,
+            *_core("usecases/lease.py"),
+            "bench/speed/long_texts.py",
+        ),
+        (
+            *SEARCH_SETTINGS,
+            *EMBEDDING_SETTINGS,
+            "extraction_threshold",
+            "worker_slots",
+            "worker_job_seconds",
+            "worker_visibility_seconds",
+        ),
+        (*INDEX_PACKAGES, *EMBEDDING_PACKAGES),
+    ),
+    # Every route fuzzed with unencodable text through the local stack (exact counts).
+    "unencodable_fuzz": Measures(
+        (
+            "functions",
+            "memory_engine_app/server",
+            *_core("edge/unicode_text.py", "edge/http.py", "edge/resolver.py", "models"),
+            "tests/hardening/test_unencodable_text.py",
+            "tests/fakes/stack.py",
+            "events",
+        ),
+    ),
     "held_sockets": Measures(
         (
             *LOCAL_SERVER,

@@ -86,7 +86,7 @@ def test_a_stored_turn_vector_of_another_length_is_not_scored() -> None:
     new = replace(
         old,
         embedder=HashEmbedder(dimension=16),
-        settings=old.settings.model_copy(update={"retrieve_embed_budget": 0}),
+        limits=replace(old.limits, retrieve_embed_budget=0),
     )
 
     # When retrieve asks for vectors to score with a 16-dimensional query (no budget to embed)

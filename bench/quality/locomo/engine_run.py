@@ -32,6 +32,7 @@ from memory_engine.adapters.local.sqlite_queue import SqliteQueue
 from memory_engine.adapters.local.sqlite_store import SqliteStore
 from memory_engine.engine import Engine
 from memory_engine.extraction.builtin import BuiltinExtractor
+from memory_engine.limits import Limits
 from memory_engine.models.api import (
     ConsolidateOptions,
     ConsolidateRequest,
@@ -136,7 +137,7 @@ def build_engine(
 ) -> Engine:
     database = workdir / "engine.sqlite3"
     return Engine(
-        settings=Settings(close_earlier_sessions=close_sessions, batch_size=batch_size),
+        limits=Limits.of(Settings(close_earlier_sessions=close_sessions, batch_size=batch_size)),
         store=SqliteStore(database),
         queue=SqliteQueue(database),
         index=LocalSearchIndex(),

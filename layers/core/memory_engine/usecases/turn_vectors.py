@@ -111,8 +111,8 @@ def for_query(
         else:
             unknown.append((key, turn))
     newest = sorted(unknown, key=lambda item: (item[1].timestamp, item[1].seq), reverse=True)[:budget]
-    cap = engine.settings.embed_max_chars
-    chars = engine.settings.retrieve_embed_budget_chars if budget_chars is None else budget_chars
+    cap = engine.limits.embed_max_chars
+    chars = engine.limits.retrieve_embed_budget_chars if budget_chars is None else budget_chars
     for chunk in _chunks(newest, cap, chars):
         if not time_for_optional_work():
             break  # the answer comes in time; these turns are scored by their words alone

@@ -2,14 +2,16 @@
 
 The ONNX Runtime models (e5, MiniLM, EmbeddingGemma) run in process; the remote ones call a
 Lambda function or a SageMaker endpoint. Each builder imports its adapter itself: the two
-families share no dependency.
+families share no dependency. A remote provider brings its own settings (`LambdaEmbedderSettings`,
+`SageMakerEmbedderSettings`), read from the environment when it is chosen: `EmbeddingSettings`
+holds what every model shares.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal
 
-from memory_engine.settings import EmbeddingSettings
+from memory_engine.settings import EmbeddingSettings, Piece
 
 if TYPE_CHECKING:
     from memory_engine.adapters.aws.remote_embedder import RemoteEmbedder
@@ -24,16 +26,42 @@ def minilm(settings: EmbeddingSettings) -> OnnxEmbedder:
     return _onnx("minilm", settings)
 
 
+class LambdaEmbedderSettings(Piece):
+    """MEMORY_ENGINE_EMBEDDER=lambda: the function that embeds (the stack's embedder image)."""
+
+    embedding_function_name: str | None = None
+
+    def missing_variables(self) -> list[tuple[str, str]]:
+        missing = super().missing_variables()
+        if not self.embedding_function_name:
+            missing.append(
+                ("MEMORY_ENGINE_EMBEDDING_FUNCTION_NAME", "needed by MEMORY_ENGINE_EMBEDDER=lambda")
+            )
+        return missing
+
+
+class SageMakerEmbedderSettings(Piece):
+    """MEMORY_ENGINE_EMBEDDER=sagemaker: the endpoint that embeds."""
+
+    sagemaker_endpoint: str | None = None
+
+    def missing_variables(self) -> list[tuple[str, str]]:
+        missing = super().missing_variables()
+        if not self.sagemaker_endpoint:
+            missing.append(("MEMORY_ENGINE_SAGEMAKER_ENDPOINT", "needed by MEMORY_ENGINE_EMBEDDER=sagemaker"))
+        return missing
+
+
 def gemma(settings: EmbeddingSettings) -> OnnxEmbedder:
     return _onnx("gemma", settings, dimension=settings.gemma_dimension)
 
 
 def lambda_function(settings: EmbeddingSettings) -> RemoteEmbedder:
-    return _remote(settings, function_name=settings.embedding_function_name)
+    return _remote(settings, function_name=LambdaEmbedderSettings().embedding_function_name)
 
 
 def sagemaker_endpoint(settings: EmbeddingSettings) -> RemoteEmbedder:
-    return _remote(settings, sagemaker_endpoint=settings.sagemaker_endpoint)
+    return _remote(settings, sagemaker_endpoint=SageMakerEmbedderSettings().sagemaker_endpoint)
 
 
 def _onnx(
