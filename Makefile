@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 PORT ?= 8080
 
 .PHONY: install test-deps run run-aws-local test lint typecheck unit e2e openapi client-models ts-client bench \
-	bench-check bench-mem0-env clean layer synth \
+	bench-check bench-mem0-env clean layer image-constraints synth \
 	browser-deps llm-env llm-model llm-local dynalite gemma-model test-gemma
 
 install: $(STAMP)
@@ -241,7 +241,12 @@ CONTEXT ?=
 
 # The Lambda layer: memory_engine + runtime deps as Lambda's Linux wheels (pip --platform, no Docker).
 layer: install
-	$(PY) -m infra.layer $(LAYER_DIR)
+	$(PY) -m infra.layer $(LAYER_DIR) $(LAYER_FLAGS)
+
+# Pin what the embedding image installs (functions/embedder_image/constraints.txt), resolved by pip
+# for its platform (needs PyPI); commit the file. tests/infra/test_artifacts.py checks the pins.
+image-constraints: install
+	$(PY) -m infra.artifacts
 
 # The CloudFormation template(s) in cdk.out/, cdk-nag on. CONTEXT="stage=prod search=es" to vary.
 synth: layer

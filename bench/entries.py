@@ -153,8 +153,20 @@ SPEED = (
     Entry(
         "aws_calls",
         "AWS calls per operation",
-        "DynamoDB and SQS calls each operation makes, counted on moto (deterministic: no timing).",
+        "DynamoDB and SQS calls each operation makes, counted on moto (deterministic: no timing), with "
+        "the items each read examined (what a Scan or Query pays for).",
         "python -m bench.speed.aws_calls",
+        speed.aws_calls,
+    ),
+    Entry(
+        "inspector_pages",
+        "The inspector's thread list at tenant scale",
+        "What one page of `GET /v1/inspect/threads` (100 sessions, 100 fact scopes) reads on DynamoDB "
+        "(moto): calls, items examined (keys and items, what DynamoDB bills) and the answer's bytes, "
+        "at two tenant sizes (half as many memories as sessions, a quarter as many facts), beside the "
+        "whole-tenant listing it replaced (every session, every memory read to count the facts).",
+        "python -m bench.speed.inspector_pages",
+        speed.inspector_pages,
     ),
     Entry(
         "doors",

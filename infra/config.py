@@ -59,8 +59,16 @@ class StackConfig(BaseModel):
     # EmbeddingGemma's vectors cut to this many dimensions (Matryoshka): 768, 512, 256 or 128.
     gemma_dimension: int = 768
     sagemaker_endpoint: str | None = None
+    # The endpoint's request shape (MEMORY_ENGINE_SAGEMAKER_REQUEST): `engine` (the embedding
+    # image's {"texts", "mode"}) or `tei` (Hugging Face TEI's {"inputs"}: a stock endpoint).
+    sagemaker_request: Literal["engine", "tei"] = "engine"
     # The vectors' length, the OpenSearch mapping's: unset, the model's own (`dimension`).
     embedding_dimension: int | None = Field(None, ge=1, le=16_000)
+
+    # Chat (`/v1/chat/completions`, `GET /v1/models`): the model a request naming none gets, and
+    # what the model list names (MEMORY_ENGINE_CHAT_MODEL). None: requests must name one, and
+    # the list is empty.
+    chat_model: str | None = Field(None, min_length=1, max_length=256)
 
     # Extraction in the worker: the built-in extractor, or any OpenAI-compatible LLM.
     extractor: Literal["builtin", "llm"] = "builtin"
@@ -92,6 +100,11 @@ class StackConfig(BaseModel):
     key_throttle_burst: int = Field(50, ge=1)
     key_quota_limit: int | None = Field(None, ge=1)
     key_quota_period: Literal["DAY", "WEEK", "MONTH"] = "DAY"
+
+    # Re-deploying a destroyed stage with its data: the name of the table `cdk destroy` kept (the
+    # TableName output of the earlier deployment; retained wherever protectData is on). The stack
+    # then uses that table as it is and creates none (docs/aws.md, "Destroy and deploy again").
+    existing_table_name: str | None = Field(None, pattern=r"^[a-zA-Z0-9_.-]{3,255}$")
 
     # Operations.
     alarm_email: str | None = None

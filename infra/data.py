@@ -36,12 +36,24 @@ class Data(Construct):
     store's tests create on moto: the deployed table cannot drift from what the code expects.
     """
 
-    def __init__(self, scope: Construct, construct_id: str, *, protect: bool) -> None:
+    def __init__(
+        self, scope: Construct, construct_id: str, *, protect: bool, existing: str | None = None
+    ) -> None:
         super().__init__(scope, construct_id)
         from memory_engine.adapters.aws.dynamodb_keys import create_table_request
 
         definition = create_table_request("memory-engine")
-        self.table = dynamodb.Table(
+        self.index_names = tuple(
+            index["IndexName"]
+            for kind in ("LocalSecondaryIndexes", "GlobalSecondaryIndexes")
+            for index in definition.get(kind, [])
+        )
+        if existing:
+            # The table an earlier deployment of the stage kept (`cdk destroy` retains it): used as
+            # it is, with its data, indexes, PITR, TTL and deletion protection; nothing is created.
+            self.table: dynamodb.ITable = dynamodb.Table.from_table_name(self, "Table", existing)
+            return
+        table = dynamodb.Table(
             self,
             "Table",
             partition_key=dynamodb.Attribute(name=PARTITION_KEY, type=STRING),
@@ -57,24 +69,20 @@ class Data(Construct):
         )
         for index in definition.get("LocalSecondaryIndexes", []):
             _, sort_key = _keys(index)
-            self.table.add_local_secondary_index(
+            table.add_local_secondary_index(
                 index_name=index["IndexName"],
                 sort_key=dynamodb.Attribute(name=sort_key, type=STRING),
                 projection_type=PROJECTIONS[index["Projection"]["ProjectionType"]],
             )
         for index in definition.get("GlobalSecondaryIndexes", []):
             partition_key, sort_key = _keys(index)
-            self.table.add_global_secondary_index(
+            table.add_global_secondary_index(
                 index_name=index["IndexName"],
                 partition_key=dynamodb.Attribute(name=partition_key, type=STRING),
                 sort_key=dynamodb.Attribute(name=sort_key, type=STRING),
                 projection_type=PROJECTIONS[index["Projection"]["ProjectionType"]],
             )
-        self.index_names = tuple(
-            index["IndexName"]
-            for kind in ("LocalSecondaryIndexes", "GlobalSecondaryIndexes")
-            for index in definition.get(kind, [])
-        )
+        self.table = table
 
     def _arns(self) -> list[str]:
         # The indexes one by one: no `index/*` wildcard in anyone's policy.

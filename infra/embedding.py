@@ -47,6 +47,7 @@ class Embedding(Construct):
         self.mode = config.embedder
         self.function: lambda_.DockerImageFunction | None = None
         self._endpoint_name = config.sagemaker_endpoint
+        self._request_shape = config.sagemaker_request
         if config.embedder == "lambda":
             environment = {"MEMORY_ENGINE_EMBEDDING_DIMENSION": str(config.dimension)}
             context = IMAGE_CONTEXT
@@ -80,6 +81,7 @@ class Embedding(Construct):
         return {
             "MEMORY_ENGINE_EMBEDDER": "sagemaker",
             "MEMORY_ENGINE_SAGEMAKER_ENDPOINT": str(self._endpoint_name),
+            "MEMORY_ENGINE_SAGEMAKER_REQUEST": self._request_shape,
         }
 
     def grant_invoke(self, grantee: iam.IGrantable) -> None:

@@ -3,18 +3,19 @@
 `python -m infra.layer build/layer` fills `build/layer/python/` with the `memory_engine` package
 and the runtime dependencies of its `aws` and `llm` extras, as Lambda's Linux wheels (pip with
 `--only-binary=:all:`, the runtime's Python version and every manylinux tag its glibc runs, from
-`infra.lambda_platform`), then byte-compiles them when this Python is the runtime's, so cold
-starts skip compiling. It refuses a layer holding torch or numpy: the API functions stay small,
-and only the embedding image carries the model. It rebuilds only when pyproject.toml or the
-package's sources changed (`--force` to rebuild anyway).
+`infra.lambda_platform`), then byte-compiles them with an interpreter of the runtime's Python
+version (this one if it is; else MEMORY_ENGINE_LAYER_PYTHON or `python3.12` on PATH; none found
+stops the build unless `--no-bytecode`), so cold starts skip compiling (about 2 s). It refuses a
+layer holding torch or numpy: the API functions stay small, and only the embedding image carries
+the model. It rebuilds only when pyproject.toml or the package's sources changed (`--force` to
+rebuild anyway).
 """
 
 from __future__ import annotations
 
 import argparse
-import compileall
 import hashlib
-import py_compile
+import os
 import shutil
 import subprocess
 import sys
@@ -30,6 +31,7 @@ FORBIDDEN = ("torch", "numpy", "sentence_transformers", "transformers", "scipy")
 MAX_UNZIPPED_MB = 200  # Lambda allows 250 MB for function + layers; keep room for the function
 PACKAGE = ROOT / "layers" / "core" / "memory_engine"
 FINGERPRINT = ".fingerprint"
+LAYER_PYTHON_VARIABLE = "MEMORY_ENGINE_LAYER_PYTHON"
 
 
 def requirements(pyproject: Path = ROOT / "pyproject.toml", extras: Sequence[str] = EXTRAS) -> list[str]:
@@ -84,10 +86,13 @@ def fingerprint(reqs: Sequence[str]) -> str:
     return digest.hexdigest()
 
 
-def build(layer_dir: Path, force: bool = False) -> Path:
+def build(layer_dir: Path, force: bool = False, bytecode: bool = True) -> Path:
+    python = runtime_python() if bytecode else None
+    if bytecode and python is None:
+        raise SystemExit(NO_RUNTIME_PYTHON)
     reqs = requirements()
     stamp = layer_dir / FINGERPRINT
-    wanted = fingerprint(reqs)
+    wanted = fingerprint(reqs) + (" bytecode" if bytecode else "")
     site = layer_dir / "python"
     if not force and stamp.exists() and stamp.read_text() == wanted and site.is_dir():
         print(f"layer up to date: {site}")
@@ -99,9 +104,9 @@ def build(layer_dir: Path, force: bool = False) -> Path:
     heavy = forbidden_found(site)
     if heavy:
         raise SystemExit(f"the layer must not hold {heavy}: keep them out of the core's aws/llm extras")
-    if sys.version_info[:2] == tuple(int(part) for part in PYTHON_VERSION.split(".")):
-        # Unchecked-hash .pyc files stay valid whatever mtimes the zip gives the sources.
-        compileall.compile_dir(site, quiet=1, invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)
+    if bytecode:
+        assert python is not None
+        subprocess.run(compile_command(python, site), check=True)
     megabytes = size_mb(site)
     if megabytes > MAX_UNZIPPED_MB:
         raise SystemExit(f"the layer is {megabytes:.0f} MB unzipped, over {MAX_UNZIPPED_MB} MB")
@@ -110,12 +115,62 @@ def build(layer_dir: Path, force: bool = False) -> Path:
     return site
 
 
+NO_RUNTIME_PYTHON = (
+    f"the layer's bytecode must be compiled by Python {PYTHON_VERSION}, the functions' runtime "
+    f"(another version's .pyc files are ignored, and each cold start compiles again, ~2 s): put "
+    f"python{PYTHON_VERSION} on PATH or name it in {LAYER_PYTHON_VARIABLE}, or build with "
+    "`--no-bytecode` (make layer LAYER_FLAGS=--no-bytecode) to ship none"
+)
+
+
+def runtime_python(candidates: Sequence[str] | None = None) -> str | None:
+    """An interpreter of the runtime's Python version: this one, MEMORY_ENGINE_LAYER_PYTHON, or
+    `python3.12` on PATH, the first that runs and says it is that version."""
+    if candidates is None:
+        if sys.version_info[:2] == _version(PYTHON_VERSION):
+            return sys.executable
+        named = os.environ.get(LAYER_PYTHON_VARIABLE)
+        candidates = [named] if named else [f"python{PYTHON_VERSION}"]
+    for candidate in candidates:
+        found = shutil.which(candidate)
+        if found and _reports(found) == PYTHON_VERSION:
+            return found
+    return None
+
+
+def _version(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in text.split("."))
+
+
+def _reports(python: str) -> str:
+    """The major.minor an interpreter says it is ("" when it does not run: a pyenv shim of a
+    version not installed, say)."""
+    try:
+        done = subprocess.run(
+            [python, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return done.stdout.strip() if done.returncode == 0 else ""
+
+
+def compile_command(python: str, site: Path) -> list[str]:
+    """Byte-compile the layer. Unchecked-hash .pyc files stay valid whatever mtimes the zip gives
+    the sources."""
+    return [python, "-m", "compileall", "-q", "-j", "0", "--invalidation-mode", "unchecked-hash", str(site)]
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m infra.layer", description=__doc__)
     parser.add_argument("layer_dir", nargs="?", default=str(ROOT / "build" / "layer"))
     parser.add_argument("--force", action="store_true", help="rebuild even when nothing changed")
+    parser.add_argument("--no-bytecode", action="store_true", help="ship no .pyc (slower cold starts)")
     args = parser.parse_args(argv)
-    build(Path(args.layer_dir), force=args.force)
+    build(Path(args.layer_dir), force=args.force, bytecode=not args.no_bytecode)
 
 
 if __name__ == "__main__":

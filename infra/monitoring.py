@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from aws_cdk import Duration, RemovalPolicy, Stack
+from aws_cdk import Aws, Duration, RemovalPolicy, Stack
 from aws_cdk import aws_apigateway as apigw
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_cloudwatch_actions as actions
@@ -152,7 +152,9 @@ class Monitoring(Construct):
         workers: Mapping[str, tuple[Worker, lambda_.IFunction]],
         functions: Mapping[str, lambda_.IFunction],
     ) -> cloudwatch.Dashboard:
-        dashboard = cloudwatch.Dashboard(self, "Dashboard", dashboard_name=config.stack_name)
+        # Dashboards are global to an account: the region in the name lets one stage be deployed
+        # in two regions of an account.
+        dashboard = cloudwatch.Dashboard(self, "Dashboard", dashboard_name=dashboard_name(config))
         dashboard.add_widgets(
             cloudwatch.GraphWidget(
                 title="API requests and errors",
@@ -196,3 +198,8 @@ class Monitoring(Construct):
             ),
         )
         return dashboard
+
+
+def dashboard_name(config: StackConfig) -> str:
+    """`MemoryEngine-<stage>-<region>`: unique in the account (dashboards are not regional)."""
+    return f"{config.stack_name}-{Aws.REGION}"

@@ -18,6 +18,8 @@ from constructs import Construct
 from infra.config import StackConfig
 from infra.nag import acknowledge
 
+# Whatever the stage: the index is rebuilt from the table (the system of record) after a destroy.
+SEARCH_REMOVAL = RemovalPolicy.DESTROY
 AWS_CUSTOM_RESOURCE_ID = "AWS679f53fac002430cb0da5b7982bd2287"  # CDK's fixed singleton id
 READ_PERMISSIONS = ["aoss:ReadDocument", "aoss:DescribeIndex"]
 WRITE_PERMISSIONS = ["aoss:ReadDocument", "aoss:WriteDocument", "aoss:DescribeIndex"]
@@ -89,9 +91,11 @@ class Search(Construct):
         )
         self.collection.add_resource_dependency(encryption)
         self.collection.add_resource_dependency(network)
-        self.collection.apply_removal_policy(
-            RemovalPolicy.RETAIN if config.protect_data else RemovalPolicy.DESTROY
-        )
+        # The index is derived data (`memory-engine reindex` rebuilds it from the table): it goes
+        # with the stack, with its policies, so that the stage can be deployed again under the
+        # same names. Kept, the collection would keep its name while its policies went, and the
+        # next deploy would fail on the name (docs/aws.md, "Destroy and deploy again").
+        self.collection.apply_removal_policy(SEARCH_REMOVAL)
         self.endpoint = self.collection.attr_collection_endpoint
         self._resource_arn = self.collection.attr_arn
 
@@ -159,7 +163,7 @@ class Search(Construct):
             logging=opensearch.LoggingOptions(
                 slow_search_log_enabled=True, slow_index_log_enabled=True, app_log_enabled=True
             ),
-            removal_policy=RemovalPolicy.RETAIN if config.protect_data else RemovalPolicy.DESTROY,
+            removal_policy=SEARCH_REMOVAL,  # derived data, as the collection's
         )
         self.endpoint = f"https://{self.domain.domain_endpoint}"
         self._resource_arn = self.domain.domain_arn

@@ -28,6 +28,8 @@ from infra.search import Search
 from infra.worker import Worker
 
 EXTRACTION_WORKER = "extraction_worker"
+# The functions that read MEMORY_ENGINE_CHAT_MODEL (`chatModel`): the chat route and the model list.
+CHAT_MODEL_READERS = ("chat_completions", "chat_models")
 # The chat model's whole answer (each wait included): what is left of the API function's 28 s
 # after reading the user's memories (an embedding and a search) and before answering.
 CHAT_UPSTREAM_DEADLINE_SECONDS = API_FUNCTION_TIMEOUT_SECONDS - 8
@@ -47,7 +49,7 @@ class MemoryEngineStack(Stack):
         super().__init__(scope, construct_id, **kwargs)
         self.config = config
         self.needs = function_needs(routes)  # a route without needs stops the synth here
-        self.data = Data(self, "Data", protect=config.protect_data)
+        self.data = Data(self, "Data", protect=config.protect_data, existing=config.existing_table_name)
         self.runtime = Runtime(self, "Runtime", config=config)
         self.queues = {name: Worker(self, f"Queue-{name}", config=config) for name in workers}
         self.search = Search(self, "Search", config=config)
@@ -109,9 +111,10 @@ class MemoryEngineStack(Stack):
 
     def function_environment(self, needs: frozenset[Need], folder: str) -> dict[str, str]:
         """What `memory_engine.settings` reads, for a function with these needs."""
+        chat = self._chat_environment(folder)
         if not needs:
-            return {}
-        env = {"MEMORY_ENGINE_BACKEND": "aws", "MEMORY_ENGINE_TABLE_NAME": self.data.table.table_name}
+            return chat
+        env = {"MEMORY_ENGINE_BACKEND": "aws", "MEMORY_ENGINE_TABLE_NAME": self.data.table.table_name, **chat}
         if not uses_engine(needs):
             # The authorizer reads keys only (memory_engine.settings.KeySettings): no queue, no index.
             return env
@@ -146,6 +149,12 @@ class MemoryEngineStack(Stack):
                 # (memory_engine.adapters.aws.secrets), so no environment ever holds it.
                 env["MEMORY_ENGINE_OPENAI_API_KEY_SECRET"] = config.openai_api_key_secret
         return env
+
+    def _chat_environment(self, folder: str) -> dict[str, str]:
+        """The chat model setting, for the functions that read it (`chatModel`)."""
+        if folder in CHAT_MODEL_READERS and self.config.chat_model:
+            return {"MEMORY_ENGINE_CHAT_MODEL": self.config.chat_model}
+        return {}
 
     def _grant(self, function: lambda_.Function, needs: frozenset[Need]) -> None:
         role = function.role
@@ -243,7 +252,7 @@ class MemoryEngineStack(Stack):
         CfnOutput(self, "QueueUrl", value=extraction.queue.queue_url)
         CfnOutput(self, "DeadLetterQueueUrl", value=extraction.dead_letters.queue_url)
         CfnOutput(self, "SearchEndpoint", value=self.search.endpoint)
-        CfnOutput(self, "DashboardName", value=self.config.stack_name)
+        CfnOutput(self, "DashboardName", value=self.monitoring.dashboard.dashboard_name)
         if self.embedding.function is not None:
             CfnOutput(self, "EmbeddingFunctionName", value=self.embedding.function.function_name)
 

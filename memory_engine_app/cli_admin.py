@@ -79,6 +79,8 @@ def backfill_sessions() -> int:
         return 0
     listed = store.backfill_session_listing()
     print(f"listed {listed} sessions written before the listing index", file=sys.stderr)
+    facts = store.backfill_fact_listing()
+    print(f"listed {facts} memory-bank facts written before their listing", file=sys.stderr)
     return 0
 
 

@@ -28,10 +28,21 @@ def local_index(settings: Settings, store: Store) -> SearchIndex:
     against the store here; any other choice (OpenSearch, an index rebuilt in memory) from the
     core's factory map."""
     if index_choice(settings) != "files":
-        return build_index(settings, store)
+        return settling(settings, build_index(settings, store))
     persisted = open_local_index(settings, store)
     freeze_loaded()
-    return persisted
+    return settling(settings, persisted)
+
+
+def settling(settings: Settings, index: SearchIndex) -> SearchIndex:
+    """The index as the settings want it seen: at once, or each write some seconds late
+    (MEMORY_ENGINE_LOCAL_INDEX_SETTLE_SECONDS), as OpenSearch shows it."""
+    if settings.local_index_settle_seconds <= 0 or settings.opensearch_url:
+        return index
+    from memory_engine_app.settling_index import SettlingIndex
+
+    log.info("index: writes show %.1f s late (as on OpenSearch)", settings.local_index_settle_seconds)
+    return SettlingIndex(index, settings.local_index_settle_seconds)
 
 
 def local_index_path(settings: Settings) -> Path:

@@ -29,6 +29,8 @@ FILLER = [
     "I started reading a novel about lighthouse keepers.",
 ]
 CUTOFF = 10
+# How long a fact just created may take to be found (see `Smoke.bank`).
+BANK_WAIT = 2.0
 
 
 class CheckFailed(Exception):
@@ -97,7 +99,9 @@ class Smoke:
                 return f"{len(memories)} memories extracted"
             if time.monotonic() > deadline:
                 raise CheckFailed(
-                    f"{len(memories)} memories after {self.wait:.0f} s (2 expected): is the worker running?"
+                    f"{len(memories)} memories after {self.wait:.0f} s (2 expected): is the worker "
+                    "running? (a memory shows in retrieve once the search index has refreshed: "
+                    "OpenSearch Serverless takes 10-30 s, well within --wait)"
                 )
             time.sleep(1.0)
 
@@ -133,9 +137,21 @@ class Smoke:
         scope = {"smoke_run": self.run}
         created = self.api.bank_create("The smoke test's favourite colour is teal.", scope)
         try:
-            hits = self.api.bank_search(scope, "Which colour does it like?").retrieved_memories
-            if not hits or hits[0].memory.name != created.name:
-                raise CheckFailed(f"searching the scope found {[hit.memory.name for hit in hits]}")
+            # Found at once, whatever the index's refresh (the store answers for young facts);
+            # polled a moment only for the table's own listing (a DynamoDB index, under a second).
+            deadline = time.monotonic() + BANK_WAIT
+            while True:
+                hits = self.api.bank_search(scope, "Which colour does it like?").retrieved_memories
+                if hits and hits[0].memory.name == created.name:
+                    break
+                if time.monotonic() > deadline:
+                    raise CheckFailed(
+                        f"a fact created {BANK_WAIT:.0f} s ago is not found by its own scope's search "
+                        f"(found {[hit.memory.name for hit in hits]}): the retrieve function reads "
+                        "young facts from the table's thread listing (gsi3), older ones through the "
+                        "index: check its table and index grants"
+                    )
+                time.sleep(0.5)
         finally:
             self.api.bank_delete(created.name)
         return f"{created.name} created, found, deleted"

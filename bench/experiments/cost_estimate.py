@@ -73,6 +73,12 @@ RRU_PER_TURN = 2  # the store's one read of the session
 RRU_PER_RETRIEVE = 42  # the hits' memories (limit 5 x 8 RRU, strongly consistent) + buffered turns
 WRU_PER_MEMORY = 76  # memory item (~30 KB: 17 vectors) + 8 turns marked extracted, in one transaction
 SQS_REQUESTS_PER_JOB = 3  # send, receive, delete
+# The worker's sweep (every sweepMinutes, 15) scans gsi1, which holds every buffered turn whole
+# (projection ALL: a Scan pays for the items it reads, whatever it projects), eventually consistent.
+SWEEPS_PER_MONTH = HOURS_PER_MONTH * 60 / 15
+SWEEP = (1024, 500)  # the worker's invocation for a sweep
+BUFFERED_TURN_KB = 2.5  # a turn item (~1.3 KB) with its stored vector
+BUFFERED_DAYS = 1.0  # turns waiting for extraction at any time: about a day's worth (a bound)
 LOG_KB_PER_INVOCATION = 1.0
 ACCESS_LOG_KB_PER_REQUEST = 0.4
 LOG_MONTHS_KEPT = 3  # prod keeps logs 90 days
@@ -165,6 +171,8 @@ def month(tenant: Tenant, llm_input_per_m: float, llm_output_per_m: float) -> di
     invocations = requests + requests * AUTHORIZER_MISS_RATE + turns * EMBED_CALLS_PER_TURN + jobs
     log_gb = (invocations * LOG_KB_PER_INVOCATION + requests * ACCESS_LOG_KB_PER_REQUEST) / 1e6
     search = opensearch(tenant)
+    waiting_kb = turns / 30 * BUFFERED_DAYS * BUFFERED_TURN_KB
+    sweep_rru = math.ceil(waiting_kb / 4) * 0.5 * SWEEPS_PER_MONTH
     costs = {
         "API Gateway REST": requests / 1e6 * API_REST_PER_M,
         "Lambda: consolidate, retrieve, authorizer": lambda_cost(turns, *CONSOLIDATE)
@@ -179,6 +187,8 @@ def month(tenant: Tenant, llm_input_per_m: float, llm_output_per_m: float) -> di
         * TABLE_KB_PER_TURN
         / 1e6
         * (DDB_GB_MONTH + DDB_PITR_GB_MONTH),
+        "worker sweep (a Scan of the buffered turns every 15 minutes)": sweep_rru / 1e6 * DDB_RRU_PER_M
+        + lambda_cost(SWEEPS_PER_MONTH, *SWEEP),
         "SQS FIFO": jobs * SQS_REQUESTS_PER_JOB / 1e6 * SQS_FIFO_PER_M,
         "CloudWatch Logs (ingested, kept 90 days)": log_gb
         * (LOGS_INGEST_GB + LOG_MONTHS_KEPT * LOGS_STORED_GB_MONTH),

@@ -37,11 +37,13 @@ from memory_engine.models.domain import MemoryFields, scope_key
 from memory_engine.models.messages import ExtractionJob
 from memory_engine.ports import EmbedMode
 from memory_engine.settings import Settings
-from memory_engine.usecases import consolidate, delete, extract, facts, fork, retrieve
+from memory_engine.usecases import consolidate, delete, extract, facts, fork, retrieve, sweep
 
 RESULTS = Path(__file__).resolve().parents[1] / "results" / "aws_calls.json"
 REGION = "us-east-1"
 TENANT = "bench"
+# The sweep's scene: sessions whose buffers hold turns below the extraction point.
+SWEPT_SESSIONS, SWEPT_TURNS = 50, 5
 WRITES = {"PutItem", "UpdateItem", "DeleteItem", "TransactWriteItems", "BatchWriteItem"}
 
 
@@ -64,10 +66,12 @@ class Recorder:
     def __init__(self) -> None:
         self.calls: Counter[tuple[str, str]] = Counter()
         self.write_bytes = 0
+        self.items_read = 0
         for service in ("dynamodb", "sqs"):
             events = clients.client(service, REGION).meta.events
             events.register(f"before-call.{service}.*", self._call)
             events.register(f"before-send.{service}.*", self._send)
+        clients.client("dynamodb", REGION).meta.events.register("after-call.dynamodb.*", self._read)
 
     def _call(self, model: Any, **_: Any) -> None:
         self.calls[(model.service_model.service_name, model.name)] += 1
@@ -78,13 +82,24 @@ class Recorder:
         if name in WRITES:
             self.write_bytes += len(request.body or b"")
 
+    def _read(self, parsed: Any, **_: Any) -> None:
+        # What a read examined (a Scan or Query pays for every item it scanned, projected or not).
+        if "ScannedCount" in parsed:
+            self.items_read += int(parsed["ScannedCount"])
+        elif "Item" in parsed:
+            self.items_read += 1
+        elif "Responses" in parsed:
+            self.items_read += sum(len(found) for found in parsed["Responses"].values())
+
     def measure(self, operation: Callable[[], object]) -> dict[str, Any]:
         self.calls.clear()
         self.write_bytes = 0
+        self.items_read = 0
         operation()
         dynamodb = {name: n for (service, name), n in self.calls.items() if service == "dynamodb"}
         return {
             "dynamodb_reads": sum(n for name, n in dynamodb.items() if name not in WRITES),
+            "dynamodb_items_read": self.items_read,
             "dynamodb_writes": sum(n for name, n in dynamodb.items() if name in WRITES),
             "dynamodb_write_bytes": self.write_bytes,
             "sqs": sum(n for (service, _), n in self.calls.items() if service == "sqs"),
@@ -92,11 +107,11 @@ class Recorder:
         }
 
 
-def say(engine: Engine, session: str, n: int, **options: object) -> None:
+def say(engine: Engine, session: str, n: int, thread: str = "thread-1", **options: object) -> None:
     request = ConsolidateRequest.model_validate(
         {
             "session_uuid": session,
-            "parent_session_uuid": "thread-1",
+            "parent_session_uuid": thread,
             "new_dialog": {
                 "uuid": f"{session}-d{n}",
                 "query": f"Turn {n}: I went hiking near the lake with Mira and we talked about her new job.",
@@ -169,6 +184,14 @@ def scenario(engine: Engine, recorder: Recorder) -> list[dict[str, Any]]:
         "a scope's page of 100 facts",
         lambda: engine.store.list_thread_memories(TENANT, thread, limit=100),
         "gsi3 keys + one BatchGetItem",
+    )
+    for session in range(SWEPT_SESSIONS):
+        for n in range(1, SWEPT_TURNS + 1):
+            say(engine, f"waiting-{session}", n, thread=f"waiting-{session}")
+    row(
+        f"worker sweep, {SWEPT_SESSIONS} sessions of {SWEPT_TURNS} buffered turns",
+        lambda: sweep.run(engine),
+        "a Scan of gsi1 reads every buffered turn, these and the scene's others; a job per full buffer",
     )
     [fact] = engine.store.list_thread_memories(TENANT, thread, limit=1)
     changed = fact.model_copy(update={"fields": MemoryFields(summary="Alex moved to Busan.")})

@@ -238,3 +238,42 @@ def before_after(result: dict[str, Any]) -> list[str]:
             ["p95 growth from the smallest size", *(f"×{grown[name]:.2f}" for name in ("baseline", "this"))]
         )
     return table([f"at {biggest:,} memories", f"before ({result['baseline']})", "after"], rows)
+
+
+def aws_calls(result: dict[str, Any]) -> list[str]:
+    """What each operation costs on DynamoDB and SQS (docs/aws.md's operation-cost table)."""
+    header = ["operation", "DynamoDB reads", "items read", "DynamoDB writes", "write request KB", "SQS"]
+    rows = [
+        [
+            f"{row['operation']} ({row['note']})" if row.get("note") else row["operation"],
+            row["dynamodb_reads"],
+            row.get("dynamodb_items_read", "—"),
+            row["dynamodb_writes"],
+            f"{row['dynamodb_write_bytes'] / 1024:,.1f}",
+            row["sqs"],
+        ]
+        for row in result["rows"]
+    ]
+    return table(header, rows)
+
+
+def inspector_pages(result: dict[str, Any]) -> list[str]:
+    """Items read and bytes per page of the inspector's thread list, by tenant size."""
+    names = {
+        "first_page": "first page (sessions and scopes)",
+        "next_page": "a next page of sessions",
+        "next_scopes_page": "a next page of scopes",
+        "whole_tenant_before": "before: the whole tenant in one answer",
+    }
+    rows = []
+    for row in result["rows"]:
+        tenant = row["tenant"]
+        size = f"{tenant['sessions']:,} sessions, {tenant['memories']:,} memories, {tenant['facts']:,} facts"
+        for key, label in names.items():
+            if key in row:
+                found = row[key]
+                calls = ", ".join(f"{n} {name}" for name, n in sorted(found["calls"].items()))
+                rows.append(
+                    [size, label, calls, f"{found['items_read']:,}", f"{found['answer_bytes'] / 1024:,.1f}"]
+                )
+    return table(["tenant", "page", "DynamoDB calls", "items read", "answer KB"], rows)

@@ -1,4 +1,6 @@
-"""SearchIndex contract: the same assertions for every backend that can run here.
+"""SearchIndex contract: the same assertions for every backend that can run here, each as it is
+and behind a settling index (`-settling`: writes shown late, as OpenSearch shows them), plus what a
+settling index does before it settles.
 
 The local in-process index always, exact and with HNSW graphs (`local-ann`), each also as the
 persisted index loaded back from disk after every write (`-reloaded`); the OpenSearch
@@ -23,7 +25,8 @@ from typing import Any, cast
 import pytest
 
 from memory_engine.errors import InvalidInput
-from memory_engine.ports import IndexDocument, IndexHit, SearchIndex
+from memory_engine.ports import EventuallyConsistent, IndexDocument, IndexHit, SearchIndex
+from memory_engine_app.settling_index import SettlingIndex
 
 
 @contextmanager
@@ -112,12 +115,62 @@ def _opensearch() -> Iterator[SearchIndex]:
         index.client.indices.delete(index=index.index)
 
 
-_FACTORIES: dict[str, Callable[[], AbstractContextManager[SearchIndex]]] = {
+_BACKENDS: dict[str, Callable[[], AbstractContextManager[SearchIndex]]] = {
     "local": _local,
     "local-ann": _local_ann,
     "local-reloaded": _local_reloaded,
     "local-ann-reloaded": _local_ann_reloaded,
     "opensearch": _opensearch,
+}
+SETTLE = 30.0
+
+
+class _Clock:
+    """Seconds that move only when told: the settling index's refresh delay without sleeps."""
+
+    def __init__(self) -> None:
+        self.now = 1_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class _WaitsAfterWrites:
+    """A settling index (writes shown `SETTLE` seconds late, as OpenSearch shows them) used the
+    way the contract can hold on it: the test's time passes the settle time after each write, so
+    every assertion meets what the index shows once settled, through the delayed path."""
+
+    def __init__(self, index: SettlingIndex, clock: _Clock) -> None:
+        self._index, self._clock = index, clock
+
+    def upsert(self, docs: Sequence[IndexDocument]) -> None:
+        before = self._index.pending
+        self._index.upsert(docs)
+        assert self._index.pending == before + len(docs)  # not shown yet: the delay is in the path
+        self._clock.now += SETTLE
+
+    def delete(self, tenant: str, doc_ids: Sequence[str]) -> None:
+        self._index.delete(tenant, doc_ids)
+        self._clock.now += SETTLE
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._index, name)
+
+
+def _settling(backend: Callable[[], AbstractContextManager[SearchIndex]]) -> Callable[[], Any]:
+    @contextmanager
+    def factory() -> Iterator[SearchIndex]:
+        with backend() as inner:
+            clock = _Clock()
+            yield cast(SearchIndex, _WaitsAfterWrites(SettlingIndex(inner, SETTLE, clock), clock))
+
+    return factory
+
+
+# Every backend as it is, and behind a settling index (`-settling`).
+_FACTORIES: dict[str, Callable[[], AbstractContextManager[SearchIndex]]] = {
+    **_BACKENDS,
+    **{f"{name}-settling": _settling(backend) for name, backend in _BACKENDS.items()},
 }
 
 
@@ -125,6 +178,15 @@ _FACTORIES: dict[str, Callable[[], AbstractContextManager[SearchIndex]]] = {
 def index(request: pytest.FixtureRequest) -> Iterator[SearchIndex]:
     with _FACTORIES[request.param]() as backend:
         yield backend
+        backend.clear()
+
+
+@pytest.fixture(params=sorted(_BACKENDS))
+def settling(request: pytest.FixtureRequest) -> Iterator[tuple[SettlingIndex, _Clock]]:
+    """A backend behind a settling index, and the clock that moves it."""
+    with _BACKENDS[request.param]() as backend:
+        clock = _Clock()
+        yield SettlingIndex(backend, SETTLE, clock), clock
         backend.clear()
 
 
@@ -513,3 +575,52 @@ def test_a_window_vector_of_another_dimension_is_refused_before_anything_is_writ
         index.upsert([_turn_doc(tenant, "m2:0", "m2", "pears", _axis(1)), bad])
 
     assert index.search(tenant, ["thread-1"], "pears apples", _axis(1), k=5, kind="turn") == []
+
+
+# -- what a settling index shows before it settles (OpenSearch: Serverless 10-30 s, a domain ~1 s)
+
+
+def test_a_write_shows_only_once_the_index_has_settled(
+    settling: tuple[SettlingIndex, _Clock], tenant: str
+) -> None:
+    index, clock = settling
+    assert isinstance(index, EventuallyConsistent) and index.settle_seconds == SETTLE
+    index.upsert([_doc(tenant, "orchard", "apples in the orchard", _axis(0))])
+
+    clock.now += SETTLE - 1
+    assert index.search(tenant, ["thread-1"], "apples", _axis(0), k=5) == []
+    clock.now += 1
+    assert [hit.doc_id for hit in index.search(tenant, ["thread-1"], "apples", _axis(0), k=5)] == ["orchard"]
+
+
+def test_a_delete_right_after_a_write_misses_the_copy_until_it_is_sent_again(
+    settling: tuple[SettlingIndex, _Clock], tenant: str
+) -> None:
+    # Given a document deleted before the index showed it
+    index, clock = settling
+    index.upsert([_doc(tenant, "orchard", "apples in the orchard", _axis(0))])
+    index.delete(tenant, ["orchard"])
+
+    # When the index settles, the copy the delete missed shows
+    clock.now += SETTLE
+    assert [hit.doc_id for hit in index.search(tenant, ["thread-1"], "apples", _axis(0), k=5)] == ["orchard"]
+
+    # Then the second delete (usecases.index_purge) removes it
+    index.delete(tenant, ["orchard"])
+    assert index.search(tenant, ["thread-1"], "apples", _axis(0), k=5) == []
+
+
+def test_a_rewritten_document_answers_as_before_until_the_rewrite_settles(
+    settling: tuple[SettlingIndex, _Clock], tenant: str
+) -> None:
+    index, clock = settling
+    index.upsert([_doc(tenant, "note", "apples in the orchard", _axis(0))])
+    clock.now += SETTLE
+    index.upsert([_doc(tenant, "note", "a broken bicycle chain", _axis(1))])
+
+    [before] = index.search(tenant, ["thread-1"], "", _axis(0), k=1)
+    clock.now += SETTLE
+    [after] = index.search(tenant, ["thread-1"], "", _axis(0), k=1)
+
+    assert before.dense == pytest.approx(1.0, abs=1e-5)
+    assert after.dense == pytest.approx(0.0, abs=1e-5)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from memory_engine.models.domain import FACT_KIND, scope_key
 from memory_engine.ports import QueueInspector, Store
 from tests.contract.builders import (
     MAX_RECEIVES,
@@ -13,6 +14,7 @@ from tests.contract.builders import (
     TENANT,
     append_turns,
     make_job,
+    make_memory,
     make_session,
     receive_one,
 )
@@ -44,6 +46,66 @@ def test_list_sessions_never_shows_another_tenants_sessions(store: Store) -> Non
 
     assert [s.session_uuid for s in store.list_sessions(TENANT)] == ["mine"]
     assert store.list_sessions("nobody") == []
+
+
+def test_sessions_come_in_keyset_pages_that_visit_each_session_once(store: Store) -> None:
+    # Given seven sessions in three threads
+    wanted = [(f"thread-{n % 3}", f"s-{n}") for n in range(7)]
+    for thread, session_uuid in wanted:
+        append_turns(store, make_session(session_uuid, parent=thread), f"{session_uuid}-d1")
+
+    # When they are walked three at a time, each page starting after the last one's last session
+    pages: list[list[tuple[str, str]]] = []
+    after: tuple[str, str] | None = None
+    while page := store.list_sessions(TENANT, after, 3):
+        pages.append([(s.parent_session_uuid, s.session_uuid) for s in page])
+        after = pages[-1][-1]
+
+    # Then every session comes once, in the order of the whole listing, in pages of at most three
+    assert [len(page) for page in pages] == [3, 3, 1]
+    assert [pair for page in pages for pair in page] == sorted(wanted)
+
+
+def _fact(scope: dict[str, str], tenant: str = TENANT) -> Any:
+    return make_memory(
+        session_uuid="",
+        tenant=tenant,
+        parent=scope_key(scope),
+        scope=scope,
+        metadata={"kind": FACT_KIND},
+        source_dialog_uuids=[],
+    )
+
+
+def test_fact_scopes_are_counted_in_pages_without_the_engines_memories(store: Store) -> None:
+    # Given facts in three scopes (2, 1 and 3 facts), an engine memory, and another tenant's fact
+    scopes = [{"user_id": "ann"}, {"user_id": "bo", "app": "rpg"}, {"userid": "c-1"}]
+    for scope, count in zip(scopes, (2, 1, 3), strict=True):
+        for _ in range(count):
+            assert store.save_memory(_fact(scope))
+    append_turns(store, make_session(), "d1")
+    assert store.save_memory(make_memory("d1"))
+    assert store.save_memory(_fact(scopes[0], tenant=OTHER_TENANT))
+
+    # When the scopes are walked two at a time
+    first = store.fact_scopes(TENANT, None, 2)
+    rest = store.fact_scopes(TENANT, first[-1].thread, 2)
+
+    # Then each scope comes once, with its scope and its count of facts
+    found = {scope_key(s.scope): (s.scope, s.facts) for s in [*first, *rest]}
+    assert found == {scope_key(scope): (scope, count) for scope, count in zip(scopes, (2, 1, 3), strict=True)}
+    assert [len(first), len(rest)] == [2, 1]
+    assert all(s.thread == scope_key(s.scope) for s in [*first, *rest])
+    assert store.fact_scopes(TENANT, rest[-1].thread, 2) == []
+
+
+def test_a_deleted_fact_leaves_its_scopes_count(store: Store) -> None:
+    kept, gone = _fact({"user_id": "ann"}), _fact({"user_id": "ann"})
+    assert store.save_memory(kept) and store.save_memory(gone)
+
+    store.delete_memory(TENANT, gone.memory_id)
+
+    assert [(s.scope, s.facts) for s in store.fact_scopes(TENANT)] == [({"user_id": "ann"}, 1)]
 
 
 def _inspect(queue: Any, tenant: str = TENANT) -> Any:

@@ -1,6 +1,7 @@
 """`make run-aws-local`: the API on the AWS backend over real HTTP, moto in server mode standing in
-for DynamoDB and SQS. A turn goes through DynamoDB and the SQS queue to the worker and comes back
-from retrieve as a memory, and the records are in moto's table."""
+for DynamoDB and SQS, its index showing writes 6 s late as OpenSearch does. A turn goes through
+DynamoDB and the SQS queue to the worker and comes back from retrieve as a memory, and the records
+are in moto's table."""
 
 from __future__ import annotations
 
@@ -32,6 +33,8 @@ class AwsLocalServer(LocalServer):
             "MOTO_PORT": str(self.moto_port),
             "MEMORY_ENGINE_DATA_DIR": str(self.data_dir),
             "PYTHONPATH": os.pathsep.join([str(ROOT / "layers" / "core"), str(ROOT)]),
+            # Its index shows writes late, as OpenSearch's does: what a stack on AWS meets.
+            "MEMORY_ENGINE_LOCAL_INDEX_SETTLE_SECONDS": "6",
         }
         env.pop("MEMORY_ENGINE_API_KEY", None)
         self.process = subprocess.Popen(

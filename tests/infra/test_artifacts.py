@@ -35,23 +35,28 @@ def _pypi_reachable() -> bool:
         return False
 
 
-def resolution(cache: pytest.Cache, tmp_path: Path, requirements: list[str], base: Base) -> Resolution:
+def resolution(
+    cache: pytest.Cache, tmp_path: Path, requirements: list[str], base: Base, constraints: Path | None = None
+) -> Resolution:
     """pip's resolution, from the cache when the same question was asked today."""
-    question = json.dumps([requirements, base.platform_tags, base.python_version, PIP_VERSION])
+    pins = constraints.read_text() if constraints else ""
+    question = json.dumps([requirements, base.platform_tags, base.python_version, PIP_VERSION, pins])
     key = "memory-engine/artifacts/" + hashlib.sha256(question.encode()).hexdigest()[:24]
     cached = cache.get(key, None)
     if cached and time.time() - cached["at"] < CACHE_SECONDS:
         return Resolution(cached["wheels"], cached["error"])
     if not _pypi_reachable():
         pytest.skip(f"PyPI ({PYPI}) cannot be reached: the artifact resolution needs it")
-    found = artifacts.resolve(requirements, base, tmp_path)
+    found = artifacts.resolve(requirements, base, tmp_path, constraints)
     cache.set(key, {"at": time.time(), "wheels": found.wheels, "error": found.error})
     return found
 
 
 def resolved(request: pytest.FixtureRequest, tmp_path: Path, artifact: Artifact) -> Resolution:
     assert request.config.cache is not None
-    return resolution(request.config.cache, tmp_path, artifact.requirements(), artifact.base)
+    return resolution(
+        request.config.cache, tmp_path, artifact.requirements(), artifact.base, artifact.constraints
+    )
 
 
 @pytest.mark.parametrize("artifact", artifacts.artifacts(), ids=lambda artifact: artifact.name)
@@ -115,3 +120,28 @@ def test_amazon_linux_2023_runs_manylinux_2_34_and_every_older_tag() -> None:
     assert tags[0] == "manylinux_2_34_x86_64"
     assert {"manylinux_2_28_x86_64", "manylinux_2_17_x86_64", "manylinux2014_x86_64"} <= set(tags)
     assert "manylinux_2_35_x86_64" not in tags
+
+
+def test_the_image_installs_exactly_its_pinned_versions(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    # Given the image's install stage, resolved under its constraints file
+    stage = IMAGE_STAGES["runtime"]
+    assert stage.constraints is not None
+    found = resolved(request, tmp_path, stage)
+    assert found.ok, f"the pins no longer resolve for {stage.base.image}:\n{found.error}"
+    # Then every distribution it installs is pinned there, at the version installed
+    pins = artifacts.read_constraints(stage.constraints)
+    versions = {artifacts.normalised(name): version for name, version in found.versions.items()}
+    assert {name: pins.get(name) for name in versions} == versions
+    # and no pin is left over from a dependency the image no longer has
+    assert set(pins) == set(versions)
+
+
+def test_the_dockerfile_installs_under_the_constraints_it_copies() -> None:
+    text = artifacts.DOCKERFILE.read_text()
+    ignore = artifacts.DOCKERFILE.with_name("Dockerfile.dockerignore").read_text().splitlines()
+    assert 'pip install --no-cache-dir -c /build/constraints.txt "/build[embed]"' in text
+    assert "functions/embedder_image/constraints.txt /build/" in text
+    # The build context sends what the COPY lines and the licence fields of pyproject.toml need
+    assert {"!functions/embedder_image/constraints.txt", "!LICENSE", "!pyproject.toml"} <= set(ignore)

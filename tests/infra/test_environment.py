@@ -6,8 +6,10 @@ import json
 import re
 from typing import Any
 
+import pytest
+
 from tests.infra import cfn
-from tests.infra.variants import LLM_SECRET
+from tests.infra.variants import CHAT_MODEL, LLM_SECRET
 
 ENGINE = {
     "MEMORY_ENGINE_BACKEND",
@@ -115,3 +117,31 @@ def test_the_secret_check_sees_a_resolved_secret_and_a_key_variable() -> None:
     assert secret_looking("OPENAI_API_KEY", {"Ref": "SomeParameter"})
     assert secret_looking("ANYTHING", "sk-proj-0123456789abcdefABCDEF")
     assert not secret_looking("MEMORY_ENGINE_OPENAI_API_KEY_SECRET", "memory-engine/openai")
+
+
+def test_the_chat_model_from_context_reaches_the_model_list_and_the_chat_route(
+    dev: dict[str, Any], prod: dict[str, Any]
+) -> None:
+    # Given chatModel set in prod, unset in dev
+    for folder in ("chat_models", "chat_completions"):
+        assert env(prod, folder)["MEMORY_ENGINE_CHAT_MODEL"] == CHAT_MODEL
+        assert "MEMORY_ENGINE_CHAT_MODEL" not in env(dev, folder)
+    # Then GET /v1/models, whose function needs nothing else, is told only that
+    assert {name for name in env(prod, "chat_models") if name.startswith("MEMORY_ENGINE_")} == {
+        "MEMORY_ENGINE_CHAT_MODEL"
+    }
+    # and no other function is
+    for folder in cfn.functions_by_folder(prod):
+        if folder not in ("chat_models", "chat_completions"):
+            assert "MEMORY_ENGINE_CHAT_MODEL" not in env(prod, folder), folder
+
+
+def test_the_model_list_answers_the_model_the_synthesized_environment_names(
+    prod: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memory_engine.settings import ChatSettings
+    from memory_engine.usecases import chat_models
+
+    for name, value in env(prod, "chat_models").items():
+        monkeypatch.setenv(name, str(value))
+    assert [card.id for card in chat_models.list_models(ChatSettings()).data] == [CHAT_MODEL]

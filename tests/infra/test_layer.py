@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from aws_cdk import Stack
 
+from infra import layer as layer_build
 from infra.config import StackConfig
 from infra.lambda_platform import LAMBDA, PYTHON_VERSION
 from infra.layer import forbidden_found, pip_command, requirements
@@ -44,6 +45,49 @@ def test_a_layer_holding_numpy_or_torch_is_caught(tmp_path: Path) -> None:
     (tmp_path / "numpy").mkdir()
     (tmp_path / "pydantic").mkdir()
     assert forbidden_found(tmp_path) == ["numpy"]
+
+
+def _interpreter(folder: Path, name: str, says: str) -> str:
+    """A stand-in interpreter that reports version `says` (empty: one that does not run)."""
+    script = folder / name
+    script.write_text(f"#!/bin/sh\necho '{says}'\n" if says else "#!/bin/sh\nexit 127\n")
+    script.chmod(0o755)
+    return str(script)
+
+
+def test_the_layer_is_compiled_by_the_first_interpreter_of_the_runtimes_version(tmp_path: Path) -> None:
+    # Given a shim of a Python that is not installed, an older Python, and the runtime's
+    broken = _interpreter(tmp_path, "shim", "")
+    older = _interpreter(tmp_path, "older", "3.11")
+    runtime = _interpreter(tmp_path, "runtime", PYTHON_VERSION)
+
+    # Then the runtime's is chosen, and none when no candidate is that version
+    assert layer_build.runtime_python([broken, older, runtime]) == runtime
+    assert layer_build.runtime_python([broken, older]) is None
+    command = layer_build.compile_command(runtime, tmp_path / "python")
+    assert command[:3] == [runtime, "-m", "compileall"]
+    assert command[command.index("--invalidation-mode") + 1] == "unchecked-hash"
+
+
+def test_without_the_runtimes_python_the_build_stops_saying_how_to_go_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(layer_build, "runtime_python", lambda candidates=None: None)
+    with pytest.raises(SystemExit) as stopped:
+        layer_build.build(tmp_path / "layer")
+    message = str(stopped.value)
+    assert f"python{PYTHON_VERSION}" in message and layer_build.LAYER_PYTHON_VARIABLE in message
+    assert "--no-bytecode" in message
+    assert not (tmp_path / "layer").exists()  # stopped before pip ran
+
+
+def test_the_interpreter_named_in_the_environment_is_the_one_asked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    named = _interpreter(tmp_path, "named", PYTHON_VERSION)
+    monkeypatch.setenv(layer_build.LAYER_PYTHON_VARIABLE, named)
+    monkeypatch.setattr(layer_build.sys, "version_info", (3, 0, 0))  # this interpreter is not the runtime's
+    assert layer_build.runtime_python() == named
 
 
 def test_a_synth_without_a_built_layer_says_to_run_make_layer(tmp_path: Path) -> None:

@@ -78,9 +78,11 @@ def test_an_alarm_email_from_context_is_subscribed(dev: dict[str, Any], prod: di
     assert subscription["Properties"]["Endpoint"] == "oncall@example.com"
 
 
-def test_one_dashboard_per_stage(dev: dict[str, Any]) -> None:
-    (dashboard,) = cfn.resources(dev, "AWS::CloudWatch::Dashboard").values()
-    assert dashboard["Properties"]["DashboardName"] == "MemoryEngine-dev"
+def test_one_dashboard_per_stage_and_region(dev: dict[str, Any]) -> None:
+    # Dashboards are global to an account: one stage in two regions needs two names
+    ((dashboard_id, dashboard),) = cfn.resources(dev, "AWS::CloudWatch::Dashboard").items()
+    assert cfn.render(dashboard["Properties"]["DashboardName"]) == "MemoryEngine-dev-<AWS::Region>"
+    assert cfn.outputs(dev)["DashboardName"] == f"<{dashboard_id}>"  # its name, as deployed
 
 
 def test_the_stack_outputs_what_a_deployer_needs(dev: dict[str, Any]) -> None:

@@ -2,10 +2,11 @@
 
 The matrix is stage (dev, prod) × search (aoss, es) × embedder (lambda, sagemaker) × extractor
 (builtin, llm): 16 stacks, plus the dev stack with two more routes (as a later change to routes.py
-would add them). Synthesizing runs a node process (jsii) for minutes, so the templates and
-cdk-nag's report are cached under a digest of everything they follow from: the infra sources,
-the functions and the core they stage or import, cdk.json, pyproject.toml, this module and the
-CDK libraries' versions. A change to any of them synthesizes again.
+would add them) and the default prod stack deployed again after a destroy (with the kept table).
+Synthesizing runs a node process (jsii) for minutes, so the templates and cdk-nag's report are
+cached under a digest of everything they follow from: the infra sources, the functions and the
+core they stage or import, cdk.json, pyproject.toml, this module and the CDK libraries' versions.
+A change to any of them synthesizes again.
 """
 
 from __future__ import annotations
@@ -31,6 +32,10 @@ LLM_SECRET = "memory-engine/openai"
 SAGEMAKER_ENDPOINT = "Big-Embedder"
 # An operator role of `searchAdminPrincipals` (the prod variants and MORE_ROUTES name it).
 OPERATOR = "arn:aws:iam::123456789012:role/memory-engine-operator"
+CHAT_MODEL = "gpt-4o-mini"
+# The prod stage deployed again after `cdk destroy`, with the table the destroy kept.
+PROD_AGAIN = "MemoryEngine-prod-again"
+KEPT_TABLE = "MemoryEngine-prod-DataTable1A2B3C4D-0123456789AB"
 # routes.py with two more routes, as a later change would add them (and an operator on the
 # collection's data-access policy, the Serverless counterpart of the prod variants').
 MORE_ROUTES = "MemoryEngine-dev-more-routes"
@@ -78,6 +83,7 @@ class Variant:
                 "waf_acl_arn": "arn:aws:wafv2:us-east-1:123456789012:regional/webacl/memory-engine/abc",
                 "alarm_email": "oncall@example.com",
                 "search_admin_principals": OPERATOR,
+                "chat_model": CHAT_MODEL,
             }
         return fields
 
@@ -90,6 +96,8 @@ VARIANTS: tuple[Variant, ...] = tuple(
 )
 # The default deployment: dev, OpenSearch Serverless, the embedding image, built-in extraction.
 DEV = Variant("dev", "aoss", "lambda", "builtin").name
+# The default deployment in prod: what PROD_AGAIN deploys again.
+PROD_SERVERLESS = Variant("prod", "aoss", "lambda", "builtin")
 # Every alternative at once: prod, a managed OpenSearch domain, SageMaker, LLM extraction, WAF.
 PROD = Variant("prod", "es", "sagemaker", "llm").name
 # A managed domain in dev (one node): the cheap variant of the domain.
@@ -145,9 +153,11 @@ def synthesize(layer: Path, outdir: Path) -> Synthesized:
         config=StackConfig(search_admin_principals=OPERATOR, layer_dir=layer),
         routes=(*REST_ROUTES, *NEW_ROUTES),
     )
+    again = StackConfig(layer_dir=layer, existing_table_name=KEPT_TABLE, **PROD_SERVERLESS.context())
+    add_stack(app, again, PROD_AGAIN)
     check(app)
     assembly = app.synth()
-    names = [variant.name for variant in VARIANTS] + [MORE_ROUTES]
+    names = [variant.name for variant in VARIANTS] + [MORE_ROUTES, PROD_AGAIN]
     templates = {name: assembly.get_stack_by_name(name).template for name in names}
     report = json.loads((outdir / "validation-report.json").read_text())
     return Synthesized(templates=templates, report=report)

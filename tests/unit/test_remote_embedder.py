@@ -179,3 +179,38 @@ def test_a_sagemaker_endpoint_gets_the_same_request_and_may_answer_a_bare_list()
 
     assert vectors == [[0.6, 0.8], [0.0, 1.0]]  # unit length whatever the endpoint returns
     assert fake.bodies == [{"texts": ["one", "two"], "mode": "query"}]
+
+
+def test_a_tei_endpoint_gets_hugging_faces_request_and_its_list_is_read() -> None:
+    # Given a stock Hugging Face TEI endpoint on SageMaker: {"inputs": [...]} in, a list out
+    class FakeTei:
+        def __init__(self) -> None:
+            self.bodies: list[dict[str, Any]] = []
+
+        def invoke_endpoint(self, EndpointName: str, Body: bytes, **_: Any) -> dict[str, Any]:
+            self.bodies.append(json.loads(Body))
+            if "inputs" not in self.bodies[-1]:  # what TEI answers any other body
+                refusal = b'{"error": "missing field `inputs`", "error_type": "Validation"}'
+                return {"Body": io.BytesIO(refusal)}
+            return {"Body": io.BytesIO(json.dumps([[3.0, 4.0], [0.0, 2.0]]).encode())}
+
+    fake = FakeTei()
+    remote = RemoteEmbedder(dimension=2, sagemaker_endpoint="bge", aws_client=fake, request_shape="tei")
+
+    # When texts are embedded, then they are sent as TEI wants them, truncated rather than refused
+    assert remote.embed(["one", "two"], mode="query") == [[0.6, 0.8], [0.0, 1.0]]
+    assert fake.bodies == [{"inputs": ["one", "two"], "truncate": True}]
+    # and the engine's own shape fails there with TEI's words, not a silent wrong vector
+    engine_shaped = RemoteEmbedder(dimension=2, sagemaker_endpoint="bge", aws_client=fake)
+    with pytest.raises(InvalidInput, match="missing field `inputs`"):
+        engine_shaped.embed(["one"])
+
+
+def test_the_request_shape_comes_from_the_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    from memory_engine.composition.providers.embedders import sagemaker_endpoint
+    from memory_engine.settings import EmbeddingSettings
+
+    monkeypatch.setenv("MEMORY_ENGINE_SAGEMAKER_ENDPOINT", "bge")
+    monkeypatch.setenv("MEMORY_ENGINE_SAGEMAKER_REQUEST", "tei")
+    built = sagemaker_endpoint(EmbeddingSettings(embedder="sagemaker"))
+    assert built._request(["one"], "passage") == {"inputs": ["one"], "truncate": True}

@@ -15,9 +15,20 @@ from memory_engine_client.models import (
 )
 
 
-def list_threads() -> Call[ThreadsResponse]:
-    """The key's threads with their sessions, and the memory-bank scopes that hold facts."""
-    return Call("GET", "/v1/inspect/threads", reader(ThreadsResponse))
+def list_threads(
+    *, after: str | None = None, scopes_after: str | None = None, limit: int | None = None
+) -> Call[ThreadsResponse]:
+    """A page of the key's sessions by thread and a page of the memory-bank scopes that hold
+    facts; pass `next_after` as `after` (or `next_scopes_after` as `scopes_after`) for the next
+    page of that list alone."""
+    params: dict[str, str | int] = {}
+    if after is not None:
+        params["after"] = after
+    if scopes_after is not None:
+        params["scopes_after"] = scopes_after
+    if limit is not None:
+        params["limit"] = limit
+    return Call("GET", "/v1/inspect/threads", reader(ThreadsResponse), params=params)
 
 
 def show_session(session_uuid: str) -> Call[SessionResponse]:

@@ -477,9 +477,16 @@ class ThreadView(BaseModel):
 
 
 class ThreadsResponse(BaseModel):
+    """
+    A page of the key's sessions (grouped by thread: a thread's sessions may continue on the
+    next page) and a page of its fact scopes, each with the cursor of its next page.
+    """
+
     status: Annotated[Literal["success"], Field(title="Status")] = "success"
     threads: Annotated[list[ThreadView], Field(title="Threads")]
     scopes: Annotated[list[ScopeView], Field(title="Scopes")]
+    next_after: Annotated[str | None, Field(title="Next After")] = None
+    next_scopes_after: Annotated[str | None, Field(title="Next Scopes After")] = None
 
 
 class MemoryFields(BaseModel):

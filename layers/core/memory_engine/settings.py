@@ -118,6 +118,9 @@ class SearchSettings(StorageSettings, VectorSettings):
     # Local index: a thread's documents of one kind are scanned exactly up to this many, searched
     # in an HNSW graph past it (0: always exact). Its files live beside the SQLite file.
     local_index_ann_threshold: int = Field(20_000, ge=0)
+    # The local stacks only: show each index write this many seconds late, as OpenSearch does
+    # (Serverless: 10-30 s), so an application meets locally what it meets on AWS. 0: at once.
+    local_index_settle_seconds: float = Field(0.0, ge=0, le=3600)
     # Buffered turns without a stored vector that one retrieve may embed (the newest first); the
     # worker stores every buffered turn's vector, so this only bounds the wait for it.
     retrieve_embed_budget: int = Field(32, ge=0)

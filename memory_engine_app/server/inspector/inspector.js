@@ -9,7 +9,9 @@ const KEY_STORAGE = "memory-engine-inspector-key";
 const API = apiBase(new URLSearchParams(location.search).get("api"), location.href);
 const API_BASE = API.base;
 
-const state = { threads: [], scopes: [], session: null, turns: new Map(), characters: {} };
+const state = {
+  threads: [], scopes: [], nextAfter: null, nextScopesAfter: null, session: null, turns: new Map(), characters: {},
+};
 
 // -- small DOM helpers --------------------------------------------------------------------------
 
@@ -132,18 +134,59 @@ function cascadeNodes(outcome) {
 
 // -- threads and scopes ----------------------------------------------------------------------------
 
+// Both lists come in pages (a tenant may hold tens of thousands of sessions): "more" fetches the
+// next page of that list alone, with the cursor the last page gave.
 async function loadThreads() {
   const data = await guarded("Loading threads", () => call("GET", "/v1/inspect/threads"));
   if (!data) return;
-  state.threads = data.threads;
-  state.scopes = data.scopes;
+  state.threads = [];
+  state.scopes = [];
+  addThreads(data);
+  addScopes(data);
+}
+
+async function moreThreads() {
+  const data = await guarded("Loading more sessions",
+    () => call("GET", query("/v1/inspect/threads", { after: state.nextAfter })));
+  if (data) addThreads(data);
+}
+
+async function moreScopes() {
+  const data = await guarded("Loading more scopes",
+    () => call("GET", query("/v1/inspect/threads", { scopes_after: state.nextScopesAfter })));
+  if (data) addScopes(data);
+}
+
+function addThreads(data) {
+  for (const thread of data.threads) {
+    const last = state.threads[state.threads.length - 1];
+    // A thread whose sessions run on from the last page: one entry, its sessions joined.
+    if (last && last.thread === thread.thread) last.sessions = [...last.sessions, ...thread.sessions];
+    else state.threads.push({ ...thread });
+  }
+  state.nextAfter = data.next_after;
+  const more = data.next_after
+    ? [h("li", null, h("button", { class: "link more", type: "button", id: "more-threads", onclick: moreThreads },
+      "more sessions…"))]
+    : [];
   $("threads").replaceChildren(
-    ...(data.threads.length ? data.threads.map(threadItem) : [h("li", { class: "hint" }, "no sessions yet")]),
-  );
-  $("scopes").replaceChildren(
-    ...(data.scopes.length ? data.scopes.map(scopeItem) : [h("li", { class: "hint" }, "no facts yet")]),
+    ...(state.threads.length ? state.threads.map(threadItem) : [h("li", { class: "hint" }, "no sessions yet")]),
+    ...more,
   );
   renderSearchThreads();
+}
+
+function addScopes(data) {
+  state.scopes = [...state.scopes, ...data.scopes];
+  state.nextScopesAfter = data.next_scopes_after;
+  const more = data.next_scopes_after
+    ? [h("li", null, h("button", { class: "link more", type: "button", id: "more-scopes", onclick: moreScopes },
+      "more scopes…"))]
+    : [];
+  $("scopes").replaceChildren(
+    ...(state.scopes.length ? state.scopes.map(scopeItem) : [h("li", { class: "hint" }, "no facts yet")]),
+    ...more,
+  );
 }
 
 function threadItem(thread) {

@@ -55,9 +55,16 @@ class ScopeView(BaseModel):
 
 
 class ThreadsResponse(BaseModel):
+    """A page of the key's sessions (grouped by thread: a thread's sessions may continue on the
+    next page) and a page of its fact scopes, each with the cursor of its next page."""
+
     status: Literal["success"] = "success"
     threads: list[ThreadView]
     scopes: list[ScopeView]
+    # Send as `after` for the next page of sessions; None on the last one.
+    next_after: str | None = None
+    # Send as `scopes_after` for the next page of scopes; None on the last one.
+    next_scopes_after: str | None = None
 
 
 class TurnView(BaseModel):

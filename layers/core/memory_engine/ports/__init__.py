@@ -25,7 +25,7 @@ from memory_engine.ports.queue import (
     QueueInspector,
     SingleConsumerQueue,
 )
-from memory_engine.ports.store import ConsolidateOutcome, ForkPlan, RemovalOutcome, Store
+from memory_engine.ports.store import ConsolidateOutcome, FactScope, ForkPlan, RemovalOutcome, Store
 from memory_engine.ports.usage_plan import UsagePlanKeys
 
 __all__ = [
@@ -41,6 +41,7 @@ __all__ = [
     "Extraction",
     "ExtractionContext",
     "Extractor",
+    "FactScope",
     "ForkPlan",
     "IndexBootstrap",
     "IndexDocument",

@@ -25,6 +25,16 @@ class ConsolidateOutcome:
     session_created: bool = field(default=False, compare=False)
 
 
+@dataclass(frozen=True)
+class FactScope:
+    """A memory-bank scope that holds facts, as the inspector lists it: counted from the facts'
+    own listing, never by reading the facts."""
+
+    thread: str  # `scope_key(scope)`: what lists its facts
+    scope: dict[str, str]
+    facts: int
+
+
 class RemovalOutcome(BaseModel):
     deleted_memories: list[str] = Field(default_factory=list)
     deleted_dialogs: list[str] = Field(default_factory=list)
@@ -54,10 +64,20 @@ class Store(Protocol):
 
     def get_session(self, tenant: str, session_uuid: str) -> Session | None: ...
 
-    def list_sessions(self, tenant: str) -> list[Session]:
-        """Every session of the tenant, by thread then session uuid (the inspector lists them).
+    def list_sessions(
+        self, tenant: str, after: tuple[str, str] | None = None, limit: int | None = None
+    ) -> list[Session]:
+        """The tenant's sessions by thread then session uuid (the inspector lists them): those
+        after `after` (thread, session uuid) when given, at most `limit` (None: every one).
 
-        Reads the whole tenant: meant for inspection, never for the request path of the API."""
+        Keyset pages: walking them visits every session once. Meant for inspection, never for
+        the request path of the API."""
+        ...
+
+    def fact_scopes(self, tenant: str, after: str | None = None, limit: int = 100) -> list[FactScope]:
+        """The tenant's memory-bank scopes that hold facts, by thread (`scope_key`), those after
+        the thread `after`, at most `limit`, each with its count of facts. Reads the facts' own
+        listing (their keys), and one fact per scope for its scope: never the tenant's memories."""
         ...
 
     def append_turn(self, session: Session, turn: Turn) -> ConsolidateOutcome:

@@ -11,6 +11,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, timedelta
 from typing import Literal
 
 from memory_engine.engine import Engine
@@ -19,12 +20,16 @@ from memory_engine.extraction.injection import is_instruction
 from memory_engine.indexing.documents import index_document
 from memory_engine.models.bank import rfc3339
 from memory_engine.models.domain import FACT_KIND, Memory, MemoryFields, new_memory_id, scope_key
+from memory_engine.ports import EventuallyConsistent
 from memory_engine.usecases import index_purge
 
 # Existing facts shown to the extractor when merging: the nearest ones to what was said.
 MERGE_CANDIDATES = 50
 # Index candidates fetched per wanted hit: distances are recomputed from the stored vectors.
 _OVERFETCH = 2
+# Facts of a scope written too recently for the index to show (read from the store instead):
+# at most this many, the oldest of them first. Bounds one search's extra store read.
+YOUNG_FACTS = 100
 
 Action = Literal["CREATED", "UPDATED", "DELETED"]
 
@@ -65,14 +70,32 @@ def nearest(
     vector = engine.embedder.embed([query], mode="query")[0]
     # Dense candidates only (empty text): the order asked for is the embeddings' distance.
     hits = engine.index.search(tenant, [thread], "", vector, k * _OVERFETCH)
-    found: list[tuple[Memory, float]] = []
+    candidates = {memory.memory_id: memory for memory in young(engine, tenant, thread)}
     for hit in hits:
-        memory = engine.store.get_memory(tenant, hit.doc_id)
+        if hit.doc_id not in candidates and (memory := engine.store.get_memory(tenant, hit.doc_id)):
+            candidates[hit.doc_id] = memory
+    found = [
+        (memory, euclidean(vector, memory.embedding))
+        for memory in candidates.values()
         # The scope check guards against a stale index entry or a (128-bit) key collision.
-        if memory is not None and memory.visible_scope == dict(scope):
-            found.append((memory, euclidean(vector, memory.embedding)))
+        if memory.visible_scope == dict(scope)
+    ]
     found.sort(key=lambda pair: (pair[1], pair[0].memory_id))
     return found[:k]
+
+
+def young(engine: Engine, tenant: str, thread: str) -> list[Memory]:
+    """The thread's memories created too recently for every index search to show them: read from
+    the store, so a fact is found the moment its create answered (read-your-writes) on an index
+    that shows writes late (OpenSearch: `ports.EventuallyConsistent`). None where writes show at
+    once. Memory ids sort by creation time, so one keyset read from the cut-off second finds them."""
+    index = engine.index
+    settle = index.settle_seconds if isinstance(index, EventuallyConsistent) else 0.0
+    if settle <= 0:
+        return []
+    since = engine.clock.now().astimezone(UTC) - timedelta(seconds=settle)
+    # An id of that second with nothing after its '_' sorts before every id made in it.
+    return engine.store.list_thread_memories(tenant, thread, f"{since:%Y%m%d_%H%M%S}_", YOUNG_FACTS)
 
 
 def create(

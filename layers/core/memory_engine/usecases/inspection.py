@@ -1,17 +1,21 @@
 """The memory inspector's reads: what a tenant's engine holds, as views (`models.inspect`).
 
-Each function answers one `/v1/inspect/...` route. They read whole sessions, threads or the
-tenant: meant for a developer looking at a service, not for the request path of an application.
+Each function answers one `/v1/inspect/...` route. They read whole sessions or pages of a
+tenant's threads, scopes and memories: meant for a developer looking at a service, not for the
+request path of an application.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
+import json
 from collections import Counter
 from itertools import groupby
 
 from memory_engine.engine import Engine
-from memory_engine.errors import NotFound, Unavailable
-from memory_engine.models.domain import FORKED_FROM, Memory, scope_key
+from memory_engine.errors import InvalidInput, NotFound, Unavailable
+from memory_engine.models.domain import FORKED_FROM, Memory
 from memory_engine.models.inspect import (
     MemoriesResponse,
     MemoryView,
@@ -28,6 +32,7 @@ from memory_engine.ports import QueueInspector
 from memory_engine.usecases.dead_jobs import with_resolution
 
 MAX_PAGE = 500
+DEFAULT_PAGE = 100
 
 
 def memory_view(memory: Memory) -> MemoryView:
@@ -49,19 +54,61 @@ def memory_view(memory: Memory) -> MemoryView:
     )
 
 
-def threads(engine: Engine, tenant: str) -> ThreadsResponse:
-    """The tenant's threads with their sessions, and the memory-bank scopes that hold facts."""
-    sessions = engine.store.list_sessions(tenant)
-    listed = [
-        ThreadView(thread=thread, sessions=[SessionView.of(session) for session in group])
-        for thread, group in groupby(sessions, key=lambda session: session.parent_session_uuid)
-    ]
-    facts = [memory for memory in engine.store.iter_memories(tenant) if memory.is_fact]
-    counts = Counter(scope_key(memory.visible_scope) for memory in facts)
-    scopes = {scope_key(memory.visible_scope): memory.visible_scope for memory in facts}
-    return ThreadsResponse(
-        threads=listed,
-        scopes=[ScopeView(scope=scopes[key], thread=key, facts=counts[key]) for key in sorted(scopes)],
+def threads(
+    engine: Engine,
+    tenant: str,
+    after: str | None = None,
+    scopes_after: str | None = None,
+    limit: int = DEFAULT_PAGE,
+) -> ThreadsResponse:
+    """A page of the tenant's sessions grouped by thread, and a page of its memory-bank scopes
+    with their fact counts: both at first, then the one (or both) whose cursor is sent. Each page reads as
+    many sessions or fact keys as it shows, whatever the tenant holds, and never a memory but the
+    one that names each scope."""
+    size = max(1, min(limit, MAX_PAGE))
+    response = ThreadsResponse(threads=[], scopes=[])
+    first = after is None and scopes_after is None
+    if first or after is not None:
+        cursor = None if after is None else _session_cursor(after)
+        sessions = engine.store.list_sessions(tenant, cursor, size + 1)  # one more: is there a next page?
+        shown = sessions[:size]
+        response.threads = [
+            ThreadView(thread=thread, sessions=[SessionView.of(session) for session in group])
+            for thread, group in groupby(shown, key=lambda session: session.parent_session_uuid)
+        ]
+        if len(sessions) > size:
+            response.next_after = _encode_cursor([shown[-1].parent_session_uuid, shown[-1].session_uuid])
+    if first or scopes_after is not None:
+        scopes = engine.store.fact_scopes(tenant, scopes_after, size + 1)
+        shown_scopes = scopes[:size]
+        response.scopes = [ScopeView(scope=s.scope, thread=s.thread, facts=s.facts) for s in shown_scopes]
+        if len(scopes) > size:
+            response.next_scopes_after = shown_scopes[-1].thread
+    return response
+
+
+def _encode_cursor(parts: list[str]) -> str:
+    raw = json.dumps(parts, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
+
+
+def _session_cursor(token: str) -> tuple[str, str]:
+    """The (thread, session) a `next_after` names; a 400 naming `after` for anything else."""
+    try:
+        decoded = json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
+    except (binascii.Error, ValueError) as error:
+        raise _bad_cursor() from error
+    if not (
+        isinstance(decoded, list) and len(decoded) == 2 and all(isinstance(part, str) for part in decoded)
+    ):
+        raise _bad_cursor()
+    return decoded[0], decoded[1]
+
+
+def _bad_cursor() -> InvalidInput:
+    return InvalidInput(
+        "after is not a cursor this API gave: send the next_after of the previous page as it is.",
+        [{"field": "after", "message": "not a next_after of this route"}],
     )
 
 

@@ -138,6 +138,14 @@ def session_listing_keys(tenant: str, thread: str, session_uuid: str) -> Item:
     }
 
 
+def fact_listing_keys(tenant: str, thread: str, memory_id: str) -> Item:
+    """The sparse gsi4 keys that list a memory-bank fact under its tenant, by scope."""
+    return {
+        keys.GSI4_PK: s(keys.tenant_facts(tenant)),
+        keys.GSI4_SK: s(keys.fact_listing_sk(thread, memory_id)),
+    }
+
+
 def session_item(session: Session, next_seq: int, buffered: int) -> Item:
     return {
         **keys.key(keys.session_pk(session.tenant, session.session_uuid), keys.SESSION_SK),
@@ -251,6 +259,8 @@ def memory_item(memory: Memory) -> tuple[Item, list[bytes]]:
         keys.GSI3_PK: s(keys.thread_pk(memory.tenant, memory.parent_session_uuid)),
         keys.GSI3_SK: s(memory.memory_id),
     }
+    if memory.is_fact:
+        base |= fact_listing_keys(memory.tenant, memory.parent_session_uuid, memory.memory_id)
     if memory.embedding:
         base["embedding"] = b(pack_vector(memory.embedding))
     if memory.turn_embeddings:

@@ -67,6 +67,27 @@ def session_listing_sk(thread: str, session_uuid: str) -> str:
     return f"{thread.replace('#', '##')}#{session_uuid}"
 
 
+def tenant_facts(tenant: str) -> str:
+    """gsi4 partition listing a tenant's memory-bank facts, by scope (the inspector counts them)."""
+    return f"{_tenant(tenant)}#FACTS"
+
+
+def fact_listing_sk(thread: str, memory_id: str) -> str:
+    """A fact's gsi4 sort key: by its scope's thread, then memory id. A thread's keys are
+    consecutive: another thread that starts the same way has a doubled '#' where this one's
+    separator is, which sorts before every memory id."""
+    return f"{thread.replace('#', '##')}#{memory_id}"
+
+
+def fact_listing_thread(sort_key: str) -> str:
+    """The thread of a fact's gsi4 sort key (memory ids hold no '#')."""
+    return sort_key.rsplit("#", 1)[0].replace("##", "#")
+
+
+# Above every character of a memory id: `<thread>#` + this sorts after each of the thread's facts.
+AFTER_IDS = "~"
+
+
 def seq_text(seq: int) -> str:
     return f"{seq:0{SEQ_WIDTH}d}"
 

@@ -16,24 +16,76 @@ from memory_engine.adapters.aws import dynamodb_items as items
 from memory_engine.adapters.aws import dynamodb_keys as keys
 from memory_engine.adapters.aws import dynamodb_reads as reads
 from memory_engine.adapters.aws.dynamodb_table import DynamoTable
-from memory_engine.models.domain import Session
+from memory_engine.models.domain import THREAD_SCOPE_KEY, Session
+from memory_engine.ports import FactScope
 
 _PAGE = 100  # keys per BatchGetItem
+# Fact keys per Query request: a page of scopes reads at most this many keys past the ones it
+# counts (~100 KB of keys, ~13 read units), however many facts the tenant holds.
+FACT_KEYS_PER_READ = 1000
 
 
-def list_sessions(table: DynamoTable, tenant: str) -> list[Session]:
-    """Every session of the tenant, by thread then session uuid."""
-    listed = table.query(
-        IndexName=keys.GSI4,
-        KeyConditionExpression="gsi4pk = :tenant",
-        ExpressionAttributeValues={":tenant": items.s(keys.tenant_sessions(tenant))},
+def list_sessions(
+    table: DynamoTable, tenant: str, after: tuple[str, str] | None = None, limit: int | None = None
+) -> list[Session]:
+    """The tenant's sessions in listing order (by thread, then session uuid), after `after`, at
+    most `limit`: one keys-only Query of as many keys, then the items."""
+    condition, values = "gsi4pk = :tenant", {":tenant": items.s(keys.tenant_sessions(tenant))}
+    if after:
+        condition += " AND gsi4sk > :after"
+        values[":after"] = items.s(keys.session_listing_sk(*after))
+    bounded = {"Limit": limit} if limit else {}
+    listed = islice(
+        table.query(
+            IndexName=keys.GSI4, KeyConditionExpression=condition, ExpressionAttributeValues=values, **bounded
+        ),
+        limit,
     )
     sessions: list[Session] = []
     while page := list(islice(listed, _PAGE)):
         # The index is eventually consistent; the items are read consistently, so a session
         # deleted since the index saw it is simply not found.
-        sessions += [items.session_from(item) for item in table.batch_get(reads.keys_of(page))]
-    return sorted(sessions, key=lambda session: (session.parent_session_uuid, session.session_uuid))
+        found = {
+            keys.session_listing_sk(s.parent_session_uuid, s.session_uuid): s
+            for s in (items.session_from(item) for item in table.batch_get(reads.keys_of(page)))
+        }
+        sessions += [found[sk] for sk in sorted(found)]
+    return sessions
+
+
+def fact_scopes(
+    table: DynamoTable, tenant: str, after: str | None = None, limit: int = 100
+) -> list[FactScope]:
+    """The tenant's fact scopes in listing order after the thread `after`, at most `limit`, each
+    counted from its facts' keys (a keys-only index: ~100 bytes a fact, never the fact items),
+    its scope read from one of its facts."""
+    condition, values = "gsi4pk = :facts", {":facts": items.s(keys.tenant_facts(tenant))}
+    if after is not None:
+        condition += " AND gsi4sk > :after"
+        values[":after"] = items.s(keys.fact_listing_sk(after, keys.AFTER_IDS))
+    counts: dict[str, int] = {}
+    first: dict[str, items.Item] = {}
+    listed = table.query(
+        IndexName=keys.GSI4,
+        KeyConditionExpression=condition,
+        ExpressionAttributeValues=values,
+        Limit=FACT_KEYS_PER_READ,
+    )
+    for key in listed:
+        thread = keys.fact_listing_thread(items.required(key, keys.GSI4_SK))
+        if thread not in counts:
+            if len(counts) == limit:
+                break  # the page is full, and its last scope wholly counted
+            first[thread] = key
+        counts[thread] = counts.get(thread, 0) + 1
+    read = {
+        memory.parent_session_uuid: memory
+        for memory in reads.memories(table, table.batch_get(reads.keys_of(list(first.values()))))
+    }
+    return [
+        FactScope(thread, read[thread].visible_scope if thread in read else {THREAD_SCOPE_KEY: thread}, count)
+        for thread, count in counts.items()
+    ]
 
 
 def unlisted_sessions(table: DynamoTable) -> Iterator[items.Item]:
@@ -56,6 +108,29 @@ def backfill_session_listing(table: DynamoTable) -> int:
             items.required(item, "tenant"),
             items.text(item, "parent_session_uuid") or "",
             items.required(item, "session_uuid"),
+        )
+        listed += table.update_existing(
+            reads.keys_of([item])[0],
+            "SET gsi4pk = :listing, gsi4sk = :listed",
+            {":listing": listing[keys.GSI4_PK], ":listed": listing[keys.GSI4_SK]},
+        )
+    return listed
+
+
+def backfill_fact_listing(table: DynamoTable) -> int:
+    """Give every memory-bank fact written before the fact listing its listing keys (a fact belongs
+    to no session); returns how many. One Scan of the table, for this one-off upgrade only;
+    idempotent, and a fact deleted meanwhile is skipped."""
+    listed = 0
+    for item in table.scan(
+        FilterExpression="sk = :memory AND session_uuid = :none AND attribute_not_exists(gsi4pk)",
+        ProjectionExpression="pk, sk, tenant, memory_id, parent_session_uuid",
+        ExpressionAttributeValues={":memory": items.s(keys.MEMORY_SK), ":none": items.s("")},
+    ):
+        listing = items.fact_listing_keys(
+            items.required(item, "tenant"),
+            items.text(item, "parent_session_uuid") or "",
+            items.required(item, "memory_id"),
         )
         listed += table.update_existing(
             reads.keys_of([item])[0],

@@ -24,7 +24,12 @@ from memory_engine.adapters.aws import dynamodb_keys as keys
 from memory_engine.adapters.aws import dynamodb_reads as reads
 from memory_engine.adapters.aws.dynamodb_fork import write_fork
 from memory_engine.adapters.aws.dynamodb_removal import delete_dialog, delete_memory, delete_session
-from memory_engine.adapters.aws.dynamodb_sessions import backfill_session_listing, list_sessions
+from memory_engine.adapters.aws.dynamodb_sessions import (
+    backfill_fact_listing,
+    backfill_session_listing,
+    fact_scopes,
+    list_sessions,
+)
 from memory_engine.adapters.aws.dynamodb_table import (
     TRANSACTION_LIMIT,
     DynamoTable,
@@ -37,7 +42,7 @@ from memory_engine.adapters.aws.dynamodb_table import (
 from memory_engine.adapters.encoding import pack_vector
 from memory_engine.errors import Conflict, InvalidInput, Unavailable
 from memory_engine.models.domain import Memory, Session, Turn, TurnStatus, check_thread
-from memory_engine.ports import ConsolidateOutcome, ForkPlan, RemovalOutcome
+from memory_engine.ports import ConsolidateOutcome, FactScope, ForkPlan, RemovalOutcome
 
 MAX_ATTEMPTS = 12  # optimistic retries of one write under contention before answering 503
 _NOT_THERE = "attribute_not_exists(pk)"
@@ -65,12 +70,21 @@ class DynamoDbStore:
         item = self.table.get(keys.session_pk(tenant, session_uuid), keys.SESSION_SK)
         return None if item is None else items.session_from(item)
 
-    def list_sessions(self, tenant: str) -> list[Session]:
-        return list_sessions(self.table, tenant)
+    def list_sessions(
+        self, tenant: str, after: tuple[str, str] | None = None, limit: int | None = None
+    ) -> list[Session]:
+        return list_sessions(self.table, tenant, after, limit)
+
+    def fact_scopes(self, tenant: str, after: str | None = None, limit: int = 100) -> list[FactScope]:
+        return fact_scopes(self.table, tenant, after, limit)
 
     def backfill_session_listing(self) -> int:
         """List the sessions written before the listing index existed (`dynamodb_sessions`)."""
         return backfill_session_listing(self.table)
+
+    def backfill_fact_listing(self) -> int:
+        """List the facts written before their listing existed (`dynamodb_sessions`)."""
+        return backfill_fact_listing(self.table)
 
     def append_turn(self, session: Session, turn: Turn) -> ConsolidateOutcome:
         if (turn.tenant, turn.session_uuid) != (session.tenant, session.session_uuid):

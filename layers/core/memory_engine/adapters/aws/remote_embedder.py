@@ -3,21 +3,26 @@
 The wire format is the embedding function's (functions/embedder_image): request
 `{"texts": [...], "mode": "query"|"passage"}`, answer `{"embeddings": [[...], ...], "dimension": N}`.
 A SageMaker endpoint gets the same request body as JSON and may answer that shape or a bare list
-of vectors. Texts go in batches (the payload limits of Lambda are 6 MB each way: 64 texts of
-4096 floats is about 3 MB of JSON). The dimension comes from configuration and every answer is
-checked against it, so a model swap without a reindex fails loudly instead of mixing spaces.
+of vectors (`request_shape="engine"`), or, with `request_shape="tei"`, the request of Hugging
+Face's Text Embeddings Inference container, `{"inputs": [...], "truncate": true}`, answered by a
+bare list of vectors (a stock SageMaker embedding endpoint; no query/passage prefix is added).
+Texts go in batches (the payload limits of Lambda are 6 MB each way: 64 texts of 4096 floats is
+about 3 MB of JSON). The dimension comes from configuration and every answer is checked against
+it, so a model swap without a reindex fails loudly instead of mixing spaces.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 from memory_engine.adapters.aws.clients import aws_errors, client, unavailable
 from memory_engine.adapters.encoding import unit_vector
 from memory_engine.errors import InvalidInput
 from memory_engine.ports import EmbedMode
+
+RequestShape = Literal["engine", "tei"]
 
 
 class RemoteEmbedder:
@@ -29,6 +34,7 @@ class RemoteEmbedder:
         batch_size: int = 64,
         region: str | None = None,
         aws_client: Any = None,
+        request_shape: RequestShape = "engine",
     ) -> None:
         if (function_name is None) == (sagemaker_endpoint is None):
             raise ValueError("give exactly one of function_name and sagemaker_endpoint")
@@ -38,6 +44,7 @@ class RemoteEmbedder:
         self._batch_size = max(1, batch_size)
         self._region = region
         self._client = aws_client
+        self._shape: RequestShape = request_shape if sagemaker_endpoint else "engine"
 
     @property
     def dimension(self) -> int:
@@ -63,9 +70,15 @@ class RemoteEmbedder:
         vectors: list[list[float]] = []
         for start in range(0, len(texts), self._batch_size):
             batch = list(texts[start : start + self._batch_size])
-            answer = self._call({"texts": batch, "mode": mode})
+            answer = self._call(self._request(batch, mode))
             vectors.extend(self._checked(answer, len(batch)))
         return vectors
+
+    def _request(self, texts: list[str], mode: EmbedMode) -> dict[str, Any]:
+        if self._shape == "tei":
+            # TEI cuts a text past the model's window instead of refusing the batch (413).
+            return {"inputs": texts, "truncate": True}
+        return {"texts": texts, "mode": mode}
 
     def _call(self, request: dict[str, Any]) -> Any:
         payload = json.dumps(request, ensure_ascii=False).encode()

@@ -21,8 +21,8 @@ from memory_engine.adapters.local.sqlite_rows import (
     update_memory_row,
 )
 from memory_engine.errors import Conflict, InvalidInput, NotFound
-from memory_engine.models.domain import Memory, Session, Turn, TurnStatus, check_thread
-from memory_engine.ports import ConsolidateOutcome, ForkPlan, RemovalOutcome
+from memory_engine.models.domain import THREAD_SCOPE_KEY, Memory, Session, Turn, TurnStatus, check_thread
+from memory_engine.ports import ConsolidateOutcome, FactScope, ForkPlan, RemovalOutcome
 
 _BUFFERED = TurnStatus.BUFFERED.value
 _EXTRACTED = TurnStatus.EXTRACTED.value
@@ -51,13 +51,43 @@ class SqliteStore:
             row = _session_row(conn, tenant, session_uuid)
         return None if row is None else Session.model_validate(dict(row))
 
-    def list_sessions(self, tenant: str) -> list[Session]:
+    def list_sessions(
+        self, tenant: str, after: tuple[str, str] | None = None, limit: int | None = None
+    ) -> list[Session]:
+        thread, session = after or ("", "")
         with self._db.read() as conn:
             rows = conn.execute(
-                "SELECT * FROM sessions WHERE tenant = ? ORDER BY parent_session_uuid, session_uuid",
-                (tenant,),
+                "SELECT * FROM sessions WHERE tenant = ? AND (parent_session_uuid, session_uuid) > (?, ?)"
+                " ORDER BY parent_session_uuid, session_uuid LIMIT ?",
+                (tenant, thread, session, -1 if limit is None else limit),
             ).fetchall()
         return [Session.model_validate(dict(row)) for row in rows]
+
+    def fact_scopes(self, tenant: str, after: str | None = None, limit: int = 100) -> list[FactScope]:
+        # Facts belong to no session (`facts.create`): the session index finds them without
+        # reading the engine's memories, and each scope's first fact gives its scope.
+        with self._db.read() as conn:
+            counted = conn.execute(
+                "SELECT parent_session_uuid AS thread, count(*) AS facts, min(memory_id) AS first"
+                " FROM memories WHERE tenant = ? AND session_uuid = ''"
+                " AND json_extract(metadata, '$.kind') = 'fact' AND parent_session_uuid > ?"
+                " GROUP BY parent_session_uuid ORDER BY parent_session_uuid LIMIT ?",
+                (tenant, after or "", limit),
+            ).fetchall()
+            scopes = {
+                row["memory_id"]: json.loads(row["scope"])
+                for row in conn.execute(
+                    f"SELECT memory_id, scope FROM memories WHERE tenant = ? AND memory_id IN "
+                    f"({','.join('?' * len(counted))})",
+                    (tenant, *(row["first"] for row in counted)),
+                )
+            }
+        return [
+            FactScope(
+                row["thread"], scopes.get(row["first"]) or {THREAD_SCOPE_KEY: row["thread"]}, row["facts"]
+            )
+            for row in counted
+        ]
 
     def append_turn(self, session: Session, turn: Turn) -> ConsolidateOutcome:
         if (turn.tenant, turn.session_uuid) != (session.tenant, session.session_uuid):

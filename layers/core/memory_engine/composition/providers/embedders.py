@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Literal
 from memory_engine.settings import EmbeddingSettings, Piece
 
 if TYPE_CHECKING:
-    from memory_engine.adapters.aws.remote_embedder import RemoteEmbedder
+    from memory_engine.adapters.aws.remote_embedder import RemoteEmbedder, RequestShape
     from memory_engine.adapters.local.onnx_embedder import OnnxEmbedder
 
 
@@ -44,6 +44,10 @@ class SageMakerEmbedderSettings(Piece):
     """MEMORY_ENGINE_EMBEDDER=sagemaker: the endpoint that embeds."""
 
     sagemaker_endpoint: str | None = None
+    # The endpoint's request shape: `engine` ({"texts", "mode"} → {"embeddings"} or a list, the
+    # embedding image's), or `tei` ({"inputs", "truncate"} → a list of vectors: Hugging Face's
+    # Text Embeddings Inference container, as SageMaker's stock embedding models serve it).
+    sagemaker_request: Literal["engine", "tei"] = "engine"
 
     def missing_variables(self) -> list[tuple[str, str]]:
         missing = super().missing_variables()
@@ -61,7 +65,8 @@ def lambda_function(settings: EmbeddingSettings) -> RemoteEmbedder:
 
 
 def sagemaker_endpoint(settings: EmbeddingSettings) -> RemoteEmbedder:
-    return _remote(settings, sagemaker_endpoint=SageMakerEmbedderSettings().sagemaker_endpoint)
+    endpoint = SageMakerEmbedderSettings()
+    return _remote(settings, sagemaker_endpoint=endpoint.sagemaker_endpoint, shape=endpoint.sagemaker_request)
 
 
 def _onnx(
@@ -81,7 +86,10 @@ def _onnx(
 
 
 def _remote(
-    settings: EmbeddingSettings, function_name: str | None = None, sagemaker_endpoint: str | None = None
+    settings: EmbeddingSettings,
+    function_name: str | None = None,
+    sagemaker_endpoint: str | None = None,
+    shape: RequestShape = "engine",
 ) -> RemoteEmbedder:
     from memory_engine.adapters.aws.remote_embedder import RemoteEmbedder
 
@@ -91,4 +99,5 @@ def _remote(
         sagemaker_endpoint=sagemaker_endpoint,
         batch_size=settings.embedding_batch_size,
         region=settings.aws_region,
+        request_shape=shape,
     )
