@@ -202,6 +202,15 @@ QUALITY = (
         quality.retrieval,
     ),
     Entry(
+        "embedders",
+        "e5 or EmbeddingGemma",
+        "multilingual-e5-small (the default) against EmbeddingGemma-300M in float32, int8 and cut to 256 "
+        "dimensions, through the same harness and on the same machine ([configuration.md]"
+        "(configuration.md#embeddinggemma) says which to use where).",
+        "GEMMA_MODEL_DIR=... python -m bench.quality.embedders",
+        quality.embedders,
+    ),
+    Entry(
         "locomo_tuning",
         "Fusion weights",
         "The fusion weights chosen on the dev split by grid search, cross-validated by leaving one "

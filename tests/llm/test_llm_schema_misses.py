@@ -20,6 +20,7 @@ from memory_engine.adapters.openai import LlmBadOutput, LlmExtractor
 from memory_engine.adapters.openai.client import RetryPolicy
 from memory_engine.composition import wiring
 from memory_engine.engine import Engine
+from memory_engine.limits import Limits
 from memory_engine.models.api import ConsolidateRequest
 from memory_engine.ports import ExtractionContext
 from memory_engine.settings import Settings
@@ -186,7 +187,7 @@ def engine(server: FakeOpenAIServer, tmp_path: Path) -> Iterator[Engine]:
     )  # type: ignore[call-arg]
     path = tmp_path / "memory-engine.sqlite3"
     yield Engine(
-        settings=settings,
+        limits=Limits.of(settings),
         store=SqliteStore(path),
         queue=SqliteQueue(path),
         index=LocalSearchIndex(),

@@ -12,6 +12,7 @@ import pytest
 from memory_engine import deadline
 from memory_engine.deadline import Deadline
 from memory_engine.extraction.budget import JobBudget
+from memory_engine.limits import Limits
 from memory_engine.models.api import ConsolidateRequest
 from memory_engine.models.messages import ExtractionJob
 from memory_engine.ports import Extraction, ExtractionContext
@@ -70,14 +71,14 @@ def test_a_job_whose_batches_take_their_whole_deadline_ends_within_its_visibilit
     # Given 24 buffered turns (3 batches), an LLM whose first batch ends just before the job's
     # time and whose every later batch takes the batch's whole deadline
     clock = Clock()
+    settings = Settings(extractor="llm", llm_model="m", extraction_threshold=1000)  # type: ignore[call-arg]
     engine = fake_engine(extractor="llm", llm_model="m", extraction_threshold=1000)
-    settings = engine.settings
     durations = [settings.worker_job_seconds - 0.1, *[settings.llm_batch_seconds] * 2]
     engine = dataclasses.replace(engine, extractor=SlowExtractor(clock, durations))
     monkeypatch.setattr(
         JobBudget,
         "of",
-        classmethod(lambda cls, s: cls(s.worker_job_seconds, s.extraction_job_max_chars, clock=clock)),
+        classmethod(lambda cls, s: cls(s.job_seconds, s.extraction_job_max_chars, clock=clock)),
     )
     for n in range(24):
         request = {
@@ -103,8 +104,8 @@ def test_in_a_lambda_a_job_in_hand_stays_invisible_past_the_functions_remaining_
     settings = Settings(extractor="llm", llm_model="m")  # type: ignore[call-arg]
     with deadline.within(Deadline(880.0, clock=lambda: 0.0)):
         # When the lease's visibility is chosen
-        seconds = jobs.lease_seconds(settings)
+        seconds = jobs.lease_seconds(Limits.of(settings))
     # Then it outlasts the function, which stops the job at its timeout
     assert seconds >= 880 + jobs.LAMBDA_TAIL_S > settings.job_visibility_seconds
     # And with no deadline (the local worker) it is the settings' worst case
-    assert jobs.lease_seconds(settings) == settings.job_visibility_seconds
+    assert jobs.lease_seconds(Limits.of(settings)) == settings.job_visibility_seconds

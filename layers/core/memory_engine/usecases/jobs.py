@@ -16,10 +16,10 @@ from memory_engine import deadline
 from memory_engine.edge.logsafe import error_details
 from memory_engine.engine import Engine
 from memory_engine.errors import Cancelled, MemoryEngineError
+from memory_engine.limits import Limits
 from memory_engine.models.messages import ChatMemoryJob, ExtractionJob, ForgetUserJob, IndexPurgeJob, Job
 from memory_engine.models.queue import ReceivedJob, unsettled_reason
 from memory_engine.ports import JobSource
-from memory_engine.settings import Settings
 from memory_engine.usecases import chat_memory, extract, forget_user, index_purge, lease
 from memory_engine.usecases.dead_jobs import what_retries
 
@@ -34,15 +34,15 @@ MAX_ERROR_CHARS = 2_000
 LAMBDA_TAIL_S = 30.0
 
 
-def lease_seconds(settings: Settings) -> float:
+def lease_seconds(limits: Limits) -> float:
     """How long a job in hand stays invisible at a time: its worst case by the settings
     (`job_visibility_seconds`), or, under a deadline that ends sooner than forever (a Lambda's
     remaining time), at least until that deadline has passed, so that a job whose renewals all
     fail is never handed out again while it can still run."""
     remaining = deadline.current().remaining()
     if remaining == float("inf"):
-        return settings.job_visibility_seconds
-    return max(settings.job_visibility_seconds, remaining + LAMBDA_TAIL_S)
+        return limits.job_visibility_seconds
+    return max(limits.job_visibility_seconds, remaining + LAMBDA_TAIL_S)
 
 
 def run(engine: Engine, job: Job, redelivered: bool = False) -> object:
@@ -76,11 +76,11 @@ class RetryPolicy:
     max_delay_s: float = 900.0
 
     @classmethod
-    def of(cls, settings: Settings) -> RetryPolicy:
+    def of(cls, limits: Limits) -> RetryPolicy:
         return cls(
-            attempts=settings.worker_max_receives,
-            base_delay_s=settings.worker_retry_base_seconds,
-            max_delay_s=settings.worker_retry_max_seconds,
+            attempts=limits.worker_max_receives,
+            base_delay_s=limits.worker_retry_base_seconds,
+            max_delay_s=limits.worker_retry_max_seconds,
         )
 
     def delay(self, failures: int, draw: Callable[[], float] = random.random) -> float:
@@ -155,7 +155,7 @@ def attempt(
             run(engine, message.job, message.receive_count > 1)
         else:
             # Its receipt renewed while it runs: never handed out again meanwhile (usecases.lease).
-            with lease.held(source, message.receipt, visibility_seconds or lease_seconds(engine.settings)):
+            with lease.held(source, message.receipt, visibility_seconds or lease_seconds(engine.limits)):
                 run(engine, message.job, message.receive_count > 1)
     except Cancelled:
         raise  # not the job's failure: the worker is stopping, and releases it for next time
