@@ -11,6 +11,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Literal
 
 from memory_engine.engine import Engine
@@ -19,6 +20,7 @@ from memory_engine.extraction.injection import is_instruction
 from memory_engine.indexing.documents import index_document
 from memory_engine.models.bank import rfc3339
 from memory_engine.models.domain import FACT_KIND, Memory, MemoryFields, new_memory_id, scope_key
+from memory_engine.models.life import MemoryLife
 from memory_engine.usecases import index_purge
 
 # Existing facts shown to the extractor when merging: the nearest ones to what was said.
@@ -81,8 +83,10 @@ def create(
     scope: Mapping[str, str],
     texts: Sequence[str],
     origin: Mapping[str, str] | None = None,
+    stated_at: datetime | None = None,
 ) -> list[Memory]:
-    """Store each text as a new fact of the scope (embedded in one call) and index them."""
+    """Store each text as a new fact of the scope (embedded in one call) and index them; each is
+    valid from `stated_at` (event time), else from now."""
     if not texts:
         return []
     vectors = engine.embedder.embed(list(texts), mode="passage")
@@ -103,6 +107,7 @@ def create(
             created_at=now,
             metadata={"kind": FACT_KIND, **(origin or {})},
             scope=dict(scope),
+            life=MemoryLife(valid_from=stated_at or now),
         )
         if engine.store.save_memory(memory):
             created.append(memory)

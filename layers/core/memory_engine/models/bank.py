@@ -88,12 +88,17 @@ def rfc3339(moment: datetime) -> str:
     return moment.astimezone(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
 
 
-class BankMemory(BaseModel):
+class BankMemory(Sparse):
     name: str
     fact: str
     scope: dict[str, str]
     createTime: str
     updateTime: str
+    # Additive (event time, docs/api.md "Time"): when the fact was stated; when it stopped holding
+    # and what replaced it (absent while it holds).
+    validFrom: str | None = Field(None, exclude_if=absent_when_none)
+    invalidAt: str | None = Field(None, exclude_if=absent_when_none)
+    supersededBy: str | None = Field(None, exclude_if=absent_when_none)
 
     @classmethod
     def of(cls, memory: Memory) -> BankMemory:
@@ -106,6 +111,9 @@ class BankMemory(BaseModel):
             scope=memory.visible_scope,
             createTime=created,
             updateTime=updated if isinstance(updated, str) else created,
+            validFrom=rfc3339(memory.stated_at),
+            invalidAt=None if memory.life.invalid_at is None else rfc3339(memory.life.invalid_at),
+            supersededBy=memory.life.superseded_by,
         )
 
 

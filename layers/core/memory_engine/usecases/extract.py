@@ -20,6 +20,7 @@ from memory_engine.indexing.documents import (
     window_texts,
 )
 from memory_engine.models.domain import Memory, MemoryFields, Session, Turn, new_memory_id
+from memory_engine.models.life import MemoryLife
 from memory_engine.models.messages import ExtractionJob
 from memory_engine.ports import ExtractionContext
 from memory_engine.usecases import index_purge
@@ -194,6 +195,8 @@ def _extract_one(
         source_text=extraction_text(batch),
         created_at=created_at,
         metadata=extraction.metadata,
+        # Event time: when its facts were said, not when the worker got to them.
+        life=MemoryLife(valid_from=min(turn.timestamp for turn in batch)),
     )
     # The turns' vectors (searched as turn documents) were stored with them before extraction;
     # their windows' vectors are made here, in the memory's one call to the embedder.
