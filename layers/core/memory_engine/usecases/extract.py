@@ -23,7 +23,7 @@ from memory_engine.models.domain import Memory, MemoryFields, Session, Turn, new
 from memory_engine.models.life import MemoryLife
 from memory_engine.models.messages import ExtractionJob
 from memory_engine.ports import ExtractionContext
-from memory_engine.usecases import index_purge
+from memory_engine.usecases import index_purge, supersede
 
 log = logging.getLogger("memory_engine.worker")
 
@@ -126,7 +126,9 @@ def _extract_batches(
                 engine.store.save_characters(job.tenant, session.parent_session_uuid, merged)
             unstored.difference_update(turn.dialog_uuid for turn in batch)
             index_purge.index_written(engine, [memory], batch)
-            written.append(memory)
+            # Later statements replace earlier ones of the same fact (kept as history).
+            changed = {m.memory_id: m for m in supersede.supersede(engine, memory)}
+            written.append(changed.get(memory.memory_id, memory))
         budget.batch_done(began)
     if batches:
         _queue_what_arrived_meanwhile(engine, job)
