@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
+from itertools import pairwise
 
 from memory_engine.engine import Engine
 from memory_engine.extraction.fact_slots import slot_of
@@ -73,7 +74,7 @@ def supersede(engine: Engine, memory: Memory) -> list[Memory]:
     replaced: dict[str, dict[int, KeyFactLife]] = {}
     for group in by_group.values():
         ordered = sorted(group)
-        for earlier, later in zip(ordered, ordered[1:], strict=False):
+        for earlier, later in pairwise(ordered):
             replaced.setdefault(earlier.memory_id, {})[earlier.index] = KeyFactLife(
                 index=earlier.index,
                 slot=earlier.slot,
