@@ -35,6 +35,7 @@ from memory_engine.extraction.fact_slots import slot_of
         ("다리가 다 나았어.", "health"),
         ("I just bought a used Hyundai sedan.", "possession:car"),
         ("차를 팔았어.", "possession:car"),
+        ("나는 오래된 아반떼를 타는데 요즘 이상한 소리가 나.", "possession:car"),
         ("I switched to an iPhone.", "possession:phone"),
         ("I got a new job as a baker.", "job"),
         ("I used to have a dog.", None),

@@ -95,7 +95,8 @@ _SLOTS: tuple[tuple[Slot, re.Pattern[str]], ...] = (
         re.compile(
             r"\b(?:i|we)\s+(?:just\s+)?(?:bought|got|drive|sold|leased)\s+(?:a\s+|an\s+|my\s+|our\s+)?(?:new\s+|used\s+|old\s+)?"
             r"(?:\w+\s+){0,2}?(?:car|suv|truck|tesla|hyundai|kia|toyota|honda|bmw)\b"
-            r"|(?:차|자동차|중고차)(?:를|을)?\s*(?:샀|뽑았|팔았|바꿨)",
+            r"|(?:차|자동차|중고차)(?:를|을)?\s*(?:샀|뽑았|팔았|바꿨)"
+            r"|(?:차|자동차|아반떼|쏘나타|소나타|그랜저|테슬라|모닝)(?:를|을)\s*타(?:고|는|요|$|\s)",
             _I,
         ),
     ),

@@ -25,7 +25,8 @@ _TOPICS: dict[str, re.Pattern[str]] = {
         _I,
     ),
     "job": re.compile(
-        r"\b(?:job|work|works|working|career|employ\w*|profession|occupation)\b|직업|일해|일하|회사|직장", _I
+        r"\b(?:job|work|works|working|career|employ\w*|profession|occupation)\b|직업|일해|일하|무슨\s*일|회사|직장",
+        _I,
     ),
     "relationship": re.compile(
         r"\b(?:dating|girlfriend|boyfriend|partner|married|wife|husband|single|relationship|broke\s+up|engaged)\b"
@@ -41,14 +42,30 @@ _TOPICS: dict[str, re.Pattern[str]] = {
         r"\b(?:plan\w*|trip|travel\w*|vacation|holiday|cancel\w*)\b|계획|여행|휴가|취소|갈\s*거", _I
     ),
     "health": re.compile(
-        r"\b(?:health|sick|ill|injur\w*|hurt|broke|recover\w*|doctor|hospital)\b|건강|아파|다쳤|병원|나았", _I
+        r"\b(?:health|sick|ill|injur\w*|hurt|broken?|recover\w*|doctor|hospital)\b|건강|아파|다쳤|병원|나았",
+        _I,
     ),
     "possession": re.compile(r"\b(?:car|drive|phone)\b|자동차|차를|차는|폰", _I),
 }
 
 
+# A question about the past ("before", "used to", "first", "where did she live", "예전", "살았어?")
+# asks for the earlier value: the replaced fact is the answer, so nothing is put before it. One
+# that says "now", "still", "지금", "아직" asks for the current value whatever its tense.
+_PAST = re.compile(
+    r"\b(?:before|used\s+to|previous(?:ly)?|former(?:ly)?|first|old|originally|earlier|back\s+then"
+    r"|was|were|had|did)\b"
+    r"|예전|전에|원래|처음|첫\s|옛날|이전|(?:었|았|였|했)(?:어|나|니|지|어요|나요|습니까)?\s*\??\s*$",
+    _I,
+)
+_NOW = re.compile(r"\b(?:now|still|current(?:ly)?|these\s+days|nowadays)\b|지금|아직|요즘|이제|현재", _I)
+
+
 def query_topics(text: str) -> frozenset[str]:
-    """The slot families (`residence`, `pet`, ...) a question asks about."""
+    """The slot families (`residence`, `pet`, ...) whose current value a question asks for; none
+    for a question about the past."""
+    if _PAST.search(text) and not _NOW.search(text):
+        return frozenset()
     return frozenset(topic for topic, pattern in _TOPICS.items() if pattern.search(text))
 
 
