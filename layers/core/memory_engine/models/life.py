@@ -69,12 +69,9 @@ class MemoryLife(BaseModel):
     # A bank fact: its earlier wordings, oldest first (a PATCH or an update keeps the old one here).
     revisions: list[FactRevision] = Field(default_factory=list)
 
-    def holds_at(self, moment: datetime | None) -> bool:
-        """Whether the memory (as a whole: a bank fact) held at `moment` (None: now)."""
-        if moment is None:
-            return self.invalid_at is None
-        started = self.valid_from is None or self.valid_from <= moment
-        return started and (self.invalid_at is None or moment < self.invalid_at)
+    def still_holds(self, moment: datetime | None = None) -> bool:
+        """Whether the memory (as a whole: a bank fact) was not yet retired at `moment` (None: now)."""
+        return self.invalid_at is None or (moment is not None and moment < self.invalid_at)
 
     def replaced_key_facts(self, moment: datetime | None = None) -> list[KeyFactLife]:
         """The key facts replaced by `moment` (None: by now)."""

@@ -51,6 +51,7 @@ class Gathered:
     # line (`spoken_line`), made only for the turns of returned hits.
     lines: dict[str, tuple[str, datetime | None]]
     window: Window = field(default_factory=Window)
+    history: bool = False  # options.history: retired facts are hits too
 
     @property
     def memory_ids(self) -> frozenset[str]:
@@ -130,6 +131,7 @@ def gather(engine: Engine, tenant: str, request: RetrieveRequest) -> Gathered:
         buffered=buffered,
         lines={turn.key: (turn.text, turn.said) for turn in indexed},
         window=window,
+        history=request.options.history,
     )
 
 
@@ -166,6 +168,8 @@ def _first_hits(
             continue
         if not gathered.window.admits(memory.stated_at):
             continue  # a fact (indexed without a time) stated outside the window
+        if not (gathered.history or memory.life.still_holds(gathered.window.as_of)):
+            continue  # a retired fact: history, shown on request (options.history)
         given += 1
         yield _memory_hit(memory, unit, gathered.lines), memory
 
