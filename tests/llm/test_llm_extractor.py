@@ -65,7 +65,7 @@ def test_a_valid_answer_becomes_an_extraction_with_every_field_filled(
     assert extraction.metadata | {"characters_json": "…"} == {
         "extractor": "llm",
         "model": "fake-model",
-        "prompt_version": "en-v4",
+        "prompt_version": "en-v5",
         "structured_output": "json_schema",
         "language": "en",
         "prompt_tokens": 321,
@@ -244,7 +244,7 @@ def test_korean_text_comes_back_from_the_model_untouched(
     dumped = json.dumps(fields.model_dump(), ensure_ascii=False)
     assert json.loads(dumped) == fields.model_dump()
     assert answer["summary"] in dumped
-    assert extraction.metadata["prompt_version"] == "ko-v4"
+    assert extraction.metadata["prompt_version"] == "ko-v5"
     # (the NPC who answered is a speaker, so a character too)
     assert json.loads(str(extraction.metadata["characters_json"])) == {"김민수": ["민수"], "npc": []}
 

@@ -22,7 +22,7 @@ from memory_engine.indexing.documents import (
 from memory_engine.models.domain import Memory, MemoryFields, Session, Turn, new_memory_id
 from memory_engine.models.life import MemoryLife
 from memory_engine.models.messages import ExtractionJob
-from memory_engine.ports import ExtractionContext
+from memory_engine.ports import ExtractionContext, ReadsCurrentFacts
 from memory_engine.usecases import index_purge, supersede
 
 log = logging.getLogger("memory_engine.worker")
@@ -177,11 +177,15 @@ def _extract_one(
     budget: JobBudget | None = None,
 ) -> Memory:
     first = batch[0]
+    extractor = engine.extractor
+    shown = extractor.current_facts_wanted() if isinstance(extractor, ReadsCurrentFacts) else 0
     context = ExtractionContext(
         user_name=first.user_name,
         language=session.language,
         length_limit=max(turn.length_limit for turn in batch),
         known_characters=registry,
+        # What the thread says now, for the extractor to mark what the batch updates.
+        current_facts=supersede.current_facts(engine, first.tenant, session.parent_session_uuid, shown),
     )
     extraction = engine.extractor.extract(batch, context)
     created_at = engine.clock.now()

@@ -8,6 +8,7 @@ the chat client it returns).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -20,6 +21,7 @@ from memory_engine.extraction.schema import (
     FactOperationsOut,
     MemoryOut,
     characters_json,
+    replaced_facts,
     strict_json_schema,
     to_memory_fields,
 )
@@ -30,6 +32,8 @@ if TYPE_CHECKING:
     from memory_engine.adapters.openai.client import ChatClient, RepairTexts, Usage
 
 MEMORY_SCHEMA_NAME = "memory"
+# The thread's current facts shown with each batch: the newest ones, a bounded prompt.
+CURRENT_FACTS_SHOWN = 30
 FACTS_SCHEMA_NAME = "fact_operations"
 
 
@@ -66,7 +70,8 @@ class LlmExtractor:
     `completion_tokens`, `attempts` (chat requests made, repairs and retries included) and
     `characters_json`: the batch's characters as a JSON object
     canonical name → aliases, to merge into the thread's registry with
-    `memory_engine.extraction.registry.update_registry`.
+    `memory_engine.extraction.registry.update_registry`; and `replaces_json` when a key fact
+    updates or contradicts one of the thread's current facts it was shown (`ReadsCurrentFacts`).
     """
 
     def __init__(self, chat: ChatClient) -> None:
@@ -101,7 +106,15 @@ class LlmExtractor:
         fields, characters = to_memory_fields(out, context.known_characters, len(turns), speakers(turns))
         metadata = _usage_metadata(usage, prompt)
         metadata["characters_json"] = characters_json(characters)
+        replaced = replaced_facts(out, len(turns), [fact.id for fact in context.current_facts])
+        if replaced:
+            metadata["replaces_json"] = json.dumps(replaced, ensure_ascii=False, sort_keys=True)
         return Extraction(fields=fields, metadata=metadata)
+
+    def current_facts_wanted(self) -> int:
+        """Shown the thread's newest current facts (`ReadsCurrentFacts`), to mark what the batch
+        updates or contradicts."""
+        return CURRENT_FACTS_SHOWN
 
     def extract_facts(
         self, messages: Sequence[str], existing: Sequence[tuple[str, str]], language: str = "ko"
