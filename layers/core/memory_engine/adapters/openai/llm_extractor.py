@@ -15,8 +15,10 @@ from typing import TYPE_CHECKING
 from memory_engine.adapters.openai.errors import LlmUnavailable
 from memory_engine.errors import InvalidInput
 from memory_engine.extraction.fact_extractor import FactOperation, normalize
+from memory_engine.extraction.grounding import ground
 from memory_engine.extraction.prompts.base import PromptSet
 from memory_engine.extraction.prompts.render import facts_messages, memory_messages
+from memory_engine.extraction.registry import update_registry
 from memory_engine.extraction.schema import (
     FactOperationsOut,
     MemoryOut,
@@ -104,7 +106,12 @@ class LlmExtractor:
             _repair_texts(prompt),
         )
         fields, characters = to_memory_fields(out, context.known_characters, len(turns), speakers(turns))
+        # What the turns do not support is not stored (quotes, characters, facts, intent).
+        registry = update_registry(context.known_characters, characters)
+        named_none = not any(character.name or character.aliases for character in out.characters)
+        fields, changes = ground(fields, turns, context, registry, named_none)
         metadata = _usage_metadata(usage, prompt)
+        metadata.update({f"grounding_{name}": count for name, count in changes.items()})
         metadata["characters_json"] = characters_json(characters)
         replaced = replaced_facts(out, len(turns), [fact.id for fact in context.current_facts])
         if replaced:
