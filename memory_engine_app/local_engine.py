@@ -1,6 +1,6 @@
 """The local server's engine and its in-process worker.
 
-The engine is the configured one (`memory_engine.wiring.assemble`) with the local index files
+The engine is the configured one (`memory_engine.composition.wiring.assemble`) with the local index files
 (`local_index`), installed in `wiring` so that every handler the server calls shares it.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 from threading import Lock
 
-from memory_engine import wiring
+from memory_engine.composition import wiring
 from memory_engine.engine import Engine
 from memory_engine.ports import CopyableEmbedder
 from memory_engine.settings import get_settings
@@ -38,14 +38,14 @@ def local_worker(built: Engine | None = None, sweep: bool = True) -> LocalWorker
     sweeps for stuck buffers at start-up and every MEMORY_ENGINE_WORKER_SWEEP_SECONDS."""
     target = built or engine()
     source = wiring.job_source(target)
-    settings = target.settings
-    policy = jobs.RetryPolicy.of(settings)
+    settings = get_settings()  # the local worker's own knobs: poll, sweep, priority, slots
+    policy = jobs.RetryPolicy.of(target.limits)
     working = worker_engine(target)
     return LocalWorker(
         source,
         lambda message: jobs.attempt(working, source, message, policy),
         settings.worker_poll_seconds,
-        settings.job_visibility_seconds,
+        target.limits.job_visibility_seconds,
         sweep=(lambda: sweeping.run(target)) if sweep else None,
         sweep_seconds=settings.worker_sweep_seconds,
         nice=settings.worker_nice,

@@ -23,7 +23,6 @@ from typing import Any
 from unittest import mock
 
 from bench.common import save
-from memory_engine import facts
 from memory_engine.adapters.aws import clients
 from memory_engine.adapters.aws.dynamodb_keys import create_table_request
 from memory_engine.adapters.aws.dynamodb_store import DynamoDbStore
@@ -32,12 +31,13 @@ from memory_engine.adapters.local.memory_index import LocalSearchIndex
 from memory_engine.engine import Engine
 from memory_engine.extraction.builtin import BuiltinExtractor
 from memory_engine.indexing.documents import rebuild
+from memory_engine.limits import Limits
 from memory_engine.models.api import ConsolidateRequest, DeleteRequest, ForkRequest, RetrieveRequest
 from memory_engine.models.domain import MemoryFields, scope_key
 from memory_engine.models.messages import ExtractionJob
 from memory_engine.ports import EmbedMode
 from memory_engine.settings import Settings
-from memory_engine.usecases import consolidate, delete, extract, fork, retrieve
+from memory_engine.usecases import consolidate, delete, extract, facts, fork, retrieve
 
 RESULTS = Path(__file__).resolve().parents[1] / "results" / "aws_calls.json"
 REGION = "us-east-1"
@@ -194,7 +194,7 @@ def main(argv: list[str] | None = None) -> int:
         sqs = clients.client("sqs", REGION)
         url = sqs.create_queue(QueueName="extraction.fifo", Attributes={"FifoQueue": "true"})["QueueUrl"]
         engine = Engine(
-            settings=Settings(),
+            limits=Limits.of(Settings()),
             store=DynamoDbStore("memory-engine", REGION),
             queue=SqsQueue(url, REGION),
             index=LocalSearchIndex(),

@@ -20,20 +20,20 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import save
-from memory_engine import facts
 from memory_engine.adapters.local.memory_index import LocalSearchIndex
 from memory_engine.adapters.local.onnx_embedder import OnnxEmbedder
 from memory_engine.adapters.local.sqlite_queue import SqliteQueue
 from memory_engine.adapters.local.sqlite_store import SqliteStore
 from memory_engine.engine import Engine
 from memory_engine.extraction.builtin import BuiltinExtractor
+from memory_engine.limits import Limits
 from memory_engine.models.api import ConsolidateRequest
 from memory_engine.models.bank import CreateMemoryRequest, RetrieveMemoriesRequest
 from memory_engine.models.chat import ChatCompletionRequest
 from memory_engine.models.game import GameMemoryRequest
 from memory_engine.models.messages import ChatMemoryJob
 from memory_engine.settings import Settings
-from memory_engine.usecases import bank, bank_retrieve, chat, chat_memory, consolidate, game_memory
+from memory_engine.usecases import bank, bank_retrieve, chat, chat_memory, consolidate, facts, game_memory
 
 RESULTS = Path(__file__).resolve().parents[1] / "results" / "dialects.json"
 TENANT = "bench"
@@ -61,7 +61,7 @@ def timed(action: Callable[[], Any], runs: int) -> float:
 def build_engine(directory: str) -> Engine:
     path = os.path.join(directory, "bench.sqlite3")
     return Engine(
-        settings=Settings(chat_model="bench-model"),
+        limits=Limits.of(Settings(chat_model="bench-model")),
         store=SqliteStore(path),
         queue=SqliteQueue(path),
         index=LocalSearchIndex(),

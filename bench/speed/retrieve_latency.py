@@ -44,6 +44,7 @@ from memory_engine.adapters.local.sqlite_store import SqliteStore
 from memory_engine.adapters.local.vectors import ExactVectors, GraphVectors, Vectors
 from memory_engine.engine import Engine
 from memory_engine.extraction.builtin import BuiltinExtractor
+from memory_engine.limits import Limits
 from memory_engine.models.api import RetrieveRequest
 from memory_engine.ports import DocKind
 from memory_engine.settings import Settings
@@ -72,7 +73,7 @@ def load(size: int) -> tuple[Engine, float]:
     load_s = time.perf_counter() - started
     freeze_loaded()  # as the server does after loading its index
     engine = Engine(
-        settings=Settings(),
+        limits=Limits.of(Settings()),
         store=SqliteStore(folder / DATABASE),
         queue=_NoQueue(),
         index=index,
@@ -155,7 +156,7 @@ def recall_at_10(found: list[list[str]], truth: list[list[str]]) -> float:
 def model_ms(queries: list[str]) -> dict[str, Any]:
     """The real query embedding (the engine's default embedder, as `wiring` builds it from the
     environment: multilingual-e5-small on ONNX Runtime unless configured), per call, same queries."""
-    from memory_engine.wiring import build_embedder
+    from memory_engine.composition.wiring import build_embedder
 
     embedder = build_embedder(Settings())
     embedder.embed(["warm up"], mode="query")

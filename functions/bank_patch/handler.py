@@ -1,7 +1,7 @@
 """PATCH /v1/memories/{id} — correct a fact's wording or retire it, keeping its history."""
 
-from memory_engine import wiring
-from memory_engine.http import build_resolver, lambda_entry, tenant_of
+from memory_engine.composition import wiring
+from memory_engine.edge.http import build_resolver, lambda_entry, tenant_of
 from memory_engine.models.bank import BankMemory, PatchMemoryRequest
 from memory_engine.usecases import bank
 

@@ -13,8 +13,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from memory_engine import wiring
-from memory_engine.logsafe import logger
+from memory_engine.composition import wiring
+from memory_engine.edge.logsafe import logger
 from memory_engine.models.messages import EmbeddingInvocation
 from memory_engine.ports import Embedder
 from memory_engine.settings import EmbeddingSettings, loaded
@@ -25,11 +25,11 @@ from memory_engine.usecases import embed_batch
 def embedder() -> Embedder:
     """The in-process model, loaded on the first invocation (the image bakes it in)."""
     settings = loaded(EmbeddingSettings)
-    if settings.embedder not in {"e5", "minilm"}:
+    if settings.embedder not in {"e5", "minilm", "gemma"}:
         # This function *is* the remote model: pointing it at another one would call itself.
         raise RuntimeError(
             "The embedding function serves the in-process model: set MEMORY_ENGINE_EMBEDDER=e5 "
-            "(the image's default) or MEMORY_ENGINE_EMBEDDER=minilm."
+            "(the image's default), MEMORY_ENGINE_EMBEDDER=minilm or MEMORY_ENGINE_EMBEDDER=gemma."
         )
     return wiring.build_embedder(settings)
 

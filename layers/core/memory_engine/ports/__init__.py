@@ -25,15 +25,11 @@ from memory_engine.ports.index import (
 )
 from memory_engine.ports.keys import KeyStore
 from memory_engine.ports.queue import (
-    DeadJob,
     DeadLetters,
     JobSource,
     Queue,
     QueueInspector,
-    QueueSnapshot,
-    ReceivedJob,
     SingleConsumerQueue,
-    unsettled_reason,
 )
 from memory_engine.ports.store import ConsolidateOutcome, ForkPlan, RemovalOutcome, Store
 from memory_engine.ports.usage_plan import UsagePlanKeys
@@ -44,7 +40,6 @@ __all__ = [
     "ConsolidateOutcome",
     "CopyableEmbedder",
     "CurrentFact",
-    "DeadJob",
     "DeadLetters",
     "DocKind",
     "EmbedMode",
@@ -61,13 +56,10 @@ __all__ = [
     "KeyStore",
     "Queue",
     "QueueInspector",
-    "QueueSnapshot",
     "ReadsCurrentFacts",
-    "ReceivedJob",
     "RemovalOutcome",
     "SearchIndex",
     "SingleConsumerQueue",
     "Store",
     "UsagePlanKeys",
-    "unsettled_reason",
 ]
