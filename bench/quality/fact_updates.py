@@ -107,8 +107,8 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _default_embedder() -> tuple[str, Embedder]:
+    from memory_engine.composition.wiring import build_embedder
     from memory_engine.settings import Settings
-    from memory_engine.wiring import build_embedder
 
     settings = Settings()
     return cache_name(settings), build_embedder(settings)
