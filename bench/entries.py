@@ -252,6 +252,7 @@ QUALITY = (
         ' supersession at write off (nothing marked replaced); "after" as shipped. The set and the'
         " built-in cue lists were written by the same hands: optimistic, not held out.",
         "python -m bench.quality.fact_updates",
+        quality.fact_updates,
     ),
     Entry(
         "instruction_filter",
