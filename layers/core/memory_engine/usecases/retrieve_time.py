@@ -1,13 +1,21 @@
 """Retrieve knows time: the event-time window of a request, and hits put in time order (what
 replaced a fact before the fact), with whether each still holds and, on request, its history
-(`retrieval.timeline`)."""
+(`retrieval.timeline`).
+
+A turn still in the buffer replaces too: "I moved to Seoul" said an hour ago, not yet extracted,
+comes before the memory that says the user lives in Busan, which is then not current for a
+question about where the user lives (same slot and speaker, `supersede.statements`)."""
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from memory_engine.engine import Engine
+from memory_engine.extraction.fact_slots import slot_of
 from memory_engine.models.api import RetrievedMemory, RetrieveRequest
 from memory_engine.models.domain import Memory
 from memory_engine.retrieval.timeline import Window, history, is_current, query_topics, replacement
+from memory_engine.usecases.supersede import statements
 
 
 def window_of(request: RetrieveRequest) -> Window:
@@ -30,6 +38,7 @@ def in_time(
     as_of = request.options.as_of
     topics = query_topics(request.user_input.query)
     given = {hit.memory_id for hit, _ in found}
+    said = _buffered_statements(found, topics, as_of)
     out: list[RetrievedMemory] = []
     placed: set[str] = set()
     for position, (hit, memory) in enumerate(found):
@@ -40,6 +49,15 @@ def in_time(
             placed.add(hit.memory_id)
             continue
         current = is_current(memory, topics, as_of)
+        newer_turn = _newer_turn(memory, said)
+        if newer_turn is not None:
+            current = False
+            if newer_turn.memory_id not in placed:
+                out.append(newer_turn.model_copy(update={"score": max(newer_turn.score, hit.score)}))
+                placed.add(newer_turn.memory_id)
+            out.append(_with_time(hit, memory, request, topics).model_copy(update={"current": False}))
+            placed.add(hit.memory_id)
+            continue
         if not current:
             newer = _replacing(engine, tenant, memory, topics, window, found[position + 1 :], given)
             if newer is not None and newer[0].memory_id not in placed:
@@ -52,6 +70,38 @@ def in_time(
         out.append(_with_time(hit, memory, request, topics))
         placed.add(hit.memory_id)
     return out[:limit]
+
+
+def _buffered_statements(
+    found: list[tuple[RetrievedMemory, Memory | None]], topics: frozenset[str], as_of: datetime | None
+) -> dict[tuple[str, str], RetrievedMemory]:
+    """The buffered-turn hits that state a one-value fact the query asks about, by (slot, speaker):
+    the latest of each (a turn hit's content is its line, speaker first)."""
+    latest: dict[tuple[str, str], RetrievedMemory] = {}
+    for hit, memory in found:
+        if memory is not None or hit.stated_at is None or (as_of is not None and hit.stated_at > as_of):
+            continue
+        speaker, separator, words = hit.content.split("\n", 1)[0].partition(": ")
+        slot = slot_of(words) if separator else None
+        if slot is None or slot.split(":", 1)[0] not in topics:
+            continue
+        key = (slot, speaker.strip())
+        if key not in latest or (latest[key].stated_at or hit.stated_at) < hit.stated_at:
+            latest[key] = hit
+    return latest
+
+
+def _newer_turn(memory: Memory, said: dict[tuple[str, str], RetrievedMemory]) -> RetrievedMemory | None:
+    """The buffered turn that replaces one of the memory's still-holding statements, if any."""
+    if not said:
+        return None
+    replaced = {fact.index for fact in memory.life.key_facts}
+    for statement in statements(memory):
+        turn = said.get((statement.slot, statement.subject))
+        fresh = turn is not None and turn.stated_at is not None and statement.stated_at < turn.stated_at
+        if statement.index not in replaced and fresh:
+            return turn
+    return None
 
 
 def _replacing(
