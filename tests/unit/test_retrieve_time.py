@@ -135,3 +135,24 @@ def test_a_turn_still_in_the_buffer_replaces_an_extracted_fact(engine: Engine, l
     ids = [hit.memory_id for hit in hits]
     assert ids.index("s2-d1") < ids.index(old.memory_id)
     assert not next(hit for hit in hits if hit.memory_id == old.memory_id).current
+
+
+def test_a_replacement_the_caller_already_has_is_not_added_back(
+    engine: Engine, moved: tuple[str, str, str]
+) -> None:
+    old, new, query = moved
+    # Given a caller whose prompt already holds the May dialog (the replacing memory's only turn)
+    stored = engine.store.get_memory(TENANT, new)
+    assert stored is not None
+
+    # When it asks, naming that dialog as recent
+    hits = ask_with(engine, query, recent_dialogs=stored.source_dialog_uuids)
+
+    # Then the replacing memory is not returned again, and the March one says it no longer holds
+    assert new not in [hit.memory_id for hit in hits]
+    assert not next(hit for hit in hits if hit.memory_id == old).current
+
+
+def ask_with(engine: Engine, query: str, **fields: object) -> list[RetrievedMemory]:
+    body = {"parent_session_uuids": [THREAD], "user_input": {"query": query}, **fields}
+    return retrieve.run(engine, TENANT, RetrieveRequest.model_validate(body)).data

@@ -38,6 +38,7 @@ def in_time(
     as_of = request.options.as_of
     topics = query_topics(request.user_input.query)
     given = {hit.memory_id for hit, _ in found}
+    excluded = request.excluded_dialogs()
     said = _buffered_statements(found, topics, as_of)
     out: list[RetrievedMemory] = []
     placed: set[str] = set()
@@ -59,7 +60,7 @@ def in_time(
             placed.add(hit.memory_id)
             continue
         if not current:
-            newer = _replacing(engine, tenant, memory, topics, window, found[position + 1 :], given)
+            newer = _replacing(engine, tenant, memory, topics, window, found[position + 1 :], given, excluded)
             if newer is not None and newer[0].memory_id not in placed:
                 newer_hit, newer_memory = newer
                 score = max(newer_hit.score, hit.score)
@@ -112,10 +113,11 @@ def _replacing(
     window: Window,
     later: list[tuple[RetrievedMemory, Memory | None]],
     given: set[str],
+    excluded: set[str],
 ) -> tuple[RetrievedMemory, Memory] | None:
     """The hit of the memory that replaced `memory`'s asked-about fact: from the later hits, else
-    read from the store (scored as the hit it goes before). None when it is gone or outside the
-    window."""
+    read from the store (scored as the hit it goes before). None when it is gone, retired, outside
+    the window, or built only from dialogs the caller already has."""
     memory_id = replacement(memory, topics, window.as_of)
     if memory_id is None:
         return None
@@ -123,7 +125,9 @@ def _replacing(
         if hit.memory_id == memory_id and other is not None:
             return hit, other
     newer = engine.store.get_memory(tenant, memory_id) if memory_id not in given else None
-    if newer is None or not window.admits(newer.stated_at):
+    if newer is None or not window.admits(newer.stated_at) or not newer.life.still_holds(window.as_of):
+        return None
+    if newer.source_dialog_uuids and set(newer.source_dialog_uuids) <= excluded:
         return None
     hit = RetrievedMemory(
         memory_id=newer.memory_id,
