@@ -80,6 +80,18 @@ class NewDialog(BaseModel):
     npc_id: Annotated[NpcId | None, Field(title="Npc Id")] = None
 
 
+class FactHistory(BaseModel):
+    """
+    A fact of a hit that a later statement replaced: it held from `valid_from` to `invalid_at`.
+    """
+
+    fact: Annotated[str, Field(title="Fact")]
+    valid_from: Annotated[AwareDatetime | None, Field(title="Valid From")] = None
+    invalid_at: Annotated[AwareDatetime, Field(title="Invalid At")]
+    superseded_by: Annotated[str | None, Field(title="Superseded By")] = None
+    reason: Annotated[str, Field(title="Reason")] = "update"
+
+
 class Query(RootModel[str]):
     root: Annotated[str, Field(max_length=100000, title="Query")]
 
@@ -119,6 +131,39 @@ class MaxTokens(RootModel[int]):
     ]
 
 
+class AsOf(RootModel[float]):
+    root: Annotated[
+        float,
+        Field(
+            description="unix seconds or ISO 8601, from 2000-01-01T00:00:00Z to one day from now",
+            ge=946684800.0,
+            title="As Of",
+        ),
+    ]
+
+
+class Since(RootModel[float]):
+    root: Annotated[
+        float,
+        Field(
+            description="unix seconds or ISO 8601, from 2000-01-01T00:00:00Z to one day from now",
+            ge=946684800.0,
+            title="Since",
+        ),
+    ]
+
+
+class Until(RootModel[float]):
+    root: Annotated[
+        float,
+        Field(
+            description="unix seconds or ISO 8601, from 2000-01-01T00:00:00Z to one day from now",
+            ge=946684800.0,
+            title="Until",
+        ),
+    ]
+
+
 class RetrieveOptions(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
@@ -136,6 +181,28 @@ class RetrieveOptions(BaseModel):
         Field(
             description="add each hit's `score_parts` (what its score is made of)",
             title="Explain",
+        ),
+    ] = False
+    as_of: Annotated[
+        AwareDatetime | AsOf | None,
+        Field(
+            description="what was true then: later statements are left out and do not replace",
+            title="As Of",
+        ),
+    ] = None
+    since: Annotated[
+        AwareDatetime | Since | None,
+        Field(description="only what was said at or after this moment", title="Since"),
+    ] = None
+    until: Annotated[
+        AwareDatetime | Until | None,
+        Field(description="only what was said at or before this moment", title="Until"),
+    ] = None
+    history: Annotated[
+        bool,
+        Field(
+            description="add each hit's `history`: its facts later statements replaced",
+            title="History",
         ),
     ] = False
 
@@ -343,6 +410,9 @@ class BankMemory(BaseModel):
     scope: Annotated[dict[str, str], Field(title="Scope")]
     createTime: Annotated[str, Field(title="Createtime")]
     updateTime: Annotated[str, Field(title="Updatetime")]
+    validFrom: Annotated[str | None, Field(title="Validfrom")] = None
+    invalidAt: Annotated[str | None, Field(title="Invalidat")] = None
+    supersededBy: Annotated[str | None, Field(title="Supersededby")] = None
 
 
 class CreateMemoryRequest(BaseModel):
@@ -357,6 +427,41 @@ class CreateMemoryRequest(BaseModel):
         ),
     ]
     fact: Annotated[str, Field(max_length=4000, min_length=1, title="Fact")]
+
+
+class FactRevisionView(BaseModel):
+    """
+    One wording of a fact and the event time it held: from `validFrom` until `invalidAt`
+    (absent for the wording that holds now).
+    """
+
+    fact: Annotated[str, Field(title="Fact")]
+    validFrom: Annotated[str | None, Field(title="Validfrom")] = None
+    invalidAt: Annotated[str | None, Field(title="Invalidat")] = None
+    reason: Annotated[str | None, Field(title="Reason")] = None
+    supersededBy: Annotated[str | None, Field(title="Supersededby")] = None
+
+
+class ListRevisionsResponse(BaseModel):
+    name: Annotated[str, Field(title="Name")]
+    revisions: Annotated[list[FactRevisionView], Field(title="Revisions")]
+
+
+class Fact(RootModel[str]):
+    root: Annotated[str, Field(max_length=4000, min_length=1, title="Fact")]
+
+
+class PatchMemoryRequest(BaseModel):
+    """
+    Correct a fact's wording (`fact`) or retire it (`retire: true`); either way the earlier
+    state stays readable as history (GET /v1/memories/{id}/revisions).
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    fact: Annotated[Fact | None, Field(title="Fact")] = None
+    retire: Annotated[bool, Field(title="Retire")] = False
 
 
 class DeleteMemoryResponse(BaseModel):
@@ -489,6 +594,37 @@ class ThreadsResponse(BaseModel):
     next_scopes_after: Annotated[str | None, Field(title="Next Scopes After")] = None
 
 
+class FactRevision(BaseModel):
+    """
+    An earlier wording of a bank fact, as it read from `valid_from` until `invalid_at`.
+    """
+
+    fact: Annotated[str, Field(title="Fact")]
+    valid_from: Annotated[AwareDatetime | None, Field(title="Valid From")] = None
+    invalid_at: Annotated[AwareDatetime, Field(title="Invalid At")]
+    reason: Annotated[Literal["update", "contradiction", "correct", "retire"], Field(title="Reason")] = (
+        "update"
+    )
+    superseded_by: Annotated[str | None, Field(title="Superseded By")] = None
+
+
+class KeyFactLife(BaseModel):
+    """
+    One key fact of a thread memory (`fields.key_facts[index]`) that a later statement replaced.
+
+    Only replaced key facts are listed: one absent from `MemoryLife.key_facts` still holds.
+    """
+
+    index: Annotated[int, Field(ge=0, title="Index")]
+    slot: Annotated[str, Field(title="Slot")]
+    subject: Annotated[str, Field(title="Subject")] = ""
+    invalid_at: Annotated[AwareDatetime, Field(title="Invalid At")]
+    superseded_by: Annotated[str, Field(title="Superseded By")]
+    reason: Annotated[Literal["update", "contradiction", "correct", "retire"], Field(title="Reason")] = (
+        "update"
+    )
+
+
 class MemoryFields(BaseModel):
     """
     The structure extraction produces for one batch (bounds from docs/api.md).
@@ -501,6 +637,22 @@ class MemoryFields(BaseModel):
     intent: Annotated[str, Field(title="Intent")] = ""
     location: Annotated[str, Field(title="Location")] = ""
     characters: Annotated[list[str] | None, Field(title="Characters")] = None
+
+
+class MemoryLife(BaseModel):
+    """
+    The life of a memory (a thread memory's key facts) or of a bank fact (the memory itself).
+    """
+
+    valid_from: Annotated[AwareDatetime | None, Field(title="Valid From")] = None
+    invalid_at: Annotated[AwareDatetime | None, Field(title="Invalid At")] = None
+    superseded_by: Annotated[str | None, Field(title="Superseded By")] = None
+    end_reason: Annotated[
+        Literal["update", "contradiction", "correct", "retire"] | None,
+        Field(title="End Reason"),
+    ] = None
+    key_facts: Annotated[list[KeyFactLife] | None, Field(title="Key Facts")] = None
+    revisions: Annotated[list[FactRevision] | None, Field(title="Revisions")] = None
 
 
 class MemoryView(BaseModel):
@@ -517,6 +669,7 @@ class MemoryView(BaseModel):
     is_fact: Annotated[bool, Field(title="Is Fact")]
     forked_from: Annotated[str | None, Field(title="Forked From")]
     source_text: Annotated[str, Field(title="Source Text")]
+    life: MemoryLife | None = None
 
 
 class TurnCounts(BaseModel):
@@ -717,6 +870,9 @@ class RetrievedMemory(BaseModel):
     evidence: Annotated[list[TurnEvidence] | None, Field(title="Evidence")] = None
     score_parts: Annotated[dict[str, float] | None, Field(title="Score Parts")] = None
     truncated: Annotated[bool, Field(title="Truncated")] = False
+    stated_at: Annotated[AwareDatetime | None, Field(title="Stated At")] = None
+    current: Annotated[bool, Field(title="Current")] = True
+    history: Annotated[list[FactHistory] | None, Field(title="History")] = None
 
 
 class DeleteResponse(BaseModel):

@@ -172,6 +172,24 @@ export interface paths {
         delete: operations["delete_memory_v1_memories__memory_id__delete"];
         options?: never;
         head?: never;
+        /** PATCH /v1/memories/{memory_id} */
+        patch: operations["patch_memory_v1_memories__memory_id__patch"];
+        trace?: never;
+    };
+    "/v1/memories/{memory_id}/revisions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** GET /v1/memories/{memory_id}/revisions */
+        get: operations["memory_revisions_v1_memories__memory_id__revisions_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
         patch?: never;
         trace?: never;
     };
@@ -489,6 +507,28 @@ export interface components {
             npc_id?: string | null;
         };
         /**
+         * FactHistory
+         * @description A fact of a hit that a later statement replaced: it held from `valid_from` to `invalid_at`.
+         */
+        FactHistory: {
+            /** Fact */
+            fact: string;
+            /** Valid From */
+            valid_from?: string | null;
+            /**
+             * Invalid At
+             * Format: date-time
+             */
+            invalid_at: string;
+            /** Superseded By */
+            superseded_by?: string | null;
+            /**
+             * Reason
+             * @default update
+             */
+            reason: string;
+        };
+        /**
          * RecentDialog
          * @description A dialog the caller has in its prompt; only `uuid` is read. The other fields of a
          *     `new_dialog` are accepted too, so a client can echo the dialogs it sent as they were.
@@ -523,6 +563,27 @@ export interface components {
              * @default false
              */
             explain: boolean;
+            /**
+             * As Of
+             * @description what was true then: later statements are left out and do not replace
+             */
+            as_of?: (string | number) | null;
+            /**
+             * Since
+             * @description only what was said at or after this moment
+             */
+            since?: (string | number) | null;
+            /**
+             * Until
+             * @description only what was said at or before this moment
+             */
+            until?: (string | number) | null;
+            /**
+             * History
+             * @description add each hit's `history`: its facts later statements replaced
+             * @default false
+             */
+            history: boolean;
         };
         /** RetrieveRequest */
         RetrieveRequest: {
@@ -578,6 +639,15 @@ export interface components {
              * @default false
              */
             truncated: boolean;
+            /** Stated At */
+            stated_at?: string | null;
+            /**
+             * Current
+             * @default true
+             */
+            current: boolean;
+            /** History */
+            history?: components["schemas"]["FactHistory"][] | null;
         };
         /**
          * TurnEvidence
@@ -778,6 +848,12 @@ export interface components {
             createTime: string;
             /** Updatetime */
             updateTime: string;
+            /** Validfrom */
+            validFrom?: string | null;
+            /** Invalidat */
+            invalidAt?: string | null;
+            /** Supersededby */
+            supersededBy?: string | null;
         };
         /** CreateMemoryRequest */
         CreateMemoryRequest: {
@@ -790,6 +866,44 @@ export interface components {
             };
             /** Fact */
             fact: string;
+        };
+        /**
+         * FactRevisionView
+         * @description One wording of a fact and the event time it held: from `validFrom` until `invalidAt`
+         *     (absent for the wording that holds now).
+         */
+        FactRevisionView: {
+            /** Fact */
+            fact: string;
+            /** Validfrom */
+            validFrom?: string | null;
+            /** Invalidat */
+            invalidAt?: string | null;
+            /** Reason */
+            reason?: string | null;
+            /** Supersededby */
+            supersededBy?: string | null;
+        };
+        /** ListRevisionsResponse */
+        ListRevisionsResponse: {
+            /** Name */
+            name: string;
+            /** Revisions */
+            revisions: components["schemas"]["FactRevisionView"][];
+        };
+        /**
+         * PatchMemoryRequest
+         * @description Correct a fact's wording (`fact`) or retire it (`retire: true`); either way the earlier
+         *     state stays readable as history (GET /v1/memories/{id}/revisions).
+         */
+        PatchMemoryRequest: {
+            /** Fact */
+            fact?: string | null;
+            /**
+             * Retire
+             * @default false
+             */
+            retire: boolean;
         };
         /** DeleteMemoryResponse */
         DeleteMemoryResponse: {
@@ -1025,6 +1139,59 @@ export interface components {
             scopes: components["schemas"]["ScopeView"][];
         };
         /**
+         * FactRevision
+         * @description An earlier wording of a bank fact, as it read from `valid_from` until `invalid_at`.
+         */
+        FactRevision: {
+            /** Fact */
+            fact: string;
+            /** Valid From */
+            valid_from?: string | null;
+            /**
+             * Invalid At
+             * Format: date-time
+             */
+            invalid_at: string;
+            /**
+             * Reason
+             * @default update
+             * @enum {string}
+             */
+            reason: "update" | "contradiction" | "correct" | "retire";
+            /** Superseded By */
+            superseded_by?: string | null;
+        };
+        /**
+         * KeyFactLife
+         * @description One key fact of a thread memory (`fields.key_facts[index]`) that a later statement replaced.
+         *
+         *     Only replaced key facts are listed: one absent from `MemoryLife.key_facts` still holds.
+         */
+        KeyFactLife: {
+            /** Index */
+            index: number;
+            /** Slot */
+            slot: string;
+            /**
+             * Subject
+             * @default
+             */
+            subject: string;
+            /**
+             * Invalid At
+             * Format: date-time
+             */
+            invalid_at: string;
+            /** Superseded By */
+            superseded_by: string;
+            /**
+             * Reason
+             * @default update
+             * @enum {string}
+             */
+            reason: "update" | "contradiction" | "correct" | "retire";
+        };
+        /**
          * MemoryFields
          * @description The structure extraction produces for one batch (bounds from docs/api.md).
          */
@@ -1049,6 +1216,24 @@ export interface components {
             location: string;
             /** Characters */
             characters?: string[];
+        };
+        /**
+         * MemoryLife
+         * @description The life of a memory (a thread memory's key facts) or of a bank fact (the memory itself).
+         */
+        MemoryLife: {
+            /** Valid From */
+            valid_from?: string | null;
+            /** Invalid At */
+            invalid_at?: string | null;
+            /** Superseded By */
+            superseded_by?: string | null;
+            /** End Reason */
+            end_reason?: ("update" | "contradiction" | "correct" | "retire") | null;
+            /** Key Facts */
+            key_facts?: components["schemas"]["KeyFactLife"][];
+            /** Revisions */
+            revisions?: components["schemas"]["FactRevision"][];
         };
         /** MemoryView */
         MemoryView: {
@@ -1084,6 +1269,7 @@ export interface components {
             forked_from: string | null;
             /** Source Text */
             source_text: string;
+            life?: components["schemas"]["MemoryLife"];
         };
         /** SessionResponse */
         SessionResponse: {
@@ -3009,6 +3195,344 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["DeleteMemoryResponse"];
+                };
+            };
+            /** @description Malformed JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: string;
+                        message: string;
+                        errors: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: string;
+                        message: string;
+                        errors: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Unknown session, memory or dialog (also for another tenant's ids) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: string;
+                        message: string;
+                        errors: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Conflicts with what is stored */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: string;
+                        message: string;
+                        errors: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Body over the size limit (6 MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: string;
+                        message: string;
+                        errors: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Invalid field (each bad field named in `errors`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: string;
+                        message: string;
+                        errors: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Too many requests for this key; `Retry-After` says when to come back */
+            429: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: string;
+                        message: string;
+                        errors: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description The upstream chat model failed (chat completions only) */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: string;
+                        message: string;
+                        errors: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description A dependency is down; nothing was written, retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: string;
+                        message: string;
+                        errors: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    patch_memory_v1_memories__memory_id__patch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                memory_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PatchMemoryRequest"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BankMemory"];
+                };
+            };
+            /** @description Malformed JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: string;
+                        message: string;
+                        errors: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: string;
+                        message: string;
+                        errors: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Unknown session, memory or dialog (also for another tenant's ids) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: string;
+                        message: string;
+                        errors: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Conflicts with what is stored */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: string;
+                        message: string;
+                        errors: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Body over the size limit (6 MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: string;
+                        message: string;
+                        errors: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Invalid field (each bad field named in `errors`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: string;
+                        message: string;
+                        errors: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Too many requests for this key; `Retry-After` says when to come back */
+            429: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: string;
+                        message: string;
+                        errors: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description The upstream chat model failed (chat completions only) */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: string;
+                        message: string;
+                        errors: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description A dependency is down; nothing was written, retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: string;
+                        message: string;
+                        errors: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    memory_revisions_v1_memories__memory_id__revisions_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                memory_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListRevisionsResponse"];
                 };
             };
             /** @description Malformed JSON */

@@ -19,9 +19,10 @@ from memory_engine.indexing.documents import (
     window_texts,
 )
 from memory_engine.models.domain import Memory, MemoryFields, Session, Turn, new_memory_id
+from memory_engine.models.life import MemoryLife
 from memory_engine.models.messages import ExtractionJob
-from memory_engine.ports import ExtractionContext
-from memory_engine.usecases import index_purge, turn_vectors
+from memory_engine.ports import ExtractionContext, ReadsCurrentFacts
+from memory_engine.usecases import index_purge, supersede, turn_vectors
 
 log = logging.getLogger("memory_engine.worker")
 
@@ -124,7 +125,9 @@ def _extract_batches(
                 engine.store.save_characters(job.tenant, session.parent_session_uuid, merged)
             unstored.difference_update(turn.dialog_uuid for turn in batch)
             index_purge.index_written(engine, [memory], batch)
-            written.append(memory)
+            # Later statements replace earlier ones of the same fact (kept as history).
+            changed = {m.memory_id: m for m in supersede.supersede(engine, memory)}
+            written.append(changed.get(memory.memory_id, memory))
         budget.batch_done(began)
     if batches:
         _queue_what_arrived_meanwhile(engine, job)
@@ -173,11 +176,15 @@ def _extract_one(
     budget: JobBudget | None = None,
 ) -> Memory:
     first = batch[0]
+    extractor = engine.extractor
+    shown = extractor.current_facts_wanted() if isinstance(extractor, ReadsCurrentFacts) else 0
     context = ExtractionContext(
         user_name=first.user_name,
         language=session.language,
         length_limit=max(turn.length_limit for turn in batch),
         known_characters=registry,
+        # What the thread says now, for the extractor to mark what the batch updates.
+        current_facts=supersede.current_facts(engine, first.tenant, session.parent_session_uuid, shown),
     )
     extraction = engine.extractor.extract(batch, context)
     created_at = engine.clock.now()
@@ -193,6 +200,8 @@ def _extract_one(
         source_text=extraction_text(batch),
         created_at=created_at,
         metadata=extraction.metadata,
+        # Event time: when its facts were said, not when the worker got to them.
+        life=MemoryLife(valid_from=min(turn.timestamp for turn in batch)),
     )
     # The turns' vectors (searched as turn documents) were stored with them before extraction;
     # their windows' vectors are made here, in the memory's one call to the embedder.
