@@ -153,6 +153,12 @@ class Memory(BaseModel):
     # The memory-bank scope it was created under; empty for memories extracted by the engine,
     # whose scope is their thread (read `visible_scope`, which is right for both).
     scope: dict[str, str] = Field(default_factory=dict)
+    # When the memory stops existing for every read (None: never). The sweep then removes it with
+    # the cascade of a delete; until it runs, the stores answer as if it were gone already.
+    expires_at: datetime | None = None
+
+    def expired(self, now: datetime) -> bool:
+        return self.expires_at is not None and self.expires_at <= now
 
     @property
     def content(self) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Protocol
 
 from pydantic import BaseModel, Field
@@ -50,7 +51,11 @@ class ForkPlan(BaseModel):
 
 
 class Store(Protocol):
-    """System of record: sessions, turns (with their buffer state) and memories with embeddings."""
+    """System of record: sessions, turns (with their buffer state) and memories with embeddings.
+
+    A memory past its `expires_at` (by the store's clock) is gone for every read below
+    (`get_memory`, `get_memories`, `list_memories`, `iter_memories`, `list_thread_memories`)
+    from that instant, though it stays stored until the sweep removes it (`expired_memories`)."""
 
     def get_session(self, tenant: str, session_uuid: str) -> Session | None: ...
 
@@ -119,8 +124,14 @@ class Store(Protocol):
         """Every memory (of one tenant, or of all), for rebuilding the search index."""
         ...
 
+    def expired_memories(self, now: datetime, limit: int) -> list[tuple[str, str]]:
+        """(tenant, memory_id) of up to `limit` memories, of every tenant, whose `expires_at` is at
+        or before `now`, soonest expired first: what the sweep removes (cost: the expiring
+        memories read, never the whole store)."""
+        ...
+
     def delete_memory(self, tenant: str, memory_id: str) -> RemovalOutcome:
-        """Delete one memory; its turns stay as history, marked forgotten."""
+        """Delete one memory (an expired one too); its turns stay as history, marked forgotten."""
         ...
 
     def delete_dialog(self, tenant: str, session_uuid: str, dialog_uuid: str) -> RemovalOutcome:

@@ -104,8 +104,10 @@ def part_count(item: Mapping[str, Any]) -> int:
 
 def part_items(owner: Mapping[str, Any], chunks: Sequence[bytes]) -> list[Item]:
     pk, owner_sk = owner[keys.PK]["S"], owner[keys.SK]["S"]
+    # An expiring owner's parts expire with it: DynamoDB's TTL leaves no orphan part behind.
+    ttl = {keys.TTL_ATTRIBUTE: owner[keys.TTL_ATTRIBUTE]} if keys.TTL_ATTRIBUTE in owner else {}
     return [
-        {keys.PK: s(pk), keys.SK: s(keys.part_sk(owner_sk, number)), "kind": s("part"), "body": b(chunk)}
+        {keys.PK: s(pk), keys.SK: s(keys.part_sk(owner_sk, number)), "kind": s("part"), "body": b(chunk), **ttl}
         for number, chunk in enumerate(chunks, start=1)
     ]
 
@@ -251,6 +253,8 @@ def memory_item(memory: Memory) -> tuple[Item, list[bytes]]:
         keys.GSI3_PK: s(keys.thread_pk(memory.tenant, memory.parent_session_uuid)),
         keys.GSI3_SK: s(memory.memory_id),
     }
+    if memory.expires_at is not None:
+        base.update(expiry_attributes(memory))
     if memory.embedding:
         base["embedding"] = b(pack_vector(memory.embedding))
     if memory.turn_embeddings:
@@ -289,7 +293,20 @@ def memory_from(item: Mapping[str, Any], parts: Sequence[Mapping[str, Any]] = ()
         metadata=json.loads(payload["metadata"] or "{}"),
         # Items written before scopes existed have none: an engine memory's stored scope is {}.
         scope=json.loads(payload.get("scope") or "{}"),
+        expires_at=text(item, "expires_at"),
     )
+
+
+def expiry_attributes(memory: Memory) -> Item:
+    """An expiring memory's `expires_at`, its gsi5 keys (the sweep's listing) and its TTL."""
+    assert memory.expires_at is not None
+    expires = to_text(memory.expires_at)
+    return {
+        "expires_at": s(expires),
+        keys.GSI5_PK: s(keys.expiry_pk(keys.expiry_shard(memory.memory_id))),
+        keys.GSI5_SK: s(f"{expires}#{memory.memory_id}"),
+        keys.TTL_ATTRIBUTE: n(int(memory.expires_at.timestamp()) + keys.TTL_GRACE_SECONDS),
+    }
 
 
 _VECTORS = frozenset({"embedding", "turn_embeddings", "window_embeddings"})

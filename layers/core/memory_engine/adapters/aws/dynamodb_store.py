@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from datetime import datetime
 from itertools import islice
 
 from memory_engine.adapters.aws import dynamodb_items as items
@@ -34,10 +35,11 @@ from memory_engine.adapters.aws.dynamodb_table import (
     put,
     update,
 )
-from memory_engine.adapters.encoding import pack_vector
+from memory_engine.adapters.encoding import pack_vector, to_text
 from memory_engine.errors import Conflict, InvalidInput, Unavailable
 from memory_engine.models.domain import Memory, Session, Turn, TurnStatus, check_thread
-from memory_engine.ports import ConsolidateOutcome, ForkPlan, RemovalOutcome
+from memory_engine.ports import Clock, ConsolidateOutcome, ForkPlan, RemovalOutcome
+from memory_engine.ports.clock import SystemClock
 
 MAX_ATTEMPTS = 12  # optimistic retries of one write under contention before answering 503
 _NOT_THERE = "attribute_not_exists(pk)"
@@ -56,8 +58,16 @@ _IDENTITY = (
 class DynamoDbStore:
     """The `Store` port over DynamoDB. No AWS call happens before the first method call."""
 
-    def __init__(self, table_name: str, region: str | None = None, dynamodb: object = None) -> None:
+    def __init__(
+        self, table_name: str, region: str | None = None, dynamodb: object = None, clock: Clock | None = None
+    ) -> None:
         self.table = DynamoTable(table_name, region, dynamodb)
+        self._clock = clock or SystemClock()
+
+    def _live(self, memories: Iterable[Memory]) -> list[Memory]:
+        """What a read gives back: an expired memory is gone from the instant it expires."""
+        now = self._clock.now()
+        return [memory for memory in memories if not memory.expired(now)]
 
     # -- sessions and turns ------------------------------------------------------------------
 
@@ -252,7 +262,8 @@ class DynamoDbStore:
 
     def get_memory(self, tenant: str, memory_id: str) -> Memory | None:
         item = self.table.get(keys.memory_pk(tenant, memory_id), keys.MEMORY_SK)
-        return None if item is None else reads.memories(self.table, [item])[0]
+        found = [] if item is None else self._live(reads.memories(self.table, [item]))
+        return found[0] if found else None
 
     def get_memories(
         self, tenant: str, memory_ids: Sequence[str], *, vectors: bool = True
@@ -265,7 +276,7 @@ class DynamoDbStore:
             if wanted
             else []
         )
-        return {memory.memory_id: memory for memory in found}
+        return {memory.memory_id: memory for memory in self._live(found)}
 
     def list_memories(self, tenant: str, session_uuid: str) -> list[Memory]:
         refs = self.table.query(
@@ -278,7 +289,8 @@ class DynamoDbStore:
         )
         order = [items.text(ref, "memory_id") or "" for ref in refs]
         found = {
-            m.memory_id: m for m in reads.memories(self.table, reads.memory_items(self.table, tenant, order))
+            m.memory_id: m
+            for m in self._live(reads.memories(self.table, reads.memory_items(self.table, tenant, order)))
         }
         return [found[memory_id] for memory_id in order if memory_id in found]
 
@@ -296,10 +308,10 @@ class DynamoDbStore:
         for found in pages:
             page.append(found)
             if len(page) == _PAGE:
-                yield from reads.memories(self.table, self.table.batch_get(reads.keys_of(page)))
+                yield from self._live(reads.memories(self.table, self.table.batch_get(reads.keys_of(page))))
                 page = []
         if page:
-            yield from reads.memories(self.table, self.table.batch_get(reads.keys_of(page)))
+            yield from self._live(reads.memories(self.table, self.table.batch_get(reads.keys_of(page))))
 
     def list_thread_memories(
         self, tenant: str, thread: str, after: str | None = None, limit: int = 100
@@ -319,9 +331,28 @@ class DynamoDbStore:
         )
         page: list[Memory] = []
         while len(page) < limit and (wanted := list(islice(listed, limit - len(page)))):
-            found = reads.memories(self.table, self.table.batch_get(reads.keys_of(wanted)))
+            found = self._live(reads.memories(self.table, self.table.batch_get(reads.keys_of(wanted))))
             page += sorted(found, key=lambda memory: memory.memory_id)
         return page
+
+    def expired_memories(self, now: datetime, limit: int) -> list[tuple[str, str]]:
+        # gsi5 is sparse (expiring memories only), sorted by expiry within each of its shards.
+        found: list[tuple[str, str, str]] = []
+        for shard in range(keys.EXPIRY_SHARDS):
+            listed = self.table.query(
+                IndexName=keys.GSI5,
+                KeyConditionExpression="gsi5pk = :shard AND gsi5sk <= :now",
+                ExpressionAttributeValues={
+                    ":shard": items.s(keys.expiry_pk(shard)),
+                    # '~' sorts after the '#' that ends a time: a memory expiring at `now` is in.
+                    ":now": items.s(to_text(now) + "~"),
+                },
+                Limit=max(limit, 1),
+            )
+            for item in islice(listed, max(limit, 0)):
+                tenant, memory_id = keys.tenant_and_memory(items.required(item, keys.PK))
+                found.append((items.required(item, keys.GSI5_SK), tenant, memory_id))
+        return [(tenant, memory_id) for _, tenant, memory_id in sorted(found)[: max(limit, 0)]]
 
     def update_memory(self, memory: Memory) -> bool:
         pk = keys.memory_pk(memory.tenant, memory.memory_id)

@@ -61,6 +61,7 @@ CREATE TABLE IF NOT EXISTS memories (
     created_at TEXT NOT NULL,
     metadata TEXT NOT NULL,
     scope TEXT NOT NULL DEFAULT '{}',
+    expires_at TEXT,
     PRIMARY KEY (tenant, memory_id)
 );
 CREATE INDEX IF NOT EXISTS memories_by_session ON memories (tenant, session_uuid, first_seq);
@@ -85,6 +86,14 @@ def migrate_store(conn: sqlite3.Connection) -> None:
         conn.execute("ALTER TABLE memories ADD COLUMN turn_embeddings BLOB NOT NULL DEFAULT x''")
     if "window_embeddings" not in columns:
         conn.execute("ALTER TABLE memories ADD COLUMN window_embeddings BLOB NOT NULL DEFAULT x''")
+    if "expires_at" not in columns:
+        conn.execute("ALTER TABLE memories ADD COLUMN expires_at TEXT")
+    # Partial: only expiring memories are in it, so the sweep reads what expires, not the table.
+    # Created here, after the column exists in a file of an older version.
+    conn.execute(
+        "CREATE INDEX IF NOT EXISTS memories_by_expiry ON memories (expires_at, tenant, memory_id)"
+        " WHERE expires_at IS NOT NULL"
+    )
     if "embedding" not in {row["name"] for row in conn.execute("PRAGMA table_info(turns)")}:
         conn.execute("ALTER TABLE turns ADD COLUMN embedding BLOB")
 
@@ -137,7 +146,8 @@ def insert_memories(conn: sqlite3.Connection, memories: Sequence[Memory]) -> Non
     conn.executemany(
         "INSERT INTO memories (tenant, memory_id, session_uuid, parent_session_uuid, fields,"
         " source_dialog_uuids, first_seq, last_seq, embedding, turn_embeddings, window_embeddings,"
-        " source_text, created_at, metadata, scope) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        " source_text, created_at, metadata, scope, expires_at)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [
             (
                 memory.tenant,
@@ -155,6 +165,7 @@ def insert_memories(conn: sqlite3.Connection, memories: Sequence[Memory]) -> Non
                 to_text(memory.created_at),
                 _json(memory.metadata),
                 _json(memory.scope),
+                _expiry(memory),
             )
             for memory in memories
         ],
@@ -170,7 +181,7 @@ def update_memory_row(conn: sqlite3.Connection, memory: Memory) -> bool:
     """Replace what may change in a stored memory; False when it is not stored."""
     updated = conn.execute(
         "UPDATE memories SET fields = ?, embedding = ?, turn_embeddings = ?, window_embeddings = ?,"
-        " source_text = ?, metadata = ?, scope = ? WHERE tenant = ? AND memory_id = ?",
+        " source_text = ?, metadata = ?, scope = ?, expires_at = ? WHERE tenant = ? AND memory_id = ?",
         (
             _json(memory.fields.model_dump(mode="json")),
             pack_vector(memory.embedding),
@@ -179,6 +190,7 @@ def update_memory_row(conn: sqlite3.Connection, memory: Memory) -> bool:
             memory.source_text,
             _json(memory.metadata),
             _json(memory.scope),
+            _expiry(memory),
             memory.tenant,
             memory.memory_id,
         ),
@@ -196,7 +208,7 @@ def turn_from_row(row: sqlite3.Row) -> Turn:
 MEMORY_COLUMNS_WITHOUT_VECTORS = (
     "tenant, memory_id, session_uuid, parent_session_uuid, fields, source_dialog_uuids, first_seq,"
     " last_seq, x'' AS embedding, x'' AS turn_embeddings, x'' AS window_embeddings, source_text, created_at,"
-    " metadata, scope"
+    " metadata, scope, expires_at"
 )
 
 
@@ -218,7 +230,13 @@ def memory_from_row(row: sqlite3.Row) -> Memory:
         created_at=row["created_at"],
         metadata=json.loads(row["metadata"]),
         scope=json.loads(row["scope"]),
+        expires_at=row["expires_at"],
     )
+
+
+def _expiry(memory: Memory) -> str | None:
+    # Fixed-width UTC text: compared as text with `to_text(now)` in SQL.
+    return None if memory.expires_at is None else to_text(memory.expires_at)
 
 
 def _split(values: list[float], parts: int) -> list[list[float]]:
