@@ -23,9 +23,9 @@ import pytest
 from memory_engine.adapters.local.sqlite_keys import SqliteKeyStore
 from memory_engine.adapters.local.sqlite_queue import SqliteQueue
 from memory_engine.adapters.local.sqlite_store import SqliteStore
+from memory_engine.ports import Clock
 from tests.contract import dynalite
 from tests.contract.builders import MAX_RECEIVES, ManualClock
-from memory_engine.ports import Clock
 from tests.fakes.aws import REGION, create_queue, create_table, moto_aws
 from tests.fakes.ports import SetClock
 
@@ -208,7 +208,9 @@ def store_clock() -> SetClock:
 
 
 @pytest.fixture(params=sorted(STORE_BACKENDS))
-def store_handles(request: pytest.FixtureRequest, tmp_path: Path, store_clock: SetClock) -> Iterator[_Handles]:
+def store_handles(
+    request: pytest.FixtureRequest, tmp_path: Path, store_clock: SetClock
+) -> Iterator[_Handles]:
     with STORE_BACKENDS[request.param](tmp_path, store_clock) as backend:
         handles = _Handles(backend)
         yield handles

@@ -8,7 +8,15 @@ from datetime import timedelta
 
 from memory_engine.models.domain import Memory
 from memory_engine.ports import Store
-from tests.contract.builders import OTHER_TENANT, SESSION, TENANT, THREAD, append_turns, make_memory, make_session
+from tests.contract.builders import (
+    OTHER_TENANT,
+    SESSION,
+    TENANT,
+    THREAD,
+    append_turns,
+    make_memory,
+    make_session,
+)
 from tests.fakes.ports import SetClock
 
 HOUR = 3600
@@ -40,7 +48,9 @@ def test_a_memory_without_expiry_has_none(store: Store) -> None:
     assert stored is not None and stored.expires_at is None
 
 
-def test_an_expired_memory_is_gone_from_every_read_before_any_removal(store: Store, store_clock: SetClock) -> None:
+def test_an_expired_memory_is_gone_from_every_read_before_any_removal(
+    store: Store, store_clock: SetClock
+) -> None:
     # Given a memory that expires in an hour and one that never does
     soon = stored_with_turns(store, expiring(store_clock, HOUR, "d1"), "d1", "d2")
     kept = make_memory("d2")
@@ -94,7 +104,9 @@ def test_expired_memories_are_listed_for_the_sweep_across_tenants_soonest_first(
     assert store.expired_memories(store_clock.now(), 1) == expired[:1]
 
 
-def test_an_expired_memory_can_be_deleted_and_then_is_no_longer_listed(store: Store, store_clock: SetClock) -> None:
+def test_an_expired_memory_can_be_deleted_and_then_is_no_longer_listed(
+    store: Store, store_clock: SetClock
+) -> None:
     memory = stored_with_turns(store, expiring(store_clock, HOUR, "d1"), "d1")
     store_clock.advance(HOUR)
 

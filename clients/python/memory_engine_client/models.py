@@ -343,12 +343,39 @@ class BankMemory(BaseModel):
     scope: Annotated[dict[str, str], Field(title="Scope")]
     createTime: Annotated[str, Field(title="Createtime")]
     updateTime: Annotated[str, Field(title="Updatetime")]
+    expireTime: Annotated[str | None, Field(title="Expiretime")] = None
+
+
+class TtlSeconds(RootModel[int]):
+    root: Annotated[
+        int,
+        Field(
+            description="seconds from now until the memory stops existing",
+            ge=1,
+            le=315360000,
+            title="Ttl Seconds",
+        ),
+    ]
 
 
 class CreateMemoryRequest(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
+    expires_at: Annotated[
+        AwareDatetime | None,
+        Field(
+            description="when the memory stops existing (ISO 8601, in the future); or send ttl_seconds",
+            title="Expires At",
+        ),
+    ] = None
+    ttl_seconds: Annotated[
+        TtlSeconds | None,
+        Field(
+            description="seconds from now until the memory stops existing",
+            title="Ttl Seconds",
+        ),
+    ] = None
     scope: Annotated[
         dict[str, str],
         Field(

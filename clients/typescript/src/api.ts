@@ -778,9 +778,21 @@ export interface components {
             createTime: string;
             /** Updatetime */
             updateTime: string;
+            /** Expiretime */
+            expireTime?: string | null;
         };
         /** CreateMemoryRequest */
         CreateMemoryRequest: {
+            /**
+             * Expires At
+             * @description when the memory stops existing (ISO 8601, in the future); or send ttl_seconds
+             */
+            expires_at?: string | null;
+            /**
+             * Ttl Seconds
+             * @description seconds from now until the memory stops existing
+             */
+            ttl_seconds?: number | null;
             /**
              * Scope
              * @description flat dict of string keys and values, matched exactly

@@ -11,6 +11,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Literal
 
 from memory_engine.engine import Engine
@@ -81,8 +82,11 @@ def create(
     scope: Mapping[str, str],
     texts: Sequence[str],
     origin: Mapping[str, str] | None = None,
+    *,
+    expires_at: datetime | None = None,
 ) -> list[Memory]:
-    """Store each text as a new fact of the scope (embedded in one call) and index them."""
+    """Store each text as a new fact of the scope (embedded in one call) and index them; each
+    stops existing at `expires_at` when given."""
     if not texts:
         return []
     vectors = engine.embedder.embed(list(texts), mode="passage")
@@ -103,6 +107,7 @@ def create(
             created_at=now,
             metadata={"kind": FACT_KIND, **(origin or {})},
             scope=dict(scope),
+            expires_at=expires_at,
         )
         if engine.store.save_memory(memory):
             created.append(memory)

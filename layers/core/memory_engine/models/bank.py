@@ -18,6 +18,7 @@ from pydantic.alias_generators import to_camel
 
 from memory_engine.models.api import no_nul
 from memory_engine.models.domain import Memory
+from memory_engine.models.expiry import Expiring
 from memory_engine.models.strict import StrictBody
 
 MAX_SCOPE_KEYS = 32
@@ -73,7 +74,7 @@ class Scoped(Body):
         return scope
 
 
-class CreateMemoryRequest(Scoped):
+class CreateMemoryRequest(Scoped, Expiring):
     fact: str = Field(min_length=1, max_length=MAX_FACT_CHARS)
 
     @field_validator("fact")
@@ -94,6 +95,8 @@ class BankMemory(BaseModel):
     scope: dict[str, str]
     createTime: str
     updateTime: str
+    # Only for a memory that expires: when it stops existing.
+    expireTime: str | None = Field(None, exclude_if=absent_when_none)
 
     @classmethod
     def of(cls, memory: Memory) -> BankMemory:
@@ -106,6 +109,7 @@ class BankMemory(BaseModel):
             scope=memory.visible_scope,
             createTime=created,
             updateTime=updated if isinstance(updated, str) else created,
+            expireTime=None if memory.expires_at is None else rfc3339(memory.expires_at),
         )
 
 

@@ -15,10 +15,11 @@ expires, so nothing waits on the sweep to stop being returned.
 from __future__ import annotations
 
 import logging
+from contextlib import suppress
 
 from memory_engine.engine import Engine
-from memory_engine.extraction.batching import extraction_point
 from memory_engine.errors import NotFound
+from memory_engine.extraction.batching import extraction_point
 from memory_engine.models.messages import ExtractionJob
 from memory_engine.usecases import index_purge
 
@@ -55,10 +56,9 @@ def expire(engine: Engine, limit: int = EXPIRED_PER_SWEEP) -> list[tuple[str, st
     removed: list[tuple[str, str]] = []
     by_tenant: dict[str, list[str]] = {}
     for tenant, memory_id in engine.store.expired_memories(engine.clock.now(), limit):
-        try:
+        # Deleted meanwhile (a user's delete, another sweep): its index purge still runs.
+        with suppress(NotFound):
             engine.store.delete_memory(tenant, memory_id)
-        except NotFound:
-            pass  # deleted meanwhile (a user's delete, another sweep): its index purge still runs
         removed.append((tenant, memory_id))
         by_tenant.setdefault(tenant, []).append(memory_id)
     for tenant, memory_ids in by_tenant.items():

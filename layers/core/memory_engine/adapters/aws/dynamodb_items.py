@@ -107,7 +107,13 @@ def part_items(owner: Mapping[str, Any], chunks: Sequence[bytes]) -> list[Item]:
     # An expiring owner's parts expire with it: DynamoDB's TTL leaves no orphan part behind.
     ttl = {keys.TTL_ATTRIBUTE: owner[keys.TTL_ATTRIBUTE]} if keys.TTL_ATTRIBUTE in owner else {}
     return [
-        {keys.PK: s(pk), keys.SK: s(keys.part_sk(owner_sk, number)), "kind": s("part"), "body": b(chunk), **ttl}
+        {
+            keys.PK: s(pk),
+            keys.SK: s(keys.part_sk(owner_sk, number)),
+            "kind": s("part"),
+            "body": b(chunk),
+            **ttl,
+        }
         for number, chunk in enumerate(chunks, start=1)
     ]
 
