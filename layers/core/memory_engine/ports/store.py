@@ -65,6 +65,13 @@ class Store(Protocol):
         Reads the whole tenant: meant for inspection, never for the request path of the API."""
         ...
 
+    def sessions_after(self, tenant: str, after: tuple[str, str] | None, limit: int) -> list[Session]:
+        """Up to `limit` sessions of the tenant after the session `after` ((thread, session uuid);
+        None: from the first), in an order of the backend's that walking the pages keeps: every
+        session is visited once, at the cost of one page each (export reads a tenant with it); a
+        short page is the last."""
+        ...
+
     def append_turn(self, session: Session, turn: Turn) -> ConsolidateOutcome:
         """Create the session if new and append the turn, atomically and idempotently on dialog uuid.
 
@@ -128,6 +135,12 @@ class Store(Protocol):
         """(tenant, memory_id) of up to `limit` memories, of every tenant, whose `expires_at` is at
         or before `now`, soonest expired first: what the sweep removes (cost: the expiring
         memories read, never the whole store)."""
+        ...
+
+    def memories_after(self, tenant: str, after: str | None, limit: int) -> list[Memory]:
+        """Up to `limit` memories of the tenant (of every thread and scope), in memory id order,
+        after the memory id `after` (None: from the first): keyset pages, as export reads them.
+        Expired memories are left out (the page filled from further on): a short page is the last."""
         ...
 
     def delete_memory(self, tenant: str, memory_id: str) -> RemovalOutcome:

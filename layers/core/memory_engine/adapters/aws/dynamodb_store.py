@@ -25,7 +25,11 @@ from memory_engine.adapters.aws import dynamodb_keys as keys
 from memory_engine.adapters.aws import dynamodb_reads as reads
 from memory_engine.adapters.aws.dynamodb_fork import write_fork
 from memory_engine.adapters.aws.dynamodb_removal import delete_dialog, delete_memory, delete_session
-from memory_engine.adapters.aws.dynamodb_sessions import backfill_session_listing, list_sessions
+from memory_engine.adapters.aws.dynamodb_sessions import (
+    backfill_session_listing,
+    list_sessions,
+    sessions_after,
+)
 from memory_engine.adapters.aws.dynamodb_table import (
     TRANSACTION_LIMIT,
     DynamoTable,
@@ -77,6 +81,9 @@ class DynamoDbStore:
 
     def list_sessions(self, tenant: str) -> list[Session]:
         return list_sessions(self.table, tenant)
+
+    def sessions_after(self, tenant: str, after: tuple[str, str] | None, limit: int) -> list[Session]:
+        return sessions_after(self.table, tenant, after, limit)
 
     def backfill_session_listing(self) -> int:
         """List the sessions written before the listing index existed (`dynamodb_sessions`)."""
@@ -330,6 +337,26 @@ class DynamoDbStore:
             Limit=limit,
         )
         page: list[Memory] = []
+        while len(page) < limit and (wanted := list(islice(listed, limit - len(page)))):
+            found = self._live(reads.memories(self.table, self.table.batch_get(reads.keys_of(wanted))))
+            page += sorted(found, key=lambda memory: memory.memory_id)
+        return page
+
+    def memories_after(self, tenant: str, after: str | None, limit: int) -> list[Memory]:
+        if limit <= 0:
+            return []
+        # gsi2 lists the tenant's memory keys in id order (keys only); the items are read whole.
+        condition, values = "gsi2pk = :tenant", {":tenant": items.s(keys.tenant_memories(tenant))}
+        if after:
+            condition, values[":after"] = condition + " AND gsi2sk > :after", items.s(after)
+        listed = self.table.query(
+            IndexName=keys.GSI2,
+            KeyConditionExpression=condition,
+            ExpressionAttributeValues=values,
+            Limit=limit,
+        )
+        page: list[Memory] = []
+        # Filled from further on past expired (or just deleted) memories: a short page is the last.
         while len(page) < limit and (wanted := list(islice(listed, limit - len(page)))):
             found = self._live(reads.memories(self.table, self.table.batch_get(reads.keys_of(wanted))))
             page += sorted(found, key=lambda memory: memory.memory_id)

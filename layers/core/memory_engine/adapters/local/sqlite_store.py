@@ -68,6 +68,15 @@ class SqliteStore:
             ).fetchall()
         return [Session.model_validate(dict(row)) for row in rows]
 
+    def sessions_after(self, tenant: str, after: tuple[str, str] | None, limit: int) -> list[Session]:
+        with self._db.read() as conn:
+            rows = conn.execute(
+                "SELECT * FROM sessions WHERE tenant = ? AND (parent_session_uuid, session_uuid) > (?, ?)"
+                " ORDER BY parent_session_uuid, session_uuid LIMIT ?",
+                (tenant, *(after or ("", "")), max(limit, 0)),
+            ).fetchall()
+        return [Session.model_validate(dict(row)) for row in rows]
+
     def append_turn(self, session: Session, turn: Turn) -> ConsolidateOutcome:
         if (turn.tenant, turn.session_uuid) != (session.tenant, session.session_uuid):
             raise InvalidInput(
@@ -233,6 +242,16 @@ class SqliteStore:
     def update_memory(self, memory: Memory) -> bool:
         with self._db.write() as conn:
             return update_memory_row(conn, memory)
+
+    def memories_after(self, tenant: str, after: str | None, limit: int) -> list[Memory]:
+        with self._db.read() as conn:
+            rows = conn.execute(
+                "SELECT * FROM memories WHERE tenant = ? AND memory_id > ?"
+                + _LIVE
+                + " ORDER BY memory_id LIMIT ?",
+                (tenant, after or "", self._now(), max(limit, 0)),
+            ).fetchall()
+        return [memory_from_row(row) for row in rows]
 
     def expired_memories(self, now: datetime, limit: int) -> list[tuple[str, str]]:
         with self._db.read() as conn:
