@@ -128,3 +128,52 @@ def test_an_update_can_set_and_clear_an_expiry(store: Store, store_clock: SetClo
     assert store.update_memory(memory.model_copy(update={"expires_at": None}))
     assert store.get_memory(TENANT, memory.memory_id) is not None
     assert store.expired_memories(store_clock.now(), 10) == []
+
+
+def test_memories_are_paged_by_id_past_expired_ones(store: Store, store_clock: SetClock) -> None:
+    append_turns(store, make_session(SESSION), "d1", "d2", "d3", "d4", "d5")
+    memories = [
+        make_memory(uuid, expires_at=store_clock.now() + timedelta(seconds=HOUR) if n in (1, 2) else None)
+        for n, uuid in enumerate(("d1", "d2", "d3", "d4", "d5"))
+    ]
+    for memory in memories:
+        assert store.save_memory(memory)
+    other = make_memory("x", tenant=OTHER_TENANT, session_uuid="", source_dialog_uuids=[])
+    assert store.save_memory(other)
+    store_clock.advance(HOUR)
+
+    first = store.memories_after(TENANT, None, 2)
+    rest = store.memories_after(TENANT, first[-1].memory_id, 2)
+
+    live = [memories[0].memory_id, memories[3].memory_id, memories[4].memory_id]
+    assert [m.memory_id for m in first] == live[:2]
+    assert [m.memory_id for m in rest] == live[2:]  # short: the last page
+    assert store.memories_after(TENANT, live[-1], 2) == []
+
+
+def test_sessions_are_paged_and_every_one_is_visited_once(store: Store) -> None:
+    names = [
+        ("thread-b", "s3"),
+        ("thread-a", "s2"),
+        ("thread-a", "s1"),
+        ("thread#c", "s4"),
+        ("thread-a", "s#5"),
+    ]
+    for thread, session in names:
+        append_turns(store, make_session(session, parent=thread), f"{session}-d1")
+    append_turns(store, make_session("elsewhere", tenant=OTHER_TENANT), "e1")
+
+    seen: list[tuple[str, str]] = []
+    after: tuple[str, str] | None = None
+    while page := store.sessions_after(TENANT, after, 2):
+        seen += [(s.parent_session_uuid, s.session_uuid) for s in page]
+        after = seen[-1]
+        if len(page) < 2:
+            break
+
+    assert sorted(seen) == sorted(names)
+    assert len(seen) == len(names)
+    threads = [thread for thread, _ in seen]
+    assert threads.index("thread-a") + 3 == len(threads) - threads[::-1].index(
+        "thread-a"
+    )  # a thread's together

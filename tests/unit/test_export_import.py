@@ -59,7 +59,7 @@ def fill(engine: Engine) -> None:
 
 
 def records(engine: Engine, selection: Selection = EVERYTHING, tenant: str = TENANT) -> list[ExportRecord]:
-    return list(export.walk(engine, tenant, selection))
+    return list(export.walk(engine.store, tenant, selection))
 
 
 def canonical(found: list[ExportRecord]) -> list[str]:
@@ -208,7 +208,7 @@ def test_every_page_is_bounded_and_the_cursor_walks_them_all(engine: Engine, mon
     pages, cursor = 0, None
     collected: list[ExportRecord] = []
     while True:
-        page = export.page(engine, TENANT, EVERYTHING, cursor)
+        page = export.page(engine.store, TENANT, EVERYTHING, cursor)
         collected += page.records
         pages += 1
         if page.next_cursor is None:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from memory_engine.engine import Engine
 from memory_engine.models.domain import Memory, Session
 from memory_engine.models.export import (
     Cursor,
@@ -23,37 +22,37 @@ from memory_engine.models.export import (
     session_record,
     turn_record,
 )
+from memory_engine.ports import Store
 
 SESSIONS_PER_PAGE = 20
 MEMORIES_PER_PAGE = 200
 
 
-def page(engine: Engine, tenant: str, selection: Selection, cursor: Cursor | None = None) -> ExportPage:
+def page(store: Store, tenant: str, selection: Selection, cursor: Cursor | None = None) -> ExportPage:
     """One page of the export from `cursor` (None: the first)."""
     at = cursor or Cursor()
     if at.stage == "sessions" and selection.scope is None:
-        return _sessions_page(engine, tenant, selection, at)
-    return _memories_page(engine, tenant, selection, at)
+        return _sessions_page(store, tenant, selection, at)
+    return _memories_page(store, tenant, selection, at)
 
 
-def walk(engine: Engine, tenant: str, selection: Selection) -> Iterator[ExportRecord]:
+def walk(store: Store, tenant: str, selection: Selection) -> Iterator[ExportRecord]:
     """Every record of the export, page after page."""
     cursor: Cursor | None = Cursor()
     while cursor is not None:
-        found = page(engine, tenant, selection, cursor)
+        found = page(store, tenant, selection, cursor)
         yield from found.records
         cursor = Cursor.decode(found.next_cursor) if found.next_cursor else None
 
 
-def _sessions_page(engine: Engine, tenant: str, selection: Selection, at: Cursor) -> ExportPage:
-    store = engine.store
+def _sessions_page(store: Store, tenant: str, selection: Selection, at: Cursor) -> ExportPage:
     sessions = store.sessions_after(tenant, at.after_session, SESSIONS_PER_PAGE)
     records: list[ExportRecord] = []
     previous_thread = at.after_session[0] if at.after_session else None
     for session in sessions:
         if selection.thread is None or session.parent_session_uuid == selection.thread:
             records += _session_records(
-                engine, session, first_of_thread=session.parent_session_uuid != previous_thread
+                store, session, first_of_thread=session.parent_session_uuid != previous_thread
             )
         previous_thread = session.parent_session_uuid
     if len(sessions) < SESSIONS_PER_PAGE:
@@ -64,8 +63,8 @@ def _sessions_page(engine: Engine, tenant: str, selection: Selection, at: Cursor
     return ExportPage(records=records, next_cursor=following.encode())
 
 
-def _session_records(engine: Engine, session: Session, first_of_thread: bool) -> list[ExportRecord]:
-    store, tenant = engine.store, session.tenant
+def _session_records(store: Store, session: Session, first_of_thread: bool) -> list[ExportRecord]:
+    tenant = session.tenant
     records: list[ExportRecord] = []
     if first_of_thread:
         registry = store.get_characters(tenant, session.parent_session_uuid)
@@ -77,15 +76,13 @@ def _session_records(engine: Engine, session: Session, first_of_thread: bool) ->
     return records
 
 
-def _memories_page(engine: Engine, tenant: str, selection: Selection, at: Cursor) -> ExportPage:
+def _memories_page(store: Store, tenant: str, selection: Selection, at: Cursor) -> ExportPage:
     """Memories without a session (exported here, once): a thread's by its keyset pages, the
     tenant's or a scope's by the tenant's."""
     if selection.thread is not None:
-        memories = engine.store.list_thread_memories(
-            tenant, selection.thread, at.after_memory, MEMORIES_PER_PAGE
-        )
+        memories = store.list_thread_memories(tenant, selection.thread, at.after_memory, MEMORIES_PER_PAGE)
     else:
-        memories = engine.store.memories_after(tenant, at.after_memory, MEMORIES_PER_PAGE)
+        memories = store.memories_after(tenant, at.after_memory, MEMORIES_PER_PAGE)
     records = [memory_record(memory) for memory in memories if _selected(memory, selection)]
     if len(memories) < MEMORIES_PER_PAGE:
         return ExportPage(records=records, next_cursor=None)

@@ -54,6 +54,8 @@ class Importer:
             first = error.errors()[0]
             where = ".".join(str(part) for part in first["loc"])
             raise InvalidInput(f"line {line}: a {record.kind} record's {where}: {first['msg']}") from None
+        except InvalidInput as error:
+            raise InvalidInput(f"line {line}: {error.message}", error.errors) from None
 
     def finish(self) -> ImportReport:
         self._flush_session()

@@ -1,0 +1,82 @@
+"""`memory-engine export` and `memory-engine import`: a file of JSON lines between two engines."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from memory_engine import wiring
+from memory_engine.engine import Engine
+from memory_engine_app import cli
+from tests.fakes.engine import fake_engine
+from tests.fakes.ports import SetClock
+from tests.unit.test_export_import import TENANT, canonical, fill, records
+
+
+def run_on(engine: Engine, *argv: str) -> int:
+    wiring.use(engine)
+    try:
+        return cli.main(list(argv))
+    finally:
+        wiring.use(None)
+
+
+def test_export_then_import_moves_a_tenant_between_engines(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given an engine with a tenant's data, exported to a file
+    source, target = fake_engine(clock=SetClock()), fake_engine(clock=SetClock())
+    fill(source)
+    dump = tmp_path / "acme.jsonl"
+    assert run_on(source, "export", "--tenant", TENANT, "--out", str(dump)) == 0
+    lines = [json.loads(line) for line in dump.read_text(encoding="utf-8").splitlines()]
+    assert lines[0]["kind"] == "export" and lines[0]["tenant"] == TENANT and lines[0]["version"] == 1
+    assert all({"kind", "version"} <= line.keys() for line in lines)
+
+    # When it is imported into another engine, twice
+    assert run_on(target, "import", str(dump), "--tenant", "acme-copy") == 0
+    first = json.loads(capsys.readouterr().err.strip().splitlines()[-1])
+    assert run_on(target, "import", str(dump), "--tenant", "acme-copy") == 0
+    second = json.loads(capsys.readouterr().err.strip().splitlines()[-1])
+
+    # Then the copy holds the same records, written once
+    assert canonical(records(target, tenant="acme-copy")) == canonical(records(source))
+    assert sum(first["written"].values()) == len(lines) - 1
+    assert sum(second["written"].values()) == 0
+
+
+def test_a_thread_export_and_a_mapped_import(tmp_path: Path) -> None:
+    source, target = fake_engine(clock=SetClock()), fake_engine(clock=SetClock())
+    fill(source)
+    dump = tmp_path / "thread.jsonl"
+    assert run_on(source, "export", "--tenant", TENANT, "--thread", "thread-2", "--out", str(dump)) == 0
+
+    mapping = json.dumps({"parent_session_uuid": {"thread-2": "t-new"}})
+    assert run_on(target, "import", str(dump), "--tenant", TENANT, "--map", mapping) == 0
+
+    assert [s.parent_session_uuid for s in target.store.list_sessions(TENANT)] == ["t-new"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["export", "--tenant", TENANT, "--scope", "not json"], "scope"),
+        (["export", "--tenant", TENANT, "--scope", "{}"], "scope"),
+        (["import", "-", "--tenant", TENANT, "--map", '{"user_id": "x"}'], "--map"),
+    ],
+)
+def test_bad_arguments_say_what_to_send(
+    argv: list[str], said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run_on(fake_engine(), *argv) == 1
+    assert said in capsys.readouterr().err
+
+
+def test_a_bad_line_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    dump = tmp_path / "bad.jsonl"
+    dump.write_text('{"kind": "export", "version": 1}\n{"kind": "turn", "version": 7}\n', encoding="utf-8")
+
+    assert run_on(fake_engine(), "import", str(dump), "--tenant", TENANT) == 1
+    assert "line 2" in capsys.readouterr().err
