@@ -20,6 +20,7 @@ from memory_engine_client import (
     MemoryEngine,
     Unauthorized,
     bank,
+    export,
     inspector,
     native,
 )
@@ -28,6 +29,7 @@ from memory_engine_client.transport import Connection
 USERID = "7f3c2a9e-4b1d-4c8e-9a6f-2d5e8b1c0f47"
 # One call of each builder, with arguments the API's models accept.
 CALLS: list[Call[Any]] = [
+    export.export_page(thread="t1"),
     native.health(),
     native.consolidate("s1", "t1", {"uuid": "d1", "query": "q"}),
     native.retrieve("t1", "q", max_tokens=100),

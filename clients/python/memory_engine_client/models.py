@@ -666,6 +666,24 @@ class ExtractResponse(BaseModel):
     buffered: Annotated[int, Field(title="Buffered")]
 
 
+class ExportRecord(BaseModel):
+    """
+    One line: `kind`, `version`, then the fields of that kind of record.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    kind: Annotated[
+        Literal["export", "session", "turn", "memory", "characters"],
+        Field(
+            description="export (the header line), session, turn, memory or characters",
+            title="Kind",
+        ),
+    ]
+    version: Annotated[int, Field(description="the format's version; import reads 1", title="Version")] = 1
+
+
 class ConsolidateRequest(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
@@ -845,6 +863,17 @@ class QueueResponse(BaseModel):
         Field(title="Pending"),
     ]
     dead: Annotated[list[DeadJob] | None, Field(title="Dead")]
+
+
+class ExportPage(BaseModel):
+    records: Annotated[list[ExportRecord], Field(title="Records")]
+    next_cursor: Annotated[
+        str | None,
+        Field(
+            description="send it as `cursor` for the next page; absent on the last",
+            title="Next Cursor",
+        ),
+    ] = None
 
 
 class RetrieveResponse(BaseModel):

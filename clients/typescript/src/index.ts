@@ -47,6 +47,7 @@ export type MemoriesResponse = Schemas["MemoriesResponse"];
 export type QueueResponse = Schemas["QueueResponse"];
 export type DeletePreview = Schemas["DeletePreview"];
 export type ExtractResponse = Schemas["ExtractResponse"];
+export type ExportPage = Schemas["ExportPage"];
 export type EmbedResponse = Schemas["EmbedResponse"] & { embedding?: number[]; embeddings?: number[][] };
 export type Scope = Record<string, string>;
 
@@ -295,6 +296,14 @@ export class MemoryEngine {
 
   forceExtract(sessionUuid: string): Promise<ExtractResponse> {
     return this.send({ method: "POST", path: "/v1/inspect/extract", body: { session_uuid: sessionUuid } });
+  }
+
+  // -- export (docs/export.md) ---------------------------------------------------------------------
+
+  /** One page of the key's records (a thread's, or a scope's facts); pass `next_cursor` on. */
+  exportPage(options: { thread?: string; scope?: Scope; cursor?: string } = {}): Promise<ExportPage> {
+    const scope = options.scope === undefined ? undefined : JSON.stringify(options.scope);
+    return this.send({ method: "GET", path: "/v1/export", params: compact({ thread: options.thread, scope, cursor: options.cursor }) });
   }
 
   /**

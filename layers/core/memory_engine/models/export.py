@@ -112,7 +112,9 @@ class Cursor(BaseModel):
 class ExportPage(BaseModel):
     records: list[ExportRecord]
     next_cursor: str | None = Field(
-        None, description="send it as `cursor` for the next page; absent on the last"
+        None,
+        description="send it as `cursor` for the next page; absent on the last",
+        exclude_if=lambda value: value is None,
     )
 
 
