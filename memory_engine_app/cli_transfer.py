@@ -1,6 +1,7 @@
-"""`memory-engine export` and `memory-engine import` (docs/export.md): a tenant's data out as JSON
-lines and back in, on whatever backend the configuration names (the local data folder, or the
-DynamoDB table and OpenSearch index of a deployed stack with MEMORY_ENGINE_BACKEND=aws)."""
+"""A tenant's data as a whole: `memory-engine export` and `import` (docs/export.md), its JSON lines
+out and back in, and `memory-engine retention`, how long its memories are kept; on whatever
+backend the configuration names (the local data folder, or the DynamoDB table and OpenSearch index
+of a deployed stack with MEMORY_ENGINE_BACKEND=aws)."""
 
 from __future__ import annotations
 
@@ -12,11 +13,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
-TRANSFER_COMMANDS = ("export", "import")
+TRANSFER_COMMANDS = ("export", "import", "retention")
 
 
 def add_transfer_commands(commands: Any) -> None:
-    """Add `export` and `import` to the CLI's subparsers."""
+    """Add `export`, `import` and `retention` to the CLI's subparsers."""
     out = commands.add_parser("export", help="write a tenant's turns, memories and facts as JSON lines")
     out.add_argument("--tenant", required=True, help="whose data (`local` is the local server's own key)")
     chosen = out.add_mutually_exclusive_group()
@@ -34,22 +35,58 @@ def add_transfer_commands(commands: Any) -> None:
         help='scope values to rename, JSON {key: {old: new}}; the key "parent_session_uuid" renames threads',
     )
 
+    kept = commands.add_parser("retention", help="how many days a tenant's memories are kept (show, set)")
+    kept.add_argument("--tenant", required=True)
+    how_long = kept.add_mutually_exclusive_group()
+    how_long.add_argument(
+        "--days", type=int, default=None, help="keep memories this many days after creation"
+    )
+    how_long.add_argument("--none", action="store_true", help="keep memories until deleted")
+
 
 def run_transfer(args: argparse.Namespace) -> int:
+    if args.command == "retention":
+        return retention_command(args.tenant, args.days, args.none)
     if args.command == "export":
         return export_command(args.tenant, args.thread, args.scope, args.out)
     return import_command(args.file, args.tenant, args.map)
 
 
-def export_command(tenant: str, thread: str | None, scope: str | None, out: str) -> int:
+def retention_command(tenant: str, days: int | None, none: bool) -> int:
+    from tqdm import tqdm
+
+    from memory_engine.usecases.retention import set_retention
+
+    store = _store()
+    if days is None and not none:
+        kept = store.get_retention(tenant)
+        print(
+            f"tenant {tenant!r}: " + (f"memories kept {kept} days" if kept else "memories kept until deleted")
+        )
+        return 0
+    with tqdm(unit=" memories", desc="retention") as bar:
+        stamped = set_retention(
+            store, tenant, None if none else days, progress=lambda n: bar.update(n - bar.n)
+        )
+    kept = "none" if none else f"{days} days"
+    print(f"tenant {tenant!r}: retention {kept}; {stamped} stored memories expire sooner")
+    return 0
+
+
+def _store() -> Any:
     from memory_engine import wiring
-    from memory_engine.models.export import EXPORT_VERSION, ExportRecord, parse_selection
     from memory_engine.settings import get_settings
+
+    installed = wiring.installed()  # a test's engine; else only the store is built (no model loads)
+    return installed.store if installed is not None else wiring.build_store(get_settings())
+
+
+def export_command(tenant: str, thread: str | None, scope: str | None, out: str) -> int:
+    from memory_engine.models.export import EXPORT_VERSION, ExportRecord, parse_selection
     from memory_engine.usecases import export
 
     selection = parse_selection(thread, scope)
-    installed = wiring.installed()  # a test's engine; else only the store is built (no model loads)
-    store = installed.store if installed is not None else wiring.build_store(get_settings())
+    store = _store()
     header = ExportRecord(
         kind="export",
         version=EXPORT_VERSION,

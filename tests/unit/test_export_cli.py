@@ -80,3 +80,30 @@ def test_a_bad_line_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str])
 
     assert run_on(fake_engine(), "import", str(dump), "--tenant", TENANT) == 1
     assert "line 2" in capsys.readouterr().err
+
+
+def test_the_retention_command_sets_shows_and_clears_a_tenants_retention(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Given a tenant with a fact stored before any retention
+    clock = SetClock()
+    engine = fake_engine(clock=clock)
+    fill(engine)
+    fact = next(m for m in engine.store.iter_memories(TENANT) if m.is_fact and m.expires_at is None)
+
+    # When a retention of 30 days is set, shown, then cleared
+    assert run_on(engine, "retention", "--tenant", TENANT, "--days", "30") == 0
+    assert run_on(engine, "retention", "--tenant", TENANT) == 0
+    shown = capsys.readouterr().out
+    assert run_on(engine, "retention", "--tenant", TENANT, "--none") == 0
+
+    # Then the stored fact got its expiry, and the tenant keeps memories until deleted again
+    assert "memories kept 30 days" in shown
+    stamped = engine.store.get_memory(TENANT, fact.memory_id)
+    assert stamped is not None and stamped.expires_at is not None
+    assert engine.store.get_retention(TENANT) is None
+
+
+def test_a_retention_out_of_bounds_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run_on(fake_engine(), "retention", "--tenant", TENANT, "--days", "0") == 1
+    assert "1 to 36500 days" in capsys.readouterr().err

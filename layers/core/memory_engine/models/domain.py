@@ -8,7 +8,7 @@ import re
 import secrets
 import threading
 from collections.abc import Mapping
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from enum import IntEnum, StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -159,6 +159,16 @@ class Memory(BaseModel):
 
     def expired(self, now: datetime) -> bool:
         return self.expires_at is not None and self.expires_at <= now
+
+    def retained(self, days: int | None) -> Memory:
+        """The memory under a tenant's retention of `days` (None: none): it expires `days` after
+        its creation, or sooner if it was asked to."""
+        if days is None:
+            return self
+        limit = self.created_at + timedelta(days=days)
+        if self.expires_at is not None and self.expires_at <= limit:
+            return self
+        return self.model_copy(update={"expires_at": limit})
 
     @property
     def content(self) -> str:

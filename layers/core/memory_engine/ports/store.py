@@ -168,6 +168,18 @@ class Store(Protocol):
         """
         ...
 
+    # -- a tenant's retention (usecases/retention.py) -------------------------------------------
+
+    def get_retention(self, tenant: str) -> int | None:
+        """The tenant's retention in days (None: memories are kept until deleted)."""
+        ...
+
+    def set_retention(self, tenant: str, days: int | None) -> None:
+        """From now on, every memory the store saves for the tenant (`save_memory`, `create_fork`)
+        expires `days` after its creation, or sooner if it was asked to (`Memory.retained`);
+        None: no retention. Memories already stored are left as they are."""
+        ...
+
     # -- added for the API dialects (memory bank, chat memory, game API) ------------------------
     # Every store also keeps `Memory.scope` (a flat str→str dict, {} for engine memories) and gives
     # it back whole. A scope's memories are those whose parent_session_uuid is `scope_key(scope)`.

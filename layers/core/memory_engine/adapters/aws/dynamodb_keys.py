@@ -35,6 +35,7 @@ LSI1, LSI1_SK = "lsi1", "lsi1sk"
 SESSION_SK = "SESSION"
 MEMORY_SK = "MEMORY"
 CHARACTERS_SK = "CHARACTERS"
+SETTINGS_SK = "SETTINGS"
 TURN_PREFIX = "TURN#"
 MEMREF_PREFIX = "MEMREF#"
 BUFFERED_PREFIX = "B#"
@@ -58,6 +59,11 @@ def thread_pk(tenant: str, thread: str) -> str:
     """The thread's character registry; also the gsi1 partition of the thread's buffered turns and
     the gsi3 partition of its memories."""
     return f"{_tenant(tenant)}#TH#{thread}"
+
+
+def tenant_settings_pk(tenant: str) -> str:
+    """Partition of the tenant's settings item (its retention)."""
+    return f"{_tenant(tenant)}#SETTINGS"
 
 
 def tenant_memories(tenant: str) -> str:

@@ -221,6 +221,7 @@ class DynamoDbStore:
     # -- memories ----------------------------------------------------------------------------
 
     def save_memory(self, memory: Memory) -> bool:
+        memory = memory.retained(self.get_retention(memory.tenant))
         sources = sorted(set(memory.source_dialog_uuids))
         item, chunks = items.memory_item(memory)
         actions = [put(item, _NOT_THERE), *(put(part) for part in items.part_items(item, chunks))]
@@ -417,7 +418,26 @@ class DynamoDbStore:
         return delete_dialog(self.table, tenant, session_uuid, dialog_uuid)
 
     def create_fork(self, plan: ForkPlan) -> None:
-        write_fork(self.table, plan)
+        days = self.get_retention(plan.target.tenant)
+        write_fork(
+            self.table, plan.model_copy(update={"memories": [m.retained(days) for m in plan.memories]})
+        )
+
+    # -- a tenant's retention -----------------------------------------------------------------
+
+    def get_retention(self, tenant: str) -> int | None:
+        item = self.table.get(keys.tenant_settings_pk(tenant), keys.SETTINGS_SK)
+        return None if item is None or "retention_days" not in item else items.number(item, "retention_days")
+
+    def set_retention(self, tenant: str, days: int | None) -> None:
+        item: items.Item = {
+            **keys.key(keys.tenant_settings_pk(tenant), keys.SETTINGS_SK),
+            "kind": items.s("settings"),
+            "tenant": items.s(tenant),
+        }
+        if days is not None:
+            item["retention_days"] = items.n(days)
+        self.table.put(item)
 
     # -- the thread's character registry ------------------------------------------------------
 

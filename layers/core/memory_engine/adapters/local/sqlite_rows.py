@@ -68,6 +68,13 @@ CREATE INDEX IF NOT EXISTS memories_by_session ON memories (tenant, session_uuid
 -- A scope's memories (memory bank, chat memory) are its thread's: listed in memory id order.
 CREATE INDEX IF NOT EXISTS memories_by_thread ON memories (tenant, parent_session_uuid, memory_id);
 
+-- A tenant's retention (usecases/retention.py): every memory saved expires that many days after
+-- its creation (`Memory.retained`).
+CREATE TABLE IF NOT EXISTS tenant_settings (
+    tenant TEXT NOT NULL PRIMARY KEY,
+    retention_days INTEGER
+);
+
 CREATE TABLE IF NOT EXISTS characters (
     tenant TEXT NOT NULL,
     thread TEXT NOT NULL,
@@ -142,7 +149,15 @@ def insert_turns(conn: sqlite3.Connection, turns: Sequence[Turn]) -> None:
     )
 
 
+def retention_days(conn: sqlite3.Connection, tenant: str) -> int | None:
+    row = conn.execute("SELECT retention_days FROM tenant_settings WHERE tenant = ?", (tenant,)).fetchone()
+    return None if row is None else row["retention_days"]
+
+
 def insert_memories(conn: sqlite3.Connection, memories: Sequence[Memory]) -> None:
+    """Insert the memories, each under its tenant's retention (read in the same transaction)."""
+    days = {tenant: retention_days(conn, tenant) for tenant in {memory.tenant for memory in memories}}
+    memories = [memory.retained(days[memory.tenant]) for memory in memories]
     conn.executemany(
         "INSERT INTO memories (tenant, memory_id, session_uuid, parent_session_uuid, fields,"
         " source_dialog_uuids, first_seq, last_seq, embedding, turn_embeddings, window_embeddings,"

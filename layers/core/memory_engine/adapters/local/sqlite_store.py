@@ -19,6 +19,7 @@ from memory_engine.adapters.local.sqlite_rows import (
     insert_turns,
     memory_from_row,
     migrate_store,
+    retention_days,
     turn_from_row,
     update_memory_row,
 )
@@ -366,6 +367,20 @@ class SqliteStore:
                     f"Fork into {target.session_uuid} clashes with stored data or repeats itself ({error}); "
                     "nothing was written."
                 ) from error
+
+    # -- a tenant's retention -----------------------------------------------------------------
+
+    def get_retention(self, tenant: str) -> int | None:
+        with self._db.read() as conn:
+            return retention_days(conn, tenant)
+
+    def set_retention(self, tenant: str, days: int | None) -> None:
+        with self._db.write() as conn:
+            conn.execute(
+                "INSERT INTO tenant_settings (tenant, retention_days) VALUES (?, ?)"
+                " ON CONFLICT (tenant) DO UPDATE SET retention_days = excluded.retention_days",
+                (tenant, days),
+            )
 
     # -- helpers -----------------------------------------------------------------------------
 
