@@ -206,6 +206,18 @@ QUALITY = (
         "python -m bench.quality.token_estimate",
     ),
     Entry(
+        "fact_updates",
+        "Facts that change over sessions",
+        "Our own set (bench/data/fact_updates, English and Korean, 4 conversations × 4 sessions, 25"
+        " questions each): people move, change jobs, break up, lose and adopt pets, cancel trips, change"
+        " tastes, buy cars and heal. Recall@5 of the gold turns per kind of question (the current value, the"
+        " earlier one, when it changed), Recall@10 over all, and for current-value questions the share whose"
+        ' current-value turn ranks above every turn of a value it replaced. "before" is the engine with'
+        ' supersession at write off (nothing marked replaced); "after" as shipped. The set and the'
+        " built-in cue lists were written by the same hands: optimistic, not held out.",
+        "python -m bench.quality.fact_updates",
+    ),
+    Entry(
         "instruction_filter",
         "Ordinary dialogue the instruction filter takes for orders",
         "The turns of LoCoMo dev and of the Korean set (Korean and English) that the filter keeping orders "

@@ -175,6 +175,22 @@ MEASURED: dict[str, Measures] = {
             ("candidate_counts", ("bench/data/korean",)),
         )
     },
+    # Facts that change over sessions: the built-in extractor, what marks a fact replaced at write and
+    # how retrieve orders by it, over the ranking and the local backend the LoCoMo harness runs.
+    "fact_updates": Measures(
+        (
+            *RANKING,
+            *EXTRACTION,
+            *LOCAL_STORE,
+            *LOCAL_INDEX,
+            *_core("usecases/supersede.py", "usecases/retrieve_time.py", "models/life.py"),
+            "bench/quality/fact_updates.py",
+            "bench/data/fact_updates",
+            *LOCOMO,
+        ),
+        EMBEDDING_SETTINGS,
+        EMBEDDING_PACKAGES,
+    ),
     "extraction_quality": Measures(
         (*_core("extraction"), "bench/quality/extraction", "bench/data/extraction")
     ),

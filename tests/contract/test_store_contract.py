@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+
 import pytest
 
 from memory_engine.errors import Conflict, NotFound
 from memory_engine.models.domain import TurnStatus, TurnType
+from memory_engine.models.life import FactRevision, KeyFactLife, MemoryLife
 from memory_engine.ports import ConsolidateOutcome, Store
 from tests.contract.builders import (
     EMBEDDING,
@@ -150,6 +153,34 @@ def test_a_saved_memory_reads_back_whole(store: Store) -> None:
 
     assert store.get_memory(TENANT, memory.memory_id) == memory
     assert store.get_memory(TENANT, memory.memory_id).embedding == EMBEDDING  # type: ignore[union-attr]
+
+
+def test_a_memorys_life_reads_back_whole_and_changes_with_an_update(store: Store) -> None:
+    # Given a memory stated in March whose residence fact a later memory replaced
+    append_turns(store, make_session(), "d1", "d2")
+    stated = datetime(2026, 3, 1, 9, 30, tzinfo=UTC)
+    replaced = KeyFactLife(
+        index=0, slot="residence", subject="민수", invalid_at=stated + timedelta(days=40), superseded_by="m2"
+    )
+    memory = make_memory("d1", "d2").model_copy(
+        update={"life": MemoryLife(valid_from=stated, key_facts=[replaced])}
+    )
+
+    # When it is saved and read back, with and without vectors
+    store.save_memory(memory)
+
+    # Then its life comes back whole
+    assert store.get_memory(TENANT, memory.memory_id) == memory
+    assert store.get_memories(TENANT, [memory.memory_id], vectors=False)[memory.memory_id].life == memory.life
+
+    # And an update that retires it keeps the earlier wording as a revision
+    revision = FactRevision(fact="old", valid_from=stated, invalid_at=stated + timedelta(days=1))
+    retired = MemoryLife(
+        valid_from=stated, invalid_at=stated + timedelta(days=2), end_reason="retire", revisions=[revision]
+    )
+    assert store.update_memory(memory.model_copy(update={"life": retired}))
+    updated = store.get_memory(TENANT, memory.memory_id)
+    assert updated is not None and updated.life == retired
 
 
 def test_several_memories_read_back_at_once_by_id_missing_ones_left_out(store: Store) -> None:

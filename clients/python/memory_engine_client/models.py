@@ -80,6 +80,18 @@ class NewDialog(BaseModel):
     npc_id: Annotated[NpcId | None, Field(title="Npc Id")] = None
 
 
+class FactHistory(BaseModel):
+    """
+    A fact of a hit that a later statement replaced: it held from `valid_from` to `invalid_at`.
+    """
+
+    fact: Annotated[str, Field(title="Fact")]
+    valid_from: Annotated[AwareDatetime | None, Field(title="Valid From")] = None
+    invalid_at: Annotated[AwareDatetime, Field(title="Invalid At")]
+    superseded_by: Annotated[str | None, Field(title="Superseded By")] = None
+    reason: Annotated[str, Field(title="Reason")] = "update"
+
+
 class Query(RootModel[str]):
     root: Annotated[str, Field(max_length=100000, title="Query")]
 
@@ -119,6 +131,39 @@ class MaxTokens(RootModel[int]):
     ]
 
 
+class AsOf(RootModel[float]):
+    root: Annotated[
+        float,
+        Field(
+            description="unix seconds or ISO 8601, from 2000-01-01T00:00:00Z to one day from now",
+            ge=946684800.0,
+            title="As Of",
+        ),
+    ]
+
+
+class Since(RootModel[float]):
+    root: Annotated[
+        float,
+        Field(
+            description="unix seconds or ISO 8601, from 2000-01-01T00:00:00Z to one day from now",
+            ge=946684800.0,
+            title="Since",
+        ),
+    ]
+
+
+class Until(RootModel[float]):
+    root: Annotated[
+        float,
+        Field(
+            description="unix seconds or ISO 8601, from 2000-01-01T00:00:00Z to one day from now",
+            ge=946684800.0,
+            title="Until",
+        ),
+    ]
+
+
 class RetrieveOptions(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
@@ -136,6 +181,28 @@ class RetrieveOptions(BaseModel):
         Field(
             description="add each hit's `score_parts` (what its score is made of)",
             title="Explain",
+        ),
+    ] = False
+    as_of: Annotated[
+        AwareDatetime | AsOf | None,
+        Field(
+            description="what was true then: later statements are left out and do not replace",
+            title="As Of",
+        ),
+    ] = None
+    since: Annotated[
+        AwareDatetime | Since | None,
+        Field(description="only what was said at or after this moment", title="Since"),
+    ] = None
+    until: Annotated[
+        AwareDatetime | Until | None,
+        Field(description="only what was said at or before this moment", title="Until"),
+    ] = None
+    history: Annotated[
+        bool,
+        Field(
+            description="add each hit's `history`: its facts later statements replaced",
+            title="History",
         ),
     ] = False
 
@@ -344,6 +411,9 @@ class BankMemory(BaseModel):
     createTime: Annotated[str, Field(title="Createtime")]
     updateTime: Annotated[str, Field(title="Updatetime")]
     expireTime: Annotated[str | None, Field(title="Expiretime")] = None
+    validFrom: Annotated[str | None, Field(title="Validfrom")] = None
+    invalidAt: Annotated[str | None, Field(title="Invalidat")] = None
+    supersededBy: Annotated[str | None, Field(title="Supersededby")] = None
 
 
 class TtlSeconds(RootModel[int]):
@@ -755,6 +825,9 @@ class RetrievedMemory(BaseModel):
     evidence: Annotated[list[TurnEvidence] | None, Field(title="Evidence")] = None
     score_parts: Annotated[dict[str, float] | None, Field(title="Score Parts")] = None
     truncated: Annotated[bool, Field(title="Truncated")] = False
+    stated_at: Annotated[AwareDatetime | None, Field(title="Stated At")] = None
+    current: Annotated[bool, Field(title="Current")] = True
+    history: Annotated[list[FactHistory] | None, Field(title="History")] = None
 
 
 class DeleteResponse(BaseModel):

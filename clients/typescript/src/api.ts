@@ -506,6 +506,28 @@ export interface components {
             npc_id?: string | null;
         };
         /**
+         * FactHistory
+         * @description A fact of a hit that a later statement replaced: it held from `valid_from` to `invalid_at`.
+         */
+        FactHistory: {
+            /** Fact */
+            fact: string;
+            /** Valid From */
+            valid_from?: string | null;
+            /**
+             * Invalid At
+             * Format: date-time
+             */
+            invalid_at: string;
+            /** Superseded By */
+            superseded_by?: string | null;
+            /**
+             * Reason
+             * @default update
+             */
+            reason: string;
+        };
+        /**
          * RecentDialog
          * @description A dialog the caller has in its prompt; only `uuid` is read. The other fields of a
          *     `new_dialog` are accepted too, so a client can echo the dialogs it sent as they were.
@@ -540,6 +562,27 @@ export interface components {
              * @default false
              */
             explain: boolean;
+            /**
+             * As Of
+             * @description what was true then: later statements are left out and do not replace
+             */
+            as_of?: (string | number) | null;
+            /**
+             * Since
+             * @description only what was said at or after this moment
+             */
+            since?: (string | number) | null;
+            /**
+             * Until
+             * @description only what was said at or before this moment
+             */
+            until?: (string | number) | null;
+            /**
+             * History
+             * @description add each hit's `history`: its facts later statements replaced
+             * @default false
+             */
+            history: boolean;
         };
         /** RetrieveRequest */
         RetrieveRequest: {
@@ -595,6 +638,15 @@ export interface components {
              * @default false
              */
             truncated: boolean;
+            /** Stated At */
+            stated_at?: string | null;
+            /**
+             * Current
+             * @default true
+             */
+            current: boolean;
+            /** History */
+            history?: components["schemas"]["FactHistory"][] | null;
         };
         /**
          * TurnEvidence
@@ -797,6 +849,12 @@ export interface components {
             updateTime: string;
             /** Expiretime */
             expireTime?: string | null;
+            /** Validfrom */
+            validFrom?: string | null;
+            /** Invalidat */
+            invalidAt?: string | null;
+            /** Supersededby */
+            supersededBy?: string | null;
         };
         /** CreateMemoryRequest */
         CreateMemoryRequest: {

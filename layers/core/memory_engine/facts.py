@@ -15,12 +15,11 @@ from datetime import datetime
 from typing import Literal
 
 from memory_engine.engine import Engine
-from memory_engine.errors import NotFound
 from memory_engine.extraction.injection import is_instruction
 from memory_engine.indexing.documents import index_document
 from memory_engine.models.bank import rfc3339
 from memory_engine.models.domain import FACT_KIND, Memory, MemoryFields, new_memory_id, scope_key
-from memory_engine.usecases import index_purge
+from memory_engine.models.life import EndReason, FactRevision, MemoryLife
 
 # Existing facts shown to the extractor when merging: the nearest ones to what was said.
 MERGE_CANDIDATES = 50
@@ -69,8 +68,9 @@ def nearest(
     found: list[tuple[Memory, float]] = []
     for hit in hits:
         memory = engine.store.get_memory(tenant, hit.doc_id)
-        # The scope check guards against a stale index entry or a (128-bit) key collision.
-        if memory is not None and memory.visible_scope == dict(scope):
+        # The scope check guards against a stale index entry or a (128-bit) key collision; a
+        # retired fact is history (read by name or through its revisions), not a current fact.
+        if memory is not None and memory.visible_scope == dict(scope) and memory.life.invalid_at is None:
             found.append((memory, euclidean(vector, memory.embedding)))
     found.sort(key=lambda pair: (pair[1], pair[0].memory_id))
     return found[:k]
@@ -82,11 +82,13 @@ def create(
     scope: Mapping[str, str],
     texts: Sequence[str],
     origin: Mapping[str, str] | None = None,
+    stated_at: datetime | None = None,
     *,
     expires_at: datetime | None = None,
 ) -> list[Memory]:
-    """Store each text as a new fact of the scope (embedded in one call) and index them; each
-    stops existing at `expires_at` when given."""
+    """Store each text as a new fact of the scope (embedded in one call) and index them; each is
+    valid from `stated_at` (event time), else from now, and stops existing at `expires_at` when
+    given."""
     if not texts:
         return []
     vectors = engine.embedder.embed(list(texts), mode="passage")
@@ -108,6 +110,7 @@ def create(
             metadata={"kind": FACT_KIND, **(origin or {})},
             scope=dict(scope),
             expires_at=expires_at,
+            life=MemoryLife(valid_from=stated_at or now),
         )
         if engine.store.save_memory(memory):
             created.append(memory)
@@ -124,7 +127,8 @@ def merge(
     origin: Mapping[str, str] | None = None,
 ) -> list[FactChange]:
     """Extract facts from the user's `messages` and merge them into the scope's facts: new ones
-    are added, changed ones updated in place (same id), contradicted ones deleted, repeated ones
+    are added, changed ones updated in place (same id, the earlier wording kept as a revision),
+    contradicted ones retired (kept as history with `invalid_at`, reported DELETED), repeated ones
     left alone; a fact that reads as orders to a model (`injection.is_instruction`) is neither
     added nor written over another. Engine memories of the scope are never touched."""
     said = [message for message in messages if message.strip()]
@@ -147,30 +151,49 @@ def merge(
         vectors = engine.embedder.embed([text for _, text in updates], mode="passage")
         for (old, text), vector in zip(updates, vectors, strict=True):
             changes.extend(_update(engine, old, text, vector))
+    # What a retired fact's `superseded_by` names: the fact that now states its slot, if one does.
+    successor = next((change.memory.memory_id for change in changes if change.action == "UPDATED"), None)
     for op in operations:
         if op.op == "delete" and op.id in existing:
-            changes.extend(_delete(engine, existing[op.id]))
+            changes.extend(_retire(engine, existing[op.id], successor))
     added = create(engine, tenant, scope, [op.fact for op in operations if op.op == "add"], origin)
     changes.extend(FactChange("CREATED", memory) for memory in added)
     return changes
 
 
 def _update(engine: Engine, old: Memory, text: str, vector: list[float]) -> list[FactChange]:
-    metadata = {**old.metadata, "updated_at": rfc3339(engine.clock.now())}
-    new = old.model_copy(
-        update={"fields": MemoryFields(summary=text), "embedding": vector, "metadata": metadata}
-    )
+    new = reworded(old, text, vector, engine.clock.now(), "update")
     if not engine.store.update_memory(new):
         return []  # deleted meanwhile: nothing to update
     engine.index.upsert([index_document(new)])
     return [FactChange("UPDATED", new)]
 
 
-def _delete(engine: Engine, memory: Memory) -> list[FactChange]:
-    try:
-        engine.store.delete_memory(memory.tenant, memory.memory_id)
-    except NotFound:
+def reworded(old: Memory, text: str, vector: list[float], now: datetime, reason: EndReason) -> Memory:
+    """The fact `old` with its new wording `text` (valid from `now`); the earlier wording is kept
+    as its last revision."""
+    revision = FactRevision(fact=old.content, valid_from=old.stated_at, invalid_at=now, reason=reason)
+    life = old.life.model_copy(update={"valid_from": now, "revisions": [*old.life.revisions, revision]})
+    metadata = {**old.metadata, "updated_at": rfc3339(now)}
+    return old.model_copy(
+        update={"fields": MemoryFields(summary=text), "embedding": vector, "metadata": metadata, "life": life}
+    )
+
+
+def retired(memory: Memory, now: datetime, reason: EndReason, successor: str | None = None) -> Memory:
+    """The fact marked as no longer holding from `now` (replaced by `successor`, if named)."""
+    life = memory.life.model_copy(
+        update={"invalid_at": now, "superseded_by": successor, "end_reason": reason}
+    )
+    return memory.model_copy(
+        update={"life": life, "metadata": {**memory.metadata, "updated_at": rfc3339(now)}}
+    )
+
+
+def _retire(engine: Engine, memory: Memory, successor: str | None) -> list[FactChange]:
+    """A contradicted fact stops holding but is never lost: it stays stored, out of the scope's
+    current facts (`nearest`, the bank's listing), readable by name and through its revisions."""
+    old = retired(memory, engine.clock.now(), "contradiction", successor)
+    if not engine.store.update_memory(old):
         return []  # deleted meanwhile
-    finally:
-        index_purge.delete(engine, memory.tenant, [memory.memory_id])
-    return [FactChange("DELETED", memory)]
+    return [FactChange("DELETED", old)]

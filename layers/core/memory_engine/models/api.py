@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
 
 from memory_engine.models.domain import is_reserved_thread
 from memory_engine.models.messages import CHAT_SESSION_PREFIX
@@ -112,6 +113,20 @@ class RetrieveOptions(Body):
         description="pack the hits into at most this many tokens of `content`, best evidence first",
     )
     explain: bool = Field(False, description="add each hit's `score_parts` (what its score is made of)")
+    # Event time (docs/api.md "Time"): additive, all optional.
+    as_of: Timestamp | None = Field(
+        None,
+        description="what was true then: later statements are left out and do not replace",
+    )
+    since: Timestamp | None = Field(None, description="only what was said at or after this moment")
+    until: Timestamp | None = Field(None, description="only what was said at or before this moment")
+    history: bool = Field(False, description="add each hit's `history`: its facts later statements replaced")
+
+    @model_validator(mode="after")
+    def _range_in_order(self) -> RetrieveOptions:
+        if self.since is not None and self.until is not None and self.since > self.until:
+            raise ValueError("options.since must not be after options.until: swap them, or leave one out")
+        return self
 
 
 class RetrieveRequest(Body):
@@ -143,6 +158,17 @@ class TurnEvidence(BaseModel):
     text: str
 
 
+class FactHistory(BaseModel):
+    """A fact of a hit that a later statement replaced: it held from `valid_from` to `invalid_at`."""
+
+    fact: str
+    valid_from: datetime | None = None
+    invalid_at: datetime
+    # The memory (or bank fact) whose statement replaced it; null for a caller's retirement.
+    superseded_by: str | None = None
+    reason: str = "update"
+
+
 class RetrievedMemory(BaseModel):
     memory_id: str
     content: str
@@ -157,6 +183,13 @@ class RetrievedMemory(BaseModel):
     score_parts: dict[str, float] | None = None
     # With options.max_tokens: true when `content` was cut to the turns in `evidence` (whole turns).
     truncated: bool = False
+    # When the hit's facts were said (event time: its first turn's timestamp); null if unknown.
+    stated_at: datetime | None = None
+    # False when a later statement replaced the hit's facts that the query asks about (a newer
+    # hit holds the current value and comes before it); with options.as_of, as of that moment.
+    current: bool = True
+    # With options.history: the hit's facts that later statements replaced, oldest first.
+    history: list[FactHistory] | None = None
 
 
 class RetrieveResponse(BaseModel):

@@ -13,6 +13,7 @@ from pydantic import (
     Field,
     ValidationInfo,
     field_validator,
+    model_validator,
 )
 from pydantic.alias_generators import to_camel
 
@@ -89,7 +90,7 @@ def rfc3339(moment: datetime) -> str:
     return moment.astimezone(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
 
 
-class BankMemory(BaseModel):
+class BankMemory(Sparse):
     name: str
     fact: str
     scope: dict[str, str]
@@ -97,6 +98,11 @@ class BankMemory(BaseModel):
     updateTime: str
     # Only for a memory that expires: when it stops existing.
     expireTime: str | None = Field(None, exclude_if=absent_when_none)
+    # Additive (event time, docs/api.md "Time"): when the fact was stated; when it stopped holding
+    # and what replaced it (absent while it holds).
+    validFrom: str | None = Field(None, exclude_if=absent_when_none)
+    invalidAt: str | None = Field(None, exclude_if=absent_when_none)
+    supersededBy: str | None = Field(None, exclude_if=absent_when_none)
 
     @classmethod
     def of(cls, memory: Memory) -> BankMemory:
@@ -110,7 +116,51 @@ class BankMemory(BaseModel):
             createTime=created,
             updateTime=updated if isinstance(updated, str) else created,
             expireTime=None if memory.expires_at is None else rfc3339(memory.expires_at),
+            validFrom=rfc3339(memory.stated_at),
+            invalidAt=None if memory.life.invalid_at is None else rfc3339(memory.life.invalid_at),
+            supersededBy=memory.life.superseded_by,
         )
+
+
+class PatchMemoryRequest(Body):
+    """Correct a fact's wording (`fact`) or retire it (`retire: true`); either way the earlier
+    state stays readable as history (GET /v1/memories/{id}/revisions)."""
+
+    fact: str | None = Field(None, min_length=1, max_length=MAX_FACT_CHARS)
+    retire: bool = False
+
+    @field_validator("fact")
+    @classmethod
+    def _not_blank(cls, fact: str | None) -> str | None:
+        if fact is not None and not fact.strip():
+            raise ValueError("must not be blank")
+        return None if fact is None else no_nul(fact)
+
+    @model_validator(mode="after")
+    def _one_change(self) -> PatchMemoryRequest:
+        if (self.fact is None) == (not self.retire):
+            raise ValueError(
+                'send either "fact" (the corrected wording) or "retire": true, exactly one of them'
+            )
+        return self
+
+
+class FactRevisionView(Sparse):
+    """One wording of a fact and the event time it held: from `validFrom` until `invalidAt`
+    (absent for the wording that holds now)."""
+
+    fact: str
+    validFrom: str | None = Field(None, exclude_if=absent_when_none)
+    invalidAt: str | None = Field(None, exclude_if=absent_when_none)
+    # Why it stopped holding: update, contradiction, correct or retire.
+    reason: str | None = Field(None, exclude_if=absent_when_none)
+    supersededBy: str | None = Field(None, exclude_if=absent_when_none)
+
+
+class ListRevisionsResponse(BaseModel):
+    name: str
+    # Oldest first; the last is the fact as it reads now (with `invalidAt` once retired).
+    revisions: list[FactRevisionView]
 
 
 class DeleteMemoryResponse(BaseModel):

@@ -14,6 +14,7 @@ from enum import IntEnum, StrEnum
 from pydantic import BaseModel, ConfigDict, Field
 
 from memory_engine.errors import Conflict
+from memory_engine.models.life import MemoryLife
 
 MEMORY_ID_PATTERN = re.compile(r"^\d{8}_\d{6}_[0-9a-f]{6}$")
 
@@ -153,9 +154,16 @@ class Memory(BaseModel):
     # The memory-bank scope it was created under; empty for memories extracted by the engine,
     # whose scope is their thread (read `visible_scope`, which is right for both).
     scope: dict[str, str] = Field(default_factory=dict)
+    # When its facts were stated and which of them later statements replaced (models.life).
+    life: MemoryLife = Field(default_factory=MemoryLife)
     # When the memory stops existing for every read (None: never). The sweep then removes it with
     # the cascade of a delete; until it runs, the stores answer as if it were gone already.
     expires_at: datetime | None = None
+
+    @property
+    def stated_at(self) -> datetime:
+        """Event time of the memory's facts: `life.valid_from`, else its creation."""
+        return self.life.valid_from or self.created_at
 
     def expired(self, now: datetime) -> bool:
         return self.expires_at is not None and self.expires_at <= now

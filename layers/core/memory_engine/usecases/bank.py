@@ -1,11 +1,21 @@
-"""The memory bank's single-memory verbs: create a fact, get a memory by name, delete it."""
+"""The memory bank's single-memory verbs: create a fact, get a memory by name, correct or retire
+a fact (keeping its history), read its revisions, delete it."""
 
 from __future__ import annotations
 
 from memory_engine import facts
 from memory_engine.engine import Engine
-from memory_engine.errors import NotFound, Unavailable
-from memory_engine.models.bank import BankMemory, CreateMemoryRequest, DeleteMemoryResponse
+from memory_engine.errors import Conflict, NotFound, Unavailable
+from memory_engine.indexing.documents import index_document
+from memory_engine.models.bank import (
+    BankMemory,
+    CreateMemoryRequest,
+    DeleteMemoryResponse,
+    FactRevisionView,
+    ListRevisionsResponse,
+    PatchMemoryRequest,
+    rfc3339,
+)
 from memory_engine.models.domain import Memory
 from memory_engine.models.expiry import expiry_of
 from memory_engine.usecases import index_purge
@@ -25,6 +35,60 @@ def create(engine: Engine, tenant: str, request: CreateMemoryRequest) -> BankMem
 
 def get(engine: Engine, tenant: str, memory_id: str) -> BankMemory:
     return BankMemory.of(_stored(engine, tenant, memory_id))
+
+
+def patch(engine: Engine, tenant: str, memory_id: str, request: PatchMemoryRequest) -> BankMemory:
+    """Correct a fact's wording (re-embedded and re-indexed, same name) or retire it; the earlier
+    wording, or the fact itself once retired, stays as history (`revisions`)."""
+    memory = _stored(engine, tenant, memory_id)
+    if not memory.is_fact:
+        raise Conflict(
+            f"memories/{memory_id} was extracted from dialogue, not stored as a fact: only facts can be "
+            "corrected or retired; delete it instead.",
+            [{"field": "id", "message": "not a fact"}],
+        )
+    if memory.life.invalid_at is not None:
+        raise Conflict(
+            f"memories/{memory_id} is retired: it stays as history. Store the fact anew (POST /v1/memories).",
+            [{"field": "id", "message": "retired"}],
+        )
+    now = engine.clock.now()
+    if request.fact is None:
+        changed = facts.retired(memory, now, "retire")
+    else:
+        vector = engine.embedder.embed([request.fact], mode="passage")[0]
+        changed = facts.reworded(memory, request.fact, vector, now, "correct")
+    if not engine.store.update_memory(changed):
+        raise NotFound(
+            f"memories/{memory_id} was deleted meanwhile.", [{"field": "id", "message": "deleted"}]
+        )
+    if request.fact is not None:
+        engine.index.upsert([index_document(changed)])
+    return BankMemory.of(changed)
+
+
+def revisions(engine: Engine, tenant: str, memory_id: str) -> ListRevisionsResponse:
+    """Every wording the memory had, oldest first, with the event time each held."""
+    memory = _stored(engine, tenant, memory_id)
+    life = memory.life
+    earlier = [
+        FactRevisionView(
+            fact=revision.fact,
+            validFrom=None if revision.valid_from is None else rfc3339(revision.valid_from),
+            invalidAt=rfc3339(revision.invalid_at),
+            reason=revision.reason,
+            supersededBy=revision.superseded_by,
+        )
+        for revision in life.revisions
+    ]
+    now = FactRevisionView(
+        fact=memory.content,
+        validFrom=rfc3339(memory.stated_at),
+        invalidAt=None if life.invalid_at is None else rfc3339(life.invalid_at),
+        reason=life.end_reason,
+        supersededBy=life.superseded_by,
+    )
+    return ListRevisionsResponse(name=f"memories/{memory_id}", revisions=[*earlier, now])
 
 
 def delete(engine: Engine, tenant: str, memory_id: str) -> DeleteMemoryResponse:

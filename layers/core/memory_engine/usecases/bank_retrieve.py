@@ -44,7 +44,8 @@ def _page(
         retrieved_memories=[
             RetrievedBankMemory(memory=BankMemory.of(memory))
             for memory in page
-            if memory.visible_scope == request.scope
+            # A retired fact is history: read by name or through its revisions.
+            if memory.visible_scope == request.scope and memory.life.invalid_at is None
         ],
         next_page_token=encode_page_token(page[-1].memory_id, thread) if more else None,
     )

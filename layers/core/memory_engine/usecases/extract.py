@@ -20,9 +20,10 @@ from memory_engine.indexing.documents import (
     window_texts,
 )
 from memory_engine.models.domain import Memory, MemoryFields, Session, Turn, new_memory_id
+from memory_engine.models.life import MemoryLife
 from memory_engine.models.messages import ExtractionJob
 from memory_engine.ports import ExtractionContext
-from memory_engine.usecases import index_purge
+from memory_engine.usecases import index_purge, supersede
 
 log = logging.getLogger("memory_engine.worker")
 
@@ -125,7 +126,9 @@ def _extract_batches(
                 engine.store.save_characters(job.tenant, session.parent_session_uuid, merged)
             unstored.difference_update(turn.dialog_uuid for turn in batch)
             index_purge.index_written(engine, [memory], batch)
-            written.append(memory)
+            # Later statements replace earlier ones of the same fact (kept as history).
+            changed = {m.memory_id: m for m in supersede.supersede(engine, memory)}
+            written.append(changed.get(memory.memory_id, memory))
         budget.batch_done(began)
     if batches:
         _queue_what_arrived_meanwhile(engine, job)
@@ -194,6 +197,8 @@ def _extract_one(
         source_text=extraction_text(batch),
         created_at=created_at,
         metadata=extraction.metadata,
+        # Event time: when its facts were said, not when the worker got to them.
+        life=MemoryLife(valid_from=min(turn.timestamp for turn in batch)),
     )
     # The turns' vectors (searched as turn documents) were stored with them before extraction;
     # their windows' vectors are made here, in the memory's one call to the embedder.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
 from itertools import islice
@@ -29,6 +29,11 @@ from memory_engine.retrieval.features import (
 from memory_engine.retrieval.fusion import RankedUnit, rank
 from memory_engine.retrieval.packing import pack, smallest_piece
 from memory_engine.retrieval.text import tokenize
+from memory_engine.retrieval.timeline import Window
+from memory_engine.usecases import retrieve_time
+
+# Candidates asked of the index per wanted one when an event-time window drops some of them.
+WINDOW_OVERFETCH = 3
 
 
 @dataclass(frozen=True)
@@ -45,6 +50,8 @@ class Gathered:
     # Turn document id -> its text as indexed and when it was said; a hit's evidence shows the
     # line (`spoken_line`), made only for the turns of returned hits.
     lines: dict[str, tuple[str, datetime | None]]
+    window: Window = field(default_factory=Window)
+    history: bool = False  # options.history: retired facts are hits too
 
     @property
     def memory_ids(self) -> frozenset[str]:
@@ -65,7 +72,8 @@ def run(engine: Engine, tenant: str, request: RetrieveRequest) -> RetrieveRespon
     ranked = rank(gathered.memories, gathered.turns, weights)
     options = request.options
     limit = min(options.limit, engine.settings.retrieve_max_limit)
-    hits = list(_first_hits(engine, tenant, ranked, gathered, request.excluded_dialogs(), limit))
+    found = list(_first_hits(engine, tenant, ranked, gathered, request.excluded_dialogs(), limit))
+    hits = retrieve_time.in_time(engine, tenant, found, gathered.window, request, limit)
     if not options.explain:
         hits = [hit.model_copy(update={"score_parts": None}) for hit in hits]
     if options.max_tokens is None:
@@ -92,11 +100,15 @@ def gather(engine: Engine, tenant: str, request: RetrieveRequest) -> Gathered:
     vector = engine.embedder.embed([request.user_input.query], mode="query")[0]
     deadline.check()
 
-    wanted: dict[DocKind, int] = {"memory": max(config.memory_candidates, limit * 4)}
+    window = retrieve_time.window_of(request)
+    # Candidates outside the event-time window are dropped below: ask for more when it is bounded.
+    more = WINDOW_OVERFETCH if window.bounded else 1
+    wanted: dict[DocKind, int] = {"memory": max(config.memory_candidates, limit * 4) * more}
     if config.turn_documents:
-        wanted["turn"] = max(config.turn_candidates, limit * 4)
+        wanted["turn"] = max(config.turn_candidates, limit * 4) * more
     found = engine.index.search_kinds(tenant, threads, request.user_input.query, vector, wanted)
-    memory_hits, turn_hits = found["memory"], found.get("turn", [])
+    memory_hits = [hit for hit in found["memory"] if window.admits(hit.occurred_at)]
+    turn_hits = [hit for hit in found.get("turn", []) if window.admits(hit.occurred_at)]
     deadline.check()
     query = Query.read(request.user_input.query, engine.clock.now())
     indexed = [
@@ -107,7 +119,7 @@ def gather(engine: Engine, tenant: str, request: RetrieveRequest) -> Gathered:
     buffered = {
         _turn_key(turn): turn
         for turn in engine.store.buffered_turns_in_threads(tenant, threads)
-        if turn.dialog_uuid not in excluded
+        if turn.dialog_uuid not in excluded and window.admits(turn.timestamp)
     }
     sources = (indexed, _buffered_found(engine, buffered, query.text, vector))
     deadline.check()
@@ -118,6 +130,8 @@ def gather(engine: Engine, tenant: str, request: RetrieveRequest) -> Gathered:
         turns=[turn for source in sources for turn in turn_candidates(source, query, config.window_share)],
         buffered=buffered,
         lines={turn.key: (turn.text, turn.said) for turn in indexed},
+        window=window,
+        history=request.options.history,
     )
 
 
@@ -128,9 +142,10 @@ def _first_hits(
     gathered: Gathered,
     excluded: set[str],
     limit: int,
-) -> Iterator[RetrievedMemory]:
-    """Shape the best units; memories are read from the store only as far down as needed, the
-    ones that could fill the remaining places in one read (one BatchGetItem on DynamoDB)."""
+) -> Iterator[tuple[RetrievedMemory, Memory | None]]:
+    """Shape the best units, each with its memory (None for a buffered turn); memories are read
+    from the store only as far down as needed, the ones that could fill the remaining places in
+    one read (one BatchGetItem on DynamoDB)."""
     given = 0
     read: dict[str, Memory] = {}
     asked: set[str] = set()
@@ -139,7 +154,7 @@ def _first_hits(
             return
         if unit.memory_id is None:
             given += 1
-            yield _turn_hit(gathered.buffered[unit.key], unit)
+            yield _turn_hit(gathered.buffered[unit.key], unit), None
             continue
         if unit.memory_id not in asked:
             later = islice(ranked, position, None)
@@ -151,8 +166,12 @@ def _first_hits(
         # Deleted since it was indexed, or the caller already has all of it (a fact has no dialogs).
         if memory is None or (memory.source_dialog_uuids and set(memory.source_dialog_uuids) <= excluded):
             continue
+        if not gathered.window.admits(memory.stated_at):
+            continue  # a fact (indexed without a time) stated outside the window
+        if not (gathered.history or memory.life.still_holds(gathered.window.as_of)):
+            continue  # a retired fact: history, shown on request (options.history)
         given += 1
-        yield _memory_hit(memory, unit, gathered.lines)
+        yield _memory_hit(memory, unit, gathered.lines), memory
 
 
 def _turn_key(turn: Turn) -> str:
@@ -222,6 +241,7 @@ def _memory_hit(
         source_dialog_uuids=memory.source_dialog_uuids,
         evidence=list(_memory_evidence(memory, unit, lines)),
         score_parts=_rounded(unit.parts),
+        stated_at=memory.stated_at,
     )
 
 
@@ -249,6 +269,7 @@ def _turn_hit(turn: Turn, unit: RankedUnit) -> RetrievedMemory:
         source_dialog_uuids=[turn.dialog_uuid],
         evidence=[TurnEvidence(dialog_uuid=turn.dialog_uuid, score=unit.score, text=turn.text())],
         score_parts=_rounded(unit.parts),
+        stated_at=turn.timestamp,
     )
 
 

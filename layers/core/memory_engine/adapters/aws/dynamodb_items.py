@@ -17,6 +17,7 @@ from typing import Any
 from memory_engine.adapters.aws import dynamodb_keys as keys
 from memory_engine.adapters.encoding import pack_vector, to_text, unpack_vector
 from memory_engine.models.domain import Memory, MemoryFields, Session, Turn, TurnStatus
+from memory_engine.models.life import MemoryLife
 
 Item = dict[str, Any]
 
@@ -239,7 +240,7 @@ def turn_from(item: Mapping[str, Any], parts: Sequence[Mapping[str, Any]] = ()) 
 # -- memories ----------------------------------------------------------------------------------
 
 # `scope` is a payload field too: a caller's scope can be long, so it overflows like the rest.
-MEMORY_PAYLOAD = ("fields", "source_text", "metadata", "scope")
+MEMORY_PAYLOAD = ("fields", "source_text", "metadata", "scope", "life")
 
 
 def memory_item(memory: Memory) -> tuple[Item, list[bytes]]:
@@ -273,6 +274,7 @@ def memory_item(memory: Memory) -> tuple[Item, list[bytes]]:
         "source_text": memory.source_text,
         "metadata": json.dumps(memory.metadata, ensure_ascii=False),
         "scope": json.dumps(memory.scope, ensure_ascii=False),
+        "life": memory.life.model_dump_json(exclude_defaults=True),
     }
     return pack(base, payload)
 
@@ -300,6 +302,8 @@ def memory_from(item: Mapping[str, Any], parts: Sequence[Mapping[str, Any]] = ()
         # Items written before scopes existed have none: an engine memory's stored scope is {}.
         scope=json.loads(payload.get("scope") or "{}"),
         expires_at=text(item, "expires_at"),
+        # Items written before facts had a life: a fact that holds, stated when created.
+        life=MemoryLife.model_validate_json(payload.get("life") or "{}"),
     )
 
 

@@ -9,6 +9,7 @@ from typing import Any
 
 from memory_engine.adapters.local.sqlite_db import pack_vector, to_text, unpack_vector
 from memory_engine.models.domain import Memory, MemoryFields, Session, Turn
+from memory_engine.models.life import MemoryLife
 
 # Every primary key starts with the tenant, as on every other backend.
 STORE_SCHEMA = """
@@ -62,6 +63,7 @@ CREATE TABLE IF NOT EXISTS memories (
     metadata TEXT NOT NULL,
     scope TEXT NOT NULL DEFAULT '{}',
     expires_at TEXT,
+    life TEXT NOT NULL DEFAULT '{}',
     PRIMARY KEY (tenant, memory_id)
 );
 CREATE INDEX IF NOT EXISTS memories_by_session ON memories (tenant, session_uuid, first_seq);
@@ -101,6 +103,8 @@ def migrate_store(conn: sqlite3.Connection) -> None:
         "CREATE INDEX IF NOT EXISTS memories_by_expiry ON memories (expires_at, tenant, memory_id)"
         " WHERE expires_at IS NOT NULL"
     )
+    if "life" not in columns:
+        conn.execute("ALTER TABLE memories ADD COLUMN life TEXT NOT NULL DEFAULT '{}'")
     if "embedding" not in {row["name"] for row in conn.execute("PRAGMA table_info(turns)")}:
         conn.execute("ALTER TABLE turns ADD COLUMN embedding BLOB")
 
@@ -161,8 +165,8 @@ def insert_memories(conn: sqlite3.Connection, memories: Sequence[Memory]) -> Non
     conn.executemany(
         "INSERT INTO memories (tenant, memory_id, session_uuid, parent_session_uuid, fields,"
         " source_dialog_uuids, first_seq, last_seq, embedding, turn_embeddings, window_embeddings,"
-        " source_text, created_at, metadata, scope, expires_at)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        " source_text, created_at, metadata, scope, expires_at, life)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [
             (
                 memory.tenant,
@@ -181,10 +185,16 @@ def insert_memories(conn: sqlite3.Connection, memories: Sequence[Memory]) -> Non
                 _json(memory.metadata),
                 _json(memory.scope),
                 _expiry(memory),
+                _life(memory),
             )
             for memory in memories
         ],
     )
+
+
+def _life(memory: Memory) -> str:
+    # Defaults left out: most memories' life is only their event time.
+    return memory.life.model_dump_json(exclude_defaults=True)
 
 
 def _packed(vectors: Sequence[Sequence[float]]) -> bytes:
@@ -196,7 +206,8 @@ def update_memory_row(conn: sqlite3.Connection, memory: Memory) -> bool:
     """Replace what may change in a stored memory; False when it is not stored."""
     updated = conn.execute(
         "UPDATE memories SET fields = ?, embedding = ?, turn_embeddings = ?, window_embeddings = ?,"
-        " source_text = ?, metadata = ?, scope = ?, expires_at = ? WHERE tenant = ? AND memory_id = ?",
+        " source_text = ?, metadata = ?, scope = ?, expires_at = ?, life = ?"
+        " WHERE tenant = ? AND memory_id = ?",
         (
             _json(memory.fields.model_dump(mode="json")),
             pack_vector(memory.embedding),
@@ -206,6 +217,7 @@ def update_memory_row(conn: sqlite3.Connection, memory: Memory) -> bool:
             _json(memory.metadata),
             _json(memory.scope),
             _expiry(memory),
+            _life(memory),
             memory.tenant,
             memory.memory_id,
         ),
@@ -223,7 +235,7 @@ def turn_from_row(row: sqlite3.Row) -> Turn:
 MEMORY_COLUMNS_WITHOUT_VECTORS = (
     "tenant, memory_id, session_uuid, parent_session_uuid, fields, source_dialog_uuids, first_seq,"
     " last_seq, x'' AS embedding, x'' AS turn_embeddings, x'' AS window_embeddings, source_text, created_at,"
-    " metadata, scope, expires_at"
+    " metadata, scope, expires_at, life"
 )
 
 
@@ -246,6 +258,7 @@ def memory_from_row(row: sqlite3.Row) -> Memory:
         metadata=json.loads(row["metadata"]),
         scope=json.loads(row["scope"]),
         expires_at=row["expires_at"],
+        life=MemoryLife.model_validate_json(row["life"]),
     )
 
 
