@@ -74,7 +74,7 @@ def retention_command(tenant: str, days: int | None, none: bool) -> int:
 
 
 def _store() -> Any:
-    from memory_engine import wiring
+    from memory_engine.composition import wiring
     from memory_engine.settings import get_settings
 
     installed = wiring.installed()  # a test's engine; else only the store is built (no model loads)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from memory_engine import wiring
+from memory_engine.composition import wiring
 from memory_engine.engine import Engine
 from memory_engine_app import cli
 from tests.fakes.engine import fake_engine

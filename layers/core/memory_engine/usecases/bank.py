@@ -3,7 +3,6 @@ a fact (keeping its history), read its revisions, delete it."""
 
 from __future__ import annotations
 
-from memory_engine import facts
 from memory_engine.engine import Engine
 from memory_engine.errors import Conflict, NotFound, Unavailable
 from memory_engine.indexing.documents import index_document
@@ -18,7 +17,7 @@ from memory_engine.models.bank import (
 )
 from memory_engine.models.domain import Memory
 from memory_engine.models.expiry import expiry_of
-from memory_engine.usecases import index_purge
+from memory_engine.usecases import facts, index_purge
 
 
 def create(engine: Engine, tenant: str, request: CreateMemoryRequest) -> BankMemory:

@@ -11,7 +11,6 @@ from itertools import islice
 
 from memory_engine import deadline
 from memory_engine.engine import Engine
-from memory_engine.indexing import turn_vectors
 from memory_engine.indexing.documents import spoken_line, turn_lexical_text
 from memory_engine.models.api import RetrievedMemory, RetrieveRequest, RetrieveResponse, TurnEvidence
 from memory_engine.models.domain import Memory, Turn
@@ -30,7 +29,7 @@ from memory_engine.retrieval.fusion import RankedUnit, rank
 from memory_engine.retrieval.packing import pack, smallest_piece
 from memory_engine.retrieval.text import tokenize
 from memory_engine.retrieval.timeline import Window
-from memory_engine.usecases import retrieve_time
+from memory_engine.usecases import retrieve_time, turn_vectors
 
 # Candidates asked of the index per wanted one when an event-time window drops some of them.
 WINDOW_OVERFETCH = 3
