@@ -14,9 +14,10 @@ from pydantic import ValidationError
 
 from memory_engine.engine import Engine
 from memory_engine.errors import InvalidInput, NotFound
+from memory_engine.models.api import ConsolidateRequest, RetrieveRequest
 from memory_engine.models.bank import CreateMemoryRequest, RetrieveMemoriesRequest
-from memory_engine.usecases import bank, bank_retrieve, sweep
-from tests.fakes.engine import ENGINE_BACKENDS
+from memory_engine.usecases import bank, bank_retrieve, consolidate, retrieve, sweep
+from tests.fakes.engine import ENGINE_BACKENDS, run_worker
 from tests.fakes.ports import SetClock
 
 TENANT = "acme"
@@ -142,3 +143,65 @@ def test_bad_expiry_fields_are_refused_naming_them(expiry: dict[str, object], fi
         CreateMemoryRequest.model_validate({"fact": "A fact.", "scope": SCOPE, **expiry})
 
     assert field in str(refused.value)
+
+
+def say(engine: Engine, uuid: str, query: str, **options: object) -> None:
+    request = ConsolidateRequest.model_validate(
+        {
+            "session_uuid": "s1",
+            "parent_session_uuid": "thread-1",
+            "new_dialog": {"uuid": uuid, "query": query, "answer": "I see."},
+            "options": options,
+        }
+    )
+    consolidate.run(engine, TENANT, request)
+
+
+def thread_hits(engine: Engine, query: str) -> list[str]:
+    request = RetrieveRequest.model_validate(
+        {"parent_session_uuids": ["thread-1"], "user_input": {"query": query}}
+    )
+    return [hit.kind for hit in retrieve.run(engine, TENANT, request).data]
+
+
+def test_a_threads_memory_of_turns_sent_with_a_ttl_expires_after_the_shortest(
+    engine: Engine, clock: SetClock
+) -> None:
+    # Given two turns sent with memory TTLs of two hours and one hour, extracted into one memory
+    say(engine, "d1", "I am in Busan this week for a conference.", memory_ttl_seconds=2 * HOUR)
+    say(engine, "d2", "The conference hotel is by the beach.", memory_ttl_seconds=HOUR, force_summary=True)
+    (memory,) = run_worker(engine)
+    stored = engine.store.get_memory(TENANT, memory.memory_id)
+    assert stored is not None and stored.expires_at == stored.created_at + timedelta(seconds=HOUR)
+    assert "memory" in thread_hits(engine, "Busan conference hotel")
+
+    # When the hour has passed
+    clock.advance(HOUR)
+
+    # Then retrieve no longer returns it, and the sweep removes it; the turns stay as history
+    assert "memory" not in thread_hits(engine, "Busan conference hotel")
+    assert sweep.expire(engine) == [(TENANT, memory.memory_id)]
+    assert {turn.status.value for turn in engine.store.list_turns(TENANT, "s1")} == {"forgotten"}
+
+
+def test_a_memory_of_turns_without_a_ttl_does_not_expire(engine: Engine) -> None:
+    say(engine, "d1", "I live in Seoul.", force_summary=True)
+
+    (memory,) = run_worker(engine)
+
+    stored = engine.store.get_memory(TENANT, memory.memory_id)
+    assert stored is not None and stored.expires_at is None
+
+
+def test_a_memory_ttl_out_of_bounds_is_refused_naming_it() -> None:
+    with pytest.raises(ValidationError) as refused:
+        ConsolidateRequest.model_validate(
+            {
+                "session_uuid": "s1",
+                "parent_session_uuid": "t",
+                "new_dialog": {"uuid": "d1", "query": "q"},
+                "options": {"memory_ttl_seconds": 0},
+            }
+        )
+
+    assert "memory_ttl_seconds" in str(refused.value)

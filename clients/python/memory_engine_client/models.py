@@ -12,12 +12,31 @@ class HealthResponse(BaseModel):
     service: Annotated[str, Field(title="Service")] = "memory-engine"
 
 
+class MemoryTtlSeconds(RootModel[int]):
+    root: Annotated[
+        int,
+        Field(
+            description="memories extracted from this turn expire this many seconds after extraction",
+            ge=1,
+            le=315360000,
+            title="Memory Ttl Seconds",
+        ),
+    ]
+
+
 class ConsolidateOptions(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
     length_limit: Annotated[int, Field(ge=1, le=100000, title="Length Limit")] = 1000
     force_summary: Annotated[bool, Field(title="Force Summary")] = False
+    memory_ttl_seconds: Annotated[
+        MemoryTtlSeconds | None,
+        Field(
+            description="memories extracted from this turn expire this many seconds after extraction",
+            title="Memory Ttl Seconds",
+        ),
+    ] = None
 
 
 class ConsolidateResponse(BaseModel):

@@ -443,6 +443,11 @@ export interface components {
              * @default false
              */
             force_summary: boolean;
+            /**
+             * Memory Ttl Seconds
+             * @description memories extracted from this turn expire this many seconds after extraction
+             */
+            memory_ttl_seconds?: number | null;
         };
         /** ConsolidateRequest */
         ConsolidateRequest: {

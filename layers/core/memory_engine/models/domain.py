@@ -77,6 +77,9 @@ class Turn(BaseModel):
     status: TurnStatus = TurnStatus.BUFFERED
     memory_id: str | None = None
     length_limit: int = 1000
+    # The memories extracted from this turn expire this long after their extraction (None: they
+    # do not): a thread's temporary memories (`options.memory_ttl_seconds` of consolidate).
+    memory_ttl_seconds: int | None = None
     # The turn's passage vector, stored once the worker embedded it (None until then): retrieve
     # scores a buffered turn with it instead of embedding the turn on the request path.
     embedding: list[float] | None = Field(None, repr=False)

@@ -213,6 +213,8 @@ def turn_item(turn: Turn, thread: str) -> tuple[Item, list[bytes]]:
         base |= buffered_keys(turn.tenant, turn.session_uuid, thread, turn.seq)
     if turn.embedding is not None:
         base["embedding"] = b(pack_vector(turn.embedding))
+    if turn.memory_ttl_seconds is not None:
+        base["memory_ttl_seconds"] = n(turn.memory_ttl_seconds)
     return pack(base, {"query": turn.query, "answer": turn.answer}, TURN_ITEM_BYTES)
 
 
@@ -234,6 +236,7 @@ def turn_from(item: Mapping[str, Any], parts: Sequence[Mapping[str, Any]] = ()) 
         memory_id=text(item, "memory_id"),
         length_limit=number(item, "length_limit"),
         embedding=unpack_vector(bytes(item["embedding"]["B"])) if "embedding" in item else None,
+        memory_ttl_seconds=number(item, "memory_ttl_seconds") if "memory_ttl_seconds" in item else None,
     )
 
 

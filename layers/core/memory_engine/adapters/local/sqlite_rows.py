@@ -41,6 +41,7 @@ CREATE TABLE IF NOT EXISTS turns (
     memory_id TEXT,
     length_limit INTEGER NOT NULL,
     embedding BLOB,
+    memory_ttl_seconds INTEGER,
     PRIMARY KEY (tenant, session_uuid, dialog_uuid)
 );
 CREATE UNIQUE INDEX IF NOT EXISTS turns_by_seq ON turns (tenant, session_uuid, seq);
@@ -105,8 +106,11 @@ def migrate_store(conn: sqlite3.Connection) -> None:
     )
     if "life" not in columns:
         conn.execute("ALTER TABLE memories ADD COLUMN life TEXT NOT NULL DEFAULT '{}'")
-    if "embedding" not in {row["name"] for row in conn.execute("PRAGMA table_info(turns)")}:
+    turn_columns = {row["name"] for row in conn.execute("PRAGMA table_info(turns)")}
+    if "embedding" not in turn_columns:
         conn.execute("ALTER TABLE turns ADD COLUMN embedding BLOB")
+    if "memory_ttl_seconds" not in turn_columns:
+        conn.execute("ALTER TABLE turns ADD COLUMN memory_ttl_seconds INTEGER")
 
 
 def insert_session(conn: sqlite3.Connection, session: Session) -> None:
@@ -128,8 +132,8 @@ def insert_session(conn: sqlite3.Connection, session: Session) -> None:
 def insert_turns(conn: sqlite3.Connection, turns: Sequence[Turn]) -> None:
     conn.executemany(
         "INSERT INTO turns (tenant, session_uuid, dialog_uuid, seq, query, answer, user_name, npc_id, type,"
-        " timestamp, created_at, status, memory_id, length_limit, embedding)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        " timestamp, created_at, status, memory_id, length_limit, embedding, memory_ttl_seconds)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [
             (
                 turn.tenant,
@@ -147,6 +151,7 @@ def insert_turns(conn: sqlite3.Connection, turns: Sequence[Turn]) -> None:
                 turn.memory_id,
                 turn.length_limit,
                 None if turn.embedding is None else pack_vector(turn.embedding),
+                turn.memory_ttl_seconds,
             )
             for turn in turns
         ],
