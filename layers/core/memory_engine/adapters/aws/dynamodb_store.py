@@ -22,6 +22,7 @@ from itertools import islice
 
 from memory_engine.adapters.aws import dynamodb_items as items
 from memory_engine.adapters.aws import dynamodb_keys as keys
+from memory_engine.adapters.aws import dynamodb_lifecycle as lifecycle
 from memory_engine.adapters.aws import dynamodb_reads as reads
 from memory_engine.adapters.aws.dynamodb_fork import write_fork
 from memory_engine.adapters.aws.dynamodb_removal import delete_dialog, delete_memory, delete_session
@@ -39,7 +40,7 @@ from memory_engine.adapters.aws.dynamodb_table import (
     put,
     update,
 )
-from memory_engine.adapters.encoding import pack_vector, to_text
+from memory_engine.adapters.encoding import pack_vector
 from memory_engine.errors import Conflict, InvalidInput, Unavailable
 from memory_engine.models.domain import Memory, Session, Turn, TurnStatus, check_thread
 from memory_engine.ports import Clock, ConsolidateOutcome, ForkPlan, RemovalOutcome
@@ -344,43 +345,10 @@ class DynamoDbStore:
         return page
 
     def memories_after(self, tenant: str, after: str | None, limit: int) -> list[Memory]:
-        if limit <= 0:
-            return []
-        # gsi2 lists the tenant's memory keys in id order (keys only); the items are read whole.
-        condition, values = "gsi2pk = :tenant", {":tenant": items.s(keys.tenant_memories(tenant))}
-        if after:
-            condition, values[":after"] = condition + " AND gsi2sk > :after", items.s(after)
-        listed = self.table.query(
-            IndexName=keys.GSI2,
-            KeyConditionExpression=condition,
-            ExpressionAttributeValues=values,
-            Limit=limit,
-        )
-        page: list[Memory] = []
-        # Filled from further on past expired (or just deleted) memories: a short page is the last.
-        while len(page) < limit and (wanted := list(islice(listed, limit - len(page)))):
-            found = self._live(reads.memories(self.table, self.table.batch_get(reads.keys_of(wanted))))
-            page += sorted(found, key=lambda memory: memory.memory_id)
-        return page
+        return lifecycle.memories_after(self.table, tenant, after, limit, self._live)
 
     def expired_memories(self, now: datetime, limit: int) -> list[tuple[str, str]]:
-        # gsi5 is sparse (expiring memories only), sorted by expiry within each of its shards.
-        found: list[tuple[str, str, str]] = []
-        for shard in range(keys.EXPIRY_SHARDS):
-            listed = self.table.query(
-                IndexName=keys.GSI5,
-                KeyConditionExpression="gsi5pk = :shard AND gsi5sk <= :now",
-                ExpressionAttributeValues={
-                    ":shard": items.s(keys.expiry_pk(shard)),
-                    # '~' sorts after the '#' that ends a time: a memory expiring at `now` is in.
-                    ":now": items.s(to_text(now) + "~"),
-                },
-                Limit=max(limit, 1),
-            )
-            for item in islice(listed, max(limit, 0)):
-                tenant, memory_id = keys.tenant_and_memory(items.required(item, keys.PK))
-                found.append((items.required(item, keys.GSI5_SK), tenant, memory_id))
-        return [(tenant, memory_id) for _, tenant, memory_id in sorted(found)[: max(limit, 0)]]
+        return lifecycle.expired_memories(self.table, now, limit)
 
     def update_memory(self, memory: Memory) -> bool:
         pk = keys.memory_pk(memory.tenant, memory.memory_id)
@@ -426,18 +394,10 @@ class DynamoDbStore:
     # -- a tenant's retention -----------------------------------------------------------------
 
     def get_retention(self, tenant: str) -> int | None:
-        item = self.table.get(keys.tenant_settings_pk(tenant), keys.SETTINGS_SK)
-        return None if item is None or "retention_days" not in item else items.number(item, "retention_days")
+        return lifecycle.get_retention(self.table, tenant)
 
     def set_retention(self, tenant: str, days: int | None) -> None:
-        item: items.Item = {
-            **keys.key(keys.tenant_settings_pk(tenant), keys.SETTINGS_SK),
-            "kind": items.s("settings"),
-            "tenant": items.s(tenant),
-        }
-        if days is not None:
-            item["retention_days"] = items.n(days)
-        self.table.put(item)
+        lifecycle.set_retention(self.table, tenant, days)
 
     # -- the thread's character registry ------------------------------------------------------
 
