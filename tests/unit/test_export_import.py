@@ -236,3 +236,21 @@ def test_a_bad_cursor_is_a_4xx_naming_it() -> None:
         Cursor.decode("not-a-cursor")
 
     assert refused.value.errors[0]["field"] == "cursor"
+
+
+def test_a_retired_facts_history_travels_with_it(engine: Engine) -> None:
+    from memory_engine.models.bank import PatchMemoryRequest
+
+    with local_engine(clock=SetClock()) as source:
+        name = bank.create(
+            source, TENANT, CreateMemoryRequest(fact="The user lives in Busan.", scope={"user_id": "1"})
+        )
+        memory_id = name.name.removeprefix("memories/")
+        bank.patch(source, TENANT, memory_id, PatchMemoryRequest(fact="The user lives in Seoul."))
+        exported = records(source)
+
+    import_records.run(engine, TENANT, exported)
+
+    moved = engine.store.get_memory(TENANT, memory_id)
+    assert moved is not None and moved.content == "The user lives in Seoul."
+    assert [revision.fact for revision in moved.life.revisions] == ["The user lives in Busan."]
