@@ -70,6 +70,8 @@ ROUTES: tuple[Route, ...] = (
     # Scoped memory bank (docs/api.md §3).
     Route("POST", "/v1/memories", "bank_create", needs=needs(READ, WRITE, INDEX, EMBED)),
     Route("GET", "/v1/memories/{id}", "bank_get", needs=needs(READ)),
+    Route("GET", "/v1/memories/{id}/revisions", "bank_get", needs=needs(READ)),
+    Route("PATCH", "/v1/memories/{id}", "bank_patch", needs=needs(READ, WRITE, INDEX, EMBED)),
     Route("DELETE", "/v1/memories/{id}", "bank_delete", needs=needs(READ, WRITE, INDEX, SEND)),
     Route("POST", "/v1/memories/retrieve", "bank_retrieve", needs=BANK_RETRIEVE),
     Route("POST", "/v1/memories:retrieve", "bank_retrieve", rest_api=False, needs=BANK_RETRIEVE),

@@ -23,7 +23,7 @@ def test_the_sample_create_event_answers_the_memory() -> None:
     answer = call("bank_create")
 
     assert answer.status == 200
-    assert set(answer.json) == {"name", "fact", "scope", "createTime", "updateTime"}
+    assert set(answer.json) == {"name", "fact", "scope", "createTime", "updateTime", "validFrom"}
     assert (answer.json["fact"], answer.json["scope"]) == (
         "The user's dog is named Pepper.",
         {"user_id": "123"},
@@ -52,6 +52,60 @@ def test_the_sample_delete_event_deletes_and_a_second_delete_is_a_404() -> None:
 
     assert (first.status, first.json) == (200, {"name": f"memories/{memory_id}", "deleted": True})
     assert second.status == 404
+
+
+def test_a_corrected_fact_keeps_its_name_and_its_earlier_wording_as_a_revision() -> None:
+    # Given a stored fact
+    memory_id = created_id()
+
+    # When the sample PATCH corrects it
+    answer = by_id("bank_patch", memory_id)
+
+    # Then it answers the fact with its new wording under the same name
+    assert answer.status == 200, answer.text
+    assert (answer.json["name"], answer.json["fact"]) == (
+        f"memories/{memory_id}",
+        "The user lives in Seoul now.",
+    )
+    # And its revisions read the earlier wording first, ended by the correction, then the current one
+    path = f"/v1/memories/{memory_id}/revisions"
+    revisions = call("bank_get", path=path, path_parameters={"id": memory_id})
+    assert revisions.status == 200, revisions.text
+    [earlier, now] = revisions.json["revisions"]
+    assert (earlier["fact"], earlier["reason"]) == ("The user's dog is named Pepper.", "correct")
+    assert earlier["invalidAt"] == now["validFrom"] and "invalidAt" not in now
+
+
+def test_a_retired_fact_leaves_the_scopes_listing_but_stays_readable_by_name() -> None:
+    # Given a stored fact
+    memory_id = created_id()
+
+    # When it is retired
+    retired = call(
+        "bank_patch", {"retire": True}, path=f"/v1/memories/{memory_id}", path_parameters={"id": memory_id}
+    )
+
+    # Then get shows when it stopped holding, and the scope's facts no longer list it
+    assert retired.status == 200, retired.text
+    assert "invalidAt" in by_id("bank_get", memory_id).json
+    listed = call("bank_retrieve", {"scope": {"user_id": "123"}, "simple_retrieval_params": {}})
+    assert listed.json["retrieved_memories"] == []
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [({}, "body"), ({"fact": "x", "retire": True}, "body"), ({"fact": "  "}, "fact")],
+    ids=["neither", "both", "blank"],
+)
+def test_a_patch_that_asks_for_no_or_two_changes_is_a_422_naming_what_to_send(
+    body: dict[str, object], field: str
+) -> None:
+    memory_id = created_id()
+
+    answer = call("bank_patch", body, path=f"/v1/memories/{memory_id}", path_parameters={"id": memory_id})
+
+    assert answer.status == 422, answer.text
+    assert field in answer.text and ("retire" in answer.text or field == "fact")
 
 
 @pytest.mark.parametrize("path", ["/v1/memories/retrieve", "/v1/memories:retrieve"])

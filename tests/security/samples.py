@@ -143,6 +143,15 @@ PROBES |= {
     "bank_get": [
         Probe("get A's fact", _no_body, lambda ids: f"/v1/memories/{ids.bank_memory}"),
         Probe("get A's extracted memory", _no_body, lambda ids: f"/v1/memories/{ids.memory}"),
+        Probe("read A's fact's revisions", _no_body, lambda ids: f"/v1/memories/{ids.bank_memory}/revisions"),
+    ],
+    "bank_patch": [
+        Probe(
+            "correct A's fact",
+            lambda ids: {"fact": "B's words"},
+            lambda ids: f"/v1/memories/{ids.bank_memory}",
+        ),
+        Probe("retire A's fact", lambda ids: {"retire": True}, lambda ids: f"/v1/memories/{ids.bank_memory}"),
     ],
     "bank_delete": [
         Probe("delete A's fact", _no_body, lambda ids: f"/v1/memories/{ids.bank_memory}"),

@@ -18,7 +18,9 @@ from memory_engine_client.models import (
     GameMemoryResponse,
     GenerateMemoriesRequest,
     GenerateMemoriesResponse,
+    ListRevisionsResponse,
     ModelList,
+    PatchMemoryRequest,
     RecordedChat,
     RecordMemoryRequest,
     RecordMemoryResponse,
@@ -42,6 +44,21 @@ def bank_create(
 def bank_get(name: str) -> Call[BankMemory]:
     """One memory by its name (`memories/<id>`) or id."""
     return Call("GET", _memory_path(name), reader(BankMemory))
+
+
+def bank_correct(name: str, fact: str) -> Call[BankMemory]:
+    """Correct a fact's wording (same name); the earlier wording stays as a revision."""
+    return Call("PATCH", _memory_path(name), reader(BankMemory), body(PatchMemoryRequest, fact=fact))
+
+
+def bank_retire(name: str) -> Call[BankMemory]:
+    """Retire a fact: it leaves the scope's current facts but stays readable by name, with its history."""
+    return Call("PATCH", _memory_path(name), reader(BankMemory), body(PatchMemoryRequest, retire=True))
+
+
+def bank_revisions(name: str) -> Call[ListRevisionsResponse]:
+    """Every wording a fact had, oldest first, with the event time each held."""
+    return Call("GET", f"{_memory_path(name)}/revisions", reader(ListRevisionsResponse))
 
 
 def bank_delete(name: str) -> Call[DeleteMemoryResponse]:

@@ -475,6 +475,41 @@ class CreateMemoryRequest(BaseModel):
     fact: Annotated[str, Field(max_length=4000, min_length=1, title="Fact")]
 
 
+class FactRevisionView(BaseModel):
+    """
+    One wording of a fact and the event time it held: from `validFrom` until `invalidAt`
+    (absent for the wording that holds now).
+    """
+
+    fact: Annotated[str, Field(title="Fact")]
+    validFrom: Annotated[str | None, Field(title="Validfrom")] = None
+    invalidAt: Annotated[str | None, Field(title="Invalidat")] = None
+    reason: Annotated[str | None, Field(title="Reason")] = None
+    supersededBy: Annotated[str | None, Field(title="Supersededby")] = None
+
+
+class ListRevisionsResponse(BaseModel):
+    name: Annotated[str, Field(title="Name")]
+    revisions: Annotated[list[FactRevisionView], Field(title="Revisions")]
+
+
+class Fact(RootModel[str]):
+    root: Annotated[str, Field(max_length=4000, min_length=1, title="Fact")]
+
+
+class PatchMemoryRequest(BaseModel):
+    """
+    Correct a fact's wording (`fact`) or retire it (`retire: true`); either way the earlier
+    state stays readable as history (GET /v1/memories/{id}/revisions).
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    fact: Annotated[Fact | None, Field(title="Fact")] = None
+    retire: Annotated[bool, Field(title="Retire")] = False
+
+
 class DeleteMemoryResponse(BaseModel):
     name: Annotated[str, Field(title="Name")]
     deleted: Annotated[bool, Field(title="Deleted")] = True

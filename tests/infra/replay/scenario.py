@@ -95,6 +95,7 @@ STEPS: tuple[Step, ...] = (
     Step("bank_get", "bank_get", _with_fact),
     Step("bank_retrieve", "bank_retrieve"),
     Step("bank_generate", "bank_generate"),
+    Step("bank_patch", "bank_patch", _with_fact),
     Step("bank_delete", "bank_delete", _with_fact),
     Step("chat_completions", "chat_completions"),
     Step("chat_models", "chat_models"),
