@@ -205,3 +205,21 @@ def test_a_memory_ttl_out_of_bounds_is_refused_naming_it() -> None:
         )
 
     assert "memory_ttl_seconds" in str(refused.value)
+
+
+def test_a_failure_to_remove_expired_memories_never_stops_the_buffers_sweep(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memory_engine.errors import Unavailable
+
+    # Given a session whose buffer is full, and a store that cannot list what expired
+    for n in range(engine.settings.extraction_threshold):
+        say(engine, f"d{n}", f"Turn number {n}.")
+
+    def unavailable(*_: object) -> list[tuple[str, str]]:
+        raise Unavailable("The store is unavailable.")
+
+    monkeypatch.setattr(engine.store, "expired_memories", unavailable)
+
+    # When the sweep runs, then it still queues the session's extraction
+    assert [(job.tenant, job.session_uuid) for job in sweep.run(engine)] == [(TENANT, "s1")]

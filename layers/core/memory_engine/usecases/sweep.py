@@ -18,7 +18,7 @@ import logging
 from contextlib import suppress
 
 from memory_engine.engine import Engine
-from memory_engine.errors import NotFound
+from memory_engine.errors import MemoryEngineError, NotFound
 from memory_engine.extraction.batching import extraction_point
 from memory_engine.models.messages import ExtractionJob
 from memory_engine.usecases import index_purge
@@ -36,7 +36,12 @@ def run(engine: Engine) -> list[ExtractionJob]:
     A session that has a job waiting gets a twin, which the local queue drops and SQS delivers
     (a run that finds its batches taken does nothing): extraction is idempotent.
     """
-    expire(engine)
+    try:
+        expire(engine)
+    except MemoryEngineError as error:
+        # The buffers' sweep (no turn lost) goes on; what expired is still never returned, and
+        # the next sweep removes it (an index still being built on a table just upgraded, say).
+        log.warning("sweep could not remove expired memories this time: %s", error.message)
     settings = engine.settings
     point = extraction_point(settings.extraction_threshold, settings.batch_size)
     sent = [
