@@ -136,6 +136,8 @@ def test_an_expiry_in_the_past_is_refused_naming_the_field(engine: Engine, clock
         ({"ttl_seconds": "60"}, "ttl_seconds"),
         ({"expires_at": 1893456000}, "expires_at"),
         ({"expires_at": "next tuesday"}, "expires_at"),
+        ({"expires_at": "0001-01-01T00:00:00+01:00"}, "expires_at"),
+        ({"expires_at": "9999-12-31T23:59:59Z"}, "expires_at"),
     ],
 )
 def test_bad_expiry_fields_are_refused_naming_them(expiry: dict[str, object], field: str) -> None:

@@ -37,7 +37,10 @@ def parse_expiry(value: Any) -> datetime:
         raise ValueError(
             "must be an ISO 8601 date-time string, e.g. 2027-01-01T00:00:00Z (or send ttl_seconds)"
         )
-    moment = (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).astimezone(UTC)
+    try:
+        moment = (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).astimezone(UTC)
+    except OverflowError:  # year 1 at +01:00: no UTC instant
+        raise ValueError(f"must be a time between now and {LATEST:%Y-%m-%d}") from None
     if moment >= LATEST:
         raise ValueError(f"must be before {LATEST:%Y-%m-%d}")
     return moment
