@@ -163,6 +163,25 @@ def retention_days(conn: sqlite3.Connection, tenant: str) -> int | None:
     return None if row is None else row["retention_days"]
 
 
+def save_retention(conn: sqlite3.Connection, tenant: str, days: int | None) -> None:
+    conn.execute(
+        "INSERT INTO tenant_settings (tenant, retention_days) VALUES (?, ?)"
+        " ON CONFLICT (tenant) DO UPDATE SET retention_days = excluded.retention_days",
+        (tenant, days),
+    )
+
+
+def expired_ids(conn: sqlite3.Connection, now: str, limit: int) -> list[tuple[str, str]]:
+    """(tenant, memory id) of up to `limit` memories expired at `now` (`to_text`), soonest first:
+    read from the partial index of expiring memories."""
+    rows = conn.execute(
+        "SELECT tenant, memory_id FROM memories WHERE expires_at IS NOT NULL AND expires_at <= ?"
+        " ORDER BY expires_at, tenant, memory_id LIMIT ?",
+        (now, max(limit, 0)),
+    ).fetchall()
+    return [(row["tenant"], row["memory_id"]) for row in rows]
+
+
 def insert_memories(conn: sqlite3.Connection, memories: Sequence[Memory]) -> None:
     """Insert the memories, each under its tenant's retention (read in the same transaction)."""
     days = {tenant: retention_days(conn, tenant) for tenant in {memory.tenant for memory in memories}}

@@ -14,12 +14,14 @@ from memory_engine.adapters.local.sqlite_db import SqliteDatabase, pack_vector
 from memory_engine.adapters.local.sqlite_rows import (
     MEMORY_COLUMNS_WITHOUT_VECTORS,
     STORE_SCHEMA,
+    expired_ids,
     insert_memories,
     insert_session,
     insert_turns,
     memory_from_row,
     migrate_store,
     retention_days,
+    save_retention,
     turn_from_row,
     update_memory_row,
 )
@@ -256,12 +258,7 @@ class SqliteStore:
 
     def expired_memories(self, now: datetime, limit: int) -> list[tuple[str, str]]:
         with self._db.read() as conn:
-            rows = conn.execute(
-                "SELECT tenant, memory_id FROM memories WHERE expires_at IS NOT NULL AND expires_at <= ?"
-                " ORDER BY expires_at, tenant, memory_id LIMIT ?",
-                (to_text(now), max(limit, 0)),
-            ).fetchall()
-        return [(row["tenant"], row["memory_id"]) for row in rows]
+            return expired_ids(conn, to_text(now), limit)
 
     # -- removal -----------------------------------------------------------------------------
 
@@ -376,13 +373,7 @@ class SqliteStore:
 
     def set_retention(self, tenant: str, days: int | None) -> None:
         with self._db.write() as conn:
-            conn.execute(
-                "INSERT INTO tenant_settings (tenant, retention_days) VALUES (?, ?)"
-                " ON CONFLICT (tenant) DO UPDATE SET retention_days = excluded.retention_days",
-                (tenant, days),
-            )
-
-    # -- helpers -----------------------------------------------------------------------------
+            save_retention(conn, tenant, days)
 
     # -- the thread's character registry ------------------------------------------------------
 
