@@ -19,7 +19,11 @@ TRANSFER_COMMANDS = ("export", "import", "retention")
 def add_transfer_commands(commands: Any) -> None:
     """Add `export`, `import` and `retention` to the CLI's subparsers."""
     out = commands.add_parser("export", help="write a tenant's turns, memories and facts as JSON lines")
-    out.add_argument("--tenant", required=True, help="whose data (`local` is the local server's own key)")
+    out.add_argument("--tenant", default=None, help="whose data (`local` is the local server's own key)")
+    out.add_argument(
+        "--api", default=None, help="export over HTTP from this API (GET /v1/export; the key's own data)"
+    )
+    out.add_argument("--key", default=None, help="with --api: an API key (default MEMORY_ENGINE_API_KEY)")
     chosen = out.add_mutually_exclusive_group()
     chosen.add_argument("--thread", default=None, help="only this thread (its sessions, memories, facts)")
     chosen.add_argument(
@@ -47,7 +51,14 @@ def add_transfer_commands(commands: Any) -> None:
 def run_transfer(args: argparse.Namespace) -> int:
     if args.command == "retention":
         return retention_command(args.tenant, args.days, args.none)
+    if args.command == "export" and args.api:
+        return export_remote(args.api, args.key, args.thread, args.scope, args.out)
     if args.command == "export":
+        if not args.tenant:
+            print(
+                "memory-engine export: name the --tenant (or export a key's data with --api)", file=sys.stderr
+            )
+            return 2
         return export_command(args.tenant, args.thread, args.scope, args.out)
     return import_command(args.file, args.tenant, args.map)
 
@@ -101,6 +112,42 @@ def export_command(tenant: str, thread: str | None, scope: str | None, out: str)
             sink.write(record.model_dump_json() + "\n")
             count += 1
     print(f"exported {count} records of tenant {tenant!r}", file=sys.stderr)
+    return 0
+
+
+def export_remote(api: str, key: str | None, thread: str | None, scope: str | None, out: str) -> int:
+    """The key's data from a running API, page by page, as the same file `export_command` writes."""
+    from memory_engine.models.export import EXPORT_VERSION, ExportRecord, parse_selection
+
+    try:
+        from memory_engine_client import MemoryEngine
+    except ImportError:
+        print(
+            "memory-engine export --api needs the Python client: pip install ./clients/python",
+            file=sys.stderr,
+        )
+        return 2
+    selection = parse_selection(thread, scope)
+    header = ExportRecord(
+        kind="export",
+        version=EXPORT_VERSION,
+        api=api,
+        selection=selection.model_dump(exclude_none=True),
+        exported_at=datetime.now(UTC).isoformat(),
+    )
+    count = 0
+    with MemoryEngine(api, key) as engine, _opened(out, "w") as sink:
+        sink.write(header.model_dump_json() + "\n")
+        cursor: str | None = None
+        while True:
+            page = engine.export_page(thread=selection.thread, scope=selection.scope, cursor=cursor)
+            for record in page.records:
+                sink.write(record.model_dump_json() + "\n")
+            count += len(page.records)
+            cursor = page.next_cursor
+            if cursor is None:
+                break
+    print(f"exported {count} records from {api}", file=sys.stderr)
     return 0
 
 

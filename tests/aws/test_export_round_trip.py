@@ -20,35 +20,33 @@ from tests.fakes.stack import LOCAL_KEY, LocalStack, local_stack, moto_stack
 LOCAL = "local"  # the tenant of the local server's own key
 
 
-def consolidate(stack: LocalStack, session: str, thread: str, uuid: str, query: str, **options: Any) -> None:
+def consolidate(
+    stack: LocalStack, session: str, thread: str, uuid: str, query: str, key: str = LOCAL_KEY, **options: Any
+) -> None:
     body = {
         "session_uuid": session,
         "parent_session_uuid": thread,
         "new_dialog": {"uuid": uuid, "query": query, "answer": "I see."},
         "options": options,
     }
-    status, _, answer = stack.call("POST", "/v1/engine/consolidate/", body)
+    status, _, answer = stack.call("POST", "/v1/engine/consolidate/", body, key=key)
     assert status == 200, answer
 
 
-def fill(stack: LocalStack) -> None:
-    consolidate(stack, "s1", "thread-1", "d1", "I live in Busan with my cat Mochi.")
-    consolidate(stack, "s1", "thread-1", "d2", "Mochi likes tuna.", force_summary=True)
-    consolidate(stack, "s2", "thread-1", "d3", "I moved to Seoul last month.")
-    consolidate(stack, "s3", "thread-2", "d4", "민수는 다음 달에 제주도에 가.", force_summary=True)
+def fill(stack: LocalStack, key: str = LOCAL_KEY) -> None:
+    """Two threads with extracted and buffered turns, and facts of two users, one expiring."""
+    consolidate(stack, "s1", "thread-1", "d1", "I live in Busan with my cat Mochi.", key)
+    consolidate(stack, "s1", "thread-1", "d2", "Mochi likes tuna.", key, force_summary=True)
+    consolidate(stack, "s2", "thread-1", "d3", "I moved to Seoul last month.", key)
+    consolidate(stack, "s3", "thread-2", "d4", "민수는 다음 달에 제주도에 가.", key, force_summary=True)
     stack.drain()
-    for fact, scope in (
-        ("The user is allergic to peanuts.", {"user_id": "123"}),
-        ("The user plays chess.", {"user_id": "456"}),
-    ):
-        status, _, answer = stack.call("POST", "/v1/memories", {"fact": fact, "scope": scope})
-        assert status == 200, answer
-    status, _, answer = stack.call(
-        "POST",
-        "/v1/memories",
+    for body in (
+        {"fact": "The user is allergic to peanuts.", "scope": {"user_id": "123"}},
+        {"fact": "The user plays chess.", "scope": {"user_id": "456"}},
         {"fact": "The user is in Busan this week.", "scope": {"user_id": "123"}, "ttl_seconds": 86_400},
-    )
-    assert status == 200, answer
+    ):
+        status, _, answer = stack.call("POST", "/v1/memories", body, key=key)
+        assert status == 200, answer
 
 
 def cli_on(stack: LocalStack, *argv: str) -> None:
@@ -124,3 +122,26 @@ def test_local_to_a_moto_stack_and_back_loses_nothing(tmp_path: Path) -> None:
         "The user is in Busan this week.",
     ]
     assert all(ExportRecord.model_validate(record).version == 1 for record in final)
+
+
+def test_a_keys_data_is_exported_over_http_from_a_stack_on_moto(tmp_path: Path) -> None:
+    # Given a stack on the AWS adapters holding a tenant's data, behind a real HTTP server
+    from tests.fakes.stack import serve_http
+
+    dump = tmp_path / "remote.jsonl"
+    with moto_stack() as deployed, serve_http(deployed) as base:
+        key = deployed.key_for("acme")
+        fill(deployed, key)
+        expected = [
+            record.model_dump(mode="json")
+            for record in export.walk(deployed.engine.store, "acme", Selection())
+        ]
+
+        # When `memory-engine export --api` pages GET /v1/export with the tenant's key
+        assert cli.main(["export", "--api", base, "--key", key, "--out", str(dump)]) == 0
+
+    # Then the file is a header line and exactly the tenant's records
+    lines = [json.loads(line) for line in dump.read_text(encoding="utf-8").splitlines()]
+    assert lines[0]["kind"] == "export" and lines[0]["version"] == 1
+    assert canonical(lines[1:]) == canonical(expected)
+    assert Counter(line["kind"] for line in lines[1:])["turn"] == 4

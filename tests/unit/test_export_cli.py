@@ -107,3 +107,8 @@ def test_the_retention_command_sets_shows_and_clears_a_tenants_retention(
 def test_a_retention_out_of_bounds_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
     assert run_on(fake_engine(), "retention", "--tenant", TENANT, "--days", "0") == 1
     assert "1 to 36500 days" in capsys.readouterr().err
+
+
+def test_export_without_a_tenant_or_an_api_says_what_to_name(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run_on(fake_engine(), "export") == 2
+    assert "--tenant" in capsys.readouterr().err

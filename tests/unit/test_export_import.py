@@ -27,7 +27,15 @@ TENANT = "acme"
 EVERYTHING = Selection()
 
 
-def say(engine: Engine, session: str, thread: str, uuid: str, query: str, force: bool = False) -> None:
+def say(
+    engine: Engine,
+    session: str,
+    thread: str,
+    uuid: str,
+    query: str,
+    force: bool = False,
+    tenant: str = TENANT,
+) -> None:
     request = ConsolidateRequest.model_validate(
         {
             "session_uuid": session,
@@ -36,26 +44,26 @@ def say(engine: Engine, session: str, thread: str, uuid: str, query: str, force:
             "options": {"force_summary": force},
         }
     )
-    consolidate.run(engine, TENANT, request)
+    consolidate.run(engine, tenant, request)
 
 
-def fill(engine: Engine) -> None:
+def fill(engine: Engine, tenant: str = TENANT) -> None:
     """Two threads: extracted memories, still-buffered turns, a registry; facts of two scopes,
     one of them expiring."""
-    say(engine, "s1", "thread-1", "d1", "I live in Busan with my cat Mochi.")
-    say(engine, "s1", "thread-1", "d2", "Mochi likes tuna.", force=True)
-    say(engine, "s2", "thread-1", "d3", "I moved to Seoul last month.")
-    say(engine, "s3", "thread-2", "d4", "My sister Jiwoo plays the cello.", force=True)
-    say(engine, "s3", "thread-2", "d5", "민수는 다음 달에 제주도에 가.")
+    say(engine, "s1", "thread-1", "d1", "I live in Busan with my cat Mochi.", tenant=tenant)
+    say(engine, "s1", "thread-1", "d2", "Mochi likes tuna.", force=True, tenant=tenant)
+    say(engine, "s2", "thread-1", "d3", "I moved to Seoul last month.", tenant=tenant)
+    say(engine, "s3", "thread-2", "d4", "My sister Jiwoo plays the cello.", force=True, tenant=tenant)
+    say(engine, "s3", "thread-2", "d5", "민수는 다음 달에 제주도에 가.", tenant=tenant)
     run_worker(engine)
-    engine.store.save_characters(TENANT, "thread-1", {"Mochi": ["모찌"]})
+    engine.store.save_characters(tenant, "thread-1", {"Mochi": ["모찌"]})
     for fact, scope, ttl in (
         ("The user is allergic to peanuts.", {"user_id": "123"}, None),
         ("The user is in Busan this week.", {"user_id": "123"}, 86_400),
         ("The user plays chess.", {"user_id": "456", "app": "rpg"}, None),
         ("Thread one's user likes tea.", {"parent_session_uuid": "thread-1"}, None),
     ):
-        bank.create(engine, TENANT, CreateMemoryRequest(fact=fact, scope=scope, ttl_seconds=ttl))
+        bank.create(engine, tenant, CreateMemoryRequest(fact=fact, scope=scope, ttl_seconds=ttl))
 
 
 def records(engine: Engine, selection: Selection = EVERYTHING, tenant: str = TENANT) -> list[ExportRecord]:
