@@ -212,3 +212,15 @@ def test_every_call_builder_is_a_method_of_both_clients() -> None:
     )
 
     assert "retrieve" in builders and missing == []
+
+
+def test_expiry_arguments_are_sent_as_the_api_names_them() -> None:
+    temporary = bank.bank_create("The user is in Busan.", {"user_id": "1"}, ttl_seconds=3600)
+    until = bank.bank_create("The user is in Busan.", {"user_id": "1"}, expires_at="2030-01-01T00:00:00Z")
+    turn = native.consolidate("s1", "t1", {"uuid": "d1", "query": "q"}, memory_ttl_seconds=60)
+
+    assert temporary.body == {"fact": "The user is in Busan.", "scope": {"user_id": "1"}, "ttl_seconds": 3600}
+    assert until.body is not None and until.body["expires_at"].startswith("2030-01-01T00:00:00")
+    assert turn.body is not None and turn.body["options"] == {"memory_ttl_seconds": 60}
+    with pytest.raises(InvalidRequest):
+        bank.bank_create("A fact.", {"user_id": "1"}, ttl_seconds=0)

@@ -128,9 +128,19 @@ export class MemoryEngine {
     sessionUuid: string,
     parentSessionUuid: string,
     newDialog: NewDialog,
-    options: { userName?: string; language?: string; forceSummary?: boolean; lengthLimit?: number } = {},
+    options: {
+      userName?: string;
+      language?: string;
+      forceSummary?: boolean;
+      lengthLimit?: number;
+      memoryTtlSeconds?: number;
+    } = {},
   ): Promise<ConsolidateResponse> {
-    const opts = compact({ force_summary: options.forceSummary, length_limit: options.lengthLimit });
+    const opts = compact({
+      force_summary: options.forceSummary,
+      length_limit: options.lengthLimit,
+      memory_ttl_seconds: options.memoryTtlSeconds,
+    });
     return this.send({
       method: "POST",
       path: "/v1/engine/consolidate/",
@@ -197,8 +207,10 @@ export class MemoryEngine {
 
   // -- the scoped memory bank (/v1/memories...) -------------------------------------------------
 
-  bankCreate(fact: string, scope: Scope): Promise<BankMemory> {
-    return this.send({ method: "POST", path: "/v1/memories", body: { fact, scope } });
+  /** One fact under a scope; with `ttlSeconds` or `expiresAt` (ISO 8601) it stops existing then. */
+  bankCreate(fact: string, scope: Scope, options: { ttlSeconds?: number; expiresAt?: string } = {}): Promise<BankMemory> {
+    const expiry = compact({ ttl_seconds: options.ttlSeconds, expires_at: options.expiresAt });
+    return this.send({ method: "POST", path: "/v1/memories", body: { fact, scope, ...expiry } });
   }
 
   bankGet(name: string): Promise<BankMemory> {
