@@ -41,8 +41,9 @@ def test_questions_small_talk_and_repeats_within_the_messages_are_not_facts() ->
     ]
     # When facts are extracted with nothing stored
     operations = extract_facts_builtin(messages, [], "ko")
-    # Then one fact is added, in the user's words
-    assert operations == [FactOperation(op="add", fact="저는 다음 달에 제주도로 이사 가요.")]
+    # Then one fact is added, in the user's words (a planned move is a one-value fact: the later
+    # of two statements of it is the one kept)
+    assert operations == [FactOperation(op="add", fact="저는 다음 달에 제주도로 이사 가요!")]
 
 
 def test_the_builtin_extractor_is_a_fact_extractor() -> None:

@@ -17,8 +17,8 @@ def test_korean_is_the_default_and_english_has_its_own_prompt() -> None:
     # Given no language, Korean with a region, and English
     # When their prompts are looked up
     # Then each gets its own versioned prompt set
-    assert prompt_for(None).version == prompt_for("ko-KR").version == "ko-v4"
-    assert prompt_for("EN").version == "en-v4"
+    assert prompt_for(None).version == prompt_for("ko-KR").version == "ko-v5"
+    assert prompt_for("EN").version == "en-v5"
     assert all(prompt.version.startswith(code) for code, prompt in PROMPTS.items())
 
 
@@ -30,7 +30,7 @@ def test_another_language_gets_english_instructions_asking_for_answers_in_that_l
         turns(("Yuki", "こんにちは、元気？", "")), context, strict_json_schema(MemoryOut)
     )
     # Then the instructions are English, the version is English's, and the answer must be Japanese
-    assert prompt.version == "en-v4"
+    assert prompt.version == "en-v5"
     assert "Write every text value in Japanese." in messages[0]["content"]
     assert "こんにちは、元気？" in messages[1]["content"]
 
@@ -74,7 +74,7 @@ def test_facts_prompt_numbers_existing_facts_in_order() -> None:
         ["저는 부산으로 이사했어요."], ["서울에 산다.", "고양이가 있다."], "ko", {}
     )
     # Then they appear as 0 and 1, with the new message
-    assert prompt.version == "ko-v4"
+    assert prompt.version == "ko-v5"
     assert '0: "서울에 산다."\n1: "고양이가 있다."' in messages[1]["content"]
     assert '- "저는 부산으로 이사했어요."' in messages[1]["content"]
 

@@ -13,6 +13,8 @@ from memory_engine.adapters.openai import LlmExtractor
 from memory_engine.adapters.openai.client import RetryPolicy
 from memory_engine.adapters.openai.llm_extractor import speakers
 from memory_engine.adapters.openai.modes import refuses_mode
+from memory_engine.extraction.grounding import ground
+from memory_engine.extraction.registry import update_registry
 from memory_engine.extraction.schema import MemoryOut, to_memory_fields
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.llm.recorded import Recording, recording, recordings
@@ -49,10 +51,12 @@ def test_a_recorded_batch_gets_its_memory_in_no_more_answers_than_the_model_gave
     used = len(answers) - server.pending
     assert 1 <= used <= len(answers)
     content = answers[used - 1]["choices"][0]["message"]["content"]
-    expected, _ = to_memory_fields(
-        MemoryOut.model_validate_json(content),
-        recorded.context.known_characters,
-        len(recorded.turns),
-        speakers(recorded.turns),
+    out = MemoryOut.model_validate_json(content)
+    fields, characters = to_memory_fields(
+        out, recorded.context.known_characters, len(recorded.turns), speakers(recorded.turns)
     )
+    # ... checked against the turns as every answer is (`extraction.grounding`)
+    registry = update_registry(recorded.context.known_characters, characters)
+    named_none = not any(character.name or character.aliases for character in out.characters)
+    expected, _ = ground(fields, recorded.turns, recorded.context, registry, named_none)
     assert extraction.fields == expected

@@ -215,7 +215,7 @@ def test_a_failure_to_remove_expired_memories_never_stops_the_buffers_sweep(
     from memory_engine.errors import Unavailable
 
     # Given a session whose buffer is full, and a store that cannot list what expired
-    for n in range(engine.settings.extraction_threshold):
+    for n in range(engine.limits.extraction_threshold):
         say(engine, f"d{n}", f"Turn number {n}.")
 
     def unavailable(*_: object) -> list[tuple[str, str]]:

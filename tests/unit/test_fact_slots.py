@@ -4,9 +4,14 @@ Korean; statements of history or about someone else state none."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 
+from memory_engine.extraction.builtin import BuiltinExtractor
 from memory_engine.extraction.fact_slots import slot_of
+from memory_engine.models.domain import Turn
+from memory_engine.ports import ExtractionContext
 
 
 @pytest.mark.parametrize(
@@ -52,3 +57,35 @@ def test_which_sentences_state_a_one_value_fact_beyond_residence_and_job(
 def test_a_new_cat_does_not_replace_the_dog_nor_a_phone_the_car() -> None:
     assert slot_of("We adopted a kitten.") != slot_of("I have a dog named Max.")
     assert slot_of("I bought a new phone.") != slot_of("I bought a new car.")
+
+
+@pytest.mark.parametrize("city", ["Lisbon", "Kyoto", "Tbilisi", "Oaxaca"])
+def test_a_place_given_as_a_short_answer_to_where_is_a_place_not_a_person(city: str) -> None:
+    # Given a chat where the assistant asks which city and the user answers "Mostly <city>."
+    at = datetime(2026, 5, 1, tzinfo=UTC)
+    lines = [
+        ("I just got back from a trip.", "Welcome back! Which city did you visit?"),
+        (f"Mostly {city}.", "How was it?"),
+        ("The food was amazing.", ""),
+    ]
+    turns = [
+        Turn(
+            tenant="t",
+            session_uuid="s",
+            dialog_uuid=f"d{i}",
+            seq=i,
+            query=q,
+            answer=a,
+            user_name="Jun",
+            timestamp=at,
+            created_at=at,
+        )
+        for i, (q, a) in enumerate(lines)
+    ]
+
+    # When the built-in extractor reads it
+    fields = BuiltinExtractor().extract(turns, ExtractionContext(user_name="Jun", language="en")).fields
+
+    # Then the city is the place, and no character
+    assert city not in fields.characters
+    assert city in fields.location

@@ -97,6 +97,14 @@ class BuiltinExtractor:
         return Extraction(fields=fields, metadata=dict(METADATA))
 
 
+def detected_characters(turns: Sequence[Turn], context: ExtractionContext) -> list[str]:
+    """The characters the built-in extractor finds in the turns: speakers and the people and pets
+    named (canonical names, the thread's aliases merged)."""
+    if not turns:
+        return []
+    return _read(sorted(turns, key=lambda turn: turn.seq), context).characters
+
+
 def _read(turns: Sequence[Turn], context: ExtractionContext) -> _Batch:
     sentences = sentences_from_turns(turns, context.length_limit, context.user_name)
     speakers: list[str] = []

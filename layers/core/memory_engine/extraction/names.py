@@ -36,6 +36,14 @@ _THING_AFTER = re.compile(
 _KO_PLACE_AFTER = re.compile(
     r"^(?:에서|에선|에서는|으로|로|에)(?![가-힣])|^(?:에|으로|로)\s?(?:가|갔|간|갈|왔|와|온|올|이사)"
 )
+# "Which city did you visit?" — "Mostly Kyoto.": a short answer to a question asking for a place
+# names a place, whatever stands before the name.
+_ASKS_PLACE = re.compile(
+    r"\b(?:where|(?:which|what)\s+(?:\w+\s+)?(?:city|cities|country|countries|town|place|part|island|"
+    r"region|state|neighbou?rhood|area))\b|어디|어느\s*(?:도시|나라|동네|지역)",
+    re.IGNORECASE,
+)
+SHORT_ANSWER_WORDS = 4
 # "Ribeira district", "Golden Gate bridge": a lower-case place word right after the name.
 _PLACE_AFTER = re.compile(r"^\s+(" + "|".join(sorted(PLACE_SUFFIXES)) + r")\b")
 _ARTICLES = frozenset({"the", "a", "an"})
@@ -135,7 +143,8 @@ def scan_names(sentences: Iterable[str], familiar: Iterable[str] = ()) -> NameSc
     A capitalised run is a person when it follows a title ("Captain Holt"), stands inside a sentence,
     or opens one followed by a comma or a speech verb; a sentence-opening run is also accepted when it
     shares a word with a `familiar` name (speakers, known characters). It is a place when its last word
-    is a place word ("Central Park", "the Ribeira district") or it follows "in/at/from/went to"; after
+    is a place word ("Central Park", "the Ribeira district"), it follows "in/at/from/went to", or its
+    sentence is a short answer to one asking where ("Which city?" "Mostly Kyoto."); after
     an article ("the Ribeira ...") it is a thing or a place, not a person. Korean names are taken
     from the honorifics 씨 and 님 ("지은 씨", "민지 님"), from vocatives ("지훈아,"), and from where a
     name stands (`korean_names.korean_people`: "강아지 비스킷은", "이름은 보리야", known names).
@@ -151,8 +160,11 @@ def scan_names(sentences: Iterable[str], familiar: Iterable[str] = ()) -> NameSc
             evidence[key] = _Evidence(name, len(evidence))
         return evidence[key]
 
+    previous = ""
     for raw in sentences:
         texts.append(raw)
+        answers_where = bool(_ASKS_PLACE.search(previous)) and len(raw.split()) <= SHORT_ANSWER_WORDS
+        previous = raw
         text = _ABBREVIATED_TITLE.sub(r"\1", raw)
         lead = len(text) - len(text.lstrip(_LEADING_NOISE))
         for match in _NAME_RUN.finditer(text):
@@ -180,7 +192,8 @@ def scan_names(sentences: Iterable[str], familiar: Iterable[str] = ()) -> NameSc
                 entry.strong += 1
                 entry.titled.append(" ".join([*title, name]))
             elif (
-                words[-1].casefold() in PLACE_SUFFIXES
+                answers_where
+                or words[-1].casefold() in PLACE_SUFFIXES
                 or (len(words) > 1 and words[0].casefold() in PLACE_PREFIXES)
                 or _PLACE_BEFORE.search(before)
                 or _KO_PLACE_AFTER.match(text[match.end() :])

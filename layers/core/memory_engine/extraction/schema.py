@@ -108,9 +108,30 @@ class CharacterOut(_Out):
         return {"name": value, "aliases": []} if isinstance(value, str) else value
 
 
+def _status(value: Any) -> Any:
+    """A fact's status as a model wrote it ("Update", null): unknown words mean a new fact."""
+    word = value.strip().casefold() if isinstance(value, str) else ""
+    return word if word in ("new", "update", "contradiction") else "new"
+
+
+def _fact_ref(value: Any) -> Any:
+    """The current fact a key fact replaces: "F2", "f2", 2 or "2" all name F2; null or "" none."""
+    if value is None or value == "":
+        return None
+    text = str(value).strip().upper()
+    return text if text.startswith("F") else f"F{text}"
+
+
+FactStatus = Literal["new", "update", "contradiction"]
+
+
 class FactOut(_Out):
     turn: int
     fact: Prose
+    # Prompt versions 5 on: whether the fact is new or replaces one of the thread's current facts
+    # shown to the model (F1, F2, ...); earlier versions never write them (new, none).
+    status: Annotated[FactStatus, BeforeValidator(_status)] = "new"
+    replaces: Annotated[str | None, BeforeValidator(_fact_ref)] = None
 
     @model_validator(mode="before")
     @classmethod
@@ -284,10 +305,6 @@ def to_memory_fields(
     canonical → aliases map."""
     characters_map, characters = batch_characters(out, known, speakers)
     index = canonical_index(update_registry(known, characters_map))
-    facts = sorted(
-        (fact for fact in out.key_facts if fact.fact),
-        key=lambda fact: min(max(fact.turn, 1), max(turn_count, 1)),  # sorted() is stable
-    )
     quotes: list[str] = []
     per_speaker: dict[str, int] = {}
     for quote in out.key_dialogue:
@@ -299,13 +316,35 @@ def to_memory_fields(
     fields = MemoryFields(
         summary=first_sentences(out.summary, MAX_SUMMARY_SENTENCES),
         keywords=_unique(out.keywords)[:MAX_KEYWORDS],
-        key_facts=[fact.fact for fact in spread(facts, MAX_KEY_FACTS)],
+        key_facts=[fact.fact for fact in chosen_facts(out, turn_count)],
         key_dialogue=quotes,
         intent=first_sentences(out.intent, MAX_INTENT_SENTENCES),
         location=out.location,
         characters=characters,
     )
     return fields, characters_map
+
+
+def chosen_facts(out: MemoryOut, turn_count: int) -> list[FactOut]:
+    """The answer's key facts as stored: in turn order, thinned to MAX_KEY_FACTS."""
+    facts = sorted(
+        (fact for fact in out.key_facts if fact.fact),
+        key=lambda fact: min(max(fact.turn, 1), max(turn_count, 1)),  # sorted() is stable
+    )
+    return spread(facts, MAX_KEY_FACTS)
+
+
+def replaced_facts(out: MemoryOut, turn_count: int, current_ids: Sequence[str]) -> dict[str, list[str]]:
+    """Which stored key fact (its index, as text) replaces which current fact: key fact index →
+    [current fact id, "update" | "contradiction"]. A reference to a fact that was not shown is
+    dropped (no id is ever invented); a fact marked "new" replaces nothing."""
+    shown = {f"F{number}": fact_id for number, fact_id in enumerate(current_ids, start=1)}
+    replaced: dict[str, list[str]] = {}
+    for index, fact in enumerate(chosen_facts(out, turn_count)):
+        target = shown.get(fact.replaces or "")
+        if target is not None and fact.status != "new":
+            replaced[str(index)] = [target, fact.status]
+    return replaced
 
 
 def characters_json(characters: Mapping[str, Sequence[str]]) -> str:

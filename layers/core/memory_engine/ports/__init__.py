@@ -8,7 +8,13 @@ from __future__ import annotations
 from memory_engine.ports.chat import ChatUpstream
 from memory_engine.ports.clock import Clock
 from memory_engine.ports.embedder import CopyableEmbedder, Embedder, EmbedMode
-from memory_engine.ports.extractor import Extraction, ExtractionContext, Extractor
+from memory_engine.ports.extractor import (
+    CurrentFact,
+    Extraction,
+    ExtractionContext,
+    Extractor,
+    ReadsCurrentFacts,
+)
 from memory_engine.ports.index import (
     DocKind,
     EventuallyConsistent,
@@ -33,6 +39,7 @@ __all__ = [
     "Clock",
     "ConsolidateOutcome",
     "CopyableEmbedder",
+    "CurrentFact",
     "DeadLetters",
     "DocKind",
     "EmbedMode",
@@ -49,6 +56,7 @@ __all__ = [
     "KeyStore",
     "Queue",
     "QueueInspector",
+    "ReadsCurrentFacts",
     "RemovalOutcome",
     "SearchIndex",
     "SingleConsumerQueue",

@@ -96,8 +96,14 @@ class Window:
 
 
 def replaced_for(memory: Memory, topics: frozenset[str], as_of: datetime | None) -> list[KeyFactLife]:
-    """The memory's key facts replaced by `as_of` (None: by now) that the query asks about."""
-    return [fact for fact in memory.life.replaced_key_facts(as_of) if fact.slot.split(":", 1)[0] in topics]
+    """The memory's key facts replaced by `as_of` (None: by now) that the query asks about. A fact
+    an extractor named as replaced has no slot: any question asking for a current value asks
+    about it."""
+    return [
+        fact
+        for fact in memory.life.replaced_key_facts(as_of)
+        if fact.slot.split(":", 1)[0] in topics or (not fact.slot and bool(topics))
+    ]
 
 
 def is_current(memory: Memory, topics: frozenset[str], as_of: datetime | None) -> bool:

@@ -125,9 +125,7 @@ class Importer:
         stored = engine.store.list_memories(self.tenant, session.session_uuid)
         unembedded = [memory for memory in stored if not memory.embedding]
         if unembedded:
-            rewrite(
-                engine.store, engine.embedder, unembedded, engine.settings.embed_max_chars, with_turns=True
-            )
+            rewrite(engine.store, engine.embedder, unembedded, engine.limits.embed_max_chars, with_turns=True)
             stored = engine.store.list_memories(self.tenant, session.session_uuid)
         ids = {memory.memory_id for memory in memories}
         index_purge.index_written(engine, [memory for memory in stored if memory.memory_id in ids])

@@ -10,10 +10,15 @@ retrieve puts the replacing memory first (`retrieval.timeline`).
 
 Event time, not arrival order: a session written late (an import, a slow client) whose facts were
 stated before the thread's current ones is itself the one replaced.
+
+An extractor that reads the thread's current facts (`ports.ReadsCurrentFacts`, the LLM one) is
+shown them (`current_facts`) and names the ones its key facts update or contradict
+(`replaces_json` in the memory's metadata): those are marked replaced too, whatever the slots say.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
@@ -23,6 +28,7 @@ from memory_engine.engine import Engine
 from memory_engine.extraction.fact_slots import slot_of
 from memory_engine.models.domain import Memory
 from memory_engine.models.life import KeyFactLife
+from memory_engine.ports import CurrentFact
 
 # A thread's memories read per written memory, oldest first: bounded work per batch. A thread
 # longer than this compares the new memory with its first MAX_SCANNED memories only.
@@ -54,16 +60,36 @@ def statements(memory: Memory) -> list[Statement]:
     return found
 
 
+def current_facts(engine: Engine, tenant: str, thread: str, limit: int) -> list[CurrentFact]:
+    """The thread's newest `limit` key facts that still hold, oldest first (bounded scan)."""
+    found: list[tuple[datetime, str, CurrentFact]] = []
+    for memory in _thread_memories(engine, tenant, thread):
+        replaced = {fact.index for fact in memory.life.key_facts}
+        found.extend(
+            (
+                memory.stated_at,
+                f"{memory.memory_id}#{index}",
+                CurrentFact(id=f"{memory.memory_id}#{index}", fact=text, stated_at=memory.stated_at),
+            )
+            for index, text in enumerate(memory.fields.key_facts)
+            if index not in replaced
+        )
+    found.sort(key=lambda item: (item[0], item[1]))
+    return [fact for _, _, fact in found[-limit:]] if limit > 0 else []
+
+
 def supersede(engine: Engine, memory: Memory) -> list[Memory]:
     """Record which of the thread's key facts `memory` replaces, and which of its own later
     statements already replace; returns the memories whose life changed (already stored)."""
+    changed = _marked(engine, memory)
+    memory = next((m for m in changed if m.memory_id == memory.memory_id), memory)
     new = statements(memory)
     if not new:
-        return []
+        return changed
     groups = {(s.slot, s.subject) for s in new}
     thread: dict[str, Memory] = {memory.memory_id: memory}
     by_group: dict[tuple[str, str], list[Statement]] = {group: [] for group in groups}
-    for other in _thread_memories(engine, memory):
+    for other in _thread_memories(engine, memory.tenant, memory.parent_session_uuid):
         for statement in statements(other) if other.memory_id != memory.memory_id else new:
             if (statement.slot, statement.subject) in by_group:
                 thread[other.memory_id] = other
@@ -82,7 +108,6 @@ def supersede(engine: Engine, memory: Memory) -> list[Memory]:
                 invalid_at=later.stated_at,
                 superseded_by=later.memory_id,
             )
-    changed: list[Memory] = []
     for memory_id, lives in replaced.items():
         owner = thread[memory_id]
         kept = {fact.index: fact for fact in owner.life.key_facts}
@@ -91,17 +116,56 @@ def supersede(engine: Engine, memory: Memory) -> list[Memory]:
             continue
         updated = owner.model_copy(update={"life": owner.life.model_copy(update={"key_facts": merged})})
         if engine.store.update_memory(updated):
+            changed = [m for m in changed if m.memory_id != updated.memory_id] + [updated]
+    return changed
+
+
+def _marked(engine: Engine, memory: Memory) -> list[Memory]:
+    """Apply what the extractor said the memory's key facts replace (`replaces_json`): each named
+    current fact, of an earlier memory of the thread, gets `invalid_at` (this memory's event
+    time) and `superseded_by`. A name that is not a key fact of the thread is ignored."""
+    encoded = memory.metadata.get("replaces_json")
+    if not isinstance(encoded, str) or not encoded:
+        return []
+    decoded = json.loads(encoded)
+    targets: dict[str, dict[int, KeyFactLife]] = {}
+    if not isinstance(decoded, dict):
+        return []
+    for value in decoded.values():
+        if not (isinstance(value, list) and len(value) == 2 and isinstance(value[0], str)):
+            continue
+        named, _, position = value[0].rpartition("#")
+        reason = "contradiction" if value[1] == "contradiction" else "update"
+        if named and named != memory.memory_id and position.isdigit():
+            targets.setdefault(named, {})[int(position)] = KeyFactLife(
+                index=int(position),
+                slot="",  # named by the extractor, not read from a slot: any question's
+                invalid_at=memory.stated_at,
+                superseded_by=memory.memory_id,
+                reason=reason,
+            )
+    changed: list[Memory] = []
+    for owner_id, lives in targets.items():
+        owner = engine.store.get_memory(memory.tenant, owner_id)
+        if owner is None or owner.parent_session_uuid != memory.parent_session_uuid:
+            continue
+        valid = {index: life for index, life in lives.items() if index < len(owner.fields.key_facts)}
+        kept = {fact.index: fact for fact in owner.life.key_facts}
+        fresh = {index: life for index, life in valid.items() if index not in kept}
+        if not fresh:
+            continue
+        merged = sorted({**kept, **fresh}.values(), key=lambda fact: fact.index)
+        updated = owner.model_copy(update={"life": owner.life.model_copy(update={"key_facts": merged})})
+        if engine.store.update_memory(updated):
             changed.append(updated)
     return changed
 
 
-def _thread_memories(engine: Engine, memory: Memory) -> Iterator[Memory]:
+def _thread_memories(engine: Engine, tenant: str, thread: str) -> Iterator[Memory]:
     after: str | None = None
     seen = 0
     while seen < MAX_SCANNED:
-        page = engine.store.list_thread_memories(
-            memory.tenant, memory.parent_session_uuid, after, min(_PAGE, MAX_SCANNED - seen)
-        )
+        page = engine.store.list_thread_memories(tenant, thread, after, min(_PAGE, MAX_SCANNED - seen))
         if not page:
             return
         yield from page

@@ -42,8 +42,8 @@ def run(engine: Engine) -> list[ExtractionJob]:
         # The buffers' sweep (no turn lost) goes on; what expired is still never returned, and
         # the next sweep removes it (an index still being built on a table just upgraded, say).
         log.warning("sweep could not remove expired memories this time: %s", error.message)
-    settings = engine.settings
-    point = extraction_point(settings.extraction_threshold, settings.batch_size)
+    limits = engine.limits
+    point = extraction_point(limits.extraction_threshold, limits.batch_size)
     sent = [
         ExtractionJob(tenant=tenant, session_uuid=session_uuid)
         for tenant, session_uuid in engine.store.full_buffers(point)

@@ -8,18 +8,22 @@ the chat client it returns).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from memory_engine.adapters.openai.errors import LlmUnavailable
 from memory_engine.errors import InvalidInput
 from memory_engine.extraction.fact_extractor import FactOperation, normalize
+from memory_engine.extraction.grounding import ground
 from memory_engine.extraction.prompts.base import PromptSet
 from memory_engine.extraction.prompts.render import facts_messages, memory_messages
+from memory_engine.extraction.registry import update_registry
 from memory_engine.extraction.schema import (
     FactOperationsOut,
     MemoryOut,
     characters_json,
+    replaced_facts,
     strict_json_schema,
     to_memory_fields,
 )
@@ -30,6 +34,8 @@ if TYPE_CHECKING:
     from memory_engine.adapters.openai.client import ChatClient, RepairTexts, Usage
 
 MEMORY_SCHEMA_NAME = "memory"
+# The thread's current facts shown with each batch: the newest ones, a bounded prompt.
+CURRENT_FACTS_SHOWN = 30
 FACTS_SCHEMA_NAME = "fact_operations"
 
 
@@ -57,16 +63,19 @@ def chat_client() -> type[ChatClient]:
 class LlmExtractor:
     """Extractor (and FactExtractor) over any OpenAI-compatible chat-completions endpoint.
 
-    The chat client's `structured_output` says how the schema reaches the server
-    (`adapters/openai/modes.py`): `"json_schema"`, a strict response format (OpenAI, vLLM, Ollama,
-    llama.cpp's llama-server); `"json_object_schema"`, JSON mode carrying the schema
-    (llama-cpp-python); `"json_object"`, JSON mode only, the schema told in the system prompt. A
-    server that refuses a mode moves the client to the next. Each extraction's metadata records
-    `model`, `prompt_version`, `structured_output` (the mode answered in), `prompt_tokens`,
-    `completion_tokens`, `attempts` (chat requests made, repairs and retries included) and
-    `characters_json`: the batch's characters as a JSON object
-    canonical name → aliases, to merge into the thread's registry with
-    `memory_engine.extraction.registry.update_registry`.
+        The chat client's `structured_output` says how the schema reaches the server
+        (`adapters/openai/modes.py`): `"json_schema"`, a strict response format (OpenAI, vLLM, Ollama,
+        llama.cpp's llama-server); `"json_object_schema"`, JSON mode carrying the schema
+        (llama-cpp-python); `"json_object"`, JSON mode only, the schema told in the system prompt. A
+        server that refuses a mode moves the client to the next. Each extraction's metadata records
+        `model`, `prompt_version`, `structured_output` (the mode answered in), `prompt_tokens`,
+        `completion_tokens` (every request's, failed and abandoned ones too), `tokens_estimated` (1 when
+    the server did not report some request's tokens and they were estimated), `attempts` (chat
+    requests made, repairs and retries included) and
+        `characters_json`: the batch's characters as a JSON object
+        canonical name → aliases, to merge into the thread's registry with
+        `memory_engine.extraction.registry.update_registry`; and `replaces_json` when a key fact
+        updates or contradicts one of the thread's current facts it was shown (`ReadsCurrentFacts`).
     """
 
     def __init__(self, chat: ChatClient) -> None:
@@ -99,9 +108,22 @@ class LlmExtractor:
             _repair_texts(prompt),
         )
         fields, characters = to_memory_fields(out, context.known_characters, len(turns), speakers(turns))
+        # What the turns do not support is not stored (quotes, characters, facts, intent).
+        registry = update_registry(context.known_characters, characters)
+        named_none = not any(character.name or character.aliases for character in out.characters)
+        fields, changes = ground(fields, turns, context, registry, named_none)
         metadata = _usage_metadata(usage, prompt)
+        metadata.update({f"grounding_{name}": count for name, count in changes.items()})
         metadata["characters_json"] = characters_json(characters)
+        replaced = replaced_facts(out, len(turns), [fact.id for fact in context.current_facts])
+        if replaced:
+            metadata["replaces_json"] = json.dumps(replaced, ensure_ascii=False, sort_keys=True)
         return Extraction(fields=fields, metadata=metadata)
+
+    def current_facts_wanted(self) -> int:
+        """Shown the thread's newest current facts (`ReadsCurrentFacts`), to mark what the batch
+        updates or contradicts."""
+        return CURRENT_FACTS_SHOWN
 
     def extract_facts(
         self, messages: Sequence[str], existing: Sequence[tuple[str, str]], language: str = "ko"
@@ -177,4 +199,5 @@ def _usage_metadata(usage: Usage, prompt: PromptSet) -> dict[str, str | int | fl
         "prompt_tokens": usage.prompt_tokens,
         "completion_tokens": usage.completion_tokens,
         "attempts": usage.requests,
+        "tokens_estimated": int(usage.estimated),
     }

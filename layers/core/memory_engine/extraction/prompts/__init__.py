@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from memory_engine.extraction.prompts import en_v4, ko_v4
+from memory_engine.extraction.prompts import en_v5, ko_v5
 from memory_engine.extraction.prompts.base import PromptSet
 
 # The current version of each language's prompt; add a module and point here to release a new one.
 PROMPTS: dict[str, PromptSet] = {
-    "ko": ko_v4.PROMPT,
-    "en": en_v4.PROMPT,
+    "ko": ko_v5.PROMPT,
+    "en": en_v5.PROMPT,
 }
 DEFAULT_LANGUAGE = "ko"
 
@@ -55,7 +55,7 @@ def prompt_for(language: str | None) -> PromptSet:
             return PROMPTS[candidate]
     name = LANGUAGE_NAMES.get(key) or LANGUAGE_NAMES.get(primary) or f"the language with code '{key}'"
     # The version stays the English one: the wording is English, only the output language differs.
-    return replace(en_v4.PROMPT, language=key, language_name=name)
+    return replace(en_v5.PROMPT, language=key, language_name=name)
 
 
 __all__ = ["DEFAULT_LANGUAGE", "PROMPTS", "PromptSet", "language_key", "prompt_for"]

@@ -35,3 +35,5 @@ class PromptSet:
     # {existing}, {messages}
     facts_user: str
     no_existing_facts: str
+    # Versions 5 on: shown in memory_user's {current_facts} when the thread has none yet.
+    no_current_facts: str = ""

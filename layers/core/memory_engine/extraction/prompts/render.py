@@ -12,7 +12,7 @@ from memory_engine.extraction.prompts import prompt_for
 from memory_engine.extraction.prompts.base import PromptSet
 from memory_engine.extraction.prompts.frame import quoted
 from memory_engine.models.domain import Turn
-from memory_engine.ports import ExtractionContext
+from memory_engine.ports import CurrentFact, ExtractionContext
 
 # How the answer's schema reaches the server (adapters/openai/modes.py): only plain JSON mode needs
 # it told in the prompt.
@@ -68,6 +68,19 @@ def format_known_characters(known: Mapping[str, Sequence[str]], prompt: PromptSe
     )
 
 
+def format_current_facts(facts: Sequence[CurrentFact], prompt: PromptSet) -> str:
+    """The thread's current facts numbered F1, F2, ... (the numbers `schema.replaced_facts` maps
+    back), each quoted with the date it was said: one line each, so a fact cannot forge another."""
+    if not facts:
+        return prompt.no_current_facts
+    return "\n".join(
+        f"F{number} ({fact.stated_at:%Y-%m-%d}): {quoted(fact.fact)}"
+        if fact.stated_at
+        else f"F{number}: {quoted(fact.fact)}"
+        for number, fact in enumerate(facts, start=1)
+    )
+
+
 def compact_schema(schema: Mapping[str, Any]) -> str:
     return json.dumps(schema, ensure_ascii=False, separators=(",", ":"))
 
@@ -97,6 +110,7 @@ def memory_messages(
         known_characters=format_known_characters(context.known_characters, prompt),
         turns=format_turns(turns, context.length_limit),
         user_name=quoted(context.user_name),
+        current_facts=format_current_facts(context.current_facts, prompt),
     )
     return [{"role": "system", "content": system}, {"role": "user", "content": user}], prompt
 
