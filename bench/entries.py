@@ -249,9 +249,11 @@ QUALITY = (
         " tastes, buy cars and heal. Recall@5 of the gold turns per kind of question (the current value, the"
         " earlier one, when it changed), Recall@10 over all, and for current-value questions the share whose"
         ' current-value turn ranks above every turn of a value it replaced. "before" is the engine with'
-        ' supersession at write off (nothing marked replaced); "after" as shipped. The set and the'
+        ' supersession at write off and no buffered turn read as replacing a memory; "after" as shipped.'
+        " The set and the"
         " built-in cue lists were written by the same hands: optimistic, not held out.",
         "python -m bench.quality.fact_updates",
+        quality.fact_updates,
     ),
     Entry(
         "instruction_filter",

@@ -14,9 +14,9 @@ session still buffered (the default), and every session extracted (`force_summar
 Per kind of question: Recall@5 and @10 of the gold turns in the ranking (a hit stands for its
 turns, as in the LoCoMo protocol), and for current-value questions the "latest first" rate: the
 turn stating the current value ranks above every turn stating a value it replaced (absent counts
-as below). "before" is the same engine with the thread's supersession at write turned off, so no
-fact is marked replaced and retrieve orders hits as it did before facts had a life; "after" is the
-engine as shipped. Saved to bench/results/fact_updates.json.
+as below). "before" is the same engine with the thread's supersession at write turned off and no
+buffered turn read as replacing a memory, so retrieve orders hits as it did before facts had a
+life; "after" is the engine as shipped. Saved to bench/results/fact_updates.json.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from bench.quality.locomo.engine_run import CachingEmbedder, ask, build_engine, 
 from bench.quality.locomo.metrics import recall_at
 from memory_engine.ports import Embedder
 from memory_engine.retrieval.config import RetrievalConfig
-from memory_engine.usecases import supersede
+from memory_engine.usecases import retrieve_time, supersede
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "fact_updates"
 CACHE = Path(__file__).resolve().parents[1] / ".cache"
@@ -107,8 +107,8 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _default_embedder() -> tuple[str, Embedder]:
+    from memory_engine.composition.wiring import build_embedder
     from memory_engine.settings import Settings
-    from memory_engine.wiring import build_embedder
 
     settings = Settings()
     return cache_name(settings), build_embedder(settings)
@@ -129,7 +129,10 @@ def _supersession(on: bool) -> Iterator[None]:
     if on:
         yield
         return
-    with mock.patch.object(supersede, "supersede", lambda engine, memory: []):
+    with (
+        mock.patch.object(supersede, "supersede", lambda engine, memory: []),
+        mock.patch.object(retrieve_time, "_buffered_statements", lambda found, topics, as_of: {}),
+    ):
         yield
 
 

@@ -143,3 +143,32 @@ def embedders(result: dict[str, Any]) -> list[str]:
         for row in rows
     ]
     return lines + table(header, body)
+
+
+def fact_updates(result: dict[str, Any]) -> list[str]:
+    """Per set, state and variant: Recall@5 per kind of question, Recall@10 over all, latest first."""
+    header = [
+        "set",
+        "state",
+        "variant",
+        "current R@5",
+        "earlier R@5",
+        "when R@5",
+        "R@10 (all)",
+        "latest first",
+    ]
+    rows = [
+        [
+            row["set"],
+            row["state"],
+            row["variant"],
+            row["current"]["recall_5"],
+            row["earlier"]["recall_5"],
+            row["when"]["recall_5"],
+            row["recall_10"],
+            row["latest_first"],
+        ]
+        for row in result["rows"]
+    ]
+    counts = ", ".join(f"{language} {count}" for language, count in result["meta"]["questions"].items())
+    return [f"Questions: {counts}; embedder: {result['meta']['embedder']}.", "", *table(header, rows)]

@@ -24,6 +24,7 @@ import pytest
 
 from memory_engine.errors import InvalidInput
 from memory_engine.ports import IndexDocument, IndexHit, SearchIndex
+from memory_engine.retrieval.timeline import Window
 
 
 @contextmanager
@@ -419,6 +420,31 @@ def test_a_hit_echoes_when_its_document_was_said(index: SearchIndex, tenant: str
     # Then both hits carry the date, so retrieval can match a date the question names
     assert [hit.occurred_at for hit in by_words] == [said]
     assert [hit.occurred_at for hit in by_meaning] == [said]
+
+
+@pytest.mark.parametrize("kind", ["memory", "turn"])
+def test_an_event_time_window_keeps_the_hits_said_inside_it(
+    index: SearchIndex, tenant: str, kind: str
+) -> None:
+    # Given the same words said in March and in May, as memories or as turns (issue #45 §3)
+    march, may = datetime(2026, 3, 2, tzinfo=UTC), datetime(2026, 5, 9, tzinfo=UTC)
+    make = _doc if kind == "memory" else lambda t, i, x, v: _turn_doc(t, i, i.split(":")[0], x, v)
+    docs = [
+        make(tenant, "busan:0", "Mina lives in Busan", _axis(0)).model_copy(update={"occurred_at": march}),
+        make(tenant, "seoul:0", "Mina lives in Seoul", _axis(0)).model_copy(update={"occurred_at": may}),
+    ]
+    index.upsert(docs)
+    hits = index.search(tenant, ["thread-1"], "Mina lives", _axis(0), k=5, kind=kind)  # type: ignore[arg-type]
+
+    # When retrieve's window (as_of, since, until) reads what each hit echoes
+    def kept(window: Window) -> list[str]:
+        return sorted(hit.doc_id for hit in hits if window.admits(hit.occurred_at))
+
+    # Then as_of April keeps March, since April keeps May, an enclosing range keeps both
+    april = datetime(2026, 4, 15, tzinfo=UTC)
+    assert kept(Window(as_of=april)) == ["busan:0"]
+    assert kept(Window(since=april)) == ["seoul:0"]
+    assert kept(Window(since=march, until=may)) == ["busan:0", "seoul:0"]
 
 
 def test_turn_documents_keep_their_own_lexical_statistics(index: SearchIndex, tenant: str) -> None:

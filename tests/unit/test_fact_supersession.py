@@ -106,3 +106,26 @@ def test_a_leading_connective_is_dropped_and_a_follow_up_stays_with_its_sentence
         "새 강아지를 입양했어! 이름은 보리야.",
         "I have a cat. Her name is Luna.",
     ]
+
+
+def test_a_contradicted_bank_fact_is_retired_not_deleted_and_reads_as_history(engine: Engine) -> None:
+    # Given a user who works as a nurse, then as an editor (stored as one fact, then reworded)
+    scope = {"user_id": "u-history"}
+    nurse = bank.create(engine, TENANT, CreateMemoryRequest(fact="The user works as a nurse.", scope=scope))
+    other = bank.create(engine, TENANT, CreateMemoryRequest(fact="I work as a night nurse.", scope=scope))
+
+    # When the user names a new job
+    generate(engine, scope, "요즘 출판사에서 편집자로 일해.")
+
+    # Then one job fact is reworded, its old wording kept as a revision ...
+    ids = [nurse.name.removeprefix("memories/"), other.name.removeprefix("memories/")]
+    histories = {memory_id: bank.revisions(engine, TENANT, memory_id).revisions for memory_id in ids}
+    [kept] = [memory_id for memory_id in ids if len(histories[memory_id]) == 2]
+    [retired_id] = [memory_id for memory_id in ids if memory_id != kept]
+    before, now = histories[kept]
+    assert (before.reason, now.fact) == ("update", "요즘 출판사에서 편집자로 일해.")
+    # ... and the other is retired, not deleted: out of the scope's facts, readable by name
+    assert facts_of(engine, scope) == ["요즘 출판사에서 편집자로 일해."]
+    retired = bank.get(engine, TENANT, retired_id)
+    assert retired.invalidAt is not None and retired.supersededBy == kept
+    assert histories[retired_id][-1].reason == "contradiction"

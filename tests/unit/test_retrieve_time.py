@@ -13,8 +13,8 @@ from pydantic import ValidationError
 
 from memory_engine.engine import Engine
 from memory_engine.extraction.builtin import BuiltinExtractor
-from memory_engine.models.api import RetrievedMemory, RetrieveRequest
-from memory_engine.usecases import retrieve
+from memory_engine.models.api import ConsolidateRequest, RetrievedMemory, RetrieveRequest
+from memory_engine.usecases import consolidate, retrieve
 from tests.fakes.engine import ENGINE_BACKENDS
 from tests.unit.test_thread_fact_life import MARCH, MAY, TENANT, THREAD, say
 
@@ -111,3 +111,48 @@ def test_a_window_that_ends_before_it_starts_is_a_4xx_naming_both_fields() -> No
                 "options": {"since": MAY.isoformat(), "until": MARCH.isoformat()},
             }
         )
+
+
+@pytest.mark.parametrize("language", sorted(CASES))
+def test_a_turn_still_in_the_buffer_replaces_an_extracted_fact(engine: Engine, language: str) -> None:
+    # Given Mina's March statement extracted, and her May one consolidated but still buffered
+    before, after, query = CASES[language]
+    old = say(engine, "s1", before, "Good to know.", MARCH)
+    buffered = ConsolidateRequest.model_validate(
+        {
+            "session_uuid": "s2",
+            "parent_session_uuid": THREAD,
+            "user_name": "Mina",
+            "new_dialog": {"uuid": "s2-d1", "query": after, "answer": "", "timestamp": MAY},
+        }
+    )
+    consolidate.run(engine, TENANT, buffered)
+
+    # When she asks where she lives
+    hits = ask(engine, query)
+
+    # Then the buffered turn comes first, and the March memory after it, not current
+    ids = [hit.memory_id for hit in hits]
+    assert ids.index("s2-d1") < ids.index(old.memory_id)
+    assert not next(hit for hit in hits if hit.memory_id == old.memory_id).current
+
+
+def test_a_replacement_the_caller_already_has_is_not_added_back(
+    engine: Engine, moved: tuple[str, str, str]
+) -> None:
+    old, new, query = moved
+    # Given a caller whose prompt already holds the May dialog (the replacing memory's only turn)
+    stored = engine.store.get_memory(TENANT, new)
+    assert stored is not None
+
+    # When it asks, naming that dialog as recent
+    hits = ask_with(engine, query, recent_dialogs=stored.source_dialog_uuids)
+
+    # Then the replacing memory is not returned again, and the March one says it no longer holds
+    assert new not in [hit.memory_id for hit in hits]
+    assert not next(hit for hit in hits if hit.memory_id == old).current
+
+
+def ask_with(engine: Engine, query: str, **fields: object) -> list[RetrievedMemory]:
+    body = {"parent_session_uuids": [THREAD], "user_input": {"query": query}, **fields}
+    return retrieve.run(engine, TENANT, RetrieveRequest.model_validate(body)).data

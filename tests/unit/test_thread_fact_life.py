@@ -13,7 +13,7 @@ from memory_engine.engine import Engine
 from memory_engine.extraction.builtin import BuiltinExtractor
 from memory_engine.models.api import ConsolidateRequest
 from memory_engine.models.domain import Memory
-from memory_engine.usecases import consolidate
+from memory_engine.usecases import consolidate, inspection
 from tests.fakes.engine import ENGINE_BACKENDS, run_worker
 
 TENANT = "acme"
@@ -101,3 +101,17 @@ def test_another_characters_statement_or_another_slot_replaces_nothing(engine: E
 
     # Then Mina's residence still holds
     assert stored(engine, first).life.key_facts == []
+
+
+def test_the_inspector_shows_which_key_fact_was_replaced_when_and_by_what(engine: Engine) -> None:
+    # Given Mina's move from Busan to Seoul
+    first = say(engine, "s1", "I live in Busan with my parents.", "OK.", MARCH)
+    second = say(engine, "s2", "I moved to Seoul last week.", "Nice!", MAY)
+
+    # When the inspector lists the thread's memories
+    views = {view.memory_id: view for view in inspection.memories(engine, TENANT, THREAD).memories}
+
+    # Then the March memory's view carries its life: stated in March, its fact replaced in May
+    life = views[first.memory_id].life
+    assert life.valid_from == MARCH
+    assert [(fact.superseded_by, fact.invalid_at) for fact in life.key_facts] == [(second.memory_id, MAY)]

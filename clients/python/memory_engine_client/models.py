@@ -633,6 +633,37 @@ class ThreadsResponse(BaseModel):
     scopes: Annotated[list[ScopeView], Field(title="Scopes")]
 
 
+class FactRevision(BaseModel):
+    """
+    An earlier wording of a bank fact, as it read from `valid_from` until `invalid_at`.
+    """
+
+    fact: Annotated[str, Field(title="Fact")]
+    valid_from: Annotated[AwareDatetime | None, Field(title="Valid From")] = None
+    invalid_at: Annotated[AwareDatetime, Field(title="Invalid At")]
+    reason: Annotated[Literal["update", "contradiction", "correct", "retire"], Field(title="Reason")] = (
+        "update"
+    )
+    superseded_by: Annotated[str | None, Field(title="Superseded By")] = None
+
+
+class KeyFactLife(BaseModel):
+    """
+    One key fact of a thread memory (`fields.key_facts[index]`) that a later statement replaced.
+
+    Only replaced key facts are listed: one absent from `MemoryLife.key_facts` still holds.
+    """
+
+    index: Annotated[int, Field(ge=0, title="Index")]
+    slot: Annotated[str, Field(title="Slot")]
+    subject: Annotated[str, Field(title="Subject")] = ""
+    invalid_at: Annotated[AwareDatetime, Field(title="Invalid At")]
+    superseded_by: Annotated[str, Field(title="Superseded By")]
+    reason: Annotated[Literal["update", "contradiction", "correct", "retire"], Field(title="Reason")] = (
+        "update"
+    )
+
+
 class MemoryFields(BaseModel):
     """
     The structure extraction produces for one batch (bounds from docs/api.md).
@@ -645,6 +676,22 @@ class MemoryFields(BaseModel):
     intent: Annotated[str, Field(title="Intent")] = ""
     location: Annotated[str, Field(title="Location")] = ""
     characters: Annotated[list[str] | None, Field(title="Characters")] = None
+
+
+class MemoryLife(BaseModel):
+    """
+    The life of a memory (a thread memory's key facts) or of a bank fact (the memory itself).
+    """
+
+    valid_from: Annotated[AwareDatetime | None, Field(title="Valid From")] = None
+    invalid_at: Annotated[AwareDatetime | None, Field(title="Invalid At")] = None
+    superseded_by: Annotated[str | None, Field(title="Superseded By")] = None
+    end_reason: Annotated[
+        Literal["update", "contradiction", "correct", "retire"] | None,
+        Field(title="End Reason"),
+    ] = None
+    key_facts: Annotated[list[KeyFactLife] | None, Field(title="Key Facts")] = None
+    revisions: Annotated[list[FactRevision] | None, Field(title="Revisions")] = None
 
 
 class MemoryView(BaseModel):
@@ -661,6 +708,7 @@ class MemoryView(BaseModel):
     is_fact: Annotated[bool, Field(title="Is Fact")]
     forked_from: Annotated[str | None, Field(title="Forked From")]
     source_text: Annotated[str, Field(title="Source Text")]
+    life: MemoryLife | None = None
 
 
 class TurnCounts(BaseModel):

@@ -1173,6 +1173,59 @@ export interface components {
             scopes: components["schemas"]["ScopeView"][];
         };
         /**
+         * FactRevision
+         * @description An earlier wording of a bank fact, as it read from `valid_from` until `invalid_at`.
+         */
+        FactRevision: {
+            /** Fact */
+            fact: string;
+            /** Valid From */
+            valid_from?: string | null;
+            /**
+             * Invalid At
+             * Format: date-time
+             */
+            invalid_at: string;
+            /**
+             * Reason
+             * @default update
+             * @enum {string}
+             */
+            reason: "update" | "contradiction" | "correct" | "retire";
+            /** Superseded By */
+            superseded_by?: string | null;
+        };
+        /**
+         * KeyFactLife
+         * @description One key fact of a thread memory (`fields.key_facts[index]`) that a later statement replaced.
+         *
+         *     Only replaced key facts are listed: one absent from `MemoryLife.key_facts` still holds.
+         */
+        KeyFactLife: {
+            /** Index */
+            index: number;
+            /** Slot */
+            slot: string;
+            /**
+             * Subject
+             * @default
+             */
+            subject: string;
+            /**
+             * Invalid At
+             * Format: date-time
+             */
+            invalid_at: string;
+            /** Superseded By */
+            superseded_by: string;
+            /**
+             * Reason
+             * @default update
+             * @enum {string}
+             */
+            reason: "update" | "contradiction" | "correct" | "retire";
+        };
+        /**
          * MemoryFields
          * @description The structure extraction produces for one batch (bounds from docs/api.md).
          */
@@ -1197,6 +1250,24 @@ export interface components {
             location: string;
             /** Characters */
             characters?: string[];
+        };
+        /**
+         * MemoryLife
+         * @description The life of a memory (a thread memory's key facts) or of a bank fact (the memory itself).
+         */
+        MemoryLife: {
+            /** Valid From */
+            valid_from?: string | null;
+            /** Invalid At */
+            invalid_at?: string | null;
+            /** Superseded By */
+            superseded_by?: string | null;
+            /** End Reason */
+            end_reason?: ("update" | "contradiction" | "correct" | "retire") | null;
+            /** Key Facts */
+            key_facts?: components["schemas"]["KeyFactLife"][];
+            /** Revisions */
+            revisions?: components["schemas"]["FactRevision"][];
         };
         /** MemoryView */
         MemoryView: {
@@ -1232,6 +1303,7 @@ export interface components {
             forked_from: string | null;
             /** Source Text */
             source_text: string;
+            life?: components["schemas"]["MemoryLife"];
         };
         /** SessionResponse */
         SessionResponse: {

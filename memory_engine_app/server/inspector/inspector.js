@@ -265,6 +265,23 @@ function characterNames(names) {
   }));
 }
 
+// What stopped holding: key facts later statements replaced, a fact's earlier wordings, its retirement.
+function factHistory(memory) {
+  const life = memory.life || {};
+  const facts = memory.fields.key_facts;
+  const lines = [
+    ...(life.revisions || []).map((revision) =>
+      `“${revision.fact}” until ${time(revision.invalid_at)} (${revision.reason})`),
+    ...(life.key_facts || []).map((fact) =>
+      `“${facts[fact.index] || "?"}” replaced ${time(fact.invalid_at)} by ${fact.superseded_by} (${fact.reason || "update"})`),
+  ];
+  if (life.invalid_at) {
+    const by = life.superseded_by ? ` by ${life.superseded_by}` : "";
+    lines.push(`retired ${time(life.invalid_at)}${by} (${life.end_reason || "retire"})`);
+  }
+  return lines.length ? list(lines) : "—";
+}
+
 function memoryCard(memory) {
   const fields = memory.fields;
   const rows = [
@@ -281,6 +298,8 @@ function memoryCard(memory) {
     ["thread", memory.parent_session_uuid],
     ["scope", JSON.stringify(memory.scope)],
     ["created", time(memory.created_at)],
+    ["stated", time(memory.life.valid_from || memory.created_at)],
+    ["history", factHistory(memory)],
     ["metadata", h("code", null, JSON.stringify(memory.metadata))],
   ];
   return h("article", { class: "card memory", dataset: { memory: memory.memory_id } },

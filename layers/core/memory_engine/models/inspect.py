@@ -13,6 +13,7 @@ from pydantic import BaseModel, Field
 
 from memory_engine.models.api import Body, Identifier
 from memory_engine.models.domain import MemoryFields, Session, Turn, TurnStatus, TurnType
+from memory_engine.models.life import MemoryLife
 from memory_engine.models.messages import Job, chat_session_uuid
 from memory_engine.models.queue import DeadJob
 
@@ -93,6 +94,8 @@ class MemoryView(BaseModel):
     # The memory this one was copied from by a fork (`metadata.forked_from`), else None.
     forked_from: str | None
     source_text: str
+    # When its facts were said, which key facts later statements replaced, a fact's revisions.
+    life: MemoryLife = Field(default_factory=MemoryLife)
 
 
 class TurnCounts(BaseModel):

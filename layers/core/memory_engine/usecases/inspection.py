@@ -46,6 +46,7 @@ def memory_view(memory: Memory) -> MemoryView:
         is_fact=memory.is_fact,
         forked_from=None if origin is None else str(origin),
         source_text=memory.source_text,
+        life=memory.life,
     )
 
 

@@ -62,6 +62,8 @@ def statements(memory: Memory) -> list[Statement]:
 
 def current_facts(engine: Engine, tenant: str, thread: str, limit: int) -> list[CurrentFact]:
     """The thread's newest `limit` key facts that still hold, oldest first (bounded scan)."""
+    if limit <= 0:
+        return []  # an extractor that reads none: no scan
     found: list[tuple[datetime, str, CurrentFact]] = []
     for memory in _thread_memories(engine, tenant, thread):
         replaced = {fact.index for fact in memory.life.key_facts}
@@ -75,7 +77,7 @@ def current_facts(engine: Engine, tenant: str, thread: str, limit: int) -> list[
             if index not in replaced
         )
     found.sort(key=lambda item: (item[0], item[1]))
-    return [fact for _, _, fact in found[-limit:]] if limit > 0 else []
+    return [fact for _, _, fact in found[-limit:]]
 
 
 def supersede(engine: Engine, memory: Memory) -> list[Memory]:
