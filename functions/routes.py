@@ -91,6 +91,8 @@ ROUTES: tuple[Route, ...] = (
     Route("GET", "/v1/inspect/queue", "inspect_queue", needs=needs(READ)),
     Route("GET", "/v1/inspect/delete-preview", "inspect_delete_preview", needs=needs(READ)),
     Route("POST", "/v1/inspect/extract", "inspect_extract", needs=needs(READ, SEND)),
+    # Export (docs/export.md): a page of the key's records per call, read from the table only.
+    Route("GET", "/v1/export", "export", needs=needs(READ)),
 )
 
 # What API Gateway REST serves: every route but the spellings it cannot hold.

@@ -12,6 +12,7 @@ from memory_engine.errors import MemoryEngineError
 from memory_engine.ports import Embedder, SearchIndex, Store
 from memory_engine_app.cli_admin import ADMIN_COMMANDS, add_admin_commands, run_admin
 from memory_engine_app.cli_doors import DOOR_COMMANDS, add_door_commands, run_door
+from memory_engine_app.cli_transfer import TRANSFER_COMMANDS, add_transfer_commands, run_transfer
 
 if TYPE_CHECKING:
     from memory_engine.settings import Settings
@@ -38,6 +39,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     add_admin_commands(commands)
     add_door_commands(commands)
+    add_transfer_commands(commands)
     args = parser.parse_args(argv)
 
     if args.command in DOOR_COMMANDS:  # they talk to an API over HTTP: no data dir of their own
@@ -50,6 +52,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"memory-engine {args.command}: {where(get_settings())}", file=sys.stderr)
         if args.command in ADMIN_COMMANDS:
             return run_admin(args)
+        if args.command in TRANSFER_COMMANDS:
+            return run_transfer(args)
         if args.command == "serve":
             from memory_engine_app.server.app import serve
 

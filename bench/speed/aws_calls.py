@@ -34,10 +34,11 @@ from memory_engine.indexing.documents import rebuild
 from memory_engine.limits import Limits
 from memory_engine.models.api import ConsolidateRequest, DeleteRequest, ForkRequest, RetrieveRequest
 from memory_engine.models.domain import MemoryFields, scope_key
+from memory_engine.models.export import Selection
 from memory_engine.models.messages import ExtractionJob
 from memory_engine.ports import EmbedMode
 from memory_engine.settings import Settings
-from memory_engine.usecases import consolidate, delete, extract, facts, fork, retrieve, sweep
+from memory_engine.usecases import consolidate, delete, export, extract, facts, fork, retrieve, sweep
 
 RESULTS = Path(__file__).resolve().parents[1] / "results" / "aws_calls.json"
 REGION = "us-east-1"
@@ -200,6 +201,16 @@ def scenario(engine: Engine, recorder: Recorder) -> list[dict[str, Any]]:
         "delete a session of 400 turns + 50 memories",
         lambda: engine.store.delete_session(TENANT, "long"),
         "transactions of 100 actions, the session item last",
+    )
+    row(
+        "sweep, nothing expired",
+        lambda: sweep.run(engine),
+        "16 gsi5 partitions queried for expired memories, then the gsi1 scan of buffers (one job queued)",
+    )
+    row(
+        "export, the tenant's first page",
+        lambda: export.page(engine.store, TENANT, Selection()),
+        "up to 20 sessions with their turns and memories",
     )
     return rows
 

@@ -23,9 +23,11 @@ import pytest
 from memory_engine.adapters.local.sqlite_keys import SqliteKeyStore
 from memory_engine.adapters.local.sqlite_queue import SqliteQueue
 from memory_engine.adapters.local.sqlite_store import SqliteStore
+from memory_engine.ports import Clock
 from tests.contract import dynalite
 from tests.contract.builders import MAX_RECEIVES, ManualClock
 from tests.fakes.aws import REGION, create_queue, create_table, moto_aws
+from tests.fakes.ports import SetClock
 
 Handle = TypeVar("Handle")
 
@@ -39,9 +41,9 @@ class Backend(Generic[Handle]):
 
 
 @contextmanager
-def _sqlite_store(tmp_path: Path) -> Iterator[Backend[Any]]:
+def _sqlite_store(tmp_path: Path, clock: Clock) -> Iterator[Backend[Any]]:
     path = tmp_path / "memory-engine.sqlite3"
-    yield Backend("sqlite", lambda: SqliteStore(path), persistent=True)
+    yield Backend("sqlite", lambda: SqliteStore(path, clock=clock), persistent=True)
 
 
 @contextmanager
@@ -55,38 +57,40 @@ def _sqlite_queue(
 
 
 @contextmanager
-def _dynamodb_store(tmp_path: Path) -> Iterator[Backend[Any]]:
+def _dynamodb_store(tmp_path: Path, clock: Clock) -> Iterator[Backend[Any]]:
     from memory_engine.adapters.aws.dynamodb_store import DynamoDbStore
 
     # Persistent: a new handle is a new client on the same (mocked) table.
     with moto_aws():
         table = create_table()
-        yield Backend("dynamodb", lambda: DynamoDbStore(table, REGION), persistent=True)
+        yield Backend("dynamodb", lambda: DynamoDbStore(table, REGION, clock=clock), persistent=True)
 
 
-StoreBackend = Callable[[Path], AbstractContextManager[Backend[Any]]]
+# A store backend gets the test's tmp_path and the clock its stores read (what has expired).
+StoreBackend = Callable[[Path, Clock], AbstractContextManager[Backend[Any]]]
+KeyStoreBackend = Callable[[Path], AbstractContextManager[Backend[Any]]]
 
 
-def _on_dynalite(open_handle: Callable[[str, Any], Any]) -> StoreBackend:
+def _on_dynalite(open_handle: Callable[[str, Any, Clock], Any]) -> StoreBackend:
     """A backend on a fresh table of the session's dynalite server; `open_handle(table,
-    client)` gives a handle on it."""
+    client, clock)` gives a handle on it."""
 
     @contextmanager
-    def backend(tmp_path: Path) -> Iterator[Backend[Any]]:
+    def backend(tmp_path: Path, clock: Clock) -> Iterator[Backend[Any]]:
         server = dynalite.server()
         table = server.engine_table()
-        yield Backend(dynalite.NAME, lambda: open_handle(table, server.client()), persistent=True)
+        yield Backend(dynalite.NAME, lambda: open_handle(table, server.client(), clock), persistent=True)
 
     return backend
 
 
-def _local_store(table: str, client: Any) -> Any:
+def _local_store(table: str, client: Any, clock: Clock) -> Any:
     from memory_engine.adapters.aws.dynamodb_store import DynamoDbStore
 
-    return DynamoDbStore(table, dynamodb=client)
+    return DynamoDbStore(table, dynamodb=client, clock=clock)
 
 
-def _local_key_store(table: str, client: Any) -> Any:
+def _local_key_store(table: str, client: Any, clock: Clock) -> Any:
     from memory_engine.adapters.aws.dynamodb_api_keys import DynamoDbKeyStore
 
     return DynamoDbKeyStore(table, dynamodb=client)
@@ -122,7 +126,7 @@ def _sqlite_key_store(tmp_path: Path) -> Iterator[Backend[Any]]:
     yield Backend("sqlite", lambda: SqliteKeyStore(path), persistent=True)
 
 
-STORE_BACKENDS: dict[str, Callable[[Path], AbstractContextManager[Backend[Any]]]] = {
+STORE_BACKENDS: dict[str, StoreBackend] = {
     "sqlite": _sqlite_store,
     "dynamodb": _dynamodb_store,
     dynalite.NAME: _on_dynalite(_local_store),
@@ -139,10 +143,10 @@ def _dynamodb_key_store(tmp_path: Path) -> Iterator[Backend[Any]]:
         yield Backend("dynamodb", lambda: DynamoDbKeyStore(table, dynamodb=client), persistent=True)
 
 
-KEY_STORE_BACKENDS: dict[str, Callable[[Path], AbstractContextManager[Backend[Any]]]] = {
+KEY_STORE_BACKENDS: dict[str, KeyStoreBackend] = {
     "sqlite": _sqlite_key_store,
     "dynamodb": _dynamodb_key_store,
-    dynalite.NAME: _on_dynalite(_local_key_store),
+    dynalite.NAME: lambda tmp_path: _on_dynalite(_local_key_store)(tmp_path, SetClock()),
 }
 QUEUE_BACKENDS: dict[str, Callable[[Path, int, ManualClock | None], AbstractContextManager[Backend[Any]]]] = {
     "sqlite": _sqlite_queue,
@@ -197,9 +201,17 @@ def _close(handle: Any) -> None:
         close()
 
 
+@pytest.fixture
+def store_clock() -> SetClock:
+    """The clock every contract-suite store reads (what has expired): still until a test moves it."""
+    return SetClock()
+
+
 @pytest.fixture(params=sorted(STORE_BACKENDS))
-def store_handles(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[_Handles]:
-    with STORE_BACKENDS[request.param](tmp_path) as backend:
+def store_handles(
+    request: pytest.FixtureRequest, tmp_path: Path, store_clock: SetClock
+) -> Iterator[_Handles]:
+    with STORE_BACKENDS[request.param](tmp_path, store_clock) as backend:
         handles = _Handles(backend)
         yield handles
         handles.close_all()

@@ -19,17 +19,17 @@ from memory_engine.limits import Limits
 from memory_engine.models.api import ConsolidateRequest
 from memory_engine.models.domain import Memory
 from memory_engine.models.messages import ExtractionJob, Job, parse_job
-from memory_engine.ports import Queue, Store
+from memory_engine.ports import Clock, Queue, Store
 from memory_engine.settings import Settings
 from memory_engine.usecases import consolidate, extract, jobs
 from tests.fakes.ports import EchoExtractor, HashEmbedder, ListQueue, StepClock
 
 
-def fake_engine(**settings: object) -> Engine:
-    return _engine(SqliteStore(":memory:"), ListQueue(), settings)
+def fake_engine(*, clock: Clock | None = None, **settings: object) -> Engine:
+    return _engine(SqliteStore(":memory:", clock=clock), ListQueue(), settings, clock)
 
 
-def _engine(store: Store, queue: Queue, settings: dict[str, object]) -> Engine:
+def _engine(store: Store, queue: Queue, settings: dict[str, object], clock: Clock | None = None) -> Engine:
     return Engine(
         limits=Limits.of(Settings(**settings)),  # type: ignore[arg-type]
         store=store,
@@ -37,17 +37,18 @@ def _engine(store: Store, queue: Queue, settings: dict[str, object]) -> Engine:
         index=LocalSearchIndex(),
         embedder=HashEmbedder(),
         extractor=EchoExtractor(),
-        clock=StepClock(),
+        clock=clock or StepClock(),
     )
 
 
 @contextmanager
-def local_engine(**settings: object) -> Iterator[Engine]:
-    yield fake_engine(**settings)
+def local_engine(*, clock: Clock | None = None, **settings: object) -> Iterator[Engine]:
+    """`clock`, when given, is the engine's and its store's (what has expired)."""
+    yield fake_engine(clock=clock, **settings)
 
 
 @contextmanager
-def aws_engine(**settings: object) -> Iterator[Engine]:
+def aws_engine(*, clock: Clock | None = None, **settings: object) -> Iterator[Engine]:
     """The same engine with its store on DynamoDB and its queue on SQS FIFO, both on moto."""
     from memory_engine.adapters.aws.dynamodb_store import DynamoDbStore
     from memory_engine.adapters.aws.sqs_queue import SqsQueue
@@ -55,7 +56,7 @@ def aws_engine(**settings: object) -> Iterator[Engine]:
 
     with moto_aws():
         table, url = create_table(), create_queue()
-        yield _engine(DynamoDbStore(table, REGION), SqsQueue(url, REGION), settings)
+        yield _engine(DynamoDbStore(table, REGION, clock=clock), SqsQueue(url, REGION), settings, clock)
 
 
 ENGINE_BACKENDS: dict[str, Callable[..., AbstractContextManager[Engine]]] = {

@@ -44,3 +44,32 @@ def test_dev_tables_can_be_deleted_and_prod_tables_cannot(dev: dict[str, Any], p
     assert table(dev)["DeletionPolicy"] == "Delete"
     assert table(prod)["Properties"]["DeletionProtectionEnabled"] is True
     assert table(prod)["DeletionPolicy"] == "Retain"
+
+
+def test_expiring_memories_carry_the_attribute_the_table_expires_on(dev: dict[str, Any]) -> None:
+    # Given a memory that expires, as the DynamoDB store writes it
+    from datetime import UTC, datetime
+
+    from memory_engine.adapters.aws import dynamodb_keys as keys
+    from memory_engine.adapters.aws.dynamodb_items import memory_item
+    from memory_engine.models.domain import Memory, MemoryFields
+
+    expires = datetime(2027, 1, 1, tzinfo=UTC)
+    memory = Memory(
+        tenant="t",
+        memory_id="20261206_000000_000000",
+        session_uuid="",
+        parent_session_uuid="scope:" + "0" * 40,
+        fields=MemoryFields(summary="The user is in Busan this week."),
+        source_dialog_uuids=[],
+        first_seq=0,
+        last_seq=0,
+        created_at=datetime(2026, 12, 6, tzinfo=UTC),
+        expires_at=expires,
+    )
+    item, _ = memory_item(memory)
+    # Then the item carries the table's TTL attribute, in epoch seconds, after the expiry itself
+    # (the grace in which the sweep purges the search index first), and the sweep's gsi5 keys
+    ttl = table(dev)["Properties"]["TimeToLiveSpecification"]["AttributeName"]
+    assert int(item[ttl]["N"]) == int(expires.timestamp()) + keys.TTL_GRACE_SECONDS
+    assert keys.GSI5_PK in item and item[keys.GSI5_SK]["S"].startswith("2027-01-01T00:00:00")

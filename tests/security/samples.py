@@ -228,4 +228,17 @@ PROBES |= {
     ],
     "inspect_extract": [Probe("force extraction of A's session", lambda ids: {"session_uuid": ids.session})],
 }
+PROBES["export"] = [
+    Probe("export A's thread", _no_body, lambda ids: "/v1/export?" + urlencode({"thread": ids.thread})),
+    Probe(
+        "export A's scope",
+        _no_body,
+        lambda ids: "/v1/export?" + urlencode({"scope": json.dumps(_scope(ids))}),
+    ),
+    Probe(
+        "export A's chat user",
+        _no_body,
+        lambda ids: "/v1/export?" + urlencode({"scope": json.dumps({"userid": ids.userid})}),
+    ),
+]
 TAKES_NO_TENANT_IDS = {"embed", "chat_models"}

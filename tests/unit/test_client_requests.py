@@ -20,6 +20,7 @@ from memory_engine_client import (
     MemoryEngine,
     Unauthorized,
     bank,
+    export,
     inspector,
     native,
 )
@@ -28,6 +29,7 @@ from memory_engine_client.transport import Connection
 USERID = "7f3c2a9e-4b1d-4c8e-9a6f-2d5e8b1c0f47"
 # One call of each builder, with arguments the API's models accept.
 CALLS: list[Call[Any]] = [
+    export.export_page(thread="t1"),
     native.health(),
     native.consolidate("s1", "t1", {"uuid": "d1", "query": "q"}),
     native.retrieve("t1", "q", max_tokens=100),
@@ -210,3 +212,15 @@ def test_every_call_builder_is_a_method_of_both_clients() -> None:
     )
 
     assert "retrieve" in builders and missing == []
+
+
+def test_expiry_arguments_are_sent_as_the_api_names_them() -> None:
+    temporary = bank.bank_create("The user is in Busan.", {"user_id": "1"}, ttl_seconds=3600)
+    until = bank.bank_create("The user is in Busan.", {"user_id": "1"}, expires_at="2030-01-01T00:00:00Z")
+    turn = native.consolidate("s1", "t1", {"uuid": "d1", "query": "q"}, memory_ttl_seconds=60)
+
+    assert temporary.body == {"fact": "The user is in Busan.", "scope": {"user_id": "1"}, "ttl_seconds": 3600}
+    assert until.body is not None and until.body["expires_at"].startswith("2030-01-01T00:00:00")
+    assert turn.body is not None and turn.body["options"] == {"memory_ttl_seconds": 60}
+    with pytest.raises(InvalidRequest):
+        bank.bank_create("A fact.", {"user_id": "1"}, ttl_seconds=0)

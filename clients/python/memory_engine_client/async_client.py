@@ -11,7 +11,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import httpx
 
-from memory_engine_client import bank, inspector, native
+from memory_engine_client import bank, export, inspector, native
 from memory_engine_client.call import Call, Plan, Together
 from memory_engine_client.models import SessionResponse
 from memory_engine_client.transport import (
@@ -166,3 +166,4 @@ class AsyncMemoryEngine:
     show_queue = _sends(inspector.show_queue)
     preview_delete = _sends(inspector.preview_delete)
     force_extract = _sends(inspector.force_extract)
+    export_page = _sends(export.export_page)

@@ -32,9 +32,13 @@ from memory_engine_client.models import (
 Scope = Mapping[str, str]
 
 
-def bank_create(fact: str, scope: Scope) -> Call[BankMemory]:
-    """Store one fact under a scope (a flat dict of strings, matched exactly), as given."""
-    return Call("POST", "/v1/memories", reader(BankMemory), body(CreateMemoryRequest, fact=fact, scope=scope))
+def bank_create(
+    fact: str, scope: Scope, *, ttl_seconds: int | None = None, expires_at: str | None = None
+) -> Call[BankMemory]:
+    """Store one fact under a scope (a flat dict of strings, matched exactly), as given; with
+    `ttl_seconds` or `expires_at` (ISO 8601), it stops existing then."""
+    sent = body(CreateMemoryRequest, fact=fact, scope=scope, ttl_seconds=ttl_seconds, expires_at=expires_at)
+    return Call("POST", "/v1/memories", reader(BankMemory), sent)
 
 
 def bank_get(name: str) -> Call[BankMemory]:

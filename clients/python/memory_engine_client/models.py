@@ -12,12 +12,31 @@ class HealthResponse(BaseModel):
     service: Annotated[str, Field(title="Service")] = "memory-engine"
 
 
+class MemoryTtlSeconds(RootModel[int]):
+    root: Annotated[
+        int,
+        Field(
+            description="memories extracted from this turn expire this many seconds after extraction",
+            ge=1,
+            le=315360000,
+            title="Memory Ttl Seconds",
+        ),
+    ]
+
+
 class ConsolidateOptions(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
     length_limit: Annotated[int, Field(ge=1, le=100000, title="Length Limit")] = 1000
     force_summary: Annotated[bool, Field(title="Force Summary")] = False
+    memory_ttl_seconds: Annotated[
+        MemoryTtlSeconds | None,
+        Field(
+            description="memories extracted from this turn expire this many seconds after extraction",
+            title="Memory Ttl Seconds",
+        ),
+    ] = None
 
 
 class ConsolidateResponse(BaseModel):
@@ -410,15 +429,42 @@ class BankMemory(BaseModel):
     scope: Annotated[dict[str, str], Field(title="Scope")]
     createTime: Annotated[str, Field(title="Createtime")]
     updateTime: Annotated[str, Field(title="Updatetime")]
+    expireTime: Annotated[str | None, Field(title="Expiretime")] = None
     validFrom: Annotated[str | None, Field(title="Validfrom")] = None
     invalidAt: Annotated[str | None, Field(title="Invalidat")] = None
     supersededBy: Annotated[str | None, Field(title="Supersededby")] = None
+
+
+class TtlSeconds(RootModel[int]):
+    root: Annotated[
+        int,
+        Field(
+            description="seconds from now until the memory stops existing",
+            ge=1,
+            le=315360000,
+            title="Ttl Seconds",
+        ),
+    ]
 
 
 class CreateMemoryRequest(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
+    expires_at: Annotated[
+        AwareDatetime | None,
+        Field(
+            description="when the memory stops existing (ISO 8601, in the future); or send ttl_seconds",
+            title="Expires At",
+        ),
+    ] = None
+    ttl_seconds: Annotated[
+        TtlSeconds | None,
+        Field(
+            description="seconds from now until the memory stops existing",
+            title="Ttl Seconds",
+        ),
+    ] = None
     scope: Annotated[
         dict[str, str],
         Field(
@@ -799,6 +845,24 @@ class ExtractResponse(BaseModel):
     buffered: Annotated[int, Field(title="Buffered")]
 
 
+class ExportRecord(BaseModel):
+    """
+    One line: `kind`, `version`, then the fields of that kind of record.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    kind: Annotated[
+        Literal["export", "session", "turn", "memory", "characters"],
+        Field(
+            description="export (the header line), session, turn, memory or characters",
+            title="Kind",
+        ),
+    ]
+    version: Annotated[int, Field(description="the format's version; import reads 1", title="Version")] = 1
+
+
 class ConsolidateRequest(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
@@ -981,6 +1045,17 @@ class QueueResponse(BaseModel):
         Field(title="Pending"),
     ]
     dead: Annotated[list[DeadJob] | None, Field(title="Dead")]
+
+
+class ExportPage(BaseModel):
+    records: Annotated[list[ExportRecord], Field(title="Records")]
+    next_cursor: Annotated[
+        str | None,
+        Field(
+            description="send it as `cursor` for the next page; absent on the last",
+            title="Next Cursor",
+        ),
+    ] = None
 
 
 class RetrieveResponse(BaseModel):

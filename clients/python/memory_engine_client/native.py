@@ -40,11 +40,17 @@ def consolidate(
     language: str | None = None,
     force_summary: bool | None = None,
     length_limit: int | None = None,
+    memory_ttl_seconds: int | None = None,
 ) -> Call[ConsolidateResponse]:
     """Append one turn (`{"uuid", "query", "answer", ...}`) to a session's buffer; the session is
     created by its first turn and its memories are searched under `parent_session_uuid` (the
-    thread). `force_summary` queues extraction of everything buffered now."""
-    options = {"force_summary": force_summary, "length_limit": length_limit}
+    thread). `force_summary` queues extraction of everything buffered now; the memories made of
+    a turn sent with `memory_ttl_seconds` expire that long after their extraction."""
+    options = {
+        "force_summary": force_summary,
+        "length_limit": length_limit,
+        "memory_ttl_seconds": memory_ttl_seconds,
+    }
     return Call(
         "POST",
         "/v1/engine/consolidate/",

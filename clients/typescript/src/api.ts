@@ -414,6 +414,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** GET /v1/export */
+        get: operations["export_page_v1_export_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -444,6 +461,11 @@ export interface components {
              * @default false
              */
             force_summary: boolean;
+            /**
+             * Memory Ttl Seconds
+             * @description memories extracted from this turn expire this many seconds after extraction
+             */
+            memory_ttl_seconds?: number | null;
         };
         /** ConsolidateRequest */
         ConsolidateRequest: {
@@ -848,6 +870,8 @@ export interface components {
             createTime: string;
             /** Updatetime */
             updateTime: string;
+            /** Expiretime */
+            expireTime?: string | null;
             /** Validfrom */
             validFrom?: string | null;
             /** Invalidat */
@@ -857,6 +881,16 @@ export interface components {
         };
         /** CreateMemoryRequest */
         CreateMemoryRequest: {
+            /**
+             * Expires At
+             * @description when the memory stops existing (ISO 8601, in the future); or send ttl_seconds
+             */
+            expires_at?: string | null;
+            /**
+             * Ttl Seconds
+             * @description seconds from now until the memory stops existing
+             */
+            ttl_seconds?: number | null;
             /**
              * Scope
              * @description flat dict of string keys and values, matched exactly
@@ -1544,6 +1578,36 @@ export interface components {
             message: string;
             /** Buffered */
             buffered: number;
+        };
+        /** ExportPage */
+        ExportPage: {
+            /** Records */
+            records: components["schemas"]["ExportRecord"][];
+            /**
+             * Next Cursor
+             * @description send it as `cursor` for the next page; absent on the last
+             */
+            next_cursor?: string | null;
+        };
+        /**
+         * ExportRecord
+         * @description One line: `kind`, `version`, then the fields of that kind of record.
+         */
+        ExportRecord: {
+            /**
+             * Kind
+             * @description export (the header line), session, turn, memory or characters
+             * @enum {string}
+             */
+            kind: "export" | "session" | "turn" | "memory" | "characters";
+            /**
+             * Version
+             * @description the format's version; import reads 1
+             * @default 1
+             */
+            version: number;
+        } & {
+            [key: string]: unknown;
         };
     };
     responses: never;
@@ -5777,6 +5841,176 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ExtractResponse"];
+                };
+            };
+            /** @description Malformed JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: string;
+                        message: string;
+                        errors: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: string;
+                        message: string;
+                        errors: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Unknown session, memory or dialog (also for another tenant's ids) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: string;
+                        message: string;
+                        errors: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Conflicts with what is stored */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: string;
+                        message: string;
+                        errors: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Body over the size limit (6 MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: string;
+                        message: string;
+                        errors: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Invalid field (each bad field named in `errors`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: string;
+                        message: string;
+                        errors: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Too many requests for this key; `Retry-After` says when to come back */
+            429: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: string;
+                        message: string;
+                        errors: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description The upstream chat model failed (chat completions only) */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: string;
+                        message: string;
+                        errors: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description A dependency is down; nothing was written, retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: string;
+                        message: string;
+                        errors: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    export_page_v1_export_get: {
+        parameters: {
+            query?: {
+                thread?: string | null;
+                /** @description JSON, e.g. {"user_id":"123"} */
+                scope?: string | null;
+                cursor?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExportPage"];
                 };
             };
             /** @description Malformed JSON */

@@ -47,6 +47,7 @@ export type MemoriesResponse = Schemas["MemoriesResponse"];
 export type QueueResponse = Schemas["QueueResponse"];
 export type DeletePreview = Schemas["DeletePreview"];
 export type ExtractResponse = Schemas["ExtractResponse"];
+export type ExportPage = Schemas["ExportPage"];
 export type EmbedResponse = Schemas["EmbedResponse"] & { embedding?: number[]; embeddings?: number[][] };
 export type Scope = Record<string, string>;
 
@@ -127,9 +128,19 @@ export class MemoryEngine {
     sessionUuid: string,
     parentSessionUuid: string,
     newDialog: NewDialog,
-    options: { userName?: string; language?: string; forceSummary?: boolean; lengthLimit?: number } = {},
+    options: {
+      userName?: string;
+      language?: string;
+      forceSummary?: boolean;
+      lengthLimit?: number;
+      memoryTtlSeconds?: number;
+    } = {},
   ): Promise<ConsolidateResponse> {
-    const opts = compact({ force_summary: options.forceSummary, length_limit: options.lengthLimit });
+    const opts = compact({
+      force_summary: options.forceSummary,
+      length_limit: options.lengthLimit,
+      memory_ttl_seconds: options.memoryTtlSeconds,
+    });
     return this.send({
       method: "POST",
       path: "/v1/engine/consolidate/",
@@ -196,8 +207,10 @@ export class MemoryEngine {
 
   // -- the scoped memory bank (/v1/memories...) -------------------------------------------------
 
-  bankCreate(fact: string, scope: Scope): Promise<BankMemory> {
-    return this.send({ method: "POST", path: "/v1/memories", body: { fact, scope } });
+  /** One fact under a scope; with `ttlSeconds` or `expiresAt` (ISO 8601) it stops existing then. */
+  bankCreate(fact: string, scope: Scope, options: { ttlSeconds?: number; expiresAt?: string } = {}): Promise<BankMemory> {
+    const expiry = compact({ ttl_seconds: options.ttlSeconds, expires_at: options.expiresAt });
+    return this.send({ method: "POST", path: "/v1/memories", body: { fact, scope, ...expiry } });
   }
 
   bankGet(name: string): Promise<BankMemory> {
@@ -295,6 +308,14 @@ export class MemoryEngine {
 
   forceExtract(sessionUuid: string): Promise<ExtractResponse> {
     return this.send({ method: "POST", path: "/v1/inspect/extract", body: { session_uuid: sessionUuid } });
+  }
+
+  // -- export (docs/export.md) ---------------------------------------------------------------------
+
+  /** One page of the key's records (a thread's, or a scope's facts); pass `next_cursor` on. */
+  exportPage(options: { thread?: string; scope?: Scope; cursor?: string } = {}): Promise<ExportPage> {
+    const scope = options.scope === undefined ? undefined : JSON.stringify(options.scope);
+    return this.send({ method: "GET", path: "/v1/export", params: compact({ thread: options.thread, scope, cursor: options.cursor }) });
   }
 
   /**

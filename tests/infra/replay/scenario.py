@@ -85,6 +85,7 @@ STEPS: tuple[Step, ...] = (
     Step("inspect_threads", "inspect_threads"),
     Step("inspect_session", "inspect_session"),
     Step("inspect_memories", "inspect_memories"),
+    Step("export", "export"),
     Step("inspect_queue", "inspect_queue"),
     Step("inspect_delete_preview", "inspect_delete_preview"),
     Step("inspect_extract", "inspect_extract"),

@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
 
 from memory_engine.models.domain import is_reserved_thread
+from memory_engine.models.expiry import MAX_TTL_SECONDS
 from memory_engine.models.messages import CHAT_SESSION_PREFIX
 from memory_engine.models.strict import StrictBody
 from memory_engine.models.timestamps import Timestamp
@@ -61,6 +62,12 @@ class NewDialog(Body):
 class ConsolidateOptions(Body):
     length_limit: int = Field(1000, ge=1, le=MAX_TURN_CHARS)
     force_summary: bool = False
+    memory_ttl_seconds: int | None = Field(
+        None,
+        ge=1,
+        le=MAX_TTL_SECONDS,
+        description="memories extracted from this turn expire this many seconds after extraction",
+    )
 
 
 class ConsolidateRequest(Body):

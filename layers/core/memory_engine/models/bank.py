@@ -19,6 +19,7 @@ from pydantic.alias_generators import to_camel
 
 from memory_engine.models.api import no_nul
 from memory_engine.models.domain import Memory
+from memory_engine.models.expiry import Expiring
 from memory_engine.models.strict import StrictBody
 
 MAX_SCOPE_KEYS = 32
@@ -74,7 +75,7 @@ class Scoped(Body):
         return scope
 
 
-class CreateMemoryRequest(Scoped):
+class CreateMemoryRequest(Scoped, Expiring):
     fact: str = Field(min_length=1, max_length=MAX_FACT_CHARS)
 
     @field_validator("fact")
@@ -95,6 +96,8 @@ class BankMemory(Sparse):
     scope: dict[str, str]
     createTime: str
     updateTime: str
+    # Only for a memory that expires: when it stops existing.
+    expireTime: str | None = Field(None, exclude_if=absent_when_none)
     # Additive (event time, docs/api.md "Time"): when the fact was stated; when it stopped holding
     # and what replaced it (absent while it holds).
     validFrom: str | None = Field(None, exclude_if=absent_when_none)
@@ -112,6 +115,7 @@ class BankMemory(Sparse):
             scope=memory.visible_scope,
             createTime=created,
             updateTime=updated if isinstance(updated, str) else created,
+            expireTime=None if memory.expires_at is None else rfc3339(memory.expires_at),
             validFrom=rfc3339(memory.stated_at),
             invalidAt=None if memory.life.invalid_at is None else rfc3339(memory.life.invalid_at),
             supersededBy=memory.life.superseded_by,

@@ -8,7 +8,7 @@ import re
 import secrets
 import threading
 from collections.abc import Mapping
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from enum import IntEnum, StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -77,6 +77,9 @@ class Turn(BaseModel):
     status: TurnStatus = TurnStatus.BUFFERED
     memory_id: str | None = None
     length_limit: int = 1000
+    # The memories extracted from this turn expire this long after their extraction (None: they
+    # do not): a thread's temporary memories (`options.memory_ttl_seconds` of consolidate).
+    memory_ttl_seconds: int | None = None
     # The turn's passage vector, stored once the worker embedded it (None until then): retrieve
     # scores a buffered turn with it instead of embedding the turn on the request path.
     embedding: list[float] | None = Field(None, repr=False)
@@ -156,11 +159,27 @@ class Memory(BaseModel):
     scope: dict[str, str] = Field(default_factory=dict)
     # When its facts were stated and which of them later statements replaced (models.life).
     life: MemoryLife = Field(default_factory=MemoryLife)
+    # When the memory stops existing for every read (None: never). The sweep then removes it with
+    # the cascade of a delete; until it runs, the stores answer as if it were gone already.
+    expires_at: datetime | None = None
 
     @property
     def stated_at(self) -> datetime:
         """Event time of the memory's facts: `life.valid_from`, else its creation."""
         return self.life.valid_from or self.created_at
+
+    def expired(self, now: datetime) -> bool:
+        return self.expires_at is not None and self.expires_at <= now
+
+    def retained(self, days: int | None) -> Memory:
+        """The memory under a tenant's retention of `days` (None: none): it expires `days` after
+        its creation, or sooner if it was asked to."""
+        if days is None:
+            return self
+        limit = self.created_at + timedelta(days=days)
+        if self.expires_at is not None and self.expires_at <= limit:
+            return self
+        return self.model_copy(update={"expires_at": limit})
 
     @property
     def content(self) -> str:

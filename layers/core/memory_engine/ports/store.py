@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Protocol
 
 from pydantic import BaseModel, Field
@@ -60,7 +61,11 @@ class ForkPlan(BaseModel):
 
 
 class Store(Protocol):
-    """System of record: sessions, turns (with their buffer state) and memories with embeddings."""
+    """System of record: sessions, turns (with their buffer state) and memories with embeddings.
+
+    A memory past its `expires_at` (by the store's clock) is gone for every read below
+    (`get_memory`, `get_memories`, `list_memories`, `iter_memories`, `list_thread_memories`)
+    from that instant, though it stays stored until the sweep removes it (`expired_memories`)."""
 
     def get_session(self, tenant: str, session_uuid: str) -> Session | None: ...
 
@@ -78,6 +83,13 @@ class Store(Protocol):
         """The tenant's memory-bank scopes that hold facts, by thread (`scope_key`), those after
         the thread `after`, at most `limit`, each with its count of facts. Reads the facts' own
         listing (their keys), and one fact per scope for its scope: never the tenant's memories."""
+        ...
+
+    def sessions_after(self, tenant: str, after: tuple[str, str] | None, limit: int) -> list[Session]:
+        """Up to `limit` sessions of the tenant after the session `after` ((thread, session uuid);
+        None: from the first), in an order of the backend's that walking the pages keeps: every
+        session is visited once, at the cost of one page each (export reads a tenant with it); a
+        short page is the last."""
         ...
 
     def append_turn(self, session: Session, turn: Turn) -> ConsolidateOutcome:
@@ -139,8 +151,20 @@ class Store(Protocol):
         """Every memory (of one tenant, or of all), for rebuilding the search index."""
         ...
 
+    def expired_memories(self, now: datetime, limit: int) -> list[tuple[str, str]]:
+        """(tenant, memory_id) of up to `limit` memories, of every tenant, whose `expires_at` is at
+        or before `now`, soonest expired first: what the sweep removes (cost: the expiring
+        memories read, never the whole store)."""
+        ...
+
+    def memories_after(self, tenant: str, after: str | None, limit: int) -> list[Memory]:
+        """Up to `limit` memories of the tenant (of every thread and scope), in memory id order,
+        after the memory id `after` (None: from the first): keyset pages, as export reads them.
+        Expired memories are left out (the page filled from further on): a short page is the last."""
+        ...
+
     def delete_memory(self, tenant: str, memory_id: str) -> RemovalOutcome:
-        """Delete one memory; its turns stay as history, marked forgotten."""
+        """Delete one memory (an expired one too); its turns stay as history, marked forgotten."""
         ...
 
     def delete_dialog(self, tenant: str, session_uuid: str, dialog_uuid: str) -> RemovalOutcome:
@@ -162,6 +186,18 @@ class Store(Protocol):
         Turns keep the seq, status and memory_id the plan gives them; the target's next seq is the
         last kept seq + 1.
         """
+        ...
+
+    # -- a tenant's retention (usecases/retention.py) -------------------------------------------
+
+    def get_retention(self, tenant: str) -> int | None:
+        """The tenant's retention in days (None: memories are kept until deleted)."""
+        ...
+
+    def set_retention(self, tenant: str, days: int | None) -> None:
+        """From now on, every memory the store saves for the tenant (`save_memory`, `create_fork`)
+        expires `days` after its creation, or sooner if it was asked to (`Memory.retained`);
+        None: no retention. Memories already stored are left as they are."""
         ...
 
     # -- added for the API dialects (memory bank, chat memory, game API) ------------------------

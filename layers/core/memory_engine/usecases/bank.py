@@ -16,12 +16,16 @@ from memory_engine.models.bank import (
     rfc3339,
 )
 from memory_engine.models.domain import Memory
+from memory_engine.models.expiry import expiry_of
 from memory_engine.usecases import facts, index_purge
 
 
 def create(engine: Engine, tenant: str, request: CreateMemoryRequest) -> BankMemory:
     """Store the fact as given under the scope (no merging: that is what generate does)."""
-    created = facts.create(engine, tenant, request.scope, [request.fact], {"source": "api"})
+    expires_at = expiry_of(request, engine.clock.now())
+    created = facts.create(
+        engine, tenant, request.scope, [request.fact], {"source": "api"}, expires_at=expires_at
+    )
     if not created:
         # Only a memory id clash (same second, same 6 random hex digits) writes nothing.
         raise Unavailable("The memory could not be stored this time; send the request again.")

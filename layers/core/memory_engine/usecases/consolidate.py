@@ -49,6 +49,7 @@ def run(engine: Engine, tenant: str, request: ConsolidateRequest) -> Consolidate
         timestamp=dialog.timestamp or now,
         created_at=now,
         length_limit=request.options.length_limit,
+        memory_ttl_seconds=request.options.memory_ttl_seconds,
     )
     outcome = engine.store.append_turn(session, turn)
     limits = engine.limits

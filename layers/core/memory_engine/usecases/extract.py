@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Mapping
+from datetime import datetime, timedelta
 
 from memory_engine import deadline
 from memory_engine.embedding import CHUNK_CHARS, embedded_chars
@@ -202,6 +203,7 @@ def _extract_one(
         metadata=extraction.metadata,
         # Event time: when its facts were said, not when the worker got to them.
         life=MemoryLife(valid_from=min(turn.timestamp for turn in batch)),
+        expires_at=_expiry(batch, created_at),
     )
     # The turns' vectors (searched as turn documents) were stored with them before extraction;
     # their windows' vectors are made here, in the memory's one call to the embedder.
@@ -219,3 +221,9 @@ def _extract_one(
     [vector, *window_vectors] = engine.embedder.embed(texts, mode="passage")
     update = {"embedding": vector, "turn_embeddings": stored, "window_embeddings": window_vectors}
     return draft.model_copy(update=update)
+
+
+def _expiry(batch: list[Turn], created_at: datetime) -> datetime | None:
+    """A memory of turns sent with `memory_ttl_seconds` expires after the shortest of them."""
+    ttls = [turn.memory_ttl_seconds for turn in batch if turn.memory_ttl_seconds is not None]
+    return created_at + timedelta(seconds=min(ttls)) if ttls else None

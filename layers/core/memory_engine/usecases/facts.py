@@ -105,9 +105,12 @@ def create(
     texts: Sequence[str],
     origin: Mapping[str, str] | None = None,
     stated_at: datetime | None = None,
+    *,
+    expires_at: datetime | None = None,
 ) -> list[Memory]:
     """Store each text as a new fact of the scope (embedded in one call) and index them; each is
-    valid from `stated_at` (event time), else from now."""
+    valid from `stated_at` (event time), else from now, and stops existing at `expires_at` when
+    given."""
     if not texts:
         return []
     vectors = engine.embedder.embed(list(texts), mode="passage")
@@ -128,6 +131,7 @@ def create(
             created_at=now,
             metadata={"kind": FACT_KIND, **(origin or {})},
             scope=dict(scope),
+            expires_at=expires_at,
             life=MemoryLife(valid_from=stated_at or now),
         )
         if engine.store.save_memory(memory):

@@ -36,12 +36,12 @@ def reembed(
     for memory in store.iter_memories(tenant):
         pending.append(memory)
         if len(pending) >= _CHUNK:
-            count += _rewrite(store, embedder, pending, max_chars)
+            count += rewrite(store, embedder, pending, max_chars)
             pending = []
             if progress:
                 progress(count)
     if pending:
-        count += _rewrite(store, embedder, pending, max_chars)
+        count += rewrite(store, embedder, pending, max_chars)
     if progress:
         progress(count)
     reembed_buffered(store, embedder, tenant)
@@ -65,7 +65,12 @@ def reembed_buffered(store: Store, embedder: Embedder, tenant: str | None = None
     return written
 
 
-def _rewrite(store: Store, embedder: Embedder, memories: list[Memory], max_chars: int | None) -> int:
+def rewrite(
+    store: Store, embedder: Embedder, memories: list[Memory], max_chars: int | None, with_turns: bool = False
+) -> int:
+    """Give these stored memories new vectors from `embedder` in one call; `with_turns` gives
+    every memory of a session turn and window vectors, whether it had some or not (an import:
+    its memories come without vectors). Returns how many were rewritten."""
     texts: list[str] = []
     # Per memory: where its own text, its turns' and its windows' start in `texts`, and the end.
     spans: list[tuple[int, int, int, int]] = []
@@ -73,7 +78,7 @@ def _rewrite(store: Store, embedder: Embedder, memories: list[Memory], max_chars
         start = len(texts)
         texts.append(embedding_text(memory))
         windows_at = len(texts)
-        if memory.turn_embeddings and memory.session_uuid:
+        if (memory.turn_embeddings or with_turns) and memory.session_uuid:
             # Turn vectors exist only for memories extracted with turn documents; keep it so. They
             # pair with source_dialog_uuids by position: a turn no longer stored gets the memory's
             # own text, as the index falls back to the memory's vector for it.

@@ -5,17 +5,29 @@ That job can die (the LLM was down for all its attempts) or be lost (a crash bet
 write and the queue send); the buffer then stays full and, without this, no later event would
 queue another. The local worker sweeps at start-up and every MEMORY_ENGINE_WORKER_SWEEP_SECONDS;
 on AWS a scheduled EventBridge rule invokes the worker with a sweep event.
+
+The same sweep removes what expired (`Memory.expires_at`): each expired memory goes as a delete
+of it would (`usecases/delete.py`: the store's removal, its turns kept as forgotten history, and
+the index purge), a bounded number per run. Reads skip an expired memory from the instant it
+expires, so nothing waits on the sweep to stop being returned.
 """
 
 from __future__ import annotations
 
 import logging
+from contextlib import suppress
 
 from memory_engine.engine import Engine
+from memory_engine.errors import MemoryEngineError, NotFound
 from memory_engine.extraction.batching import extraction_point
 from memory_engine.models.messages import ExtractionJob
+from memory_engine.usecases import index_purge
 
 log = logging.getLogger("memory_engine.sweep")
+
+# Expired memories removed per sweep: the rest wait for the next sweep (a few minutes), and on
+# AWS DynamoDB's TTL deletes any item the sweeps have not reached within its grace period.
+EXPIRED_PER_SWEEP = 500
 
 
 def run(engine: Engine) -> list[ExtractionJob]:
@@ -24,6 +36,12 @@ def run(engine: Engine) -> list[ExtractionJob]:
     A session that has a job waiting gets a twin, which the local queue drops and SQS delivers
     (a run that finds its batches taken does nothing): extraction is idempotent.
     """
+    try:
+        expire(engine)
+    except MemoryEngineError as error:
+        # The buffers' sweep (no turn lost) goes on; what expired is still never returned, and
+        # the next sweep removes it (an index still being built on a table just upgraded, say).
+        log.warning("sweep could not remove expired memories this time: %s", error.message)
     limits = engine.limits
     point = extraction_point(limits.extraction_threshold, limits.batch_size)
     sent = [
@@ -35,3 +53,21 @@ def run(engine: Engine) -> list[ExtractionJob]:
     if sent:
         log.info("sweep queued extraction for %d sessions with full buffers", len(sent))
     return sent
+
+
+def expire(engine: Engine, limit: int = EXPIRED_PER_SWEEP) -> list[tuple[str, str]]:
+    """Remove up to `limit` expired memories, of every tenant, with the cascade of a delete;
+    returns the (tenant, memory_id) removed."""
+    removed: list[tuple[str, str]] = []
+    by_tenant: dict[str, list[str]] = {}
+    for tenant, memory_id in engine.store.expired_memories(engine.clock.now(), limit):
+        # Deleted meanwhile (a user's delete, another sweep): its index purge still runs.
+        with suppress(NotFound):
+            engine.store.delete_memory(tenant, memory_id)
+        removed.append((tenant, memory_id))
+        by_tenant.setdefault(tenant, []).append(memory_id)
+    for tenant, memory_ids in by_tenant.items():
+        index_purge.delete(engine, tenant, memory_ids)
+    if removed:
+        log.info("sweep removed %d expired memories", len(removed))
+    return removed

@@ -105,8 +105,16 @@ def part_count(item: Mapping[str, Any]) -> int:
 
 def part_items(owner: Mapping[str, Any], chunks: Sequence[bytes]) -> list[Item]:
     pk, owner_sk = owner[keys.PK]["S"], owner[keys.SK]["S"]
+    # An expiring owner's parts expire with it: DynamoDB's TTL leaves no orphan part behind.
+    ttl = {keys.TTL_ATTRIBUTE: owner[keys.TTL_ATTRIBUTE]} if keys.TTL_ATTRIBUTE in owner else {}
     return [
-        {keys.PK: s(pk), keys.SK: s(keys.part_sk(owner_sk, number)), "kind": s("part"), "body": b(chunk)}
+        {
+            keys.PK: s(pk),
+            keys.SK: s(keys.part_sk(owner_sk, number)),
+            "kind": s("part"),
+            "body": b(chunk),
+            **ttl,
+        }
         for number, chunk in enumerate(chunks, start=1)
     ]
 
@@ -213,6 +221,8 @@ def turn_item(turn: Turn, thread: str) -> tuple[Item, list[bytes]]:
         base |= buffered_keys(turn.tenant, turn.session_uuid, thread, turn.seq)
     if turn.embedding is not None:
         base["embedding"] = b(pack_vector(turn.embedding))
+    if turn.memory_ttl_seconds is not None:
+        base["memory_ttl_seconds"] = n(turn.memory_ttl_seconds)
     return pack(base, {"query": turn.query, "answer": turn.answer}, TURN_ITEM_BYTES)
 
 
@@ -234,6 +244,7 @@ def turn_from(item: Mapping[str, Any], parts: Sequence[Mapping[str, Any]] = ()) 
         memory_id=text(item, "memory_id"),
         length_limit=number(item, "length_limit"),
         embedding=unpack_vector(bytes(item["embedding"]["B"])) if "embedding" in item else None,
+        memory_ttl_seconds=number(item, "memory_ttl_seconds") if "memory_ttl_seconds" in item else None,
     )
 
 
@@ -262,6 +273,8 @@ def memory_item(memory: Memory) -> tuple[Item, list[bytes]]:
     }
     if memory.is_fact:
         base |= fact_listing_keys(memory.tenant, memory.parent_session_uuid, memory.memory_id)
+    if memory.expires_at is not None:
+        base.update(expiry_attributes(memory))
     if memory.embedding:
         base["embedding"] = b(pack_vector(memory.embedding))
     if memory.turn_embeddings:
@@ -301,9 +314,22 @@ def memory_from(item: Mapping[str, Any], parts: Sequence[Mapping[str, Any]] = ()
         metadata=json.loads(payload["metadata"] or "{}"),
         # Items written before scopes existed have none: an engine memory's stored scope is {}.
         scope=json.loads(payload.get("scope") or "{}"),
+        expires_at=text(item, "expires_at"),
         # Items written before facts had a life: a fact that holds, stated when created.
         life=MemoryLife.model_validate_json(payload.get("life") or "{}"),
     )
+
+
+def expiry_attributes(memory: Memory) -> Item:
+    """An expiring memory's `expires_at`, its gsi5 keys (the sweep's listing) and its TTL."""
+    assert memory.expires_at is not None
+    expires = to_text(memory.expires_at)
+    return {
+        "expires_at": s(expires),
+        keys.GSI5_PK: s(keys.expiry_pk(keys.expiry_shard(memory.memory_id))),
+        keys.GSI5_SK: s(f"{expires}#{memory.memory_id}"),
+        keys.TTL_ATTRIBUTE: n(int(memory.expires_at.timestamp()) + keys.TTL_GRACE_SECONDS),
+    }
 
 
 _VECTORS = frozenset({"embedding", "turn_embeddings", "window_embeddings"})

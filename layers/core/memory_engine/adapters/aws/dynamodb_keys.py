@@ -11,7 +11,11 @@ from __future__ import annotations
 from typing import Any
 
 PK, SK = "pk", "sk"
-TTL_ATTRIBUTE = "ttl"  # enabled on the table; reserved for expiring items (no engine item sets it yet)
+# Enabled on the table: an expiring memory's item (and its overflow parts) carry it, in epoch
+# seconds, a grace period after its `expires_at`, so DynamoDB deletes for free what the sweep
+# (which purges the search index too) has missed.
+TTL_ATTRIBUTE = "ttl"
+TTL_GRACE_SECONDS = 2 * 86_400
 
 # Buffered turns of a thread, for retrieve (eventually consistent; sparse: buffered turns only).
 GSI1, GSI1_PK, GSI1_SK = "gsi1", "gsi1pk", "gsi1sk"
@@ -21,12 +25,17 @@ GSI2, GSI2_PK, GSI2_SK = "gsi2", "gsi2pk", "gsi2sk"
 GSI3, GSI3_PK, GSI3_SK = "gsi3", "gsi3pk", "gsi3sk"
 # A tenant's sessions, for the inspector's listing (keys only; sparse: session items only).
 GSI4, GSI4_PK, GSI4_SK = "gsi4", "gsi4pk", "gsi4sk"
+# Expiring memories by expiry time, for the sweep (keys only; sparse: memories with an expiry).
+# Spread over a fixed number of partitions by memory id; the sweep queries each.
+GSI5, GSI5_PK, GSI5_SK = "gsi5", "gsi5pk", "gsi5sk"
+EXPIRY_SHARDS = 16
 # Buffered turns of a session in seq order, strongly consistent, for the extraction worker.
 LSI1, LSI1_SK = "lsi1", "lsi1sk"
 
 SESSION_SK = "SESSION"
 MEMORY_SK = "MEMORY"
 CHARACTERS_SK = "CHARACTERS"
+SETTINGS_SK = "SETTINGS"
 TURN_PREFIX = "TURN#"
 MEMREF_PREFIX = "MEMREF#"
 BUFFERED_PREFIX = "B#"
@@ -50,6 +59,11 @@ def thread_pk(tenant: str, thread: str) -> str:
     """The thread's character registry; also the gsi1 partition of the thread's buffered turns and
     the gsi3 partition of its memories."""
     return f"{_tenant(tenant)}#TH#{thread}"
+
+
+def tenant_settings_pk(tenant: str) -> str:
+    """Partition of the tenant's settings item (its retention)."""
+    return f"{_tenant(tenant)}#SETTINGS"
 
 
 def tenant_memories(tenant: str) -> str:
@@ -88,6 +102,21 @@ def fact_listing_thread(sort_key: str) -> str:
 AFTER_IDS = "~"
 
 
+def expiry_pk(shard: int) -> str:
+    """gsi5 partition `shard` (0 to EXPIRY_SHARDS - 1) of expiring memories."""
+    return f"EXPIRES#{shard:02d}"
+
+
+def expiry_shard(memory_id: str) -> int:
+    return sum(memory_id.encode("utf-8")) % EXPIRY_SHARDS
+
+
+def tenant_and_memory(pk: str) -> tuple[str, str]:
+    """The tenant and memory id of a memory item's pk (`memory_pk` read back)."""
+    tenant_part, _, memory_id = pk.removeprefix("T#").rpartition("#M#")
+    return tenant_part.replace("##", "#"), memory_id
+
+
 def seq_text(seq: int) -> str:
     return f"{seq:0{SEQ_WIDTH}d}"
 
@@ -124,6 +153,7 @@ def create_table_request(table_name: str) -> dict[str, Any]:
     Enable TTL on `ttl` separately (UpdateTimeToLive), and point-in-time recovery in production.
     """
     string_keys = [PK, SK, GSI1_PK, GSI1_SK, GSI2_PK, GSI2_SK, LSI1_SK, GSI3_PK, GSI3_SK, GSI4_PK, GSI4_SK]
+    string_keys += [GSI5_PK, GSI5_SK]
     return {
         "TableName": table_name,
         "BillingMode": "PAY_PER_REQUEST",
@@ -160,6 +190,14 @@ def create_table_request(table_name: str) -> dict[str, Any]:
                 "KeySchema": [
                     {"AttributeName": GSI4_PK, "KeyType": "HASH"},
                     {"AttributeName": GSI4_SK, "KeyType": "RANGE"},
+                ],
+                "Projection": {"ProjectionType": "KEYS_ONLY"},
+            },
+            {
+                "IndexName": GSI5,
+                "KeySchema": [
+                    {"AttributeName": GSI5_PK, "KeyType": "HASH"},
+                    {"AttributeName": GSI5_SK, "KeyType": "RANGE"},
                 ],
                 "Projection": {"ProjectionType": "KEYS_ONLY"},
             },

@@ -88,6 +88,30 @@ def fact_scopes(
     ]
 
 
+def sessions_after(
+    table: DynamoTable, tenant: str, after: tuple[str, str] | None, limit: int
+) -> list[Session]:
+    """Up to `limit` sessions of the tenant after `after` (thread, session), in gsi4 order."""
+    if limit <= 0:
+        return []
+    condition, values = "gsi4pk = :tenant", {":tenant": items.s(keys.tenant_sessions(tenant))}
+    if after is not None:
+        condition += " AND gsi4sk > :after"
+        values[":after"] = items.s(keys.session_listing_sk(*after))
+    listed = table.query(
+        IndexName=keys.GSI4, KeyConditionExpression=condition, ExpressionAttributeValues=values, Limit=limit
+    )
+    sessions: list[Session] = []
+    # A session deleted since the index saw it is not found: the page is filled from further on,
+    # so a short page is the last.
+    while len(sessions) < limit and (wanted := list(islice(listed, limit - len(sessions)))):
+        found = [items.session_from(item) for item in table.batch_get(reads.keys_of(wanted))]
+        sessions += sorted(
+            found, key=lambda s: keys.session_listing_sk(s.parent_session_uuid, s.session_uuid)
+        )
+    return sessions
+
+
 def unlisted_sessions(table: DynamoTable) -> Iterator[items.Item]:
     """Session items without listing keys: those written before gsi4 existed (a Scan of the
     whole table, for the one-off backfill only; no function's role may Scan the table)."""

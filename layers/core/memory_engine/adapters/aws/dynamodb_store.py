@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from datetime import datetime
 from itertools import islice
 
 from memory_engine.adapters.aws import dynamodb_items as items
 from memory_engine.adapters.aws import dynamodb_keys as keys
+from memory_engine.adapters.aws import dynamodb_lifecycle as lifecycle
 from memory_engine.adapters.aws import dynamodb_reads as reads
 from memory_engine.adapters.aws.dynamodb_fork import write_fork
 from memory_engine.adapters.aws.dynamodb_removal import delete_dialog, delete_memory, delete_session
@@ -29,6 +31,7 @@ from memory_engine.adapters.aws.dynamodb_sessions import (
     backfill_session_listing,
     fact_scopes,
     list_sessions,
+    sessions_after,
 )
 from memory_engine.adapters.aws.dynamodb_table import (
     TRANSACTION_LIMIT,
@@ -42,7 +45,8 @@ from memory_engine.adapters.aws.dynamodb_table import (
 from memory_engine.adapters.encoding import pack_vector
 from memory_engine.errors import Conflict, InvalidInput, Unavailable
 from memory_engine.models.domain import Memory, Session, Turn, TurnStatus, check_thread
-from memory_engine.ports import ConsolidateOutcome, FactScope, ForkPlan, RemovalOutcome
+from memory_engine.ports import Clock, ConsolidateOutcome, FactScope, ForkPlan, RemovalOutcome
+from memory_engine.ports.clock import SystemClock
 
 MAX_ATTEMPTS = 12  # optimistic retries of one write under contention before answering 503
 _NOT_THERE = "attribute_not_exists(pk)"
@@ -61,8 +65,16 @@ _IDENTITY = (
 class DynamoDbStore:
     """The `Store` port over DynamoDB. No AWS call happens before the first method call."""
 
-    def __init__(self, table_name: str, region: str | None = None, dynamodb: object = None) -> None:
+    def __init__(
+        self, table_name: str, region: str | None = None, dynamodb: object = None, clock: Clock | None = None
+    ) -> None:
         self.table = DynamoTable(table_name, region, dynamodb)
+        self._clock = clock or SystemClock()
+
+    def _live(self, memories: Iterable[Memory]) -> list[Memory]:
+        """What a read gives back: an expired memory is gone from the instant it expires."""
+        now = self._clock.now()
+        return [memory for memory in memories if not memory.expired(now)]
 
     # -- sessions and turns ------------------------------------------------------------------
 
@@ -77,6 +89,9 @@ class DynamoDbStore:
 
     def fact_scopes(self, tenant: str, after: str | None = None, limit: int = 100) -> list[FactScope]:
         return fact_scopes(self.table, tenant, after, limit)
+
+    def sessions_after(self, tenant: str, after: tuple[str, str] | None, limit: int) -> list[Session]:
+        return sessions_after(self.table, tenant, after, limit)
 
     def backfill_session_listing(self) -> int:
         """List the sessions written before the listing index existed (`dynamodb_sessions`)."""
@@ -218,6 +233,7 @@ class DynamoDbStore:
     # -- memories ----------------------------------------------------------------------------
 
     def save_memory(self, memory: Memory) -> bool:
+        memory = memory.retained(self.get_retention(memory.tenant))
         sources = sorted(set(memory.source_dialog_uuids))
         item, chunks = items.memory_item(memory)
         actions = [put(item, _NOT_THERE), *(put(part) for part in items.part_items(item, chunks))]
@@ -266,7 +282,8 @@ class DynamoDbStore:
 
     def get_memory(self, tenant: str, memory_id: str) -> Memory | None:
         item = self.table.get(keys.memory_pk(tenant, memory_id), keys.MEMORY_SK)
-        return None if item is None else reads.memories(self.table, [item])[0]
+        found = [] if item is None else self._live(reads.memories(self.table, [item]))
+        return found[0] if found else None
 
     def get_memories(
         self, tenant: str, memory_ids: Sequence[str], *, vectors: bool = True
@@ -279,7 +296,7 @@ class DynamoDbStore:
             if wanted
             else []
         )
-        return {memory.memory_id: memory for memory in found}
+        return {memory.memory_id: memory for memory in self._live(found)}
 
     def list_memories(self, tenant: str, session_uuid: str) -> list[Memory]:
         refs = self.table.query(
@@ -292,7 +309,8 @@ class DynamoDbStore:
         )
         order = [items.text(ref, "memory_id") or "" for ref in refs]
         found = {
-            m.memory_id: m for m in reads.memories(self.table, reads.memory_items(self.table, tenant, order))
+            m.memory_id: m
+            for m in self._live(reads.memories(self.table, reads.memory_items(self.table, tenant, order)))
         }
         return [found[memory_id] for memory_id in order if memory_id in found]
 
@@ -310,10 +328,10 @@ class DynamoDbStore:
         for found in pages:
             page.append(found)
             if len(page) == _PAGE:
-                yield from reads.memories(self.table, self.table.batch_get(reads.keys_of(page)))
+                yield from self._live(reads.memories(self.table, self.table.batch_get(reads.keys_of(page))))
                 page = []
         if page:
-            yield from reads.memories(self.table, self.table.batch_get(reads.keys_of(page)))
+            yield from self._live(reads.memories(self.table, self.table.batch_get(reads.keys_of(page))))
 
     def list_thread_memories(
         self, tenant: str, thread: str, after: str | None = None, limit: int = 100
@@ -333,9 +351,15 @@ class DynamoDbStore:
         )
         page: list[Memory] = []
         while len(page) < limit and (wanted := list(islice(listed, limit - len(page)))):
-            found = reads.memories(self.table, self.table.batch_get(reads.keys_of(wanted)))
+            found = self._live(reads.memories(self.table, self.table.batch_get(reads.keys_of(wanted))))
             page += sorted(found, key=lambda memory: memory.memory_id)
         return page
+
+    def memories_after(self, tenant: str, after: str | None, limit: int) -> list[Memory]:
+        return lifecycle.memories_after(self.table, tenant, after, limit, self._live)
+
+    def expired_memories(self, now: datetime, limit: int) -> list[tuple[str, str]]:
+        return lifecycle.expired_memories(self.table, now, limit)
 
     def update_memory(self, memory: Memory) -> bool:
         pk = keys.memory_pk(memory.tenant, memory.memory_id)
@@ -373,7 +397,18 @@ class DynamoDbStore:
         return delete_dialog(self.table, tenant, session_uuid, dialog_uuid)
 
     def create_fork(self, plan: ForkPlan) -> None:
-        write_fork(self.table, plan)
+        days = self.get_retention(plan.target.tenant)
+        write_fork(
+            self.table, plan.model_copy(update={"memories": [m.retained(days) for m in plan.memories]})
+        )
+
+    # -- a tenant's retention -----------------------------------------------------------------
+
+    def get_retention(self, tenant: str) -> int | None:
+        return lifecycle.get_retention(self.table, tenant)
+
+    def set_retention(self, tenant: str, days: int | None) -> None:
+        lifecycle.set_retention(self.table, tenant, days)
 
     # -- the thread's character registry ------------------------------------------------------
 

@@ -41,6 +41,7 @@ CREATE TABLE IF NOT EXISTS turns (
     memory_id TEXT,
     length_limit INTEGER NOT NULL,
     embedding BLOB,
+    memory_ttl_seconds INTEGER,
     PRIMARY KEY (tenant, session_uuid, dialog_uuid)
 );
 CREATE UNIQUE INDEX IF NOT EXISTS turns_by_seq ON turns (tenant, session_uuid, seq);
@@ -62,12 +63,20 @@ CREATE TABLE IF NOT EXISTS memories (
     created_at TEXT NOT NULL,
     metadata TEXT NOT NULL,
     scope TEXT NOT NULL DEFAULT '{}',
+    expires_at TEXT,
     life TEXT NOT NULL DEFAULT '{}',
     PRIMARY KEY (tenant, memory_id)
 );
 CREATE INDEX IF NOT EXISTS memories_by_session ON memories (tenant, session_uuid, first_seq);
 -- A scope's memories (memory bank, chat memory) are its thread's: listed in memory id order.
 CREATE INDEX IF NOT EXISTS memories_by_thread ON memories (tenant, parent_session_uuid, memory_id);
+
+-- A tenant's retention (usecases/retention.py): every memory saved expires that many days after
+-- its creation (`Memory.retained`).
+CREATE TABLE IF NOT EXISTS tenant_settings (
+    tenant TEXT NOT NULL PRIMARY KEY,
+    retention_days INTEGER
+);
 
 CREATE TABLE IF NOT EXISTS characters (
     tenant TEXT NOT NULL,
@@ -87,10 +96,21 @@ def migrate_store(conn: sqlite3.Connection) -> None:
         conn.execute("ALTER TABLE memories ADD COLUMN turn_embeddings BLOB NOT NULL DEFAULT x''")
     if "window_embeddings" not in columns:
         conn.execute("ALTER TABLE memories ADD COLUMN window_embeddings BLOB NOT NULL DEFAULT x''")
+    if "expires_at" not in columns:
+        conn.execute("ALTER TABLE memories ADD COLUMN expires_at TEXT")
+    # Partial: only expiring memories are in it, so the sweep reads what expires, not the table.
+    # Created here, after the column exists in a file of an older version.
+    conn.execute(
+        "CREATE INDEX IF NOT EXISTS memories_by_expiry ON memories (expires_at, tenant, memory_id)"
+        " WHERE expires_at IS NOT NULL"
+    )
     if "life" not in columns:
         conn.execute("ALTER TABLE memories ADD COLUMN life TEXT NOT NULL DEFAULT '{}'")
-    if "embedding" not in {row["name"] for row in conn.execute("PRAGMA table_info(turns)")}:
+    turn_columns = {row["name"] for row in conn.execute("PRAGMA table_info(turns)")}
+    if "embedding" not in turn_columns:
         conn.execute("ALTER TABLE turns ADD COLUMN embedding BLOB")
+    if "memory_ttl_seconds" not in turn_columns:
+        conn.execute("ALTER TABLE turns ADD COLUMN memory_ttl_seconds INTEGER")
 
 
 def insert_session(conn: sqlite3.Connection, session: Session) -> None:
@@ -112,8 +132,8 @@ def insert_session(conn: sqlite3.Connection, session: Session) -> None:
 def insert_turns(conn: sqlite3.Connection, turns: Sequence[Turn]) -> None:
     conn.executemany(
         "INSERT INTO turns (tenant, session_uuid, dialog_uuid, seq, query, answer, user_name, npc_id, type,"
-        " timestamp, created_at, status, memory_id, length_limit, embedding)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        " timestamp, created_at, status, memory_id, length_limit, embedding, memory_ttl_seconds)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [
             (
                 turn.tenant,
@@ -131,18 +151,46 @@ def insert_turns(conn: sqlite3.Connection, turns: Sequence[Turn]) -> None:
                 turn.memory_id,
                 turn.length_limit,
                 None if turn.embedding is None else pack_vector(turn.embedding),
+                turn.memory_ttl_seconds,
             )
             for turn in turns
         ],
     )
 
 
+def retention_days(conn: sqlite3.Connection, tenant: str) -> int | None:
+    row = conn.execute("SELECT retention_days FROM tenant_settings WHERE tenant = ?", (tenant,)).fetchone()
+    return None if row is None else row["retention_days"]
+
+
+def save_retention(conn: sqlite3.Connection, tenant: str, days: int | None) -> None:
+    conn.execute(
+        "INSERT INTO tenant_settings (tenant, retention_days) VALUES (?, ?)"
+        " ON CONFLICT (tenant) DO UPDATE SET retention_days = excluded.retention_days",
+        (tenant, days),
+    )
+
+
+def expired_ids(conn: sqlite3.Connection, now: str, limit: int) -> list[tuple[str, str]]:
+    """(tenant, memory id) of up to `limit` memories expired at `now` (`to_text`), soonest first:
+    read from the partial index of expiring memories."""
+    rows = conn.execute(
+        "SELECT tenant, memory_id FROM memories WHERE expires_at IS NOT NULL AND expires_at <= ?"
+        " ORDER BY expires_at, tenant, memory_id LIMIT ?",
+        (now, max(limit, 0)),
+    ).fetchall()
+    return [(row["tenant"], row["memory_id"]) for row in rows]
+
+
 def insert_memories(conn: sqlite3.Connection, memories: Sequence[Memory]) -> None:
+    """Insert the memories, each under its tenant's retention (read in the same transaction)."""
+    days = {tenant: retention_days(conn, tenant) for tenant in {memory.tenant for memory in memories}}
+    memories = [memory.retained(days[memory.tenant]) for memory in memories]
     conn.executemany(
         "INSERT INTO memories (tenant, memory_id, session_uuid, parent_session_uuid, fields,"
         " source_dialog_uuids, first_seq, last_seq, embedding, turn_embeddings, window_embeddings,"
-        " source_text, created_at, metadata, scope, life)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        " source_text, created_at, metadata, scope, expires_at, life)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [
             (
                 memory.tenant,
@@ -160,6 +208,7 @@ def insert_memories(conn: sqlite3.Connection, memories: Sequence[Memory]) -> Non
                 to_text(memory.created_at),
                 _json(memory.metadata),
                 _json(memory.scope),
+                _expiry(memory),
                 _life(memory),
             )
             for memory in memories
@@ -181,7 +230,8 @@ def update_memory_row(conn: sqlite3.Connection, memory: Memory) -> bool:
     """Replace what may change in a stored memory; False when it is not stored."""
     updated = conn.execute(
         "UPDATE memories SET fields = ?, embedding = ?, turn_embeddings = ?, window_embeddings = ?,"
-        " source_text = ?, metadata = ?, scope = ?, life = ? WHERE tenant = ? AND memory_id = ?",
+        " source_text = ?, metadata = ?, scope = ?, expires_at = ?, life = ?"
+        " WHERE tenant = ? AND memory_id = ?",
         (
             _json(memory.fields.model_dump(mode="json")),
             pack_vector(memory.embedding),
@@ -190,6 +240,7 @@ def update_memory_row(conn: sqlite3.Connection, memory: Memory) -> bool:
             memory.source_text,
             _json(memory.metadata),
             _json(memory.scope),
+            _expiry(memory),
             _life(memory),
             memory.tenant,
             memory.memory_id,
@@ -208,7 +259,7 @@ def turn_from_row(row: sqlite3.Row) -> Turn:
 MEMORY_COLUMNS_WITHOUT_VECTORS = (
     "tenant, memory_id, session_uuid, parent_session_uuid, fields, source_dialog_uuids, first_seq,"
     " last_seq, x'' AS embedding, x'' AS turn_embeddings, x'' AS window_embeddings, source_text, created_at,"
-    " metadata, scope, life"
+    " metadata, scope, expires_at, life"
 )
 
 
@@ -230,8 +281,14 @@ def memory_from_row(row: sqlite3.Row) -> Memory:
         created_at=row["created_at"],
         metadata=json.loads(row["metadata"]),
         scope=json.loads(row["scope"]),
+        expires_at=row["expires_at"],
         life=MemoryLife.model_validate_json(row["life"]),
     )
+
+
+def _expiry(memory: Memory) -> str | None:
+    # Fixed-width UTC text: compared as text with `to_text(now)` in SQL.
+    return None if memory.expires_at is None else to_text(memory.expires_at)
 
 
 def _split(values: list[float], parts: int) -> list[list[float]]:

@@ -5,24 +5,30 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from memory_engine.adapters.encoding import to_text
 from memory_engine.adapters.local.sqlite_db import SqliteDatabase, pack_vector
 from memory_engine.adapters.local.sqlite_rows import (
     MEMORY_COLUMNS_WITHOUT_VECTORS,
     STORE_SCHEMA,
+    expired_ids,
     insert_memories,
     insert_session,
     insert_turns,
     memory_from_row,
     migrate_store,
+    retention_days,
+    save_retention,
     turn_from_row,
     update_memory_row,
 )
 from memory_engine.errors import Conflict, InvalidInput, NotFound
 from memory_engine.models.domain import THREAD_SCOPE_KEY, Memory, Session, Turn, TurnStatus, check_thread
-from memory_engine.ports import ConsolidateOutcome, FactScope, ForkPlan, RemovalOutcome
+from memory_engine.ports import Clock, ConsolidateOutcome, FactScope, ForkPlan, RemovalOutcome
+from memory_engine.ports.clock import SystemClock
 
 _BUFFERED = TurnStatus.BUFFERED.value
 _EXTRACTED = TurnStatus.EXTRACTED.value
@@ -30,6 +36,8 @@ _FORGOTTEN = TurnStatus.FORGOTTEN.value
 # Memories come back in pages so a rebuild of the index streams without holding the lock throughout.
 _ITER_PAGE = 200
 _IN_CHUNK = 500  # ids per "IN (...)": well under SQLite's bound on host parameters
+# What every read of memories adds: an expired memory is gone from the instant it expires.
+_LIVE = " AND (expires_at IS NULL OR expires_at > ?)"
 
 
 class SqliteStore:
@@ -38,8 +46,12 @@ class SqliteStore:
     Nothing touches the disk until the first call; `path` may be ":memory:" for throwaway use.
     """
 
-    def __init__(self, path: Path | str) -> None:
+    def __init__(self, path: Path | str, clock: Clock | None = None) -> None:
         self._db = SqliteDatabase(path, STORE_SCHEMA, migrate=migrate_store)
+        self._clock = clock or SystemClock()
+
+    def _now(self) -> str:
+        return to_text(self._clock.now())
 
     def close(self) -> None:
         self._db.close()
@@ -88,6 +100,15 @@ class SqliteStore:
             )
             for row in counted
         ]
+
+    def sessions_after(self, tenant: str, after: tuple[str, str] | None, limit: int) -> list[Session]:
+        with self._db.read() as conn:
+            rows = conn.execute(
+                "SELECT * FROM sessions WHERE tenant = ? AND (parent_session_uuid, session_uuid) > (?, ?)"
+                " ORDER BY parent_session_uuid, session_uuid LIMIT ?",
+                (tenant, *(after or ("", "")), max(limit, 0)),
+            ).fetchall()
+        return [Session.model_validate(dict(row)) for row in rows]
 
     def append_turn(self, session: Session, turn: Turn) -> ConsolidateOutcome:
         if (turn.tenant, turn.session_uuid) != (session.tenant, session.session_uuid):
@@ -192,7 +213,8 @@ class SqliteStore:
     def get_memory(self, tenant: str, memory_id: str) -> Memory | None:
         with self._db.read() as conn:
             row = _memory_row(conn, tenant, memory_id)
-        return None if row is None else memory_from_row(row)
+        memory = None if row is None else memory_from_row(row)
+        return None if memory is None or memory.expired(self._clock.now()) else memory
 
     def get_memories(
         self, tenant: str, memory_ids: Sequence[str], *, vectors: bool = True
@@ -200,13 +222,14 @@ class SqliteStore:
         wanted = list(dict.fromkeys(memory_ids))
         found: dict[str, Memory] = {}
         columns = "*" if vectors else MEMORY_COLUMNS_WITHOUT_VECTORS
+        now = self._now()
         with self._db.read() as conn:
             for start in range(0, len(wanted), _IN_CHUNK):
                 chunk = wanted[start : start + _IN_CHUNK]
                 marks = ", ".join("?" * len(chunk))  # placeholders only: the ids are bound
                 rows = conn.execute(
-                    f"SELECT {columns} FROM memories WHERE tenant = ? AND memory_id IN ({marks})",
-                    (tenant, *chunk),
+                    f"SELECT {columns} FROM memories WHERE tenant = ? AND memory_id IN ({marks})" + _LIVE,
+                    (tenant, *chunk, now),
                 ).fetchall()
                 found.update((memory.memory_id, memory) for memory in map(memory_from_row, rows))
         return found
@@ -214,8 +237,10 @@ class SqliteStore:
     def list_memories(self, tenant: str, session_uuid: str) -> list[Memory]:
         with self._db.read() as conn:
             rows = conn.execute(
-                "SELECT * FROM memories WHERE tenant = ? AND session_uuid = ? ORDER BY first_seq, memory_id",
-                (tenant, session_uuid),
+                "SELECT * FROM memories WHERE tenant = ? AND session_uuid = ?"
+                + _LIVE
+                + " ORDER BY first_seq, memory_id",
+                (tenant, session_uuid, self._now()),
             ).fetchall()
         return [memory_from_row(row) for row in rows]
 
@@ -229,7 +254,8 @@ class SqliteStore:
                     " AND (? IS NULL OR tenant = ?) ORDER BY tenant, memory_id LIMIT ?",
                     (*after, tenant, tenant, _ITER_PAGE),
                 ).fetchall()
-            yield from (memory_from_row(row) for row in rows)
+            now = self._clock.now()
+            yield from (memory for memory in map(memory_from_row, rows) if not memory.expired(now))
             if len(rows) < _ITER_PAGE:
                 return
             after = (rows[-1]["tenant"], rows[-1]["memory_id"])
@@ -240,14 +266,29 @@ class SqliteStore:
         with self._db.read() as conn:
             rows = conn.execute(
                 "SELECT * FROM memories WHERE tenant = ? AND parent_session_uuid = ? AND memory_id > ?"
-                " ORDER BY memory_id LIMIT ?",
-                (tenant, thread, after or "", max(limit, 0)),
+                + _LIVE
+                + " ORDER BY memory_id LIMIT ?",
+                (tenant, thread, after or "", self._now(), max(limit, 0)),
             ).fetchall()
         return [memory_from_row(row) for row in rows]
 
     def update_memory(self, memory: Memory) -> bool:
         with self._db.write() as conn:
             return update_memory_row(conn, memory)
+
+    def memories_after(self, tenant: str, after: str | None, limit: int) -> list[Memory]:
+        with self._db.read() as conn:
+            rows = conn.execute(
+                "SELECT * FROM memories WHERE tenant = ? AND memory_id > ?"
+                + _LIVE
+                + " ORDER BY memory_id LIMIT ?",
+                (tenant, after or "", self._now(), max(limit, 0)),
+            ).fetchall()
+        return [memory_from_row(row) for row in rows]
+
+    def expired_memories(self, now: datetime, limit: int) -> list[tuple[str, str]]:
+        with self._db.read() as conn:
+            return expired_ids(conn, to_text(now), limit)
 
     # -- removal -----------------------------------------------------------------------------
 
@@ -354,7 +395,15 @@ class SqliteStore:
                     "nothing was written."
                 ) from error
 
-    # -- helpers -----------------------------------------------------------------------------
+    # -- a tenant's retention -----------------------------------------------------------------
+
+    def get_retention(self, tenant: str) -> int | None:
+        with self._db.read() as conn:
+            return retention_days(conn, tenant)
+
+    def set_retention(self, tenant: str, days: int | None) -> None:
+        with self._db.write() as conn:
+            save_retention(conn, tenant, days)
 
     # -- the thread's character registry ------------------------------------------------------
 
