@@ -81,7 +81,11 @@ def found(engine: Engine, thread: Thread, facts: dict[str, int]) -> dict[int, bo
     out: dict[int, bool] = {}
     for index, fact in enumerate(thread.facts):
         request = RetrieveRequest.model_validate(
-            {"parent_session_uuids": [THREAD], "user_input": {"query": fact.question}, "options": {"limit": LIMIT}}
+            {
+                "parent_session_uuids": [THREAD],
+                "user_input": {"query": fact.question},
+                "options": {"limit": LIMIT},
+            }
         )
         hits = retrieve.run(engine, TENANT, request).data
         out[index] = any(dialog_of[index] in hit.source_dialog_uuids for hit in hits)
@@ -89,7 +93,9 @@ def found(engine: Engine, thread: Thread, facts: dict[str, int]) -> dict[int, bo
 
 
 @pytest.fixture(scope="module", params=sorted(THREADS))
-def states(request: pytest.FixtureRequest, embedder: Embedder) -> Iterator[tuple[Thread, dict[int, bool], dict[int, bool]]]:
+def states(
+    request: pytest.FixtureRequest, embedder: Embedder
+) -> Iterator[tuple[Thread, dict[int, bool], dict[int, bool]]]:
     thread = THREADS[request.param]
     buffered, facts = live_thread(embedder, thread, extract_last=False)
     assert buffered.store.buffered_turns_in_threads(TENANT, [THREAD]), "the last session is still buffered"

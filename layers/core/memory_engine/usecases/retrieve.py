@@ -115,7 +115,11 @@ def gather(engine: Engine, tenant: str, request: RetrieveRequest) -> Gathered:
         query=query,
         memories=memory_candidates((hit.doc_id, hit.dense, hit.lexical) for hit in memory_hits),
         sources=sources,
-        turns=[turn for source in sources for turn in turn_candidates(source, query, config.window_share)],
+        turns=[
+            turn
+            for source in sources
+            for turn in turn_candidates(source, query, config.window_share, config.own_document)
+        ],
         buffered=buffered,
         lines={turn.key: (turn.text, turn.said) for turn in indexed},
     )
