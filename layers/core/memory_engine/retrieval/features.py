@@ -102,17 +102,23 @@ MEMORY_FEATURES: tuple[str, ...] = ("memory", "memory_dense")
 
 
 def turn_candidates(
-    found: Iterable[FoundTurn], query: Query, window_share: float, own_document: bool = True
+    found: Iterable[FoundTurn],
+    query: Query,
+    window_share: float,
+    own_document: bool = True,
+    scale: float | None = None,
 ) -> list[TurnCandidate]:
     """The candidates of ONE source (call once per source: BM25 is divided by the best of `found`).
 
     A turn's cosine is split between its own vector and its window's: `window_share` of it comes
     from the window where the turn has one (features `dense` and `window`), all of it from its own
     where it has none. With `own_document`, a buffered turn (a unit of its own) also carries its
-    unit's document features, from itself (`MEMORY_FEATURES`; `_own_document`).
+    unit's document features, from itself (`MEMORY_FEATURES`; `_own_document`). `scale` is the
+    BM25 that counts as 1 where the source was scored against a wider set than `found` (the
+    buffered turns, pooled with the indexed candidates); by default the best of `found`.
     """
     turns = list(found)
-    top = max((turn.bm25 for turn in turns), default=0.0) or 1.0
+    top = scale or max((turn.bm25 for turn in turns), default=0.0) or 1.0
     out = []
     for turn in turns:
         share = 0.0 if turn.window is None else window_share
