@@ -49,12 +49,13 @@ class State:
     extracted: Callable[[int], int]  # sessions extracted, of n
 
 
+def _share(share: float) -> State:
+    return State(f"first {round(100 * share)}% of sessions extracted", lambda n: round(share * n))
+
+
 STATES: tuple[State, ...] = (
     State(ALL_BUFFERED, lambda n: 0),
-    *(
-        State(f"first {round(100 * share)}% of sessions extracted", lambda n, s=share: round(s * n))
-        for share in STEPS
-    ),
+    *(_share(share) for share in STEPS),
     State(BUT_LAST, lambda n: n - 1),
     State(ALL_EXTRACTED, lambda n: n),
 )
