@@ -26,7 +26,7 @@ def _core(*names: str) -> tuple[str, ...]:
 
 
 # What ranks: the analysis of a question, the merge and fusion of candidates, the use case.
-RANKING = _core("retrieval", "usecases/retrieve.py", "indexing")
+RANKING = _core("retrieval", "usecases/retrieve.py", "usecases/turn_vectors.py", "indexing")
 # The local index: tantivy's BM25 beside numpy files and usearch graphs, on disk and loaded at start.
 LOCAL_INDEX = (
     *_core(
@@ -69,7 +69,7 @@ LOCAL_SERVER = (
     "memory_engine_app/local_engine.py",
     "memory_engine_app/worker.py",
     "functions",
-    *_core("http.py", "resolver.py", "ratelimit.py", "deadline.py"),
+    *_core("edge/http.py", "edge/resolver.py", "edge/ratelimit.py", "deadline.py"),
 )
 SEARCH_SETTINGS = ("local_index_ann_threshold", "retrieve_embed_budget", "retrieve_embed_budget_chars")
 LOCOMO = ("bench/quality/locomo", "bench/quality/locomo_retrieval.py")
@@ -87,7 +87,14 @@ MEASURED: dict[str, Measures] = {
         (*INDEX_PACKAGES, *EMBEDDING_PACKAGES),
     ),
     "ingest": Measures(
-        (*EXTRACTION, *LOCAL_INDEX, *EMBEDDERS, *LOCAL_STORE, *_core("indexing"), "functions/consolidate"),
+        (
+            *EXTRACTION,
+            *LOCAL_INDEX,
+            *EMBEDDERS,
+            *LOCAL_STORE,
+            *_core("indexing", "usecases/turn_vectors.py"),
+            "functions/consolidate",
+        ),
         ("extraction_threshold", "extractor", *EMBEDDING_SETTINGS),
         (*INDEX_PACKAGES, *EMBEDDING_PACKAGES),
     ),
@@ -134,7 +141,7 @@ MEASURED: dict[str, Measures] = {
         (*SEARCH_SETTINGS, *EMBEDDING_SETTINGS),
         EMBEDDING_PACKAGES,
     ),
-    "aws_calls": Measures(_core("usecases", "adapters/aws", "indexing", "facts.py"), (), ("boto3",)),
+    "aws_calls": Measures(_core("usecases", "adapters/aws", "indexing"), (), ("boto3",)),
     "doors": Measures(
         (
             "clients/python/memory_engine_client",
@@ -146,7 +153,7 @@ MEASURED: dict[str, Measures] = {
         ("httpx",),
     ),
     "dialects": Measures(
-        (*_core("usecases", "models", "facts.py", "chat_prompt.py", "http.py"), "functions"),
+        (*_core("usecases", "models", "edge/http.py"), "functions"),
     ),
     "peer_mem0": Measures(
         (

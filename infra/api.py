@@ -6,7 +6,7 @@ throttling, bad body, too large) answer in one body that holds the native error 
 game and OpenAI dialects' error fields beside it, so every client reads its own.
 
 Per-key rate limits: the API takes its API keys from the authorizer (key source AUTHORIZER), which
-returns each memory-engine key's usage-plan key (`memory_engine.auth.usage_key_value`); every route
+returns each memory-engine key's usage-plan key (`memory_engine.edge.auth.usage_key_value`); every route
 but health requires one, and the stage's usage plan throttles (and optionally counts) per key.
 `memory-engine keys create|rotate|revoke|sync` keeps the plan's keys in step with the key store.
 """

@@ -64,8 +64,8 @@ def create_resources() -> str:
 
 def issue_key() -> str:
     """An API key of tenant `local` in the DynamoDB key table (no usage plan: moto has no stage)."""
-    from memory_engine import key_wiring
     from memory_engine.adapters.local.usage_plan import NoUsagePlan
+    from memory_engine.composition import key_wiring
     from memory_engine.ports.clock import SystemClock
     from memory_engine.usecases import keys
 

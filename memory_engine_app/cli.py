@@ -73,8 +73,7 @@ def reindex(tenant: str | None, reembed: bool = False) -> int:
     with `reembed`, the stored vectors are first recomputed with the configured embedder."""
     from tqdm import tqdm
 
-    from memory_engine import wiring
-    from memory_engine.backends import backend
+    from memory_engine.composition import wiring
     from memory_engine.indexing.documents import rebuild
     from memory_engine.settings import get_settings
 
@@ -84,22 +83,24 @@ def reindex(tenant: str | None, reembed: bool = False) -> int:
     injected = wiring.installed()
     if injected is not None:
         store, index, embedder = injected.store, injected.index, injected.embedder
-    elif not backend(settings).index_files:
-        if not settings.opensearch_url:
+    else:
+        choice = wiring.index_choice(settings)
+        if choice == "memory":
             print(
-                f"memory-engine reindex: with MEMORY_ENGINE_BACKEND={settings.backend} it rebuilds the "
-                "OpenSearch index from the store; set MEMORY_ENGINE_OPENSEARCH_URL.",
+                "memory-engine reindex: the configured index (MEMORY_ENGINE_INDEX=memory) is rebuilt "
+                "from the store at every start, so there is nothing to rebuild; set "
+                "MEMORY_ENGINE_OPENSEARCH_URL to rebuild the OpenSearch index.",
                 file=sys.stderr,
             )
             return 2
-        store, index = wiring.build_store(settings), wiring.build_opensearch_index(settings)
+        store = wiring.build_store(settings)
+        if choice == "files":  # the local backend's index files, rebuilt in place
+            if reembed:
+                _reembed(store, wiring.build_embedder(settings), tenant)
+            return _reindex_local(settings, store, tenant)
+        index = wiring.build_index(settings, store)
         if reembed:
             embedder = wiring.build_embedder(settings)
-    else:  # the local backend: its index files, rebuilt in place
-        store = wiring.build_store(settings)
-        if reembed:
-            _reembed(store, wiring.build_embedder(settings), tenant)
-        return _reindex_local(settings, store, tenant)
     if reembed and embedder is not None:
         _reembed(store, embedder, tenant)
     with tqdm(unit=" memories", desc="reindex") as bar:
@@ -147,18 +148,21 @@ def _reindex_local(settings: Settings, store: Store, tenant: str | None) -> int:
 
 def create_index(recreate: bool) -> int:
     """Create the OpenSearch index; never done by a function at run time."""
-    from memory_engine import wiring
+    from memory_engine.adapters.aws.opensearch_index import OpenSearchIndex
+    from memory_engine.composition import wiring
     from memory_engine.settings import get_settings
 
     settings = get_settings()
-    if not settings.opensearch_url:
+    choice = wiring.index_choice(settings)
+    if choice != "opensearch":
         print(
-            "memory-engine create-index: set MEMORY_ENGINE_OPENSEARCH_URL (the OpenSearch endpoint); "
-            "the local backend keeps its index in memory and needs no creation.",
+            f"memory-engine create-index: the configured index (MEMORY_ENGINE_INDEX={choice}) needs no "
+            "creation; set MEMORY_ENGINE_OPENSEARCH_URL (the OpenSearch endpoint) to create that one.",
             file=sys.stderr,
         )
         return 2
-    index = wiring.build_opensearch_index(settings)
+    index = wiring.build_index(settings)  # INDEXES["opensearch"]: no store needed
+    assert isinstance(index, OpenSearchIndex), type(index)
     created = index.create_index(recreate=recreate)
     state = "created" if created else "already exists (kept; --recreate drops it)"
     print(f"OpenSearch index {index.index!r} at {index.url}: {state}", file=sys.stderr)

@@ -69,8 +69,8 @@ def run_admin(args: argparse.Namespace) -> int:
 
 def backfill_sessions() -> int:
     """Give the sessions of the configured DynamoDB table their listing keys (idempotent)."""
-    from memory_engine import wiring
     from memory_engine.adapters.aws.dynamodb_store import DynamoDbStore
+    from memory_engine.composition import wiring
     from memory_engine.settings import get_settings
 
     store = wiring.build_store(get_settings())
@@ -98,7 +98,7 @@ def write_openapi(out: str | None) -> int:
 
 
 def _keys(args: argparse.Namespace) -> int:
-    from memory_engine import key_wiring
+    from memory_engine.composition import key_wiring
     from memory_engine.ports.clock import SystemClock
     from memory_engine.settings import get_settings
     from memory_engine.usecases import keys
@@ -153,7 +153,7 @@ def _sync(store: KeyStore, usage: UsagePlanKeys, now: datetime, dry_run: bool) -
 
 def dead_letters() -> DeadLetters:
     """The configured queue's dead letters, without building the engine (no model, no index)."""
-    from memory_engine import wiring
+    from memory_engine.composition import wiring
     from memory_engine.errors import Unavailable
     from memory_engine.ports import DeadLetters
     from memory_engine.settings import get_settings
@@ -170,7 +170,7 @@ _STATES = {True: "resolved", False: "open", None: "-"}
 def _jobs(args: argparse.Namespace) -> int:
     letters = dead_letters()
     if args.action == "list":
-        from memory_engine import wiring
+        from memory_engine.composition import wiring
         from memory_engine.settings import get_settings
         from memory_engine.usecases.dead_jobs import with_resolution
 

@@ -1,6 +1,6 @@
 """The local server's engine and its in-process worker.
 
-The engine is the configured one (`memory_engine.wiring.assemble`) with the local index files
+The engine is the configured one (`memory_engine.composition.wiring.assemble`) with the local index files
 (`local_index`), installed in `wiring` so that every handler the server calls shares it.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 from threading import Lock
 
-from memory_engine import wiring
+from memory_engine.composition import wiring
 from memory_engine.engine import Engine
 from memory_engine.ports import CopyableEmbedder
 from memory_engine.settings import get_settings

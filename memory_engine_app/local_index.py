@@ -11,10 +11,10 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from memory_engine.backends import database_path
+from memory_engine.composition.backends import database_path
+from memory_engine.composition.wiring import build_index, index_choice
 from memory_engine.ports import SearchIndex, Store
 from memory_engine.settings import Settings
-from memory_engine.wiring import build_index, index_choice
 
 if TYPE_CHECKING:
     from memory_engine.adapters.local.index_files import PersistedIndex

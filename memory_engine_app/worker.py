@@ -16,9 +16,10 @@ from collections.abc import Callable
 
 from memory_engine import deadline
 from memory_engine.deadline import Deadline
+from memory_engine.edge.logsafe import error_details
 from memory_engine.errors import Cancelled
-from memory_engine.logsafe import error_details
-from memory_engine.ports import JobSource, ReceivedJob, SingleConsumerQueue
+from memory_engine.models.queue import ReceivedJob
+from memory_engine.ports import JobSource, SingleConsumerQueue
 
 log = logging.getLogger("memory_engine.worker")
 

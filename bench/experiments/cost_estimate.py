@@ -83,7 +83,7 @@ LLM_OUTPUT_TOKENS_PER_MEMORY = 1546  # docs/configuration.md: median answer at t
 # Tracing: X-Ray's default sampling keeps 1 request a second, then 5% of the rest.
 XRAY_RESERVOIR_PER_MONTH = HOURS_PER_MONTH * 3600
 XRAY_RATE = 0.05
-# Custom metrics (EMF, memory_engine/observability.py): Requests, ServerErrors and Latency per
+# Custom metrics (EMF, memory_engine/edge/observability.py): Requests, ServerErrors and Latency per
 # route, and Jobs per kind (3) and outcome (4).
 CUSTOM_METRICS = 3 * len(REST_ROUTES) + 3 * 4
 ALARMS = 5

@@ -158,7 +158,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("\n".join(report(json.loads((args.out or RESULTS / "llm_extraction.json").read_text()))))
         return 0
 
-    from memory_engine.providers.llm import llm_extractor as build_llm_extractor
+    from memory_engine.composition.providers.llm import llm_extractor as build_llm_extractor
     from memory_engine.settings import Settings
 
     settings = Settings()

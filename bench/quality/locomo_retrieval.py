@@ -189,8 +189,8 @@ def _minilm() -> Embedder:
 
 def _default_embedder() -> tuple[str, Embedder]:
     """The embedder the engine ships with (MEMORY_ENGINE_EMBEDDER picks another), and its name."""
+    from memory_engine.composition.wiring import build_embedder
     from memory_engine.settings import Settings
-    from memory_engine.wiring import build_embedder
 
     settings = Settings()
     return cache_name(settings), build_embedder(settings)

@@ -23,7 +23,6 @@ from typing import Any
 from unittest import mock
 
 from bench.common import save
-from memory_engine import facts
 from memory_engine.adapters.aws import clients
 from memory_engine.adapters.aws.dynamodb_keys import create_table_request
 from memory_engine.adapters.aws.dynamodb_store import DynamoDbStore
@@ -37,7 +36,7 @@ from memory_engine.models.domain import MemoryFields, scope_key
 from memory_engine.models.messages import ExtractionJob
 from memory_engine.ports import EmbedMode
 from memory_engine.settings import Settings
-from memory_engine.usecases import consolidate, delete, extract, fork, retrieve
+from memory_engine.usecases import consolidate, delete, extract, facts, fork, retrieve
 
 RESULTS = Path(__file__).resolve().parents[1] / "results" / "aws_calls.json"
 REGION = "us-east-1"

@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import print_table, save
-from memory_engine import wiring
 from memory_engine.adapters.local.memory_index import LocalSearchIndex
 from memory_engine.adapters.local.sqlite_queue import SqliteQueue
 from memory_engine.adapters.local.sqlite_store import SqliteStore
+from memory_engine.composition import wiring
 from memory_engine.engine import Engine
 from memory_engine.extraction.builtin import BuiltinExtractor
 from memory_engine.models.api import ConsolidateRequest, RetrieveRequest, UserInput

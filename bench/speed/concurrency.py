@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import locomo_questions, locomo_turns, median, percentile, print_table, save
-from memory_engine import key_wiring
+from memory_engine.composition import key_wiring
 from memory_engine_app import local_engine as served
 
 KEY = "me_bench-concurrency-key-0123456789"
@@ -90,7 +90,7 @@ def local_server(data_dir: Path, embedder: str | None) -> Iterator[tuple[int, Ca
     )
     if embedder:
         os.environ["MEMORY_ENGINE_EMBEDDER"] = embedder
-    from memory_engine import wiring
+    from memory_engine.composition import wiring
     from memory_engine.settings import reset_settings
     from memory_engine_app.server.dispatch import Dispatcher, load_routes
     from memory_engine_app.server.http_handler import make_http_handler

@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import save
-from memory_engine import facts
 from memory_engine.adapters.local.memory_index import LocalSearchIndex
 from memory_engine.adapters.local.onnx_embedder import OnnxEmbedder
 from memory_engine.adapters.local.sqlite_queue import SqliteQueue
@@ -33,7 +32,7 @@ from memory_engine.models.chat import ChatCompletionRequest
 from memory_engine.models.game import GameMemoryRequest
 from memory_engine.models.messages import ChatMemoryJob
 from memory_engine.settings import Settings
-from memory_engine.usecases import bank, bank_retrieve, chat, chat_memory, consolidate, game_memory
+from memory_engine.usecases import bank, bank_retrieve, chat, chat_memory, consolidate, facts, game_memory
 
 RESULTS = Path(__file__).resolve().parents[1] / "results" / "dialects.json"
 TENANT = "bench"

@@ -75,7 +75,7 @@ def events(sessions: int, turns: int, prefix: str) -> list[dict[str, Any]]:
 @contextmanager
 def local_engine(data_dir: Path) -> Iterator[None]:
     """The configured engine (as `make run` builds it) on a fresh data folder."""
-    from memory_engine import wiring
+    from memory_engine.composition import wiring
     from memory_engine.settings import reset_settings
 
     saved = {key: os.environ.get(key) for key in ("MEMORY_ENGINE_DATA_DIR", "POWERTOOLS_METRICS_DISABLED")}

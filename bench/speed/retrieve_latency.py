@@ -155,7 +155,7 @@ def recall_at_10(found: list[list[str]], truth: list[list[str]]) -> float:
 def model_ms(queries: list[str]) -> dict[str, Any]:
     """The real query embedding (the engine's default embedder, as `wiring` builds it from the
     environment: multilingual-e5-small on ONNX Runtime unless configured), per call, same queries."""
-    from memory_engine.wiring import build_embedder
+    from memory_engine.composition.wiring import build_embedder
 
     embedder = build_embedder(Settings())
     embedder.embed(["warm up"], mode="query")

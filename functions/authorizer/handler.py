@@ -1,6 +1,6 @@
 """API Gateway REQUEST authorizer: `Authorization: [Token|Bearer] <key>` → an IAM policy + {"tenant"}.
 
-Handlers read the tenant from `requestContext.authorizer.tenant` (memory_engine.http.tenant_of).
+Handlers read the tenant from `requestContext.authorizer.tenant` (memory_engine.edge.http.tenant_of).
 API Gateway caches the answer per Authorization header for the stage's TTL, and the cached policy
 is reused for every method: so an allowed key gets every route of the stage, never one method.
 The answer's `usageIdentifierKey` names the key's API key in the stage's usage plan (the API's key
@@ -16,10 +16,10 @@ from aws_lambda_powertools.utilities.data_classes.api_gateway_authorizer_event i
     APIGatewayAuthorizerResponse,
 )
 
-from memory_engine import key_wiring
-from memory_engine.auth import authenticate, usage_key_value
-from memory_engine.logsafe import logger
-from memory_engine.observability import traced
+from memory_engine.composition import key_wiring
+from memory_engine.edge.auth import authenticate, usage_key_value
+from memory_engine.edge.logsafe import logger
+from memory_engine.edge.observability import traced
 
 # API Gateway answers 401 only for a failed invocation whose error message is exactly this.
 UNAUTHORIZED = "Unauthorized"

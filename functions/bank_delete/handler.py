@@ -1,7 +1,7 @@
 """DELETE /v1/memories/{id} — delete one memory."""
 
-from memory_engine import wiring
-from memory_engine.http import build_resolver, lambda_entry, tenant_of
+from memory_engine.composition import wiring
+from memory_engine.edge.http import build_resolver, lambda_entry, tenant_of
 from memory_engine.models.bank import DeleteMemoryResponse
 from memory_engine.usecases import bank
 

@@ -1,7 +1,7 @@
 """POST /v1/memories:generate (and /v1/memories/generate) — facts from events, merged into a scope."""
 
-from memory_engine import wiring
-from memory_engine.http import build_resolver, lambda_entry, tenant_of
+from memory_engine.composition import wiring
+from memory_engine.edge.http import build_resolver, lambda_entry, tenant_of
 from memory_engine.models.bank import GenerateMemoriesRequest, GenerateMemoriesResponse
 from memory_engine.usecases import bank_generate
 

@@ -1,7 +1,7 @@
 """GET /v1/memories/{id} — one memory by name."""
 
-from memory_engine import wiring
-from memory_engine.http import build_resolver, lambda_entry, tenant_of
+from memory_engine.composition import wiring
+from memory_engine.edge.http import build_resolver, lambda_entry, tenant_of
 from memory_engine.models.bank import BankMemory
 from memory_engine.usecases import bank
 

@@ -1,7 +1,7 @@
 """POST /v1/memories:retrieve (and /v1/memories/retrieve) — a scope's memories, nearest or paged."""
 
-from memory_engine import wiring
-from memory_engine.http import build_resolver, lambda_entry, tenant_of
+from memory_engine.composition import wiring
+from memory_engine.edge.http import build_resolver, lambda_entry, tenant_of
 from memory_engine.models.bank import RetrieveMemoriesRequest, RetrieveMemoriesResponse
 from memory_engine.usecases import bank_retrieve
 

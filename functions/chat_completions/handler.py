@@ -1,17 +1,17 @@
 """POST /v1/chat/completions — OpenAI Chat Completions with long-term memory by `userid`.
 
 `stream: true` answers server-sent events: streamed where the runtime can (the local server),
-one buffered body behind API Gateway REST (see memory_engine.streaming).
+one buffered body behind API Gateway REST (see memory_engine.edge.streaming).
 """
 
 from typing import Any
 
 from aws_lambda_powertools.event_handler import Response
 
-from memory_engine import wiring
-from memory_engine.http import build_resolver, json_response, lambda_entry, openai_error_body, tenant_of
+from memory_engine.composition import wiring
+from memory_engine.edge.http import build_resolver, json_response, lambda_entry, openai_error_body, tenant_of
+from memory_engine.edge.streaming import sse_response
 from memory_engine.models.chat import ChatCompletionRequest
-from memory_engine.streaming import sse_response
 from memory_engine.usecases import chat
 
 app = build_resolver(shape_error=openai_error_body)

@@ -1,6 +1,6 @@
 """GET /v1/models — OpenAI's model list: the chat route's default model (docs/api.md §4)."""
 
-from memory_engine.http import build_resolver, lambda_entry, openai_error_body, tenant_of
+from memory_engine.edge.http import build_resolver, lambda_entry, openai_error_body, tenant_of
 from memory_engine.models.chat import ModelList
 from memory_engine.settings import ChatSettings, loaded
 from memory_engine.usecases import chat_models

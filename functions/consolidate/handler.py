@@ -1,7 +1,7 @@
 """POST /v1/engine/consolidate/ — append one turn to a session's buffer."""
 
-from memory_engine import wiring
-from memory_engine.http import build_resolver, lambda_entry, tenant_of
+from memory_engine.composition import wiring
+from memory_engine.edge.http import build_resolver, lambda_entry, tenant_of
 from memory_engine.models.api import ConsolidateRequest, ConsolidateResponse
 from memory_engine.usecases import consolidate
 

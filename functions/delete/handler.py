@@ -1,7 +1,7 @@
 """DELETE /v1/engine/delete/ — a memory, or a dialog with its memories in cascade."""
 
-from memory_engine import wiring
-from memory_engine.http import build_resolver, lambda_entry, tenant_of
+from memory_engine.composition import wiring
+from memory_engine.edge.http import build_resolver, lambda_entry, tenant_of
 from memory_engine.models.api import DeleteRequest, DeleteResponse
 from memory_engine.usecases import delete
 

@@ -13,8 +13,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from memory_engine import wiring
-from memory_engine.logsafe import logger
+from memory_engine.composition import wiring
+from memory_engine.edge.logsafe import logger
 from memory_engine.models.messages import EmbeddingInvocation
 from memory_engine.ports import Embedder
 from memory_engine.settings import EmbeddingSettings, loaded

@@ -21,12 +21,14 @@ from typing import Any
 from aws_lambda_powertools.utilities.batch import SqsFifoPartialProcessor, process_partial_response
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
-from memory_engine import deadline, wiring
+from memory_engine import deadline
+from memory_engine.composition import wiring
+from memory_engine.edge.logsafe import logger
+from memory_engine.edge.observability import record_jobs
 from memory_engine.errors import Unavailable
-from memory_engine.logsafe import logger
 from memory_engine.models.messages import parse_job
-from memory_engine.observability import record_jobs
-from memory_engine.ports import JobSource, ReceivedJob
+from memory_engine.models.queue import ReceivedJob
+from memory_engine.ports import JobSource
 from memory_engine.usecases import jobs, sweep
 
 processor = SqsFifoPartialProcessor(skip_group_on_error=True)

@@ -1,7 +1,7 @@
 """DELETE /v1/users/{userid}/memory — everything remembered about a chat user."""
 
-from memory_engine import wiring
-from memory_engine.http import build_resolver, lambda_entry, openai_error_body, tenant_of
+from memory_engine.composition import wiring
+from memory_engine.edge.http import build_resolver, lambda_entry, openai_error_body, tenant_of
 from memory_engine.models.chat import UserMemoryDeleted
 from memory_engine.usecases import forget_user
 

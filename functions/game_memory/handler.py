@@ -1,7 +1,13 @@
 """POST /open/game/memory — a session's whole raw history with per-npc counters (game envelope)."""
 
-from memory_engine import wiring
-from memory_engine.http import build_resolver, game_error_body, lambda_entry, log_application_id, tenant_of
+from memory_engine.composition import wiring
+from memory_engine.edge.http import (
+    build_resolver,
+    game_error_body,
+    lambda_entry,
+    log_application_id,
+    tenant_of,
+)
 from memory_engine.models.game import GameMemoryRequest, GameMemoryResponse
 from memory_engine.usecases import game_memory
 

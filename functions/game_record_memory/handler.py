@@ -1,7 +1,13 @@
 """POST /open/game/recordmemory — NPC chats join a session as Type 1 turns (game envelope)."""
 
-from memory_engine import wiring
-from memory_engine.http import build_resolver, game_error_body, lambda_entry, log_application_id, tenant_of
+from memory_engine.composition import wiring
+from memory_engine.edge.http import (
+    build_resolver,
+    game_error_body,
+    lambda_entry,
+    log_application_id,
+    tenant_of,
+)
 from memory_engine.models.game import RecordMemoryRequest, RecordMemoryResponse
 from memory_engine.usecases import game_record_memory
 

@@ -1,6 +1,6 @@
 """GET /v1/engine/health/ — liveness, no auth, touches no dependency."""
 
-from memory_engine.http import build_resolver, lambda_entry
+from memory_engine.edge.http import build_resolver, lambda_entry
 from memory_engine.models.api import HealthResponse
 
 app = build_resolver()

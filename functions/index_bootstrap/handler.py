@@ -13,8 +13,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from memory_engine import wiring
-from memory_engine.logsafe import logger
+from memory_engine.composition import wiring
+from memory_engine.edge.logsafe import logger
 
 PHYSICAL_ID = "memory-engine-search-index"
 RETRY_SECONDS = 10.0

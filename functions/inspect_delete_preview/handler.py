@@ -1,7 +1,7 @@
 """GET /v1/inspect/delete-preview?session_uuid=&dialog_uuid= — what a delete would remove and re-buffer."""
 
-from memory_engine import wiring
-from memory_engine.http import QueryId, build_resolver, lambda_entry, tenant_of
+from memory_engine.composition import wiring
+from memory_engine.edge.http import QueryId, build_resolver, lambda_entry, tenant_of
 from memory_engine.models.inspect import DeletePreview
 from memory_engine.usecases import inspection_actions
 

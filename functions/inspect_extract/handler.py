@@ -1,7 +1,7 @@
 """POST /v1/inspect/extract — queue the extraction of everything a session buffers now."""
 
-from memory_engine import wiring
-from memory_engine.http import build_resolver, lambda_entry, tenant_of
+from memory_engine.composition import wiring
+from memory_engine.edge.http import build_resolver, lambda_entry, tenant_of
 from memory_engine.models.inspect import ExtractRequest, ExtractResponse
 from memory_engine.usecases import inspection_actions
 

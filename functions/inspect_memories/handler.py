@@ -4,8 +4,8 @@ from typing import Annotated
 
 from aws_lambda_powertools.event_handler.openapi.params import Query
 
-from memory_engine import wiring
-from memory_engine.http import QueryId, build_resolver, lambda_entry, tenant_of
+from memory_engine.composition import wiring
+from memory_engine.edge.http import QueryId, build_resolver, lambda_entry, tenant_of
 from memory_engine.models.inspect import MemoriesResponse
 from memory_engine.usecases import inspection
 

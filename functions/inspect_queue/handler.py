@@ -1,7 +1,7 @@
 """GET /v1/inspect/queue — the key's pending and dead jobs."""
 
-from memory_engine import wiring
-from memory_engine.http import build_resolver, lambda_entry, tenant_of
+from memory_engine.composition import wiring
+from memory_engine.edge.http import build_resolver, lambda_entry, tenant_of
 from memory_engine.models.inspect import QueueResponse
 from memory_engine.usecases import inspection
 

@@ -1,7 +1,7 @@
 """GET /v1/inspect/session?session_uuid= — a session's turns in order and its memories."""
 
-from memory_engine import wiring
-from memory_engine.http import QueryId, build_resolver, lambda_entry, tenant_of
+from memory_engine.composition import wiring
+from memory_engine.edge.http import QueryId, build_resolver, lambda_entry, tenant_of
 from memory_engine.models.inspect import SessionResponse
 from memory_engine.usecases import inspection
 

@@ -1,7 +1,7 @@
 """POST /v1/engine/retrieve/ — the memories that matter for the next reply."""
 
-from memory_engine import wiring
-from memory_engine.http import build_resolver, lambda_entry, tenant_of
+from memory_engine.composition import wiring
+from memory_engine.edge.http import build_resolver, lambda_entry, tenant_of
 from memory_engine.models.api import RetrieveRequest, RetrieveResponse
 from memory_engine.usecases import retrieve
 

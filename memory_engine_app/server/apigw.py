@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import parse_qs
 
-from memory_engine.auth import Principal
+from memory_engine.edge.auth import Principal
 
 
 class LocalContext:

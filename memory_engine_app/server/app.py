@@ -13,10 +13,10 @@ import threading
 from http.server import BaseHTTPRequestHandler
 from types import FrameType
 
-from memory_engine import key_wiring
-from memory_engine.auth import local_api_key
-from memory_engine.logsafe import RedactingFilter
-from memory_engine.ratelimit import RateLimiter
+from memory_engine.composition import key_wiring
+from memory_engine.edge.auth import local_api_key
+from memory_engine.edge.logsafe import RedactingFilter
+from memory_engine.edge.ratelimit import RateLimiter
 from memory_engine.settings import get_settings
 from memory_engine_app import local_engine
 from memory_engine_app.data_dir import mark_served

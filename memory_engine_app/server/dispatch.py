@@ -10,11 +10,11 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from memory_engine.auth import KeyResolver, authenticate
-from memory_engine.http import ErrorShaper, error_shaper_of, native_error_body
-from memory_engine.logsafe import error_details
-from memory_engine.ratelimit import RateLimiter
-from memory_engine.streaming import stream_sink
+from memory_engine.edge.auth import KeyResolver, authenticate
+from memory_engine.edge.http import ErrorShaper, error_shaper_of, native_error_body
+from memory_engine.edge.logsafe import error_details
+from memory_engine.edge.ratelimit import RateLimiter
+from memory_engine.edge.streaming import stream_sink
 from memory_engine_app.server.apigw import LocalContext, RoutePattern, proxy_event, response_parts
 from memory_engine_app.server.inspector_assets import inspector_asset
 from memory_engine_app.server.openapi import OPENAPI_PATH, build_spec

@@ -10,7 +10,7 @@ from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from memory_engine.logsafe import error_details, redact
+from memory_engine.edge.logsafe import error_details, redact
 from memory_engine_app.server.dispatch import Body, Dispatcher
 from memory_engine_app.server.sockets import Evicted, LocalHttpServer, RequestReader, client_watch
 

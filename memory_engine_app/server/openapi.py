@@ -16,7 +16,7 @@ import warnings
 from collections.abc import Iterable
 from typing import Any
 
-from memory_engine.http import ErrorShaper, error_shaper_of, native_error_body
+from memory_engine.edge.http import ErrorShaper, error_shaper_of, native_error_body
 
 OPENAPI_PATH = "/v1/openapi.json"
 TITLE = "memory-engine"

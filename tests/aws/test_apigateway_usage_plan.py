@@ -10,7 +10,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from memory_engine.adapters.aws.apigateway_usage_plan import ApiGatewayUsagePlanKeys
-from memory_engine.auth import usage_key_value
+from memory_engine.edge.auth import usage_key_value
 from memory_engine.errors import Conflict, Unavailable
 from tests.contract.moto_keys import (
     REGION,

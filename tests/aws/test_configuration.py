@@ -4,11 +4,11 @@ the CLI bootstraps and rebuilds the OpenSearch index from DynamoDB."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
 
-from memory_engine import key_wiring, wiring
 from memory_engine.adapters.aws.apigateway_usage_plan import ApiGatewayUsagePlanKeys, MissingUsagePlan
 from memory_engine.adapters.aws.dynamodb_api_keys import DynamoDbKeyStore
 from memory_engine.adapters.aws.dynamodb_store import DynamoDbStore
@@ -17,6 +17,7 @@ from memory_engine.adapters.aws.remote_embedder import RemoteEmbedder
 from memory_engine.adapters.aws.sqs_queue import SqsQueue
 from memory_engine.adapters.local.memory_index import LocalSearchIndex
 from memory_engine.adapters.local.usage_plan import NoUsagePlan
+from memory_engine.composition import key_wiring, wiring
 from memory_engine.embedding import BoundedEmbedder
 from memory_engine.engine import Engine
 from memory_engine.settings import KeySettings, Settings, reset_settings
@@ -168,8 +169,8 @@ def test_reindex_rebuilds_opensearch_from_dynamodb(
     )
     env.setattr(
         wiring,
-        "build_opensearch_index",
-        lambda s: OpenSearchIndex(s.opensearch_url, service="es", client=cluster.client()),
+        "build_index",
+        lambda s, store=None: OpenSearchIndex(s.opensearch_url, service="es", client=cluster.client()),
     )
 
     # When the reindex command runs
@@ -182,6 +183,38 @@ def test_reindex_rebuilds_opensearch_from_dynamodb(
         m.memory_id for m in engine.store.iter_memories()
     )
     assert "indexed 2 memories" in capsys.readouterr().err
+
+
+def test_reindex_rebuilds_the_index_the_server_uses_opensearch_beside_the_local_store(
+    env: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given the local backend configured with an OpenSearch endpoint: the server searches OpenSearch
+    cluster = StubCluster()
+    configured(
+        env, MEMORY_ENGINE_DATA_DIR=str(tmp_path), MEMORY_ENGINE_OPENSEARCH_URL="https://search.example.com"
+    )
+    env.setattr(
+        wiring,
+        "build_index",
+        lambda s, store=None: OpenSearchIndex(s.opensearch_url, client=cluster.client()),
+    )
+
+    # When the reindex command runs
+    status = cli.main(["reindex"])
+
+    # Then it rebuilt OpenSearch (cleared it), not the local index files
+    assert status == 0, capsys.readouterr().err
+    assert cluster.requests
+    assert not list(tmp_path.glob("*.index"))
+
+
+def test_reindex_of_an_index_rebuilt_at_every_start_is_refused_naming_the_setting(
+    env: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    configured(env, MEMORY_ENGINE_DATA_DIR=str(tmp_path), MEMORY_ENGINE_INDEX="memory")
+
+    assert cli.main(["reindex"]) == 2
+    assert "MEMORY_ENGINE_INDEX=memory" in capsys.readouterr().err
 
 
 def test_create_index_is_a_command_that_names_the_missing_endpoint(
@@ -199,7 +232,9 @@ def test_create_index_creates_the_mapping_once(
     cluster = StubCluster()
     configured(env, **AWS, MEMORY_ENGINE_OPENSEARCH_URL="https://search.example.com")
     env.setattr(
-        wiring, "build_opensearch_index", lambda s: OpenSearchIndex(s.opensearch_url, client=cluster.client())
+        wiring,
+        "build_index",
+        lambda s, store=None: OpenSearchIndex(s.opensearch_url, client=cluster.client()),
     )
 
     assert cli.main(["create-index"]) == 0

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from functions.extraction_worker.handler import lambda_handler
-from memory_engine import wiring
 from memory_engine.adapters.aws import clients
 from memory_engine.adapters.aws.opensearch_index import OpenSearchIndex
+from memory_engine.composition import wiring
 from memory_engine.engine import Engine
 from memory_engine.models.api import DeleteRequest
 from memory_engine.usecases import delete

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from memory_engine import wiring
+from memory_engine.composition import wiring
 from memory_engine.models.messages import ExtractionJob
 from memory_engine.settings import get_settings, reset_settings
 from memory_engine_app import cli

@@ -12,8 +12,8 @@ import pytest
 
 from memory_engine.adapters.aws import clients
 from memory_engine.adapters.openai.upstream import HttpChatUpstream
+from memory_engine.composition.providers.chat import llm_api_key
 from memory_engine.errors import Unavailable
-from memory_engine.providers.chat import llm_api_key
 from memory_engine.settings import Settings
 from tests.fakes.aws import REGION, moto_aws
 

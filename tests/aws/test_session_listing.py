@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from memory_engine import wiring
 from memory_engine.adapters.aws import dynamodb_keys as keys
 from memory_engine.adapters.aws.dynamodb_store import DynamoDbStore
+from memory_engine.composition import wiring
 from memory_engine.settings import reset_settings
 from memory_engine_app import cli
 from tests.aws.conftest import AwsCalls

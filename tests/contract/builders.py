@@ -10,7 +10,8 @@ from typing import Any, Protocol
 
 from memory_engine.models.domain import Memory, MemoryFields, Session, Turn, TurnStatus
 from memory_engine.models.messages import ExtractionJob, Job
-from memory_engine.ports import ConsolidateOutcome, DeadJob, ForkPlan, Store
+from memory_engine.models.queue import DeadJob
+from memory_engine.ports import ConsolidateOutcome, ForkPlan, Store
 
 TENANT = "tenant-a"
 OTHER_TENANT = "tenant-b"

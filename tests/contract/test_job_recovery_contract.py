@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from memory_engine import wiring
 from memory_engine.adapters.local.memory_index import LocalSearchIndex
 from memory_engine.adapters.openai.errors import LlmUnavailable
+from memory_engine.composition import wiring
 from memory_engine.engine import Engine
 from memory_engine.models.api import ConsolidateRequest
 from memory_engine.models.domain import Turn

@@ -13,7 +13,8 @@ from typing import Any
 from memory_engine.errors import Conflict, Unavailable
 from memory_engine.models.domain import MemoryFields, Turn
 from memory_engine.models.messages import Job
-from memory_engine.ports import DeadJob, EmbedMode, Extraction, ExtractionContext, QueueSnapshot, ReceivedJob
+from memory_engine.models.queue import DeadJob, QueueSnapshot, ReceivedJob
+from memory_engine.ports import EmbedMode, Extraction, ExtractionContext
 
 
 class HashEmbedder:

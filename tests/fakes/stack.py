@@ -18,17 +18,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from memory_engine import wiring
 from memory_engine.adapters.local.memory_index import LocalSearchIndex
 from memory_engine.adapters.local.sqlite_keys import SqliteKeyStore
 from memory_engine.adapters.local.sqlite_queue import SqliteQueue
 from memory_engine.adapters.local.sqlite_store import SqliteStore
-from memory_engine.auth import AnyKey, SingleKey, StoreKeys
+from memory_engine.composition import wiring
+from memory_engine.edge.auth import AnyKey, SingleKey, StoreKeys
+from memory_engine.edge.ratelimit import RateLimiter
 from memory_engine.engine import Engine
 from memory_engine.models.messages import Job
 from memory_engine.ports import Extractor, JobSource, KeyStore, Queue
 from memory_engine.ports.clock import SystemClock
-from memory_engine.ratelimit import RateLimiter
 from memory_engine.settings import Settings
 from memory_engine.usecases import keys
 from memory_engine_app import local_engine

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from memory_engine import wiring
+from memory_engine.composition import wiring
 from memory_engine.engine import Engine
 from memory_engine_app.server.apigw import LocalContext
 from tests.fakes.engine import fake_engine

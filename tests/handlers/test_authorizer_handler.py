@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from functions.authorizer.handler import UNAUTHORIZED, lambda_handler
-from memory_engine import wiring
 from memory_engine.adapters.aws.dynamodb_api_keys import DynamoDbKeyStore
-from memory_engine.auth import key_id_of, usage_key_value
+from memory_engine.composition import wiring
+from memory_engine.edge.auth import key_id_of, usage_key_value
 from memory_engine.ports.clock import SystemClock
 from memory_engine.settings import reset_settings
 from memory_engine.usecases import keys

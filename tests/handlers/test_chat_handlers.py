@@ -8,10 +8,10 @@ from collections.abc import Iterator
 import pytest
 
 from memory_engine.adapters.openai.upstream import HttpChatUpstream
+from memory_engine.edge.streaming import stream_sink
 from memory_engine.engine import Engine
 from memory_engine.models.messages import ChatMemoryJob, ForgetUserJob
 from memory_engine.settings import reset_settings
-from memory_engine.streaming import stream_sink
 from memory_engine_app.server.apigw import LocalContext
 from tests.fakes.openai_server import FakeOpenAIServer, chat_completion, error_body
 from tests.fakes.ports import ListQueue

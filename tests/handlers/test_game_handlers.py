@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from memory_engine import wiring
+from memory_engine.composition import wiring
 from memory_engine.engine import Engine
 from tests.fakes.engine import ENGINE_BACKENDS, run_worker
 from tests.handlers.conftest import Invoke

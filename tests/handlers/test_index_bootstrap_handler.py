@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from functions.index_bootstrap import handler
-from memory_engine import wiring
 from memory_engine.adapters.local.memory_index import LocalSearchIndex
+from memory_engine.composition import wiring
 from memory_engine.errors import Unavailable
 from tests.fakes.engine import fake_engine
 

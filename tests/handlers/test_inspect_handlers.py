@@ -9,7 +9,7 @@ from typing import Any
 
 from memory_engine.engine import Engine
 from memory_engine.models.messages import ExtractionJob
-from memory_engine.ports import DeadJob
+from memory_engine.models.queue import DeadJob
 from memory_engine_app.server.apigw import LocalContext
 from tests.fakes.engine import run_worker
 from tests.handlers.conftest import Invoke, load_event

@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 
 from functions.extraction_worker.handler import lambda_handler
-from memory_engine import observability
+from memory_engine.edge import observability
+from memory_engine.edge.http import build_resolver, lambda_entry
+from memory_engine.edge.observability import record_job, traced, tracer
 from memory_engine.engine import Engine
 from memory_engine.errors import Unavailable
-from memory_engine.http import build_resolver, lambda_entry
-from memory_engine.observability import record_job, traced, tracer
 from memory_engine_app.server.apigw import LocalContext
 from tests.handlers.conftest import Invoke, load_event
 

@@ -14,7 +14,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from memory_engine.auth import AnyKey, SingleKey
+from memory_engine.edge.auth import AnyKey, SingleKey
 from memory_engine.embedding import BoundedEmbedder
 from memory_engine.ports import EmbedMode
 from memory_engine_app.server.dispatch import Dispatcher, load_routes

@@ -21,7 +21,7 @@ from urllib.parse import urlencode, urlparse
 import pytest
 
 from functions.routes import ROUTES
-from memory_engine.unicode_text import printable
+from memory_engine.edge.unicode_text import printable
 from tests.fakes.ports import RecordingChat
 from tests.fakes.stack import LOCAL_KEY, LocalStack, serve_http
 

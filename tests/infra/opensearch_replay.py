@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
-from memory_engine import wiring
 from memory_engine.adapters.aws.opensearch_index import OpenSearchIndex
 from memory_engine.adapters.openai.upstream import HttpChatUpstream
+from memory_engine.composition import wiring
 from memory_engine.engine import Engine
 from memory_engine.settings import reset_settings
 from memory_engine_app import cli
@@ -49,7 +49,7 @@ def play(service: str, monkeypatch: pytest.MonkeyPatch) -> Played:
     engine.index = index
     # The operators' `create-index` builds its adapter from configuration: this one, on the stub.
     monkeypatch.setenv("MEMORY_ENGINE_OPENSEARCH_URL", index.url)
-    monkeypatch.setattr(wiring, "build_opensearch_index", lambda settings: index)
+    monkeypatch.setattr(wiring, "build_index", lambda settings, store=None: index)
     reset_settings()
     played: Played = {}
     with _installed(engine), FakeOpenAIServer() as upstream:

@@ -13,12 +13,12 @@ from memory_engine_app import local_engine
 
 pytest.importorskip("openai")
 
-from memory_engine import wiring
 from memory_engine.adapters.local.memory_index import LocalSearchIndex
 from memory_engine.adapters.local.sqlite_queue import SqliteQueue
 from memory_engine.adapters.local.sqlite_store import SqliteStore
 from memory_engine.adapters.openai import LlmBadOutput, LlmExtractor
 from memory_engine.adapters.openai.client import RetryPolicy
+from memory_engine.composition import wiring
 from memory_engine.engine import Engine
 from memory_engine.models.api import ConsolidateRequest
 from memory_engine.ports import ExtractionContext

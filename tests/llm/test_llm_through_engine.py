@@ -7,8 +7,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from memory_engine import wiring
 from memory_engine.adapters.openai import LlmUnavailable
+from memory_engine.composition import wiring
 from memory_engine.models.api import ConsolidateRequest
 from memory_engine.ports import ExtractionContext
 from memory_engine.settings import Settings

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from memory_engine import key_wiring, wiring
-from memory_engine.auth import KeyResolver, authenticate, key_id_of, local_api_key
+from memory_engine.composition import key_wiring, wiring
+from memory_engine.edge.auth import KeyResolver, authenticate, key_id_of, local_api_key
 from memory_engine.settings import get_settings, reset_settings
 from memory_engine_app import cli
 from memory_engine_app.data_dir import mark_served

@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 from functions.authorizer.handler import lambda_handler as authorizer
-from memory_engine import key_wiring, wiring
 from memory_engine.adapters.aws import clients
 from memory_engine.adapters.aws.dynamodb_api_keys import DynamoDbKeyStore
-from memory_engine.auth import key_id_of, usage_key_value
+from memory_engine.composition import key_wiring, wiring
+from memory_engine.edge.auth import key_id_of, usage_key_value
 from memory_engine.ports.clock import SystemClock
 from memory_engine.settings import reset_settings
 from memory_engine.usecases import keys

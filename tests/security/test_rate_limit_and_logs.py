@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from memory_engine.logsafe import SERVICE, logger, redact, redact_foreign
+from memory_engine.edge.logsafe import SERVICE, logger, redact, redact_foreign
 from memory_engine.models.domain import Turn
 from memory_engine.ports import Extraction, ExtractionContext
 from memory_engine.usecases import consolidate

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from memory_engine.adapters.local.sqlite_keys import SqliteKeyStore
-from memory_engine.auth import (
+from memory_engine.edge.auth import (
     AnyKey,
     Principal,
     SingleKey,

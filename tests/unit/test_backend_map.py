@@ -1,4 +1,4 @@
-"""Every kind of adapter is chosen through its factory map (`memory_engine.providers`), keyed by
+"""Every kind of adapter is chosen through its factory map (`memory_engine.composition.providers`), keyed by
 the setting that chooses it; a builder's module loads only when its value is chosen."""
 
 from __future__ import annotations
@@ -10,11 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from memory_engine import wiring
-from memory_engine.backends import BACKENDS
-from memory_engine.errors import Unavailable
-from memory_engine.factory import Factory, load
-from memory_engine.providers import (
+from memory_engine.composition import wiring
+from memory_engine.composition.backends import BACKENDS
+from memory_engine.composition.factory import Factory, load
+from memory_engine.composition.providers import (
     EMBEDDERS,
     EXTRACTORS,
     FACT_EXTRACTORS,
@@ -24,7 +23,8 @@ from memory_engine.providers import (
     STORES,
     USAGE_PLANS,
 )
-from memory_engine.settings import Settings
+from memory_engine.errors import Unavailable
+from memory_engine.settings import SearchSettings, Settings
 
 
 def allowed(setting: str) -> set[str]:
@@ -69,6 +69,35 @@ def test_a_value_no_map_knows_is_refused_naming_the_setting_and_the_choices() ->
     assert "choose one of a" in str(raised.value)
 
 
+def test_every_index_the_setting_allows_has_an_entry_in_the_map() -> None:
+    allowed_indexes = set(typing.get_args(typing.get_args(Settings.model_fields["index"].annotation)[0]))
+
+    assert set(INDEXES.builders) | set(INDEXES.elsewhere) == allowed_indexes
+    assert {b.index for b in BACKENDS.values()} <= allowed_indexes
+
+
+@pytest.mark.parametrize(
+    ("configured", "choice"),
+    [
+        ({"backend": "local"}, "files"),  # the backend's own
+        ({"backend": "aws", "table_name": "t"}, "memory"),
+        ({"backend": "local", "opensearch_url": "https://search"}, "opensearch"),  # where its URL is
+        ({"backend": "aws", "table_name": "t", "opensearch_url": "https://search"}, "opensearch"),
+        ({"backend": "local", "index": "memory"}, "memory"),  # MEMORY_ENGINE_INDEX over both
+        ({"backend": "local", "index": "files", "opensearch_url": "https://search"}, "files"),
+    ],
+)
+def test_the_index_is_the_setting_else_opensearch_where_configured_else_the_backends_own(
+    configured: dict[str, str], choice: str, tmp_path: Path
+) -> None:
+    assert wiring.index_choice(SearchSettings(data_dir=tmp_path, **configured)) == choice  # type: ignore[arg-type]
+
+
+def test_opensearch_chosen_without_its_endpoint_is_refused_naming_the_variable() -> None:
+    with pytest.raises(ValueError, match="MEMORY_ENGINE_OPENSEARCH_URL"):
+        Settings(index="opensearch")
+
+
 def test_the_local_backends_index_files_are_left_to_the_local_server(tmp_path: Path) -> None:
     # Given the local backend without OpenSearch, configured in a process that is no local server
     settings = Settings(backend="local", data_dir=tmp_path)
@@ -82,7 +111,7 @@ def test_building_the_local_backend_imports_no_aws_sdk(tmp_path: Path) -> None:
     # Given a process that builds every adapter of the local backend
     code = (
         "import sys\n"
-        "from memory_engine import key_wiring, wiring\n"
+        "from memory_engine.composition import key_wiring, wiring\n"
         "from memory_engine.settings import Settings\n"
         f"settings = Settings(backend='local', data_dir={str(tmp_path)!r})\n"
         "wiring.build_store(settings); wiring.build_queue(settings)\n"
@@ -101,7 +130,7 @@ def test_the_builtin_extractor_and_the_chat_model_import_no_openai_client() -> N
     # Given a process that builds the default extractors and the chat upstream
     code = (
         "import sys\n"
-        "from memory_engine import wiring\n"
+        "from memory_engine.composition import wiring\n"
         "from memory_engine.settings import Settings\n"
         "settings = Settings()\n"
         "wiring.build_extractor(settings); wiring.build_fact_extractor(settings)\n"

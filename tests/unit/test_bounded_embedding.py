@@ -8,7 +8,8 @@ from collections.abc import Sequence
 
 import pytest
 
-from memory_engine import deadline, wiring
+from memory_engine import deadline
+from memory_engine.composition import wiring
 from memory_engine.deadline import Deadline
 from memory_engine.embedding import BoundedEmbedder, capped
 from memory_engine.errors import Cancelled, DeadlineExceeded

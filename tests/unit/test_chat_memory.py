@@ -12,19 +12,19 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from memory_engine.chat_prompt import (
-    MEMORY_HEADER,
-    MEMORY_TAG,
-    latest_user_texts,
-    memory_block,
-    with_memory,
-)
 from memory_engine.engine import Engine
 from memory_engine.errors import InvalidInput
 from memory_engine.models.chat import ChatCompletionRequest, chat_user_id, memory_userid
 from memory_engine.models.domain import scope_key
 from memory_engine.models.messages import ChatMemoryJob, ForgetUserJob, chat_session_uuid
 from memory_engine.usecases import chat, forget_user
+from memory_engine.usecases.chat_prompt import (
+    MEMORY_HEADER,
+    MEMORY_TAG,
+    latest_user_texts,
+    memory_block,
+    with_memory,
+)
 from tests.fakes.engine import ENGINE_BACKENDS, fake_engine, peek_jobs, run_worker
 from tests.fakes.ports import RecordingChat
 
@@ -294,7 +294,7 @@ def test_deleting_a_uuid_that_is_not_v4_is_refused_naming_the_field(engine: Engi
 def test_facts_are_extracted_in_the_configured_language_or_the_users_script(
     configured: str | None, said: list[str], language: str
 ) -> None:
-    from memory_engine.facts import fact_language
+    from memory_engine.usecases.facts import fact_language
 
     assert fact_language(configured, said) == language
 

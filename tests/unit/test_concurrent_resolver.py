@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from memory_engine.http import build_resolver
+from memory_engine.edge.http import build_resolver
 from memory_engine_app.server.apigw import LocalContext, RoutePattern, proxy_event
 
 ROUTE = RoutePattern.of("POST", "/echo", "echo", auth=False)

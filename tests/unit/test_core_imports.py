@@ -21,7 +21,7 @@ def modules() -> dict[str, Path]:
     for path in sorted((CORE / "memory_engine").rglob("*.py")):
         parts = path.relative_to(CORE).with_suffix("").parts
         found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
-    assert "memory_engine.wiring" in found, f"the core is not under {CORE}"
+    assert "memory_engine.composition.wiring" in found, f"the core is not under {CORE}"
     return found
 
 

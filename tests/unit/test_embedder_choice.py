@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from memory_engine import wiring
 from memory_engine.adapters.local.onnx_embedder import OnnxEmbedder
+from memory_engine.composition import wiring
 from memory_engine.settings import Settings
 
 
@@ -59,7 +59,7 @@ def test_the_local_embedder_never_imports_torch() -> None:
 
     code = (
         "import sys\n"
-        "from memory_engine import wiring\n"
+        "from memory_engine.composition import wiring\n"
         "from memory_engine.settings import Settings\n"
         "wiring.build_embedder(Settings()).embed(['hello'])\n"
         "print(sorted(m for m in ('torch', 'transformers', 'sentence_transformers') if m in sys.modules))\n"

@@ -65,10 +65,14 @@ def test_importing_a_handler_loads_no_tracer_sdk_client_or_model_stack() -> None
 
 
 # API keys: hashing, the key store's records and its wiring. Only the authorizer checks a key.
-KEY_MACHINERY = ("memory_engine.auth", "memory_engine.key_wiring", "memory_engine.models.keys")
+KEY_MACHINERY = (
+    "memory_engine.edge.auth",
+    "memory_engine.composition.key_wiring",
+    "memory_engine.models.keys",
+)
 # The engine and what it runs: a function that builds none loads none of it.
 ENGINE = (
-    "memory_engine.wiring",
+    "memory_engine.composition.wiring",
     "memory_engine.engine",
     "memory_engine.usecases",
     "memory_engine.retrieval",
@@ -76,7 +80,7 @@ ENGINE = (
     "memory_engine.indexing",
 )
 # Serving a REST route: the resolver, Powertools' event handler and its OpenAPI models.
-REST = ("memory_engine.http", "memory_engine.resolver", "aws_lambda_powertools.event_handler")
+REST = ("memory_engine.edge.http", "memory_engine.edge.resolver", "aws_lambda_powertools.event_handler")
 # Functions that serve no API route: the authorizer, the queue's workers, the deploy-time ones.
 NOT_ROUTES = ("authorizer", *WORKERS, "embedder_image", "index_bootstrap")
 GRAPH_PROBE = (
@@ -137,7 +141,7 @@ def test_no_function_loads_an_adapter_before_the_configuration_chooses_one(
 ) -> None:
     # Given each function's import graph
     # When adapters and the factory maps' provider modules are looked for in it
-    chosen_late = ("memory_engine.adapters", "memory_engine.providers.")
+    chosen_late = ("memory_engine.adapters", "memory_engine.composition.providers.")
     found = {name: sorted(m for m in graph if m.startswith(chosen_late)) for name, graph in graphs.items()}
 
     # Then none is loaded at import: the factory map imports the chosen one when the engine is built

@@ -10,7 +10,7 @@ from memory_engine.adapters.aws.opensearch_index import OpenSearchIndex
 from memory_engine.engine import Engine
 from memory_engine.models.api import DeleteRequest
 from memory_engine.models.messages import MAX_PURGE_IDS, ChatMemoryJob, IndexPurgeJob, Job
-from memory_engine.ports import ReceivedJob
+from memory_engine.models.queue import ReceivedJob
 from memory_engine.usecases import delete, forget_user, index_purge, jobs
 from tests.fakes.engine import extract_one_turn, fake_engine, run_worker
 from tests.fakes.opensearch import StubCluster

@@ -11,7 +11,6 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from memory_engine.chat_prompt import MEMORY_HEADER, MEMORY_TAG
 from memory_engine.engine import Engine
 from memory_engine.extraction.builtin import BuiltinExtractor
 from memory_engine.extraction.fact_extractor import FactOperation, extract_facts_builtin
@@ -21,6 +20,7 @@ from memory_engine.models.chat import ChatCompletionRequest
 from memory_engine.models.domain import Turn
 from memory_engine.ports import ExtractionContext
 from memory_engine.usecases import bank, chat
+from memory_engine.usecases.chat_prompt import MEMORY_HEADER, MEMORY_TAG
 from tests.fakes.engine import fake_engine, run_worker
 from tests.fakes.ports import RecordingChat
 

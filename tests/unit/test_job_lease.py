@@ -11,7 +11,7 @@ import pytest
 
 from memory_engine.adapters.local.sqlite_queue import SqliteQueue
 from memory_engine.models.messages import ExtractionJob
-from memory_engine.ports import ReceivedJob
+from memory_engine.models.queue import ReceivedJob
 from memory_engine.usecases import jobs
 from memory_engine.usecases.lease import held
 from memory_engine_app.worker import STILL_RUNNING, LocalWorker

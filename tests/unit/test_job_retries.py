@@ -11,7 +11,7 @@ from memory_engine.adapters.local.sqlite_queue import SqliteQueue
 from memory_engine.errors import Unavailable
 from memory_engine.extraction.batching import job_due
 from memory_engine.models.messages import ChatMemoryJob, ExtractionJob, Job
-from memory_engine.ports import ReceivedJob
+from memory_engine.models.queue import ReceivedJob
 from memory_engine.usecases import jobs
 from memory_engine.usecases.jobs import RetryPolicy
 from tests.fakes.engine import fake_engine

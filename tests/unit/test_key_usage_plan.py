@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from memory_engine.adapters.local.sqlite_keys import SqliteKeyStore
-from memory_engine.auth import key_id_of_usage_key, usage_key_value
+from memory_engine.edge.auth import key_id_of_usage_key, usage_key_value
 from memory_engine.errors import Unavailable
 from memory_engine.models.keys import ApiKey
 from memory_engine.usecases import keys

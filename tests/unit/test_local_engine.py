@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from memory_engine import wiring
+from memory_engine.composition import wiring
 from memory_engine.engine import Engine
 from memory_engine.settings import reset_settings
 from memory_engine_app import local_engine

@@ -11,10 +11,10 @@ import pytest
 
 from memory_engine.engine import Engine
 from memory_engine.errors import InvalidInput, NotFound
-from memory_engine.facts import euclidean
 from memory_engine.models.api import ConsolidateRequest
 from memory_engine.models.bank import CreateMemoryRequest, GenerateMemoriesRequest, RetrieveMemoriesRequest
 from memory_engine.usecases import bank, bank_generate, bank_retrieve, consolidate
+from memory_engine.usecases.facts import euclidean
 from tests.fakes.engine import ENGINE_BACKENDS, run_worker
 
 TENANT = "acme"

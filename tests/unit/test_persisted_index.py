@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from memory_engine import wiring
 from memory_engine.adapters.local.index_files import IndexFileError, PersistedIndex
 from memory_engine.adapters.local.memory_index import LocalSearchIndex
 from memory_engine.adapters.local.sqlite_store import SqliteStore
-from memory_engine.backends import database_path
+from memory_engine.composition import wiring
+from memory_engine.composition.backends import database_path
 from memory_engine.engine import Engine
 from memory_engine.models.api import ConsolidateRequest, DeleteRequest, ForkRequest
 from memory_engine.settings import Settings, reset_settings

@@ -13,13 +13,13 @@ from collections.abc import Iterator
 
 import pytest
 
-from memory_engine.chat_prompt import MEMORY_HEADER, MEMORY_TAG, memory_block, with_memory
 from memory_engine.extraction.prompts.render import facts_messages, memory_messages
 from memory_engine.extraction.schema import MemoryOut, strict_json_schema
 from memory_engine.models.bank import CreateMemoryRequest
 from memory_engine.models.chat import ChatCompletionRequest
 from memory_engine.ports import ExtractionContext
 from memory_engine.usecases import bank, chat
+from memory_engine.usecases.chat_prompt import MEMORY_HEADER, MEMORY_TAG, memory_block, with_memory
 from tests.fakes.engine import fake_engine
 from tests.fakes.ports import RecordingChat
 from tests.llm.builders import turns
@@ -32,7 +32,7 @@ USER = "7f3c2a9e-4b1d-4c8e-9a6f-2d5e8b1c0f47"
 @pytest.fixture
 def unfiltered(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """The memory block with its instruction filter off: a fact the heuristic would miss."""
-    monkeypatch.setattr("memory_engine.chat_prompt.is_instruction", lambda text: False)
+    monkeypatch.setattr("memory_engine.usecases.chat_prompt.is_instruction", lambda text: False)
     yield
 
 

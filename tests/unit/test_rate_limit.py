@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memory_engine.ratelimit import RateLimiter
+from memory_engine.edge.ratelimit import RateLimiter
 
 
 class FakeTime:

@@ -56,7 +56,7 @@ def test_reembedding_reports_progress_and_touches_only_the_tenant_asked() -> Non
 
 
 def test_the_reindex_command_reembeds_before_rebuilding_the_local_index() -> None:
-    from memory_engine import wiring
+    from memory_engine.composition import wiring
     from memory_engine_app import cli
     from tests.fakes.engine import fake_engine
 

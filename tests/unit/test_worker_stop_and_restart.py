@@ -15,7 +15,8 @@ from memory_engine.embedding import BoundedEmbedder
 from memory_engine.engine import Engine
 from memory_engine.models.api import ConsolidateRequest
 from memory_engine.models.messages import ExtractionJob
-from memory_engine.ports import EmbedMode, ReceivedJob
+from memory_engine.models.queue import ReceivedJob
+from memory_engine.ports import EmbedMode
 from memory_engine.settings import Settings
 from memory_engine.usecases import consolidate
 from memory_engine_app import local_engine

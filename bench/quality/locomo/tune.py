@@ -208,8 +208,8 @@ def _cases(args: argparse.Namespace) -> list[Case]:
         with args.cases.open("rb") as cached:
             loaded: list[Case] = pickle.load(cached)
             return loaded
+    from memory_engine.composition.wiring import build_embedder
     from memory_engine.settings import Settings
-    from memory_engine.wiring import build_embedder
 
     settings = Settings()
     conversations = load(args.data)

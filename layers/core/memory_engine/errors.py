@@ -1,4 +1,4 @@
-"""Domain errors. They carry no HTTP codes: `memory_engine.http` maps them once for every route."""
+"""Domain errors. They carry no HTTP codes: `memory_engine.edge.http` maps them once for every route."""
 
 from __future__ import annotations
 

@@ -102,6 +102,12 @@ class VectorSettings(Piece):
 class SearchSettings(StorageSettings, VectorSettings):
     """The search index and what one retrieve may do."""
 
+    # Which search index: `opensearch` (at MEMORY_ENGINE_OPENSEARCH_URL), `files` (the local
+    # backend's index, persisted beside its SQLite file, opened by the local server and its CLI)
+    # or `memory` (rebuilt from the store at every start: DynamoDB without OpenSearch, outside
+    # Lambda, as in tests). Unset: OpenSearch where its URL is set, else the backend's own
+    # (`composition.wiring.index_choice`, the one place that decides).
+    index: Literal["opensearch", "files", "memory"] | None = Field(None, description="the search index")
     opensearch_url: str | None = Field(None, description="OpenSearch endpoint (https://...)")
     opensearch_service: Literal["aoss", "es"] = "aoss"
     opensearch_index: str = Field("memories", min_length=1)
@@ -121,7 +127,14 @@ class SearchSettings(StorageSettings, VectorSettings):
 
     def missing_variables(self) -> list[tuple[str, str]]:
         missing = super().missing_variables()
-        if self.backend == "aws" and self.in_lambda and not self.opensearch_url:
+        if self.index == "opensearch" and not self.opensearch_url:
+            missing.append(
+                (
+                    "MEMORY_ENGINE_OPENSEARCH_URL",
+                    "the OpenSearch endpoint, needed by MEMORY_ENGINE_INDEX=opensearch",
+                )
+            )
+        elif self.backend == "aws" and self.in_lambda and not self.opensearch_url:
             missing.append(
                 (
                     "MEMORY_ENGINE_OPENSEARCH_URL",

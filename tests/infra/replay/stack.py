@@ -25,10 +25,10 @@ from dataclasses import dataclass, field
 from typing import Any
 from unittest import mock
 
-from memory_engine import wiring
 from memory_engine.adapters.aws import clients
 from memory_engine.adapters.aws.dynamodb_keys import create_table_request
 from memory_engine.adapters.local.memory_index import LocalSearchIndex
+from memory_engine.composition import wiring
 from memory_engine.engine import Engine
 from memory_engine.settings import Settings, reset_settings
 from memory_engine_app.server.apigw import LocalContext

@@ -14,7 +14,7 @@ from pydantic import BaseModel, Field
 from memory_engine.models.api import Body, Identifier
 from memory_engine.models.domain import MemoryFields, Session, Turn, TurnStatus, TurnType
 from memory_engine.models.messages import Job, chat_session_uuid
-from memory_engine.ports import DeadJob
+from memory_engine.models.queue import DeadJob
 
 CHAT_SESSION_PREFIX = chat_session_uuid("")
 

@@ -19,15 +19,11 @@ from memory_engine.ports.index import (
 )
 from memory_engine.ports.keys import KeyStore
 from memory_engine.ports.queue import (
-    DeadJob,
     DeadLetters,
     JobSource,
     Queue,
     QueueInspector,
-    QueueSnapshot,
-    ReceivedJob,
     SingleConsumerQueue,
-    unsettled_reason,
 )
 from memory_engine.ports.store import ConsolidateOutcome, ForkPlan, RemovalOutcome, Store
 from memory_engine.ports.usage_plan import UsagePlanKeys
@@ -37,7 +33,6 @@ __all__ = [
     "Clock",
     "ConsolidateOutcome",
     "CopyableEmbedder",
-    "DeadJob",
     "DeadLetters",
     "DocKind",
     "EmbedMode",
@@ -54,12 +49,9 @@ __all__ = [
     "KeyStore",
     "Queue",
     "QueueInspector",
-    "QueueSnapshot",
-    "ReceivedJob",
     "RemovalOutcome",
     "SearchIndex",
     "SingleConsumerQueue",
     "Store",
     "UsagePlanKeys",
-    "unsettled_reason",
 ]

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from memory_engine import facts
 from memory_engine.engine import Engine
 from memory_engine.errors import NotFound, Unavailable
 from memory_engine.models.bank import BankMemory, CreateMemoryRequest, DeleteMemoryResponse
 from memory_engine.models.domain import Memory
-from memory_engine.usecases import index_purge
+from memory_engine.usecases import facts, index_purge
 
 
 def create(engine: Engine, tenant: str, request: CreateMemoryRequest) -> BankMemory:

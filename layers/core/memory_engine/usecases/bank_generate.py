@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from memory_engine import facts
 from memory_engine.engine import Engine
 from memory_engine.models.bank import (
     BankMemory,
@@ -10,6 +9,7 @@ from memory_engine.models.bank import (
     GenerateMemoriesRequest,
     GenerateMemoriesResponse,
 )
+from memory_engine.usecases import facts
 
 
 def run(engine: Engine, tenant: str, request: GenerateMemoriesRequest) -> GenerateMemoriesResponse:

@@ -7,7 +7,6 @@ import binascii
 import hashlib
 import json
 
-from memory_engine import facts
 from memory_engine.engine import Engine
 from memory_engine.errors import InvalidInput
 from memory_engine.models.bank import (
@@ -18,6 +17,7 @@ from memory_engine.models.bank import (
     SimpleRetrievalParams,
 )
 from memory_engine.models.domain import scope_key
+from memory_engine.usecases import facts
 
 
 def run(engine: Engine, tenant: str, request: RetrieveMemoriesRequest) -> RetrieveMemoriesResponse:

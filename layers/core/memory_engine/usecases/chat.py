@@ -15,13 +15,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from memory_engine import facts
-from memory_engine.chat_prompt import latest_user_texts, memory_block, with_memory
 from memory_engine.engine import Engine
 from memory_engine.errors import InvalidInput, MemoryEngineError, UpstreamFailed
 from memory_engine.models.chat import ChatCompletionRequest
 from memory_engine.models.messages import MAX_JOB_TEXT_CHARS, ChatMemoryJob
+from memory_engine.usecases import facts
 from memory_engine.usecases.chat_memory import user_scope
+from memory_engine.usecases.chat_prompt import latest_user_texts, memory_block, with_memory
 
 log = logging.getLogger("memory_engine.chat")
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from memory_engine import facts
 from memory_engine.engine import Engine
-from memory_engine.facts import FactChange
 from memory_engine.models.domain import Session, Turn, scope_key
 from memory_engine.models.messages import ChatMemoryJob, chat_session_uuid
+from memory_engine.usecases import facts
+from memory_engine.usecases.facts import FactChange
 
 CHAT_USER_NAME = "user"
 

@@ -7,7 +7,8 @@ from collections.abc import Sequence
 
 from memory_engine.extraction.batching import cut_batches
 from memory_engine.models.messages import ExtractionJob, Job
-from memory_engine.ports import DeadJob, Store
+from memory_engine.models.queue import DeadJob
+from memory_engine.ports import Store
 from memory_engine.settings import Settings
 
 RETRY_COMMAND = "`memory-engine jobs retry <id>`"

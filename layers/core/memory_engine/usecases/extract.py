@@ -12,7 +12,6 @@ from memory_engine.engine import Engine
 from memory_engine.extraction.batching import cut_batches, extraction_point
 from memory_engine.extraction.budget import JobBudget
 from memory_engine.extraction.registry import update_registry
-from memory_engine.indexing import turn_vectors
 from memory_engine.indexing.documents import (
     embedding_text,
     extraction_text,
@@ -22,7 +21,7 @@ from memory_engine.indexing.documents import (
 from memory_engine.models.domain import Memory, MemoryFields, Session, Turn, new_memory_id
 from memory_engine.models.messages import ExtractionJob
 from memory_engine.ports import ExtractionContext
-from memory_engine.usecases import index_purge
+from memory_engine.usecases import index_purge, turn_vectors
 
 log = logging.getLogger("memory_engine.worker")
 

@@ -12,11 +12,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal, assert_never
 
+from memory_engine.edge.logsafe import error_details
 from memory_engine.engine import Engine
 from memory_engine.errors import Cancelled, MemoryEngineError
-from memory_engine.logsafe import error_details
 from memory_engine.models.messages import ChatMemoryJob, ExtractionJob, ForgetUserJob, IndexPurgeJob, Job
-from memory_engine.ports import JobSource, ReceivedJob, unsettled_reason
+from memory_engine.models.queue import ReceivedJob, unsettled_reason
+from memory_engine.ports import JobSource
 from memory_engine.settings import Settings
 from memory_engine.usecases import chat_memory, extract, forget_user, index_purge, lease
 from memory_engine.usecases.dead_jobs import what_retries

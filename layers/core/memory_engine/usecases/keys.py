@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
-from memory_engine.auth import format_key, hash_key, new_key_id
+from memory_engine.edge.auth import format_key, hash_key, new_key_id
 from memory_engine.errors import Conflict, InvalidInput, NotFound
 from memory_engine.models.keys import TENANT_PATTERN, ApiKey, IssuedKey, UsagePlanSync
 from memory_engine.ports import KeyStore, UsagePlanKeys

@@ -15,7 +15,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from memory_engine.logsafe import error_details
+from memory_engine.edge.logsafe import error_details
 from memory_engine.ports import JobSource
 
 log = logging.getLogger("memory_engine.worker")

@@ -11,7 +11,6 @@ from itertools import islice
 
 from memory_engine import deadline
 from memory_engine.engine import Engine
-from memory_engine.indexing import turn_vectors
 from memory_engine.indexing.documents import spoken_line, turn_lexical_text
 from memory_engine.models.api import RetrievedMemory, RetrieveRequest, RetrieveResponse, TurnEvidence
 from memory_engine.models.domain import Memory, Turn
@@ -29,6 +28,7 @@ from memory_engine.retrieval.features import (
 from memory_engine.retrieval.fusion import RankedUnit, rank
 from memory_engine.retrieval.packing import pack, smallest_piece
 from memory_engine.retrieval.text import tokenize
+from memory_engine.usecases import turn_vectors
 
 
 @dataclass(frozen=True)

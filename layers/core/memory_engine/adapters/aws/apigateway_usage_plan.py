@@ -14,7 +14,7 @@ from contextlib import contextmanager, suppress
 from typing import Any
 
 from memory_engine.adapters.aws.clients import aws_errors, client, error_code
-from memory_engine.auth import key_id_of_usage_key, usage_key_name, usage_key_value
+from memory_engine.edge.auth import key_id_of_usage_key, usage_key_name, usage_key_value
 from memory_engine.errors import Conflict, Unavailable
 
 log = logging.getLogger("memory_engine.usage_plan")

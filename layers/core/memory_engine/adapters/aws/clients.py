@@ -8,8 +8,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from memory_engine.edge.logsafe import debug_enabled, redact
 from memory_engine.errors import Unavailable
-from memory_engine.logsafe import debug_enabled, redact
 
 log = logging.getLogger("memory_engine.aws")
 _lock = threading.Lock()
@@ -45,7 +45,7 @@ def client(service: str, region: str | None = None) -> Any:
             import boto3
             from botocore.config import Config
 
-            from memory_engine.observability import trace_aws_calls
+            from memory_engine.edge.observability import trace_aws_calls
 
             trace_aws_calls()
 

@@ -30,7 +30,7 @@ from typing import Any
 from memory_engine.adapters.aws.clients import aws_errors, client, error_code
 from memory_engine.errors import Unavailable
 from memory_engine.models.messages import Job, parse_job
-from memory_engine.ports import DeadJob, QueueSnapshot, ReceivedJob
+from memory_engine.models.queue import DeadJob, QueueSnapshot, ReceivedJob
 
 # SQS message attributes of a dead letter written by `bury`.
 ERROR_ATTRIBUTE = "error"

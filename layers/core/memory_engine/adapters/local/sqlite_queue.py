@@ -28,7 +28,7 @@ from pathlib import Path
 
 from memory_engine.adapters.local.sqlite_db import SqliteDatabase
 from memory_engine.models.messages import Job, parse_job
-from memory_engine.ports import DeadJob, QueueSnapshot, ReceivedJob, unsettled_reason
+from memory_engine.models.queue import DeadJob, QueueSnapshot, ReceivedJob, unsettled_reason
 
 log = logging.getLogger("memory_engine.queue")
 

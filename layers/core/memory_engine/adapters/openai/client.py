@@ -22,8 +22,8 @@ from pydantic import BaseModel, ValidationError
 
 from memory_engine.adapters.openai.errors import LlmBadOutput, LlmError, LlmUnavailable, LlmUnsupported
 from memory_engine.adapters.openai.modes import FALLBACK, refuses_mode, response_format
+from memory_engine.edge.logsafe import redact_foreign
 from memory_engine.extraction.prompts.render import StructuredOutput
-from memory_engine.logsafe import redact_foreign
 
 logger = logging.getLogger(__name__)
 

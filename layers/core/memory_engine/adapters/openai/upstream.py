@@ -28,8 +28,8 @@ from http.client import HTTPResponse
 from typing import Any
 
 from memory_engine.adapters.openai.refusals import rejected
+from memory_engine.edge.logsafe import redact_foreign
 from memory_engine.errors import UpstreamFailed
-from memory_engine.logsafe import redact_foreign
 
 log = logging.getLogger("memory_engine.chat")
 

@@ -1,6 +1,6 @@
 """The only place where configuration becomes the engine, built once per process.
 
-Each adapter comes from its kind's factory map (`memory_engine.providers`), keyed by the setting
+Each adapter comes from its kind's factory map (`memory_engine.composition.providers`), keyed by the setting
 that chooses it, and imports its SDK or model only when chosen. API keys are built without an
 engine (`key_wiring`); the local server's index files and worker live with it (`memory_engine_app`).
 """
@@ -14,13 +14,20 @@ from typing import TYPE_CHECKING
 
 from memory_engine import ports
 from memory_engine import settings as config
-from memory_engine.backends import backend
+from memory_engine.composition.backends import backend
+from memory_engine.composition.providers import (
+    CHATS,
+    EMBEDDERS,
+    EXTRACTORS,
+    FACT_EXTRACTORS,
+    INDEXES,
+    QUEUES,
+    STORES,
+)
 from memory_engine.engine import Engine
 from memory_engine.errors import Unavailable
-from memory_engine.providers import CHATS, EMBEDDERS, EXTRACTORS, FACT_EXTRACTORS, INDEXES, QUEUES, STORES
 
 if TYPE_CHECKING:
-    from memory_engine.adapters.aws.opensearch_index import OpenSearchIndex
     from memory_engine.extraction.fact_extractor import FactExtractor
 
 # Builds the engine's index from the settings and its store.
@@ -75,7 +82,7 @@ def reset() -> None:
     """Forget the built engine and key adapters (tests that change settings between cases)."""
     # Imported here, not at the top: the functions import this module, and none of them but the
     # authorizer (which builds no engine) checks a key.
-    from memory_engine import key_wiring
+    from memory_engine.composition import key_wiring
 
     _built_engine.cache_clear()
     key_wiring.reset()
@@ -91,22 +98,18 @@ def build_queue(settings: config.QueueSettings) -> ports.Queue:
 
 
 def index_choice(settings: config.SearchSettings) -> str:
-    """Which index the settings ask for: OpenSearch where it is configured; else the local
-    backend's persisted files, or (beside any other store) an index rebuilt in memory."""
-    if settings.opensearch_url:
-        return "opensearch"
-    return "files" if backend(settings).index_files else "memory"
+    """Which index the settings ask for, the key of `INDEXES`: MEMORY_ENGINE_INDEX where it is
+    set; else OpenSearch where its URL is; else the backend's own (its persisted files, or an
+    index rebuilt in memory). The server, the functions and every CLI command ask here."""
+    if settings.index:
+        return settings.index
+    return "opensearch" if settings.opensearch_url else backend(settings).index
 
 
-def build_index(settings: config.SearchSettings, store: ports.Store) -> ports.SearchIndex:
+def build_index(settings: config.SearchSettings, store: ports.Store | None = None) -> ports.SearchIndex:
+    """The index `index_choice` names, from `INDEXES`; OpenSearch needs no store (it outlives the
+    process), an index rebuilt in memory is rebuilt from `store`."""
     return INDEXES.create(index_choice(settings), settings, store)
-
-
-def build_opensearch_index(settings: config.SearchSettings) -> OpenSearchIndex:
-    """The OpenSearch adapter as configured; it sends nothing until first used."""
-    from memory_engine.providers.opensearch import opensearch_index
-
-    return opensearch_index(settings)
 
 
 def build_embedder(settings: config.EmbeddingSettings) -> ports.Embedder:

@@ -17,7 +17,10 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValida
 from aws_lambda_powertools.event_handler.openapi.params import Query
 from aws_lambda_powertools.shared.json_encoder import Encoder
 
-from memory_engine import deadline, unicode_text
+from memory_engine import deadline
+from memory_engine.edge import unicode_text
+from memory_engine.edge.logsafe import error_details, logger
+from memory_engine.edge.resolver import ConcurrentRestResolver
 from memory_engine.errors import (
     Cancelled,
     Conflict,
@@ -32,9 +35,7 @@ from memory_engine.errors import (
     UpstreamFailed,
     UpstreamRejected,
 )
-from memory_engine.logsafe import error_details, logger
 from memory_engine.models.authorizer import TENANT_CONTEXT_KEY
-from memory_engine.resolver import ConcurrentRestResolver
 
 # An id passed in the query string (GET routes): bounded and free of control characters, like
 # the ids of request bodies (`models.api.Identifier`).
@@ -279,7 +280,7 @@ def lambda_entry(app: APIGatewayRestResolver) -> LambdaHandler:
     the route's metrics (`observability`, one EMF line per invocation) and its X-Ray trace. The
     request runs under the invocation's deadline (`deadline.of_context`): a use case past it
     stops with a 504 instead of being killed with the function."""
-    from memory_engine.observability import metrics, record_request, route_of, traced
+    from memory_engine.edge.observability import metrics, record_request, route_of, traced
 
     # log_event stays off whatever POWERTOOLS_LOGGER_LOG_EVENT says: the event holds the API key
     # and the user's words.

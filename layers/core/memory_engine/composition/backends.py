@@ -1,14 +1,14 @@
 """The backends by name (MEMORY_ENGINE_BACKEND): what sets one apart beyond its adapters.
 
 Its adapters (store, queue, key store, usage plan) come from the factory maps of
-`memory_engine.providers`, keyed by the same name; adding a backend is one entry in each map and
+`memory_engine.composition.providers`, keyed by the same name; adding a backend is one entry in each map and
 one here (see docs/architecture.md).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
     from memory_engine.settings import StorageSettings
@@ -20,14 +20,15 @@ class Backend:
 
     # The one local API key (MEMORY_ENGINE_API_KEY or the generated one) is accepted too.
     single_local_key: bool
-    # Without OpenSearch, the in-process index is persisted beside this backend's database; where
-    # it is not, only OpenSearch outlives the process, so that is what `reindex` rebuilds.
-    index_files: bool
+    # Its search index where MEMORY_ENGINE_INDEX and the OpenSearch URL are unset: the local
+    # backend persists the in-process index beside its database ("files"); elsewhere only
+    # OpenSearch outlives the process, and without it an index is rebuilt in memory at start.
+    index: Literal["files", "memory"]
 
 
 BACKENDS: dict[str, Backend] = {
-    "local": Backend(single_local_key=True, index_files=True),
-    "aws": Backend(single_local_key=False, index_files=False),
+    "local": Backend(single_local_key=True, index="files"),
+    "aws": Backend(single_local_key=False, index="memory"),
 }
 
 

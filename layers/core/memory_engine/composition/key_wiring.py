@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from memory_engine.auth import AnyKey, KeyResolver, SingleKey, StoreKeys, local_api_key
-from memory_engine.backends import backend
+from memory_engine.composition.backends import backend
+from memory_engine.composition.providers import KEY_STORES, USAGE_PLANS
+from memory_engine.edge.auth import AnyKey, KeyResolver, SingleKey, StoreKeys, local_api_key
 from memory_engine.ports import KeyStore, UsagePlanKeys
 from memory_engine.ports.clock import SystemClock
-from memory_engine.providers import KEY_STORES, USAGE_PLANS
 from memory_engine.settings import KeySettings, loaded
 
 

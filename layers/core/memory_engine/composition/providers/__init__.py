@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from memory_engine.factory import Factory
+from memory_engine.composition.factory import Factory
 
 if TYPE_CHECKING:
     from memory_engine.extraction.fact_extractor import FactExtractor
@@ -24,12 +24,12 @@ if TYPE_CHECKING:
         UsagePlanKeys,
     )
 
-_LOCAL = "memory_engine.providers.local"
-_AWS = "memory_engine.providers.aws"
-_OPENSEARCH = "memory_engine.providers.opensearch"
-_EMBEDDERS = "memory_engine.providers.embedders"
-_EXTRACTORS = "memory_engine.providers.extractors"
-_LLM = "memory_engine.providers.llm"
+_LOCAL = "memory_engine.composition.providers.local"
+_AWS = "memory_engine.composition.providers.aws"
+_OPENSEARCH = "memory_engine.composition.providers.opensearch"
+_EMBEDDERS = "memory_engine.composition.providers.embedders"
+_EXTRACTORS = "memory_engine.composition.providers.extractors"
+_LLM = "memory_engine.composition.providers.llm"
 
 STORES: Factory[Store] = Factory(
     "store", "MEMORY_ENGINE_BACKEND", {"local": f"{_LOCAL}:sqlite_store", "aws": f"{_AWS}:dynamodb_store"}
@@ -49,15 +49,15 @@ USAGE_PLANS: Factory[UsagePlanKeys] = Factory(
 # local server and its CLI (memory_engine_app.local_index): it never runs in a Lambda function.
 INDEXES: Factory[SearchIndex] = Factory(
     "search index",
-    "MEMORY_ENGINE_OPENSEARCH_URL",
+    "MEMORY_ENGINE_INDEX",
     {
-        "opensearch": "memory_engine.providers.opensearch:opensearch_index",
+        "opensearch": "memory_engine.composition.providers.opensearch:opensearch_index",
         "memory": f"{_LOCAL}:rebuilt_index",
     },
     elsewhere={
-        "files": "The local backend's index files are opened by the local server and its CLI "
-        "(memory-engine serve), which build their own engine; set MEMORY_ENGINE_OPENSEARCH_URL "
-        "to use OpenSearch instead."
+        "files": "The local backend's index files (MEMORY_ENGINE_INDEX=files) are opened by the "
+        "local server and its CLI (memory-engine serve), which build their own engine; set "
+        "MEMORY_ENGINE_INDEX=opensearch with MEMORY_ENGINE_OPENSEARCH_URL, or memory."
     },
 )
 EMBEDDERS: Factory[Embedder] = Factory(
@@ -82,5 +82,5 @@ FACT_EXTRACTORS: Factory[FactExtractor] = Factory(
 )
 # One provider today: any OpenAI-compatible endpoint (OPENAI_BASE_URL); a second is one entry.
 CHATS: Factory[ChatUpstream] = Factory(
-    "chat model", "OPENAI_BASE_URL", {"openai": "memory_engine.providers.chat:chat_upstream"}
+    "chat model", "OPENAI_BASE_URL", {"openai": "memory_engine.composition.providers.chat:chat_upstream"}
 )

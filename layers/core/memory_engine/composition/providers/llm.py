@@ -9,8 +9,8 @@ from typing import Any
 
 from memory_engine.adapters.openai import LlmExtractor, chat_client
 from memory_engine.adapters.openai.client import RetryPolicy
+from memory_engine.composition.providers.chat import llm_api_key
 from memory_engine.errors import Unavailable
-from memory_engine.providers.chat import llm_api_key
 from memory_engine.settings import ExtractionSettings
 
 
