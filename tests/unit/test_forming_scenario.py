@@ -12,9 +12,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from memory_engine import wiring
 from memory_engine.adapters.local.memory_index import LocalSearchIndex
 from memory_engine.adapters.local.sqlite_store import SqliteStore
+from memory_engine.composition import wiring
 from memory_engine.engine import Engine
 from memory_engine.extraction.builtin import BuiltinExtractor
 from memory_engine.models.api import ConsolidateRequest, RetrieveRequest

@@ -27,9 +27,8 @@ from bench.quality.locomo.metrics import QuestionScore, Summary, by_category, sc
 from bench.quality.locomo.tokens import count_tokens
 from memory_engine.adapters.local.sqlite_queue import SqliteQueue
 from memory_engine.engine import Engine
-from memory_engine.indexing import turn_vectors
 from memory_engine.ports import Embedder
-from memory_engine.usecases import consolidate
+from memory_engine.usecases import consolidate, turn_vectors
 from memory_engine_app import local_engine
 
 # The states between all-buffered and all-extracted, as shares of a conversation's sessions
