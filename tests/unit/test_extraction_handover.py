@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from memory_engine.adapters.local.memory_index import LocalSearchIndex
 from memory_engine.engine import Engine
 from memory_engine.models.api import ConsolidateRequest, RetrieveRequest
 from memory_engine.models.domain import Memory
@@ -74,3 +75,38 @@ def test_a_turn_stays_findable_while_its_memory_is_written_and_indexed(engine: E
     # Then the fact was found at every step: as a buffered turn, then as its memory's turn
     assert watched.seen and all(ok for _, ok in watched.seen), watched.seen
     assert found(engine)
+
+
+class RefusingStore(WatchedStore):
+    """A store on which another run has already claimed the first batch's turns: it refuses the
+    first memory, then writes as usual."""
+
+    def save_memory(self, memory: Memory) -> bool:
+        if not self.seen:
+            self.seen.append((memory.memory_id, False))
+            return False
+        return bool(self._inner.save_memory(memory))
+
+
+def test_a_memory_the_store_refuses_leaves_no_documents_in_the_index(engine: Engine) -> None:
+    # Given 20 buffered turns (a job queued) and a store that refuses the job's first memory
+    refusing = RefusingStore(engine.store)
+    engine = replace(engine, store=refusing)  # type: ignore[arg-type]
+    for n in range(1, 21):
+        request = {
+            "session_uuid": "s1",
+            "parent_session_uuid": THREAD,
+            "new_dialog": {"uuid": f"d{n}", "query": f"Remark number {n}", "answer": ""},
+        }
+        consolidate.run(engine, TENANT, ConsolidateRequest.model_validate(request))
+
+    # When the worker runs the job: the first memory is indexed, then refused by the store
+    run_worker(engine)
+
+    # Then the index holds exactly the memories the store wrote, not the refused one
+    [(refused, _)] = refusing.seen
+    index = engine.index
+    assert isinstance(index, LocalSearchIndex)
+    stored = {memory.memory_id for memory in engine.store.iter_memories()}
+    assert stored and refused not in stored
+    assert index.memory_ids().get(TENANT, set()) == stored
