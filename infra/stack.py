@@ -122,7 +122,7 @@ class MemoryEngineStack(Stack):
             "MEMORY_ENGINE_OPENSEARCH_SERVICE": self.search.service,
             "MEMORY_ENGINE_OPENSEARCH_INDEX": self.search.index_name,
             "MEMORY_ENGINE_OPENSEARCH_ANALYZER": self.search.analyzer,
-            "MEMORY_ENGINE_EMBEDDING_DIMENSION": str(config.embedding_dimension),
+            "MEMORY_ENGINE_EMBEDDING_DIMENSION": str(config.dimension),
             **self.embedding.environment(),
         }
         if folder in self.queues:
@@ -215,7 +215,7 @@ class MemoryEngineStack(Stack):
             # bootstrap on deploy, which adds new fields to an existing index.
             properties={
                 "Index": self.search.index_name,
-                "Dimension": str(self.config.embedding_dimension),
+                "Dimension": str(self.config.dimension),
                 "Analyzer": self.search.analyzer,
                 "Service": self.search.service,
                 "Fields": ",".join(sorted(added_fields()["properties"])),

@@ -171,11 +171,12 @@ def _jobs(args: argparse.Namespace) -> int:
     letters = dead_letters()
     if args.action == "list":
         from memory_engine.composition import wiring
+        from memory_engine.limits import Limits
         from memory_engine.settings import get_settings
         from memory_engine.usecases.dead_jobs import with_resolution
 
         settings = get_settings()
-        found = with_resolution(wiring.build_store(settings), settings, letters.dead_letters())
+        found = with_resolution(wiring.build_store(settings), Limits.of(settings), letters.dead_letters())
         for dead in found:
             if args.json:
                 print(dead.model_dump_json())

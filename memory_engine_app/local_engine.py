@@ -38,14 +38,14 @@ def local_worker(built: Engine | None = None, sweep: bool = True) -> LocalWorker
     sweeps for stuck buffers at start-up and every MEMORY_ENGINE_WORKER_SWEEP_SECONDS."""
     target = built or engine()
     source = wiring.job_source(target)
-    settings = target.settings
-    policy = jobs.RetryPolicy.of(settings)
+    settings = get_settings()  # the local worker's own knobs: poll, sweep, priority, slots
+    policy = jobs.RetryPolicy.of(target.limits)
     working = worker_engine(target)
     return LocalWorker(
         source,
         lambda message: jobs.attempt(working, source, message, policy),
         settings.worker_poll_seconds,
-        settings.job_visibility_seconds,
+        target.limits.job_visibility_seconds,
         sweep=(lambda: sweeping.run(target)) if sweep else None,
         sweep_seconds=settings.worker_sweep_seconds,
         nice=settings.worker_nice,

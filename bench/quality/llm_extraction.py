@@ -23,6 +23,7 @@ import argparse
 import contextlib
 import io
 import json
+import os
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -38,7 +39,9 @@ CACHE = ROOT / "bench" / ".cache" / "llm_extraction"
 
 
 class Recorder:
-    """Every chat-completions exchange, through an httpx response hook."""
+    """Every chat-completions exchange, through an httpx response hook. A streamed answer is
+    recorded as the chat completion its chunks make (`assemble`) once its stream closes, without
+    holding it up: the client reads it chunk by chunk and may cut it at its deadline."""
 
     def __init__(self) -> None:
         self.exchanges: list[dict[str, Any]] = []
@@ -46,28 +49,91 @@ class Recorder:
     def hook(self, response: Any) -> None:
         if not response.request.url.path.endswith("/chat/completions"):
             return
-        response.read()
         request = json.loads(response.request.content or b"{}")
+        exchange: dict[str, Any] = {
+            "mode": _mode(request.get("response_format")),
+            "messages": len(request.get("messages", [])),
+            "temperature": request.get("temperature"),
+            "max_tokens": request.get("max_tokens"),
+            "status": response.status_code,
+            "body": None,
+        }
+        self.exchanges.append(exchange)
+        if response.headers.get("content-type", "").startswith("text/event-stream"):
+            response.stream = _tee(response.stream, lambda raw: exchange.update(body=assemble(raw)))
+            return
+        response.read()
         try:
-            body: Any = response.json()
+            exchange["body"] = response.json()
         except ValueError:
-            body = response.text
-        self.exchanges.append(
-            {
-                "mode": _mode(request.get("response_format")),
-                "messages": len(request.get("messages", [])),
-                "temperature": request.get("temperature"),
-                "max_tokens": request.get("max_tokens"),
-                "status": response.status_code,
-                "body": body,
-            }
-        )
+            exchange["body"] = response.text
 
     def client(self) -> Any:
         """The openai package's own HTTP client class (httpx's, whatever its version) with the hook."""
         import openai
 
         return openai.DefaultHttpxClient(event_hooks={"response": [self.hook]})
+
+
+def _tee(stream: Any, done: Callable[[bytes], None]) -> Any:
+    """`stream` (an httpx byte stream) passing its bytes on as they come, and handing them all to
+    `done` once it ends or is closed (cut at a deadline included)."""
+    base = next(kind for kind in type(stream).__mro__ if kind.__name__ == "SyncByteStream")
+
+    class Tee(base):  # type: ignore[misc, valid-type]
+        def __init__(self) -> None:
+            self.parts: list[bytes] = []
+            self.finished = False
+
+        def __iter__(self) -> Any:
+            try:
+                for part in stream:
+                    self.parts.append(part)
+                    yield part
+            finally:
+                self.finish()
+
+        def close(self) -> None:
+            self.finish()
+            stream.close()
+
+        def finish(self) -> None:
+            if not self.finished:
+                self.finished = True
+                done(b"".join(self.parts))
+
+    return Tee()
+
+
+def assemble(raw: bytes) -> dict[str, Any]:
+    """The chat completion a stream's server-sent events make: the content joined, the finish
+    reason, the model and the usage when the server reported one. A stream that ended without a
+    finish reason (cut at its deadline, or broken off) is marked `cut`: no answer of the model."""
+    content, finish, model, usage = "", None, "", None
+    for line in raw.decode("utf-8", "replace").splitlines():
+        if not line.startswith("data:") or line[5:].strip() == "[DONE]":
+            continue
+        try:
+            chunk = json.loads(line[5:])
+        except ValueError:
+            continue
+        model = chunk.get("model") or model
+        usage = chunk.get("usage") or usage
+        for choice in chunk.get("choices") or []:
+            content += (choice.get("delta") or {}).get("content") or ""
+            finish = choice.get("finish_reason") or finish
+    body: dict[str, Any] = {
+        "object": "chat.completion",
+        "model": model,
+        "choices": [
+            {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": finish}
+        ],
+        "usage": usage,
+        "streamed": True,
+    }
+    if finish is None:
+        body["cut"] = True
+    return body
 
 
 def _mode(response_format: Any) -> str:
@@ -132,6 +198,10 @@ def _save(
         "structured_output": settings.llm_structured_output,
         "max_output_tokens": settings.llm_max_output_tokens,
         "timeout_seconds": settings.llm_timeout_seconds,
+        "batch_seconds": settings.llm_batch_seconds,
+        # The server's decoding threads, as `make llm-local` was given them (LLM_THREADS), when said.
+        "server_threads": os.environ.get("LLM_THREADS"),
+        "past_deadline": sum(1 for row in rows if row["seconds"] > settings.llm_batch_seconds),
         "locomo": data.name if data else None,
         "locomo_sample": [list(item) for item in LOCOMO_SAMPLE[: args.locomo]] if data else [],
         "totals": totals(rows),

@@ -19,7 +19,9 @@ def answers(exchanges: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     out = []
     for exchange in exchanges:
         body = exchange["body"]
-        if exchange["status"] == 200 and isinstance(body, dict) and body.get("choices"):
+        # A stream cut at its deadline or broken off is no answer of the model's.
+        answered = exchange["status"] == 200 and isinstance(body, dict) and body.get("choices")
+        if answered and not body.get("cut"):
             choice = body["choices"][0]
             out.append(
                 {"content": choice["message"].get("content") or "", "finish": choice.get("finish_reason")}
@@ -45,7 +47,15 @@ def row_of(batch: Batch, outcome: dict[str, Any], exchanges: Sequence[dict[str, 
         "seconds": round(outcome["seconds"], 1),
         "prompt_tokens": sum(int(u.get("prompt_tokens") or 0) for u in usage),
         "completion_tokens": sum(int(u.get("completion_tokens") or 0) for u in usage),
+        "cut_requests": sum(1 for e in exchanges if isinstance(e["body"], dict) and e["body"].get("cut")),
     }
+    # The extractor's own count, every request's (estimated where the server reported none, as
+    # llama-cpp-python's streams do not), when it gives one.
+    counted = dict(extraction.metadata) if extraction is not None else dict(getattr(error, "spent", {}) or {})
+    if "prompt_tokens" in counted:
+        row["prompt_tokens"] = int(counted["prompt_tokens"])
+        row["completion_tokens"] = int(counted["completion_tokens"])
+        row["tokens_estimated"] = bool(counted.get("tokens_estimated"))
     if extraction is None:
         return {**row, "outcome": "given_up", "error": f"{type(error).__name__}: {error}"[:400]}
     row["outcome"] = "first_try" if len(given) == 1 else "after_repair"
@@ -147,6 +157,20 @@ def print_rows(rows: Sequence[dict[str, Any]]) -> None:
     print(json.dumps(totals(rows), indent=1, ensure_ascii=False))
 
 
+def _settings_line(result: dict[str, Any]) -> list[str]:
+    """The request timeout and batch bound the run had, and whether a batch went past its bound."""
+    if result.get("batch_seconds") is None:
+        return []
+    threads = result.get("server_threads")
+    return [
+        f"Each request {result['timeout_seconds']:,.0f} s at most, "
+        f"each batch {result['batch_seconds']:,.0f} s"
+        + (f"; the server decoding on {threads} thread(s)" if threads else "")
+        + f"; batches past their bound: {result.get('past_deadline', 0)}.",
+        "",
+    ]
+
+
 def report(result: dict[str, Any]) -> list[str]:
     """docs/configuration.md's table of a saved run (`--report`): one row per batch, then the totals."""
     machine = result["machine"]
@@ -154,6 +178,7 @@ def report(result: dict[str, Any]) -> list[str]:
         f"`{result['model']}`, structured output `{result['structured_output']}` as configured; "
         f"{machine['cores']} cores ({machine['cpu']}), 1-min load {machine['load_average_1m']} at the end.",
         "",
+        *_settings_line(result),
         "| batch | answer | requests | s | prompt / completion tokens | within limits | Hangul in summary "
         "| facts grounded | quotes grounded | people found |",
         "|---|---|---|---|---|---|---|---|---|---|",

@@ -90,3 +90,85 @@ def tuning(result: dict[str, Any]) -> list[str]:
         "; ".join(f"{key.replace('_', ' ')}: {cell(value)}" for key, value in cv.items() if key != "folds")
         + ".",
     ]
+
+
+def embedders(result: dict[str, Any]) -> list[str]:
+    """e5 against EmbeddingGemma: what each retrieves (the engine's default ranking) and costs."""
+    rows = result["rows"]
+    quick = {row.get("quick") for row in rows} - {0, None}
+    scope = f"the first {min(quick)} conversations of LoCoMo dev" if quick else "LoCoMo dev"
+    lines = [
+        f"Quality: the engine's default ranking on {scope}, the Korean set and its English translation "
+        "(Recall@10, categories 1–4), and the embedder alone over turns (the harness's dense baseline "
+        "run on that embedder). Costs on this machine (2 shared cores: each row's load average beside "
+        "it): query embedding p50/p95 (one question per call), passages per second (batches of 32 "
+        "LoCoMo lines), a fresh process's first query vector (graphs already written; writing them "
+        "is once per machine), its peak resident memory after 64 passages, and size on disk.",
+        "",
+    ]
+    header = [
+        "embedder",
+        "LoCoMo R@10",
+        "R@5",
+        "NDCG@10",
+        "multi-hop R@10",
+        "embedder alone R@10",
+        "Korean R@10",
+        "Korean set (en) R@10",
+    ]
+    body = []
+    for row in rows:
+        quality = row.get("quality", {})
+        locomo = quality.get("locomo_dev", {})
+        engine = locomo.get("engine", {})
+        alone: dict[str, Any] = next(
+            (v for k, v in locomo.get("rows", {}).items() if "over turns (cosine)" in k), {}
+        )
+
+        def r10(key: str, quality: dict[str, Any] = quality) -> Any:
+            return quality.get(key, {}).get("engine", {}).get("all", {}).get("recall_10")
+
+        body.append(
+            [
+                row["name"],
+                engine.get("all", {}).get("recall_10"),
+                engine.get("all", {}).get("recall_5"),
+                engine.get("all", {}).get("ndcg_10"),
+                engine.get("1", {}).get("recall_10"),
+                alone.get("recall_10"),
+                r10("korean"),
+                r10("korean_english"),
+            ]
+        )
+    lines += table(header, body)
+    lines += ["", "Costs:", ""]
+    header = [
+        "embedder",
+        "dim",
+        "query p50 / p95 ms",
+        "passages/s",
+        "first vector s",
+        "graphs written s",
+        "peak RSS MB",
+        "weights MB",
+        "graph MB",
+        "load 1m",
+        "commit",
+    ]
+    body = [
+        [
+            row["name"],
+            row["dimension"],
+            f"{row['query_ms_p50']:.0f} / {row['query_ms_p95']:.0f}",
+            row["passages_per_s"],
+            row["first_vector_s"],
+            row["graphs_written_s"],
+            row["peak_rss_mb"],
+            row["weights_mb"],
+            row["graph_mb"],
+            row.get("load_average_1m"),
+            row.get("commit", ""),
+        ]
+        for row in rows
+    ]
+    return lines + table(header, body)

@@ -31,6 +31,7 @@ from memory_engine.adapters.local.memory_index import LocalSearchIndex
 from memory_engine.engine import Engine
 from memory_engine.extraction.builtin import BuiltinExtractor
 from memory_engine.indexing.documents import rebuild
+from memory_engine.limits import Limits
 from memory_engine.models.api import ConsolidateRequest, DeleteRequest, ForkRequest, RetrieveRequest
 from memory_engine.models.domain import MemoryFields, scope_key
 from memory_engine.models.messages import ExtractionJob
@@ -193,7 +194,7 @@ def main(argv: list[str] | None = None) -> int:
         sqs = clients.client("sqs", REGION)
         url = sqs.create_queue(QueueName="extraction.fifo", Attributes={"FifoQueue": "true"})["QueueUrl"]
         engine = Engine(
-            settings=Settings(),
+            limits=Limits.of(Settings()),
             store=DynamoDbStore("memory-engine", REGION),
             queue=SqsQueue(url, REGION),
             index=LocalSearchIndex(),

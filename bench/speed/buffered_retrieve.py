@@ -25,6 +25,7 @@ from memory_engine.adapters.local.sqlite_store import SqliteStore
 from memory_engine.composition import wiring
 from memory_engine.engine import Engine
 from memory_engine.extraction.builtin import BuiltinExtractor
+from memory_engine.limits import Limits
 from memory_engine.models.api import ConsolidateRequest, RetrieveRequest, UserInput
 from memory_engine.models.messages import ExtractionJob
 from memory_engine.ports import Embedder
@@ -39,7 +40,7 @@ def engine_over(folder: Path, embedder: Embedder, turns: int) -> Engine:
     path = folder / "memory-engine.sqlite3"
     settings = Settings(data_dir=folder, extraction_threshold=turns + 1, close_earlier_sessions=False)
     return Engine(
-        settings=settings,
+        limits=Limits.of(settings),
         store=SqliteStore(path),
         queue=SqliteQueue(path),
         index=LocalSearchIndex(),

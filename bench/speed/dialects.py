@@ -26,6 +26,7 @@ from memory_engine.adapters.local.sqlite_queue import SqliteQueue
 from memory_engine.adapters.local.sqlite_store import SqliteStore
 from memory_engine.engine import Engine
 from memory_engine.extraction.builtin import BuiltinExtractor
+from memory_engine.limits import Limits
 from memory_engine.models.api import ConsolidateRequest
 from memory_engine.models.bank import CreateMemoryRequest, RetrieveMemoriesRequest
 from memory_engine.models.chat import ChatCompletionRequest
@@ -60,7 +61,7 @@ def timed(action: Callable[[], Any], runs: int) -> float:
 def build_engine(directory: str) -> Engine:
     path = os.path.join(directory, "bench.sqlite3")
     return Engine(
-        settings=Settings(chat_model="bench-model"),
+        limits=Limits.of(Settings(chat_model="bench-model")),
         store=SqliteStore(path),
         queue=SqliteQueue(path),
         index=LocalSearchIndex(),

@@ -39,11 +39,14 @@ if TYPE_CHECKING:
 
 TENANT = "local"
 THREAD = "thread-0"
-DIM = 384
+# The vectors' length: e5's 384, or another model's (MEMORY_ENGINE_BENCH_DIM=768 for
+# EmbeddingGemma: bench/quality/embedders.py), whose folders are cached apart.
+DIM = int(os.environ.get("MEMORY_ENGINE_BENCH_DIM", "384"))
 BUFFERED_TURNS = 12
 # 2: turn documents carry window vectors, as extraction now writes them.
 FIXTURE = 2
-VERSION = f"v{FIXTURE}-f{FORMAT_VERSION}"
+PREFIX = f"v{FIXTURE}" if DIM == 384 else f"v{FIXTURE}d{DIM}"
+VERSION = f"{PREFIX}-f{FORMAT_VERSION}"
 DATABASE = "memory-engine.sqlite3"
 _CHUNK = 2000
 _CREATED = datetime(2026, 1, 1, tzinfo=UTC)
@@ -112,7 +115,7 @@ def data_dir(memories: int) -> Path:
     if (folder / "ready").exists():
         return folder
     started = time.perf_counter()
-    other = [path for path in cache_root().glob(f"v{FIXTURE}-f*-{memories}") if (path / "ready").exists()]
+    other = [path for path in cache_root().glob(f"{PREFIX}-f*-{memories}") if (path / "ready").exists()]
     if other:  # the same data with another index format: the start of a new version rebuilds it
         _rebuilt(other[0], folder)
         (folder / "ready").write_text(

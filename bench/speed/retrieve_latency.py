@@ -44,6 +44,7 @@ from memory_engine.adapters.local.sqlite_store import SqliteStore
 from memory_engine.adapters.local.vectors import ExactVectors, GraphVectors, Vectors
 from memory_engine.engine import Engine
 from memory_engine.extraction.builtin import BuiltinExtractor
+from memory_engine.limits import Limits
 from memory_engine.models.api import RetrieveRequest
 from memory_engine.ports import DocKind
 from memory_engine.settings import Settings
@@ -72,7 +73,7 @@ def load(size: int) -> tuple[Engine, float]:
     load_s = time.perf_counter() - started
     freeze_loaded()  # as the server does after loading its index
     engine = Engine(
-        settings=Settings(),
+        limits=Limits.of(Settings()),
         store=SqliteStore(folder / DATABASE),
         queue=_NoQueue(),
         index=index,

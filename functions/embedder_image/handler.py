@@ -25,11 +25,11 @@ from memory_engine.usecases import embed_batch
 def embedder() -> Embedder:
     """The in-process model, loaded on the first invocation (the image bakes it in)."""
     settings = loaded(EmbeddingSettings)
-    if settings.embedder not in {"e5", "minilm"}:
+    if settings.embedder not in {"e5", "minilm", "gemma"}:
         # This function *is* the remote model: pointing it at another one would call itself.
         raise RuntimeError(
             "The embedding function serves the in-process model: set MEMORY_ENGINE_EMBEDDER=e5 "
-            "(the image's default) or MEMORY_ENGINE_EMBEDDER=minilm."
+            "(the image's default), MEMORY_ENGINE_EMBEDDER=minilm or MEMORY_ENGINE_EMBEDDER=gemma."
         )
     return wiring.build_embedder(settings)
 

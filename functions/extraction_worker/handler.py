@@ -57,7 +57,7 @@ def record_handler(record: SQSRecord) -> None:
         job=job,
         receive_count=int(record.attributes.approximate_receive_count),
     )
-    outcome = jobs.attempt(engine, _source(), message, jobs.RetryPolicy.of(engine.settings))
+    outcome = jobs.attempt(engine, _source(), message, jobs.RetryPolicy.of(engine.limits))
     if outcome == "retry":
         raise RetryLater(f"job of {job.group_id()} retried after its backoff")
     logger().info(f"job {outcome}", extra={"kind": job.kind, "group": job.group_id()})

@@ -19,8 +19,18 @@ log = logging.getLogger("memory_engine.server")
 
 # How often a running request may look at its client's socket (`client_watch`).
 WATCH_INTERVAL_S = 0.05
-# How long the accept loop waits for an evicted connection's thread to free its slot.
+# How long the accept loop waits for an evicted connection's thread to free its slot, once
+# MAX_LEAVING evicted threads have not ended yet.
 EVICTION_WAIT_S = 1.0
+# Evicted connections whose threads may still be ending while their slots already serve
+# newcomers. Waiting for each one's thread before accepting the next connection cost the accept
+# loop milliseconds per eviction on a busy host, and another process reopening 500 held sockets
+# makes one eviction per connection it reopens: a health check queued behind them waited 1.7 s
+# (p50) to be accepted. The bound keeps the threads finite all the same.
+MAX_LEAVING = 64
+# Evictions are logged at most once this often, with their count: the accept loop evicts once per
+# connection an attacker reopens, and a line each was hundreds a second on its critical path.
+EVICTION_LOG_S = 10.0
 
 
 class RequestReader(io.RawIOBase):
@@ -99,6 +109,7 @@ class _Connection:
     since: float  # when it last began to wait for a request: accepted, or its last answer written
     running: bool = False  # a request of it is being handled (and answered)
     evicted: bool = False
+    handed_over: bool = False  # evicted, its slot given to a newcomer before its thread ended
 
 
 class LocalHttpServer(ThreadingHTTPServer):
@@ -125,7 +136,9 @@ class LocalHttpServer(ThreadingHTTPServer):
         self._busy_lock = threading.Condition()
         self._open: dict[socket.socket, _Connection] = {}
         self._open_lock = threading.Lock()
+        self._leaving = 0  # handed-over connections whose threads have not ended
         self.evictions = 0
+        self._evictions_logged = (0, -EVICTION_LOG_S)  # the count logged last, and when
 
     def process_request(self, request: Any, client_address: Any) -> None:
         if not self._slots.acquire(blocking=False) and not self._evict_for_newcomer():
@@ -147,8 +160,10 @@ class LocalHttpServer(ThreadingHTTPServer):
 
     def _forget(self, request: Any) -> None:
         with self._open_lock:
-            known = self._open.pop(request, None) is not None
-        if known:
+            held = self._open.pop(request, None)
+            if held is not None and held.handed_over:
+                self._leaving -= 1
+        if held is not None and not held.handed_over:
             self._slots.release()
 
     def _evict_for_newcomer(self) -> bool:
@@ -163,11 +178,21 @@ class LocalHttpServer(ThreadingHTTPServer):
             if not waiting:
                 return False
             victim = min(waiting)[2]
-            self._open[victim].evicted = True
+            held = self._open[victim]
+            held.evicted = True
+            # Its slot passes to the newcomer at once while few evicted threads are still ending.
+            held.handed_over = self._leaving < MAX_LEAVING
+            self._leaving += held.handed_over
         with suppress(OSError):
             victim.shutdown(socket.SHUT_RDWR)
         self.evictions += 1
-        log.info("a waiting connection gave its slot to a new one")
+        logged, at = self._evictions_logged
+        now = time.monotonic()
+        if now - at >= EVICTION_LOG_S:
+            log.info("%d waiting connections gave their slots to new ones", self.evictions - logged)
+            self._evictions_logged = (self.evictions, now)
+        if held.handed_over:
+            return True
         # Its thread frees the slot as it ends; bounded, so the accept loop never hangs on it.
         return self._slots.acquire(timeout=EVICTION_WAIT_S)
 

@@ -104,9 +104,18 @@ def test_the_usage_plan_adapter_follows_the_backend_and_the_plan_id(
     assert isinstance(key_wiring.build_usage_plan_keys(configured(env, **variables)), adapter)
 
 
-def test_a_remote_embedder_without_its_target_fails_naming_the_variable(env: pytest.MonkeyPatch) -> None:
-    with pytest.raises(ValidationError, match="MEMORY_ENGINE_SAGEMAKER_ENDPOINT"):
-        configured(env, MEMORY_ENGINE_EMBEDDER="sagemaker")
+@pytest.mark.parametrize(
+    ("embedder", "variable"),
+    [("sagemaker", "MEMORY_ENGINE_SAGEMAKER_ENDPOINT"), ("lambda", "MEMORY_ENGINE_EMBEDDING_FUNCTION_NAME")],
+)
+def test_a_remote_embedder_without_its_target_fails_naming_the_variable(
+    env: pytest.MonkeyPatch, embedder: str, variable: str
+) -> None:
+    # The provider's own settings: read when it is chosen, not by every process that embeds
+    settings = configured(env, MEMORY_ENGINE_EMBEDDER=embedder)
+
+    with pytest.raises(ValidationError, match=variable):
+        wiring.build_embedder(settings)
 
 
 def test_a_configuration_error_never_echoes_the_environment(env: pytest.MonkeyPatch) -> None:

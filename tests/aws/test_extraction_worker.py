@@ -9,6 +9,7 @@ import json
 import threading
 import time
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -174,9 +175,7 @@ def test_a_failed_job_stays_hidden_for_its_backoff_then_dies_with_its_error_in_t
     engine: Engine,
 ) -> None:
     # Given a job whose extraction always fails, a first backoff of 2-4 s and 2 attempts
-    engine.settings = engine.settings.model_copy(
-        update={"worker_retry_base_seconds": 4.0, "worker_max_receives": 2}
-    )
+    engine.limits = replace(engine.limits, worker_retry_base_seconds=4.0, worker_max_receives=2)
     fill(engine, "s1")
     engine.extractor = FailingExtractor({"s1"})
     wiring.use(engine)
@@ -219,7 +218,7 @@ def test_the_worker_extends_the_visibility_of_the_job_it_runs(
     engine: Engine, worker: EventSourceMapping
 ) -> None:
     # Given a job whose extraction lasts until its message's visibility has been extended
-    engine.settings = engine.settings.model_copy(update={"worker_visibility_seconds": 0.03})
+    engine.limits = replace(engine.limits, job_visibility_seconds=0.03)
     fill(engine, "s1")
     extended = threading.Event()
     queue: Any = engine.queue

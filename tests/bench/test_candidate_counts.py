@@ -34,6 +34,8 @@ def test_a_cut_case_keeps_its_buffered_turns_and_its_best_memories() -> None:
     query = Query.read("What did Ana plant?", datetime(2023, 5, 20))
     gathered = Gathered(
         query=query,
+        limit=5,
+        excluded=set(),
         memories=memory_candidates([("m1", 0.4, 0.0), ("m2", 0.3, 2.0), ("m3", 0.1, 0.0)]),
         sources=(indexed, buffered),
         scales=(None, None),

@@ -16,7 +16,7 @@ from bench.quality.llm_rows import report, row_of, totals
 from memory_engine.extraction.schema import characters_json
 from memory_engine.models.domain import MemoryFields
 from memory_engine.ports import Extraction, ExtractionContext
-from tests.fakes.openai_server import FakeOpenAIServer, chat_completion, error_body
+from tests.fakes.openai_server import FakeOpenAIServer, Scripted, chat_completion, error_body
 from tests.llm.builders import as_content, memory_answer
 from tests.llm.recorded import recording
 
@@ -70,6 +70,29 @@ def test_the_recorder_keeps_each_exchange_with_its_mode_and_body(tmp_path: Path)
     assert (refused["mode"], refused["status"]) == ("json_schema", 500)
     assert (answered["mode"], answered["status"], answered["temperature"]) == ("json_object_schema", 200, 0.7)
     assert answered["body"]["choices"][0]["message"]["content"] == "{}"
+
+
+def test_a_streamed_answer_is_recorded_as_the_completion_its_chunks_make_and_a_cut_one_as_cut() -> None:
+    openai = pytest.importorskip("openai")
+    # Given a server that streams one whole answer, then one it breaks off after two chunks
+    recorder = Recorder()
+    with FakeOpenAIServer() as server:
+        whole = chat_completion('{"a": "b c"}', prompt_tokens=11, completion_tokens=3)
+        server.script((200, whole), Scripted(200, chat_completion('{"x": "y z"}'), cut_after=2))
+        client = openai.OpenAI(
+            base_url=server.base_url, api_key="x", http_client=recorder.client(), max_retries=0
+        )
+        # When both are read as streams
+        for _ in range(2):
+            stream = client.chat.completions.create(
+                model="m", messages=[], stream=True, stream_options={"include_usage": True}
+            )
+            list(stream)
+    # Then the first is recorded as its completion, with its usage; the second as cut, no answer
+    answered, cut = (exchange["body"] for exchange in recorder.exchanges)
+    assert answered["choices"][0]["message"]["content"] == '{"a": "b c"}'
+    assert answered["choices"][0]["finish_reason"] == "stop" and answered["usage"]["prompt_tokens"] == 11
+    assert cut["cut"] is True and cut["choices"][0]["finish_reason"] is None
 
 
 def _exchange(status: int, body: Any, mode: str = "json_object_schema") -> dict[str, Any]:

@@ -27,6 +27,8 @@ def _case() -> Case:
     query = Query.read(question.question, datetime(2023, 5, 20))
     gathered = Gathered(
         query=query,
+        limit=5,
+        excluded=set(),
         memories=memory_candidates([("m1", 0.4, 0.0)]),
         sources=(found, []),
         scales=(None, None),

@@ -12,7 +12,7 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
-from memory_engine.adapters.local.encoders import Encoder
+from memory_engine.adapters.local.encoders import E5Encoder, MiniLmEncoder
 
 
 def _layer_norm(
@@ -28,7 +28,7 @@ def _gelu(x: NDArray[np.float64]) -> NDArray[np.float64]:
     return 0.5 * x * (1.0 + erf(x / math.sqrt(2.0)))
 
 
-def mean_of_last_layer(model: Encoder, ids: list[int]) -> NDArray[np.float64]:
+def mean_of_last_layer(model: E5Encoder | MiniLmEncoder, ids: list[int]) -> NDArray[np.float64]:
     """The mean of the last hidden states of one window of token ids (<s>/</s> included)."""
     s = model.shape
     w = model.weight

@@ -225,13 +225,31 @@ def queue_handles(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[_H
 
 
 @pytest.fixture(params=sorted(QUEUE_BACKENDS))
-def clocked_queue(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Any, ManualClock]]:
-    """A queue whose visibility timeouts run on a clock the test moves (`ManualClock.advance`)."""
+def clocked_queue_handles(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> Iterator[tuple[_Handles, ManualClock]]:
+    """Handles on a queue whose visibility timeouts and delays run on a clock the test moves
+    (`ManualClock.advance`): no sleep, and no answer that depends on how busy the host is."""
     clock = ManualClock()
     with QUEUE_BACKENDS[request.param](tmp_path, MAX_RECEIVES, clock) as backend:
         handles = _Handles(backend)
-        yield handles.open(), clock
+        yield handles, clock
         handles.close_all()
+
+
+@pytest.fixture
+def clocked_queue(clocked_queue_handles: tuple[_Handles, ManualClock]) -> tuple[Any, ManualClock]:
+    """A queue on a clock the test moves."""
+    handles, clock = clocked_queue_handles
+    return handles.open(), clock
+
+
+@pytest.fixture
+def reopen_clocked_queue(
+    clocked_queue_handles: tuple[_Handles, ManualClock], clocked_queue: tuple[Any, ManualClock]
+) -> Callable[[], Any]:
+    """Call to close the clocked queue and get a new handle on its messages, on the same clock."""
+    return clocked_queue_handles[0].reopener(clocked_queue[0])
 
 
 @pytest.fixture

@@ -17,6 +17,7 @@ from memory_engine.adapters.local.memory_index import LocalSearchIndex
 from memory_engine.adapters.openai.errors import LlmUnavailable
 from memory_engine.composition import wiring
 from memory_engine.engine import Engine
+from memory_engine.limits import Limits
 from memory_engine.models.api import ConsolidateRequest
 from memory_engine.models.domain import Turn
 from memory_engine.ports import Extraction, ExtractionContext, Queue, Store
@@ -57,7 +58,7 @@ class Deployment:
 
 def _engine(store: Store, queue: Queue, llm: FlakyLlm) -> Engine:
     return Engine(
-        settings=Settings(**SETTINGS),  # type: ignore[arg-type]
+        limits=Limits.of(Settings(**SETTINGS)),  # type: ignore[arg-type]
         store=store,
         queue=queue,
         index=LocalSearchIndex(),

@@ -1,16 +1,16 @@
 """The extraction queue contract (SQS FIFO semantics): every backend passes these same assertions.
 
-Visibility timeouts are whole seconds here because SQS counts them so; those tests sleep a little
-over one second.
+Visibility timeouts are whole seconds because SQS counts them so; they run on a clock the test
+moves (`clocked_queue`), so a loaded host's pauses between two calls change no answer.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
+from typing import Any
 
 from memory_engine.models.messages import ExtractionJob
-from tests.contract.builders import MAX_RECEIVES, OTHER_TENANT, WorkQueue, make_job, receive_one
+from tests.contract.builders import MAX_RECEIVES, OTHER_TENANT, ManualClock, WorkQueue, make_job, receive_one
 
 VISIBILITY = 1
 PAST_VISIBILITY = VISIBILITY + 0.3
@@ -89,12 +89,15 @@ def test_a_received_job_stays_pending_until_acked(queue: WorkQueue) -> None:
     assert queue.pending_count() == 1
 
 
-def test_an_unacked_job_is_delivered_again_after_its_visibility_timeout(queue: WorkQueue) -> None:
+def test_an_unacked_job_is_delivered_again_after_its_visibility_timeout(
+    clocked_queue: tuple[Any, ManualClock],
+) -> None:
+    queue, clock = clocked_queue
     queue.send(make_job())
     first = receive_one(queue, visibility_seconds=VISIBILITY)
     assert queue.receive(10, VISIBILITY) == []
 
-    time.sleep(PAST_VISIBILITY)
+    clock.advance(PAST_VISIBILITY)
     again = receive_one(queue)
 
     assert (again.job, again.receive_count) == (first.job, 2)
@@ -203,14 +206,15 @@ def test_queued_jobs_survive_reopening(queue: WorkQueue, reopen_queue: Callable[
 
 
 def test_a_job_in_flight_at_shutdown_is_delivered_again_after_its_visibility_expires(
-    queue: WorkQueue, reopen_queue: Callable[[], WorkQueue]
+    clocked_queue: tuple[Any, ManualClock], reopen_clocked_queue: Callable[[], WorkQueue]
 ) -> None:
+    queue, clock = clocked_queue
     queue.send(make_job())
     receive_one(queue, visibility_seconds=VISIBILITY)
 
-    reopened = reopen_queue()
+    reopened = reopen_clocked_queue()
     assert reopened.receive(10) == []
-    time.sleep(PAST_VISIBILITY)
+    clock.advance(PAST_VISIBILITY)
     again = receive_one(reopened)
 
     assert (again.job, again.receive_count) == (make_job(), 2)

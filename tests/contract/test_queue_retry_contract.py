@@ -3,16 +3,19 @@ every queue backend passes these same assertions."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
+from typing import Any
 
-from tests.contract.builders import WorkQueue, make_job, receive_one
+from tests.contract.builders import ManualClock, WorkQueue, make_job, receive_one
 
 DELAY = 1
 PAST_DELAY = DELAY + 0.3
 
 
-def test_a_job_retried_later_stays_hidden_with_its_group_until_the_delay_passes(queue: WorkQueue) -> None:
+def test_a_job_retried_later_stays_hidden_with_its_group_until_the_delay_passes(
+    clocked_queue: tuple[Any, ManualClock],
+) -> None:
+    queue, clock = clocked_queue
     queue.send(make_job(force=False))
     queue.send(make_job(force=True))
     first = receive_one(queue)
@@ -21,7 +24,7 @@ def test_a_job_retried_later_stays_hidden_with_its_group_until_the_delay_passes(
 
     # The session's next job waits behind it (FIFO order), and nothing else is delivered meanwhile.
     assert queue.receive(10) == []
-    time.sleep(PAST_DELAY)
+    clock.advance(PAST_DELAY)
     again = receive_one(queue)
     assert (again.job, again.receive_count) == (make_job(force=False), 2)
 

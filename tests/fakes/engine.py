@@ -15,6 +15,7 @@ from memory_engine.adapters.local.memory_index import LocalSearchIndex
 from memory_engine.adapters.local.sqlite_store import SqliteStore
 from memory_engine.composition import wiring
 from memory_engine.engine import Engine
+from memory_engine.limits import Limits
 from memory_engine.models.api import ConsolidateRequest
 from memory_engine.models.domain import Memory
 from memory_engine.models.messages import ExtractionJob, Job, parse_job
@@ -30,7 +31,7 @@ def fake_engine(**settings: object) -> Engine:
 
 def _engine(store: Store, queue: Queue, settings: dict[str, object]) -> Engine:
     return Engine(
-        settings=Settings(**settings),  # type: ignore[arg-type]
+        limits=Limits.of(Settings(**settings)),  # type: ignore[arg-type]
         store=store,
         queue=queue,
         index=LocalSearchIndex(),

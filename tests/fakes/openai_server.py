@@ -40,6 +40,9 @@ class Scripted:
     cut_after: int | None = None
     no_stream: bool = False
     chunk_delay_s: float = 0.0  # a stream's pause before each chunk (a model that trickles)
+    # A stream request: after this many chunks, send only keep-alive comments (as a CPU model's
+    # server does while it reads a long prompt) until the client goes (`abandoned` counts it).
+    hold_after: int | None = None
 
 
 @dataclass(frozen=True)
@@ -123,11 +126,17 @@ def response_format_mode(body: Any) -> str:
     return "json_object_schema" if kind == "json_object" and "schema" in response_format else kind
 
 
+# The longest a held stream waits for its client to go (a test that never closes it fails).
+HOLD_LIMIT_S = 30.0
+
+
 class FakeOpenAIServer:
     """Binds 127.0.0.1 on a free port; `base_url` ends in /v1 like OpenAI's."""
 
     def __init__(self, responses: Iterable[Scripted | tuple[Any, ...]] = ()) -> None:
         self._lock = threading.Lock()
+        # Set each time a held stream's client closes the connection (the generation it would stop).
+        self.abandoned = threading.Semaphore(0)
         self._script: list[Scripted] = []
         self._refusals: dict[str, Scripted] = {}
         self.recorded: list[Recorded] = []
@@ -159,6 +168,11 @@ class FakeOpenAIServer:
         without that mode does (see `response_format_mode`)."""
         with self._lock:
             self._refusals[mode] = Scripted(status, body)
+
+    def clear_script(self) -> None:
+        """Drop the answers not yet given."""
+        with self._lock:
+            self._script.clear()
 
     @property
     def pending(self) -> int:
@@ -249,14 +263,29 @@ class FakeOpenAIServer:
                 for name, value in scripted.headers.items():
                     self.send_header(name, value)
                 self.end_headers()
-                for chunk in chunks[: scripted.cut_after]:
+                for chunk in chunks[: scripted.cut_after][: scripted.hold_after]:
                     time.sleep(scripted.chunk_delay_s)
                     self.wfile.write(f"data: {json.dumps(chunk, ensure_ascii=False)}\n\n".encode())
                     self.wfile.flush()
+                if scripted.hold_after is not None:
+                    self._hold()
+                    return
                 if scripted.cut_after is not None:
                     return  # HTTP/1.0: the connection closes here, mid-answer
                 self.wfile.write(b"data: [DONE]\n\n")
                 self.wfile.flush()
+
+            def _hold(self) -> None:
+                """Keep-alive comments until the client closes the connection."""
+                ends = time.monotonic() + HOLD_LIMIT_S
+                while time.monotonic() < ends:
+                    try:
+                        self.wfile.write(b": ping\n\n")
+                        self.wfile.flush()
+                    except OSError:
+                        fake.abandoned.release()
+                        return
+                    time.sleep(0.01)
 
             def do_GET(self) -> None:
                 self._send(fake._next(self.path, dict(self.headers.items()), None))

@@ -26,6 +26,7 @@ from memory_engine.composition import wiring
 from memory_engine.edge.auth import AnyKey, SingleKey, StoreKeys
 from memory_engine.edge.ratelimit import RateLimiter
 from memory_engine.engine import Engine
+from memory_engine.limits import Limits
 from memory_engine.models.messages import Job
 from memory_engine.ports import Extractor, JobSource, KeyStore, Queue
 from memory_engine.ports.clock import SystemClock
@@ -158,13 +159,15 @@ def _engine(store: Any, queue: Any, extractor: Extractor | None, settings: dict[
     return Engine(
         # Retries at once and 5 attempts, as the queues here dead-letter after 5 receives: tests
         # play the worker without waiting out backoff delays.
-        settings=Settings(
-            **{
-                "chat_model": "test-model",
-                "worker_retry_base_seconds": 0,
-                "worker_max_receives": 5,
-                **settings,
-            }
+        limits=Limits.of(
+            Settings(
+                **{
+                    "chat_model": "test-model",
+                    "worker_retry_base_seconds": 0,
+                    "worker_max_receives": 5,
+                    **settings,
+                }
+            )
         ),
         store=store,
         queue=queue,

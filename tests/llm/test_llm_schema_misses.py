@@ -20,6 +20,7 @@ from memory_engine.adapters.openai import LlmBadOutput, LlmExtractor
 from memory_engine.adapters.openai.client import RetryPolicy
 from memory_engine.composition import wiring
 from memory_engine.engine import Engine
+from memory_engine.limits import Limits
 from memory_engine.models.api import ConsolidateRequest
 from memory_engine.ports import ExtractionContext
 from memory_engine.settings import Settings
@@ -167,7 +168,12 @@ def test_a_model_that_keeps_missing_the_schema_gets_three_answers_then_the_error
         make_extractor(retry=RetryPolicy(content_attempts=3)).extract(BATCH, EN)
 
     assert len(server.requests) == 3
-    assert raised.value.spent == {"requests": 3, "prompt_tokens": 300, "completion_tokens": 150}
+    assert raised.value.spent == {
+        "requests": 3,
+        "prompt_tokens": 300,
+        "completion_tokens": 150,
+        "tokens_estimated": 0,
+    }
 
 
 @pytest.fixture
@@ -181,7 +187,7 @@ def engine(server: FakeOpenAIServer, tmp_path: Path) -> Iterator[Engine]:
     )  # type: ignore[call-arg]
     path = tmp_path / "memory-engine.sqlite3"
     yield Engine(
-        settings=settings,
+        limits=Limits.of(settings),
         store=SqliteStore(path),
         queue=SqliteQueue(path),
         index=LocalSearchIndex(),

@@ -11,7 +11,7 @@ from memory_engine.adapters.openai import LlmUnavailable
 from memory_engine.composition import wiring
 from memory_engine.models.api import ConsolidateRequest
 from memory_engine.ports import ExtractionContext
-from memory_engine.settings import Settings
+from memory_engine.settings import JOB_TAIL_SECONDS, Settings
 from memory_engine.usecases import consolidate
 from tests.fakes.engine import fake_engine, run_worker
 from tests.fakes.openai_server import FakeOpenAIServer, Scripted, chat_completion
@@ -123,10 +123,13 @@ def test_the_batch_time_limit_and_the_retry_temperature_come_from_the_settings(
     extractor = wiring.build_extractor(settings)
     server.script(Scripted(200, chat_completion("Sure! Here is the memory."), delay_s=0.1))
     # When a batch is extracted
-    # Then no repair starts past the limit
+    # Then no repair starts past the limit (on a loaded host the limit may pass before the first
+    # request is sent: then none is)
     with pytest.raises(LlmUnavailable, match="Gave up on the LLM after 0 s"):
         extractor.extract(turns(("Caroline", "hi", "")), ExtractionContext(language="en"))
-    assert len(server.requests) == 1
+    assert len(server.requests) <= 1
+    server.clear_script()
+    sent = len(server.requests)
     # And with room for it, the repair goes at the configured temperature
     roomy = wiring.build_extractor(settings.model_copy(update={"llm_batch_seconds": 60}))
     server.script(
@@ -134,7 +137,7 @@ def test_the_batch_time_limit_and_the_retry_temperature_come_from_the_settings(
         (200, chat_completion(as_content(memory_answer()))),
     )
     roomy.extract(turns(("Caroline", "hi", "")), ExtractionContext(language="en"))
-    assert [request["temperature"] for request in server.requests[1:]] == [0.0, 0.9]
+    assert [request["temperature"] for request in server.requests[sent:]] == [0.0, 0.9]
 
 
 def test_with_an_llm_a_job_in_hand_stays_invisible_for_a_whole_batch() -> None:
@@ -143,8 +146,8 @@ def test_with_an_llm_a_job_in_hand_stays_invisible_for_a_whole_batch() -> None:
     # When the extractor is the LLM, or the built-in one
     llm = Settings(extractor="llm", **limits)  # type: ignore[arg-type]
     builtin = Settings(extractor="builtin", **limits)  # type: ignore[arg-type]
-    # Then the LLM's job is not handed out again before its last request could have ended
-    assert llm.job_visibility_seconds == 900
+    # Then the LLM job is not handed out again before its last batch could have ended
+    assert llm.job_visibility_seconds == 5 + 600 + JOB_TAIL_SECONDS
     assert builtin.job_visibility_seconds == 30
 
 

@@ -4,6 +4,7 @@ a small budget of turns that have no vector yet, however many wait for extractio
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 import pytest
 
@@ -117,7 +118,7 @@ def test_extraction_reuses_the_stored_turn_vectors(engine: Engine) -> None:
 
 def test_a_job_that_fails_in_the_llm_still_stores_the_vectors_of_the_turns_it_leaves(engine: Engine) -> None:
     # Given 24 buffered turns (3 batches at the point) and an LLM that is down
-    engine.settings = engine.settings.model_copy(update={"extraction_threshold": 20})
+    engine.limits = replace(engine.limits, extraction_threshold=20)
     say(engine, 24)
     engine.extractor = FailingExtractor({SESSION})
 
@@ -130,7 +131,7 @@ def test_a_job_that_fails_in_the_llm_still_stores_the_vectors_of_the_turns_it_le
 
 
 def test_turns_extracted_by_the_job_get_no_extra_vector_write(engine: Engine) -> None:
-    engine.settings = engine.settings.model_copy(update={"extraction_threshold": 20})
+    engine.limits = replace(engine.limits, extraction_threshold=20)
     say(engine, 20)
 
     extract.run(engine, ExtractionJob(tenant=TENANT, session_uuid=SESSION))

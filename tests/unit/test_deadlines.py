@@ -4,6 +4,7 @@ a retrieve over long buffered turns that answers in time with what it has found.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 
 import pytest
 
@@ -145,7 +146,7 @@ def test_a_retrieve_whose_client_has_gone_embeds_no_buffered_turn(engine: Engine
 def test_a_retrieve_embeds_at_most_its_budget_of_characters(engine: Engine) -> None:
     # Given 40 buffered turns of 2,000 characters and a budget of 16,384 characters
     say_long(engine, 40)
-    engine.settings = engine.settings.model_copy(update={"retrieve_embed_budget_chars": 16_384})
+    engine.limits = replace(engine.limits, retrieve_embed_budget_chars=16_384)
     spy = TimedEmbedder(Clock())
     engine.embedder = spy
 

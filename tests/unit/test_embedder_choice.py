@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+from pydantic import ValidationError
 
 from memory_engine.adapters.local.onnx_embedder import OnnxEmbedder
 from memory_engine.composition import wiring
+from memory_engine.errors import Unavailable
 from memory_engine.settings import Settings
 
 
@@ -69,3 +73,51 @@ def test_the_local_embedder_never_imports_torch() -> None:
 
     # Then neither torch nor transformers was ever loaded
     assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_gemma_is_chosen_by_name_with_its_folder_and_matryoshka_dimension(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # Given EmbeddingGemma chosen, its folder and a 256-dimensional cut
+    monkeypatch.setenv("MEMORY_ENGINE_EMBEDDER", "gemma")
+    monkeypatch.setenv("MEMORY_ENGINE_EMBEDDING_MODEL_DIR", str(tmp_path))
+    monkeypatch.setenv("MEMORY_ENGINE_GEMMA_DIMENSION", "256")
+
+    embedder = wiring.build_model(Settings())
+
+    # Then the ONNX embedder runs it, its dimension known before anything loads
+    assert isinstance(embedder, OnnxEmbedder)
+    assert embedder.model == "gemma"
+    assert embedder.dimension == 256
+    assert embedder.load_seconds is None
+
+
+def test_gemma_without_its_folder_is_refused_naming_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMORY_ENGINE_EMBEDDER", "gemma")
+    monkeypatch.delenv("MEMORY_ENGINE_EMBEDDING_MODEL_DIR", raising=False)
+
+    with pytest.raises(ValidationError, match=r"set MEMORY_ENGINE_EMBEDDING_MODEL_DIR .*EmbeddingGemma"):
+        Settings()
+
+
+@pytest.mark.parametrize("value", ["300", "1024", "0"])
+def test_a_gemma_dimension_it_was_not_trained_for_is_refused(
+    monkeypatch: pytest.MonkeyPatch, value: str
+) -> None:
+    monkeypatch.setenv("MEMORY_ENGINE_GEMMA_DIMENSION", value)
+
+    with pytest.raises(ValidationError, match="768, 512, 256, 128"):
+        Settings()
+
+
+def test_a_folder_that_is_not_embeddinggemma_says_which_files_it_lacks(tmp_path: Path) -> None:
+    (tmp_path / "config.json").write_text("{}")
+    embedder = OnnxEmbedder("gemma", source=tmp_path)
+
+    with pytest.raises(Unavailable, match=r"tokenizer\.json.*MEMORY_ENGINE_EMBEDDING_MODEL_DIR"):
+        embedder.embed(["hello"])
+
+
+def test_gemma_with_no_folder_at_all_says_which_variable_to_set() -> None:
+    with pytest.raises(Unavailable, match="set MEMORY_ENGINE_EMBEDDING_MODEL_DIR"):
+        OnnxEmbedder("gemma").embed(["hello"])

@@ -5,6 +5,7 @@ long texts cannot hold up another's extraction, and no job outlives its function
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -89,7 +90,7 @@ def test_a_continuation_takes_only_what_its_job_left_not_turns_said_since() -> N
             "new_dialog": {"uuid": f"s1-{n:03d}", "query": "later"},
         }
         consolidate.run(engine, TENANT, ConsolidateRequest.model_validate(request))
-    engine.settings = engine.settings.model_copy(update={"worker_job_seconds": 600.0})
+    engine.limits = replace(engine.limits, job_seconds=600.0)
     extract.run(engine, rest)
 
     # Then it took the batches left (through the job's last turn), and the newer turns stay buffered
@@ -216,9 +217,9 @@ def test_in_a_lambda_a_job_stops_while_the_time_left_still_holds_two_batches(
 
 
 def test_the_local_time_budget_does_not_apply_in_a_lambda() -> None:
-    settings = fake_engine(**IN_LAMBDA, worker_job_seconds=1.0).settings
+    limits = fake_engine(**IN_LAMBDA, worker_job_seconds=1.0).limits
 
-    assert JobBudget.of(settings).max_seconds == float("inf")
+    assert JobBudget.of(limits).max_seconds == float("inf")
 
 
 def test_a_budget_never_stops_a_job_before_its_first_batch() -> None:

@@ -10,7 +10,7 @@ import pytest
 
 from memory_engine.composition import wiring
 from memory_engine.engine import Engine
-from memory_engine.settings import reset_settings
+from memory_engine.settings import get_settings, reset_settings
 from memory_engine_app import local_engine
 from memory_engine_app.local_index import local_index_path
 from tests.fakes.engine import fake_engine
@@ -33,8 +33,8 @@ def test_the_local_engine_keeps_its_index_in_files_beside_the_database(data_dir:
     built = local_engine.engine()
 
     # Then its index lives beside the SQLite file, and every handler's wiring.engine() is that engine
-    assert local_index_path(built.settings).parent == data_dir
-    assert local_index_path(built.settings).exists()
+    assert local_index_path(get_settings()).parent == data_dir
+    assert local_index_path(get_settings()).exists()
     assert wiring.engine() is built
 
 

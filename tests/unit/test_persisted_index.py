@@ -15,6 +15,7 @@ from memory_engine.adapters.local.sqlite_store import SqliteStore
 from memory_engine.composition import wiring
 from memory_engine.composition.backends import database_path
 from memory_engine.engine import Engine
+from memory_engine.limits import Limits
 from memory_engine.models.api import ConsolidateRequest, DeleteRequest, ForkRequest
 from memory_engine.settings import Settings, reset_settings
 from memory_engine.usecases import consolidate, delete, fork
@@ -242,7 +243,7 @@ def settings(tmp_path: Path) -> Settings:
 def _engine(settings: Settings) -> Engine:
     store = SqliteStore(database_path(settings))
     return Engine(
-        settings=settings,
+        limits=Limits.of(settings),
         store=store,
         queue=ListQueue(),
         index=local_index.local_index(settings, store),

@@ -76,3 +76,29 @@ def test_a_buffered_turn_ranks_with_no_memory_id_and_its_hit_names_its_dialog(en
     )
     hits = retrieve.run(engine, TENANT, request).data
     assert {hit.memory_id for hit in hits if hit.kind == "dialog"} <= {"d17", "d18", "d19", "d20"}
+
+
+def test_a_retrieve_analyses_its_question_once_for_every_scorer(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given the analyzer, counted wherever the use case and its scorers reach it
+    from memory_engine.retrieval import features, speakers, text
+
+    question = "what did Sheldon the tortoise eat"
+    analysed: list[str] = []
+
+    def counted(value: str) -> list[str]:
+        analysed.append(value)
+        return text.tokenize(value)
+
+    for module in (features, speakers, retrieve):
+        monkeypatch.setattr(module, "tokenize", counted)
+    speakers._name_terms.cache_clear()
+
+    # When a retrieve gathers over memories and buffered turns, and ranks
+    gathered = _gather(engine, question)
+
+    # Then the question was analysed once (`Query.terms`), for the buffered turns' BM25 and the speakers
+    assert analysed.count(question) == 1
+    assert gathered.query.terms == tuple(text.tokenize(question))
+    assert gathered.buffered

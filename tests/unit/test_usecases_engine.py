@@ -158,8 +158,7 @@ def test_a_store_failing_to_list_leftovers_still_accepts_the_new_sessions_turn(
 
 
 def test_closing_earlier_sessions_can_be_turned_off(engine: Engine) -> None:
-    settings = engine.settings.model_copy(update={"close_earlier_sessions": False})
-    engine = replace(engine, settings=settings)
+    engine = replace(engine, limits=replace(engine.limits, close_earlier_sessions=False))
     for n in range(1, 6):
         say(engine, n, session="s1")
     say(engine, 6, session="s2")

@@ -13,6 +13,7 @@ from memory_engine.adapters.local.sqlite_queue import SqliteQueue
 from memory_engine.adapters.local.sqlite_store import SqliteStore
 from memory_engine.embedding import BoundedEmbedder
 from memory_engine.engine import Engine
+from memory_engine.limits import Limits
 from memory_engine.models.api import ConsolidateRequest
 from memory_engine.models.messages import ExtractionJob
 from memory_engine.models.queue import ReceivedJob
@@ -41,7 +42,7 @@ class Blocking(HashEmbedder):
 
 def engine_on(path: Path, embedder: HashEmbedder) -> Engine:
     return Engine(
-        settings=Settings(extraction_threshold=8, worker_retry_base_seconds=0),
+        limits=Limits.of(Settings(extraction_threshold=8, worker_retry_base_seconds=0)),
         store=SqliteStore(path),
         queue=SqliteQueue(path),
         index=LocalSearchIndex(),

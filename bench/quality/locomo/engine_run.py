@@ -32,6 +32,7 @@ from memory_engine.adapters.local.sqlite_queue import SqliteQueue
 from memory_engine.adapters.local.sqlite_store import SqliteStore
 from memory_engine.engine import Engine
 from memory_engine.extraction.builtin import BuiltinExtractor
+from memory_engine.limits import Limits
 from memory_engine.models.api import (
     ConsolidateOptions,
     ConsolidateRequest,
@@ -92,8 +93,11 @@ class CachingEmbedder:
 def cache_name(settings: Settings) -> str:
     """The embedding cache's name for the configured embedder: an int8 graph gives vectors of its
     own (cosine ~0.995 to float32's), so it has a cache of its own."""
-    int8 = settings.embedding_precision == "int8" and settings.embedder in {"e5", "minilm"}
-    return f"{settings.embedder}-int8" if int8 else settings.embedder
+    int8 = settings.embedding_precision == "int8" and settings.embedder in {"e5", "minilm", "gemma"}
+    name = f"{settings.embedder}-int8" if int8 else settings.embedder
+    if settings.embedder == "gemma" and settings.gemma_dimension != 768:
+        name += f"-{settings.gemma_dimension}"  # a Matryoshka cut: vectors of another length
+    return name
 
 
 @dataclass(frozen=True)
@@ -133,7 +137,7 @@ def build_engine(
 ) -> Engine:
     database = workdir / "engine.sqlite3"
     return Engine(
-        settings=Settings(close_earlier_sessions=close_sessions, batch_size=batch_size),
+        limits=Limits.of(Settings(close_earlier_sessions=close_sessions, batch_size=batch_size)),
         store=SqliteStore(database),
         queue=SqliteQueue(database),
         index=LocalSearchIndex(),

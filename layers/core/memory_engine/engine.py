@@ -10,10 +10,10 @@ from typing import Any
 
 from memory_engine.errors import Unavailable
 from memory_engine.extraction.fact_extractor import BuiltinFactExtractor, FactExtractor
+from memory_engine.limits import Limits
 from memory_engine.ports import ChatUpstream, Clock, Embedder, Extractor, Queue, SearchIndex, Store
 from memory_engine.ports.clock import SystemClock
 from memory_engine.retrieval.config import RetrievalConfig
-from memory_engine.settings import Settings
 
 
 class NoChatUpstream:
@@ -53,7 +53,7 @@ class VectorCache:
 
 @dataclass
 class Engine:
-    settings: Settings
+    limits: Limits  # what the use cases read of the configuration
     store: Store
     queue: Queue
     index: SearchIndex

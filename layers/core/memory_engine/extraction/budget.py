@@ -13,13 +13,12 @@ A job always takes its first batch, so every job makes progress.
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from memory_engine import deadline
-from memory_engine.settings import Settings
+from memory_engine.limits import Limits
 
 # Kept free at the end of a Lambda's time beyond two batches: the continuation's send, the ack.
 LAMBDA_RESERVE_S = 10.0
@@ -39,11 +38,11 @@ class JobBudget:
         self.started = self.clock()
 
     @classmethod
-    def of(cls, settings: Settings) -> JobBudget:
+    def of(cls, limits: Limits) -> JobBudget:
         """Locally `worker_job_seconds`; in a Lambda its own remaining time decides (the time
-        budget is for sharing one local worker fairly, which Lambda's concurrency does there)."""
-        seconds = math.inf if settings.in_lambda else settings.worker_job_seconds
-        return cls(seconds, settings.extraction_job_max_chars)
+        budget is for sharing one local worker fairly, which Lambda's concurrency does there:
+        `Limits.job_seconds` is infinite there)."""
+        return cls(limits.job_seconds, limits.extraction_job_max_chars)
 
     def spend(self, chars: int) -> None:
         """Count characters embedded for the job (each text as capped)."""

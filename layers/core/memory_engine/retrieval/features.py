@@ -27,6 +27,7 @@ from typing import NamedTuple
 
 from memory_engine.retrieval.dates import DateMention, date_match, named_dates, relative_dates
 from memory_engine.retrieval.speakers import SpeakerMatch
+from memory_engine.retrieval.text import tokenize
 
 __all__ = [
     "MEMORY_FEATURES",
@@ -46,12 +47,15 @@ class Query:
     """What the query-side scorers read of the question, worked out once per question."""
 
     text: str
+    terms: tuple[str, ...]  # its words as BM25 reads them (`retrieval.text.tokenize`)
     dates: list[DateMention]  # the dates it names, absolute or relative to `now`
     speakers: SpeakerMatch  # whether it names one of a turn's speakers
 
     @classmethod
     def read(cls, text: str, now: datetime) -> Query:
-        return cls(text, named_dates(text) + relative_dates(text, now), SpeakerMatch(text))
+        """The question analysed once: its terms serve the buffered turns' BM25 and the speakers."""
+        terms = tuple(tokenize(text))
+        return cls(text, terms, named_dates(text) + relative_dates(text, now), SpeakerMatch(terms))
 
 
 class FoundTurn(NamedTuple):

@@ -10,6 +10,7 @@ the `speaker` feature (retrieval.features), weighted by its `speaker` weight, to
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from functools import lru_cache
 
 from memory_engine.retrieval.text import tokenize
@@ -32,14 +33,14 @@ def _name_terms(name: str) -> frozenset[str]:
 
 
 class SpeakerMatch:
-    """Built once per question: 1.0 for a turn one of whose speakers the question names (every
-    term of the name among the question's terms), else 0.0. A name made only of stop words
-    ("I", "you") matches nothing."""
+    """Built once per question from its terms (`Query.terms`): 1.0 for a turn one of whose
+    speakers the question names (every term of the name among the question's terms), else 0.0.
+    A name made only of stop words ("I", "you") matches nothing."""
 
     __slots__ = ("_terms",)
 
-    def __init__(self, query: str) -> None:
-        self._terms = frozenset(tokenize(query))
+    def __init__(self, terms: Iterable[str]) -> None:
+        self._terms = frozenset(terms)
 
     def __call__(self, text: str) -> float:
         if not self._terms:

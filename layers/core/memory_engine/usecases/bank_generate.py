@@ -17,7 +17,7 @@ def run(engine: Engine, tenant: str, request: GenerateMemoriesRequest) -> Genera
     is not stored twice (it is kept, or updated when it changed). Synchronous: the answer lists
     what was created, updated and deleted."""
     said = request.direct_contents_source.user_texts()
-    language = facts.fact_language(request.language or engine.settings.fact_language, said)
+    language = facts.fact_language(request.language or engine.limits.fact_language, said)
     changes = facts.merge(engine, tenant, request.scope, said, language, {"source": "generate"})
     return GenerateMemoriesResponse(
         generated_memories=[

@@ -38,23 +38,23 @@ class ChatPlan:
 def plan(engine: Engine, tenant: str, request: ChatCompletionRequest) -> ChatPlan:
     body = request.upstream_body()
     if not body.get("model"):
-        if not engine.settings.chat_model:
+        if not engine.limits.chat_model:
             raise InvalidInput(
                 "model is required: name the model, or set MEMORY_ENGINE_CHAT_MODEL on the server.",
                 [{"field": "model", "message": "is required"}],
             )
-        body["model"] = engine.settings.chat_model
+        body["model"] = engine.limits.chat_model
     userid = request.memory_user()
     if userid is None:
         return ChatPlan(body)
     said = latest_user_texts(request.messages)
-    limit = engine.settings.chat_memory_limit
+    limit = engine.limits.chat_memory_limit
     scope = user_scope(userid)
     # Twice as many as shown: the block leaves out a fact that reads as orders (chat_prompt), and
     # the next nearest take its place.
     found = facts.nearest(engine, tenant, scope, said[-1], 2 * limit) if said and limit else []
     block = memory_block(
-        [memory.content for memory, _ in found], engine.settings.chat_memory_max_chars, max_facts=limit
+        [memory.content for memory, _ in found], engine.limits.chat_memory_max_chars, max_facts=limit
     )
     if block:
         body["messages"] = with_memory(request.messages, block)
@@ -109,7 +109,7 @@ def record(engine: Engine, tenant: str, chat: ChatPlan, answer: str) -> None:
         dialog_uuid=f"chat-{uuid.uuid4().hex}",
         user_messages=newest_within(chat.said, MAX_JOB_TEXT_CHARS),
         answer=answer[:MAX_JOB_TEXT_CHARS],
-        language=facts.fact_language(engine.settings.fact_language, chat.said),
+        language=facts.fact_language(engine.limits.fact_language, chat.said),
     )
     try:
         engine.queue.send(job)

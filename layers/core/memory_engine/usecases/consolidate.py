@@ -51,17 +51,17 @@ def run(engine: Engine, tenant: str, request: ConsolidateRequest) -> Consolidate
         length_limit=request.options.length_limit,
     )
     outcome = engine.store.append_turn(session, turn)
-    settings = engine.settings
+    limits = engine.limits
     after = outcome.buffered_count
-    point = extraction_point(settings.extraction_threshold, settings.batch_size)
+    point = extraction_point(limits.extraction_threshold, limits.batch_size)
     queued = True
     if request.options.force_summary and after > 0:
         engine.queue.send(ExtractionJob(tenant=tenant, session_uuid=request.session_uuid, force=True))
-    elif job_due(outcome.created, after, point, settings.batch_size):  # a replay queues again: see job_due
+    elif job_due(outcome.created, after, point, limits.batch_size):  # a replay queues again: see job_due
         engine.queue.send(ExtractionJob(tenant=tenant, session_uuid=request.session_uuid))
     else:
         queued = False
-    if outcome.session_created and outcome.created and settings.close_earlier_sessions:
+    if outcome.session_created and outcome.created and limits.close_earlier_sessions:
         close_earlier_sessions(engine, tenant, request.parent_session_uuid, request.session_uuid)
     return ConsolidateResponse(
         message=None if outcome.created else "duplicate dialog ignored",

@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from memory_engine.extraction.batching import cut_batches
+from memory_engine.limits import Limits
 from memory_engine.models.messages import ExtractionJob, Job
 from memory_engine.models.queue import DeadJob
 from memory_engine.ports import Store
-from memory_engine.settings import Settings
 
 RETRY_COMMAND = "`memory-engine jobs retry <id>`"
 
@@ -25,16 +25,16 @@ def what_retries(job: Job) -> str:
     return f"Parked as dead after its last attempt; only {RETRY_COMMAND} queues it again."
 
 
-def resolved(store: Store, settings: Settings, job: Job) -> bool | None:
+def resolved(store: Store, limits: Limits, job: Job) -> bool | None:
     """True when running the job again would find nothing to do (its session's turns were
     extracted since), False when it would, None where that cannot be told (a chat exchange or a
     forget job carries its own work)."""
     if not isinstance(job, ExtractionJob):
         return None
     buffered = store.buffered_turns(job.tenant, job.session_uuid)
-    return not cut_batches(buffered, settings.batch_size, settings.extraction_threshold, job.force)
+    return not cut_batches(buffered, limits.batch_size, limits.extraction_threshold, job.force)
 
 
-def with_resolution(store: Store, settings: Settings, dead: Sequence[DeadJob]) -> list[DeadJob]:
+def with_resolution(store: Store, limits: Limits, dead: Sequence[DeadJob]) -> list[DeadJob]:
     """The dead jobs with `resolved` filled in."""
-    return [entry.model_copy(update={"resolved": resolved(store, settings, entry.job)}) for entry in dead]
+    return [entry.model_copy(update={"resolved": resolved(store, limits, entry.job)}) for entry in dead]

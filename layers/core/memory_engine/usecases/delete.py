@@ -20,7 +20,7 @@ def run(engine: Engine, tenant: str, request: DeleteRequest) -> DeleteResponse:
     else:
         outcome = engine.store.delete_dialog(tenant, request.session_uuid, request.dialog_uuid)
         before = outcome.buffered_count - len(outcome.rebuffered_dialogs)
-        point = extraction_point(engine.settings.extraction_threshold, engine.settings.batch_size)
+        point = extraction_point(engine.limits.extraction_threshold, engine.limits.batch_size)
         if crossed_threshold(before, outcome.buffered_count, point):
             engine.queue.send(ExtractionJob(tenant=tenant, session_uuid=request.session_uuid))
     if outcome.deleted_memories:

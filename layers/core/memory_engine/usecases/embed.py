@@ -14,12 +14,12 @@ def run(engine: Engine, request: EmbedRequest) -> EmbedResponse:
     work: a list of long texts is refused with a 422 naming `text`, not embedded for minutes."""
     single = isinstance(request.text, str)
     texts = [request.text] if isinstance(request.text, str) else request.text
-    settings = engine.settings
-    total = embedded_chars(texts, settings.embed_max_chars)
-    if total > settings.embed_request_max_chars:
+    limits = engine.limits
+    total = embedded_chars(texts, limits.embed_max_chars)
+    if total > limits.embed_request_max_chars:
         problem = (
-            f"the texts would embed {total} characters (each counted up to {settings.embed_max_chars}); "
-            f"one request embeds at most {settings.embed_request_max_chars}"
+            f"the texts would embed {total} characters (each counted up to {limits.embed_max_chars}); "
+            f"one request embeds at most {limits.embed_request_max_chars}"
         )
         raise InvalidInput(
             f"Invalid request: text: {problem}. Send fewer or shorter texts per request.",

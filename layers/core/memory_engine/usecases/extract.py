@@ -43,7 +43,7 @@ def run(engine: Engine, job: ExtractionJob, redelivered: bool = False) -> list[M
         memories = engine.store.list_memories(job.tenant, job.session_uuid)
         index_purge.index_written(engine, memories)
     stored = engine.store.buffered_turns(job.tenant, job.session_uuid)
-    budget = JobBudget.of(engine.settings)
+    budget = JobBudget.of(engine.limits)
     buffered = _embedded(engine, stored, budget)
     # The turns that stay buffered get their vectors stored whatever happens (an LLM outage
     # included): retrieve reads them; those extracted now leave the buffer and need none.
@@ -57,14 +57,14 @@ def run(engine: Engine, job: ExtractionJob, redelivered: bool = False) -> list[M
 
 
 def _batches(engine: Engine, job: ExtractionJob, buffered: list[Turn], redelivered: bool) -> list[list[Turn]]:
-    settings = engine.settings
+    limits = engine.limits
     if job.through_seq is not None:  # what a job that reached its budget left
         within = [turn for turn in buffered if turn.seq <= job.through_seq]
-        return cut_batches(within, settings.batch_size, 0, job.force)
+        return cut_batches(within, limits.batch_size, 0, job.force)
     # A retry finishes what the failed run started: the batches it did write took the buffer
     # under the threshold, but the job was queued for every complete batch.
-    threshold = 0 if redelivered else settings.extraction_threshold
-    return cut_batches(buffered, settings.batch_size, threshold, job.force)
+    threshold = 0 if redelivered else limits.extraction_threshold
+    return cut_batches(buffered, limits.batch_size, threshold, job.force)
 
 
 def _embedded(engine: Engine, stored: list[Turn], budget: JobBudget) -> list[Turn]:
@@ -73,7 +73,7 @@ def _embedded(engine: Engine, stored: list[Turn], budget: JobBudget) -> list[Tur
     turns are no exception (long ones take seconds each on a small machine): a job embeds at
     least one chunk, so it makes progress, and leaves the rest, with its batches, to the job that
     continues it (the vectors made are stored either way)."""
-    cap = engine.settings.embed_max_chars
+    cap = engine.limits.embed_max_chars
     done: dict[str, Turn] = {}
     pending: list[Turn] = []
     size = 0
@@ -144,9 +144,9 @@ def _queue_the_rest(engine: Engine, job: ExtractionJob, through_seq: int, done: 
 def _queue_what_arrived_meanwhile(engine: Engine, job: ExtractionJob) -> None:
     """Turns consolidated while this run worked never crossed the threshold (the buffer was
     above it all along), so no job was queued for them: queue one if a batch's worth is waiting."""
-    settings = engine.settings
+    limits = engine.limits
     waiting = len(engine.store.buffered_turns(job.tenant, job.session_uuid))
-    if waiting >= extraction_point(settings.extraction_threshold, settings.batch_size):
+    if waiting >= extraction_point(limits.extraction_threshold, limits.batch_size):
         engine.queue.send(ExtractionJob(tenant=job.tenant, session_uuid=job.session_uuid))
 
 
@@ -200,13 +200,13 @@ def _extract_one(
     if not engine.retrieval.turn_documents or len(stored) != len(batch):
         stored = []
     windows = (
-        window_texts(batch, engine.settings.embed_max_chars)
+        window_texts(batch, engine.limits.embed_max_chars)
         if stored and engine.retrieval.window_vectors
         else []
     )
     texts = [embedding_text(draft), *windows]
     if budget is not None:
-        budget.spend(embedded_chars(texts, engine.settings.embed_max_chars))
+        budget.spend(embedded_chars(texts, engine.limits.embed_max_chars))
     [vector, *window_vectors] = engine.embedder.embed(texts, mode="passage")
     update = {"embedding": vector, "turn_embeddings": stored, "window_embeddings": window_vectors}
     return draft.model_copy(update=update)

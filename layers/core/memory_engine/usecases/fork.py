@@ -91,7 +91,7 @@ def _finish(engine: Engine, target: Session, turns: list[Turn], memories: list[M
     Both are idempotent, so a retry may run them again over the stored fork."""
     index_purge.index_written(engine, memories, turns)
     buffered = [turn.dialog_uuid for turn in turns if turn.status is TurnStatus.BUFFERED]
-    if len(buffered) >= extraction_point(engine.settings.extraction_threshold, engine.settings.batch_size):
+    if len(buffered) >= extraction_point(engine.limits.extraction_threshold, engine.limits.batch_size):
         engine.queue.send(ExtractionJob(tenant=target.tenant, session_uuid=target.session_uuid))
     result = ForkResult(
         target_session_uuid=target.session_uuid,

@@ -27,7 +27,7 @@ def run(engine: Engine, tenant: str, request: RecordMemoryRequest) -> RecordMemo
             [{"field": "session_id", "message": "unknown session"}],
         )
     now = engine.clock.now()
-    point = extraction_point(engine.settings.extraction_threshold, engine.settings.batch_size)
+    point = extraction_point(engine.limits.extraction_threshold, engine.limits.batch_size)
     saved = 0
     queued = False
     for position, chat in enumerate(request.chats):
@@ -61,7 +61,7 @@ def run(engine: Engine, tenant: str, request: RecordMemoryRequest) -> RecordMemo
             saved += 1
         # A replayed chat queues again too (see job_due): its request may be the retry of a 503
         # whose chats were stored but whose job never reached the queue.
-        if not queued and job_due(outcome.created, outcome.buffered_count, point, engine.settings.batch_size):
+        if not queued and job_due(outcome.created, outcome.buffered_count, point, engine.limits.batch_size):
             engine.queue.send(ExtractionJob(tenant=tenant, session_uuid=session.session_uuid))
             queued = True
     return RecordMemoryResponse(msg=f"successfully saved {saved} memories")

@@ -102,5 +102,5 @@ def queue(engine: Engine, tenant: str) -> QueueResponse:
     if not isinstance(engine.queue, QueueInspector):
         raise Unavailable("This queue cannot be inspected: it keeps no readable record of its jobs.")
     snapshot = engine.queue.snapshot(tenant)
-    dead = None if snapshot.dead is None else with_resolution(engine.store, engine.settings, snapshot.dead)
+    dead = None if snapshot.dead is None else with_resolution(engine.store, engine.limits, snapshot.dead)
     return QueueResponse(pending=snapshot.pending, dead=dead)

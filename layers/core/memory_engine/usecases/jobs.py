@@ -12,13 +12,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal, assert_never
 
+from memory_engine import deadline
 from memory_engine.edge.logsafe import error_details
 from memory_engine.engine import Engine
 from memory_engine.errors import Cancelled, MemoryEngineError
+from memory_engine.limits import Limits
 from memory_engine.models.messages import ChatMemoryJob, ExtractionJob, ForgetUserJob, IndexPurgeJob, Job
 from memory_engine.models.queue import ReceivedJob, unsettled_reason
 from memory_engine.ports import JobSource
-from memory_engine.settings import Settings
 from memory_engine.usecases import chat_memory, extract, forget_user, index_purge, lease
 from memory_engine.usecases.dead_jobs import what_retries
 
@@ -26,6 +27,22 @@ log = logging.getLogger("memory_engine.worker")
 
 Outcome = Literal["done", "retry", "dead"]
 MAX_ERROR_CHARS = 2_000
+
+
+# Beyond a Lambda's remaining time: its runtime's own end (it is stopped at its timeout, then the
+# event source settles the message).
+LAMBDA_TAIL_S = 30.0
+
+
+def lease_seconds(limits: Limits) -> float:
+    """How long a job in hand stays invisible at a time: its worst case by the settings
+    (`job_visibility_seconds`), or, under a deadline that ends sooner than forever (a Lambda's
+    remaining time), at least until that deadline has passed, so that a job whose renewals all
+    fail is never handed out again while it can still run."""
+    remaining = deadline.current().remaining()
+    if remaining == float("inf"):
+        return limits.job_visibility_seconds
+    return max(limits.job_visibility_seconds, remaining + LAMBDA_TAIL_S)
 
 
 def run(engine: Engine, job: Job, redelivered: bool = False) -> object:
@@ -59,11 +76,11 @@ class RetryPolicy:
     max_delay_s: float = 900.0
 
     @classmethod
-    def of(cls, settings: Settings) -> RetryPolicy:
+    def of(cls, limits: Limits) -> RetryPolicy:
         return cls(
-            attempts=settings.worker_max_receives,
-            base_delay_s=settings.worker_retry_base_seconds,
-            max_delay_s=settings.worker_retry_max_seconds,
+            attempts=limits.worker_max_receives,
+            base_delay_s=limits.worker_retry_base_seconds,
+            max_delay_s=limits.worker_retry_max_seconds,
         )
 
     def delay(self, failures: int, draw: Callable[[], float] = random.random) -> float:
@@ -82,8 +99,9 @@ def describe(error: BaseException) -> str:
     spent = spent_on(error)
     if spent:
         # First, so the cut for length never drops it.
+        about = "about " if spent.get("tokens_estimated") else ""
         text = (
-            f"[{spent.get('requests', 0)} LLM requests, {spent.get('prompt_tokens', 0)} prompt + "
+            f"[{spent.get('requests', 0)} LLM requests, {about}{spent.get('prompt_tokens', 0)} prompt + "
             f"{spent.get('completion_tokens', 0)} completion tokens spent] {text}"
         )
     return text[:MAX_ERROR_CHARS]
@@ -111,7 +129,7 @@ def attempt(
 ) -> Outcome:
     """Run a received job and settle a failure: retried after a backoff while attempts remain,
     else parked as dead with its error. While it runs, its receipt is renewed for
-    `visibility_seconds` (default: the settings' `job_visibility_seconds`) at a time, and a
+    `visibility_seconds` (default: `lease_seconds`) at a time, and a
     delivery past its attempts (the runs before never settled) is parked unrun, saying so.
     "done" jobs are left for the caller to ack (the Lambda's event source mapping deletes them
     itself). Without a `source` to settle with (a queue that is not polled, as in handler
@@ -137,9 +155,7 @@ def attempt(
             run(engine, message.job, message.receive_count > 1)
         else:
             # Its receipt renewed while it runs: never handed out again meanwhile (usecases.lease).
-            with lease.held(
-                source, message.receipt, visibility_seconds or engine.settings.job_visibility_seconds
-            ):
+            with lease.held(source, message.receipt, visibility_seconds or lease_seconds(engine.limits)):
                 run(engine, message.job, message.receive_count > 1)
     except Cancelled:
         raise  # not the job's failure: the worker is stopping, and releases it for next time

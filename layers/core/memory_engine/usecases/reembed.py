@@ -4,6 +4,10 @@ The store keeps each memory's vectors, and a plain reindex copies them into the 
 they are. Vectors of two models are not comparable even when their dimensions agree (MiniLM and
 multilingual-e5-small both have 384): a store written with one model and queried with another
 ranks by noise. `memory-engine reindex --reembed` runs this first, then rebuilds the index.
+
+Buffered turns keep the vector the worker stored for them (`Turn.embedding`): those are re-embedded
+too, so a turn said before the switch and not yet extracted is scored by the new model's vector,
+and no vector of the old length is left anywhere (a switch to EmbeddingGemma changes 384 to 768).
 """
 
 from __future__ import annotations
@@ -40,7 +44,25 @@ def reembed(
         count += _rewrite(store, embedder, pending, max_chars)
     if progress:
         progress(count)
+    reembed_buffered(store, embedder, tenant)
     return count
+
+
+def reembed_buffered(store: Store, embedder: Embedder, tenant: str | None = None) -> int:
+    """New vectors for every buffered turn that has a stored one (of one tenant, or all), one
+    session at a time; returns how many were written. A turn without a vector is left to the
+    worker, which embeds it with the configured model anyway."""
+    written = 0
+    for owner, session_uuid in store.full_buffers(1):
+        if tenant is not None and owner != tenant:
+            continue
+        turns = [turn for turn in store.buffered_turns(owner, session_uuid) if turn.embedding is not None]
+        if not turns:
+            continue
+        vectors = embedder.embed([turn_embedding_text(turn) for turn in turns], mode="passage")
+        update = {turn.dialog_uuid: vector for turn, vector in zip(turns, vectors, strict=True)}
+        written += store.save_turn_vectors(owner, session_uuid, update)
+    return written
 
 
 def _rewrite(store: Store, embedder: Embedder, memories: list[Memory], max_chars: int | None) -> int:

@@ -36,6 +36,8 @@ class Gathered:
     """Every candidate fusion ranks, gathered for one request (the benchmark replays fusion over it)."""
 
     query: Query
+    limit: int  # hits asked for, within MEMORY_ENGINE_RETRIEVE_MAX_LIMIT
+    excluded: set[str]  # dialogs the caller already has (`RetrieveRequest.excluded_dialogs`)
     memories: list[MemoryCandidate]
     # The candidate turns of each source as it found them (index, then buffer): what `turns` was
     # built from, kept so the benchmark can build them again with another window share.
@@ -66,8 +68,7 @@ def run(engine: Engine, tenant: str, request: RetrieveRequest) -> RetrieveRespon
     weights = engine.retrieval.weights_for(request.user_input.query)
     ranked = rank(gathered.memories, gathered.turns, weights)
     options = request.options
-    limit = min(options.limit, engine.settings.retrieve_max_limit)
-    hits = list(_first_hits(engine, tenant, ranked, gathered, request.excluded_dialogs(), limit))
+    hits = list(_first_hits(engine, tenant, ranked, gathered))
     if not options.explain:
         hits = [hit.model_copy(update={"score_parts": None}) for hit in hits]
     if options.max_tokens is None:
@@ -89,7 +90,7 @@ def gather(engine: Engine, tenant: str, request: RetrieveRequest) -> Gathered:
     features (`retrieval.features`)."""
     threads = list(dict.fromkeys(request.parent_session_uuids))
     excluded = request.excluded_dialogs()
-    limit = min(request.options.limit, engine.settings.retrieve_max_limit)
+    limit = min(request.options.limit, engine.limits.retrieve_max_limit)
     config = engine.retrieval
     vector = engine.embedder.embed([request.user_input.query], mode="query")[0]
     deadline.check()
@@ -102,7 +103,15 @@ def gather(engine: Engine, tenant: str, request: RetrieveRequest) -> Gathered:
     deadline.check()
     query = Query.read(request.user_input.query, engine.clock.now())
     indexed = [
-        FoundTurn(hit.doc_id, hit.memory_id, hit.dense, hit.window, hit.lexical, hit.text, hit.occurred_at)
+        FoundTurn(
+            key=hit.doc_id,
+            memory_id=hit.memory_id,
+            dense=hit.dense,
+            window=hit.window,
+            bm25=hit.lexical,
+            text=hit.text,
+            said=hit.occurred_at,
+        )
         for hit in turn_hits
         if hit.memory_id
     ]
@@ -111,11 +120,13 @@ def gather(engine: Engine, tenant: str, request: RetrieveRequest) -> Gathered:
         for turn in engine.store.buffered_turns_in_threads(tenant, threads)
         if turn.dialog_uuid not in excluded
     }
-    pooled, scale = _buffered_found(engine, buffered, query.text, vector, indexed)
+    pooled, scale = _buffered_found(engine, buffered, query, vector, indexed)
     sources, scales = (indexed, pooled), (None, scale)
     deadline.check()
     return Gathered(
         query=query,
+        limit=limit,
+        excluded=excluded,
         memories=memory_candidates((hit.doc_id, hit.dense, hit.lexical) for hit in memory_hits),
         sources=sources,
         scales=scales,
@@ -130,15 +141,11 @@ def gather(engine: Engine, tenant: str, request: RetrieveRequest) -> Gathered:
 
 
 def _first_hits(
-    engine: Engine,
-    tenant: str,
-    ranked: list[RankedUnit],
-    gathered: Gathered,
-    excluded: set[str],
-    limit: int,
+    engine: Engine, tenant: str, ranked: list[RankedUnit], gathered: Gathered
 ) -> Iterator[RetrievedMemory]:
     """Shape the best units; memories are read from the store only as far down as needed, the
     ones that could fill the remaining places in one read (one BatchGetItem on DynamoDB)."""
+    limit, excluded = gathered.limit, gathered.excluded
     given = 0
     read: dict[str, Memory] = {}
     asked: set[str] = set()
@@ -168,7 +175,7 @@ def _turn_key(turn: Turn) -> str:
 
 
 def _buffered_found(
-    engine: Engine, turns: dict[str, Turn], query: str, vector: list[float], indexed: list[FoundTurn]
+    engine: Engine, turns: dict[str, Turn], query: Query, vector: list[float], indexed: list[FoundTurn]
 ) -> tuple[list[FoundTurn], float | None]:
     """Buffered turns are not indexed yet: score them here, with BM25 over the buffered turns
     pooled with the indexed turn candidates (their text as indexed), and that pool's best BM25 as
@@ -179,19 +186,21 @@ def _buffered_found(
         return [], None
     pool = _analysed(turns, engine.retrieval)
     pool.update((f"indexed:{turn.key}", list(_terms(turn.text))) for turn in indexed)
-    lexical = bm25_scores(pool, tokenize(query))
+    lexical = bm25_scores(pool, query.terms)
     scale = max(lexical.values(), default=0.0) or None
     # Stored with the turn by the worker, or cached; at most a budget embedded here (turn_vectors).
-    vectors = turn_vectors.for_query(engine, turns, engine.settings.retrieve_embed_budget)
+    vectors = turn_vectors.for_query(
+        engine, turns, engine.limits.retrieve_embed_budget, dimension=len(vector) if vector else None
+    )
     found = [
         FoundTurn(
-            key,
-            None,
-            _dot(vector, vectors[key]) if key in vectors else 0.0,
-            None,
-            lexical.get(key, 0.0),
-            turn.text(),
-            turn.timestamp,
+            key=key,
+            memory_id=None,
+            dense=_dot(vector, vectors[key]) if key in vectors else 0.0,
+            window=None,
+            bm25=lexical.get(key, 0.0),
+            text=turn.text(),
+            said=turn.timestamp,
         )
         for key, turn in turns.items()
     ]

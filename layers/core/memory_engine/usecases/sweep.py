@@ -24,8 +24,8 @@ def run(engine: Engine) -> list[ExtractionJob]:
     A session that has a job waiting gets a twin, which the local queue drops and SQS delivers
     (a run that finds its batches taken does nothing): extraction is idempotent.
     """
-    settings = engine.settings
-    point = extraction_point(settings.extraction_threshold, settings.batch_size)
+    limits = engine.limits
+    point = extraction_point(limits.extraction_threshold, limits.batch_size)
     sent = [
         ExtractionJob(tenant=tenant, session_uuid=session_uuid)
         for tenant, session_uuid in engine.store.full_buffers(point)

@@ -86,23 +86,33 @@ def store(engine: Engine, turns: Sequence[Turn]) -> None:
 
 
 def for_query(
-    engine: Engine, turns: Mapping[str, Turn], budget: int, budget_chars: int | None = None
+    engine: Engine,
+    turns: Mapping[str, Turn],
+    budget: int,
+    budget_chars: int | None = None,
+    dimension: int | None = None,
 ) -> dict[str, list[float]]:
     """The vectors retrieve can score with, by the caller's key: stored, cached, and some embedded
     now (newest first, then kept in the cache): at most `budget` turns holding at most
     `budget_chars` characters as embedded (each text capped at `embed_max_chars`), and only while
-    the request has `time_for_optional_work`. Turns left out have none yet."""
+    the request has `time_for_optional_work`. Turns left out have none yet.
+
+    A stored vector of another length than `dimension` (the query's) is another model's, stored
+    before the embedder was changed and `reindex --reembed` ran: the turn counts as having none."""
     vectors: dict[str, list[float]] = {}
     unknown: list[tuple[str, Turn]] = []
     for key, turn in turns.items():
         vector = turn.embedding or engine.turn_vectors.get(cache_key(turn))
+        if vector is not None and dimension is not None and len(vector) != dimension:
+            vector = engine.turn_vectors.get(cache_key(turn))
+            vector = vector if vector is not None and len(vector) == dimension else None
         if vector is not None:
             vectors[key] = vector
         else:
             unknown.append((key, turn))
     newest = sorted(unknown, key=lambda item: (item[1].timestamp, item[1].seq), reverse=True)[:budget]
-    cap = engine.settings.embed_max_chars
-    chars = engine.settings.retrieve_embed_budget_chars if budget_chars is None else budget_chars
+    cap = engine.limits.embed_max_chars
+    chars = engine.limits.retrieve_embed_budget_chars if budget_chars is None else budget_chars
     for chunk in _chunks(newest, cap, chars):
         if not time_for_optional_work():
             break  # the answer comes in time; these turns are scored by their words alone

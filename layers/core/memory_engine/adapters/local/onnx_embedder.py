@@ -53,8 +53,12 @@ class OnnxEmbedder:
         threads: int = 0,
         batch_tokens: int = BATCH_TOKENS,
         precision: Precision = "float32",
+        dimension: int | None = None,
     ) -> None:
         self._model: EncoderName = model
+        # Matryoshka truncation (EmbeddingGemma was trained for 512/256/128): the first `dimension`
+        # components, renormalised; None keeps the model's own.
+        self._truncate = dimension
         self._onnx_dir = onnx_dir
         self._source = source
         self._batch_size = batch_size
@@ -78,6 +82,7 @@ class OnnxEmbedder:
             self._threads,
             self._batch_tokens,
             self._precision,
+            self._truncate,
         )
 
     @property
@@ -90,13 +95,18 @@ class OnnxEmbedder:
 
     @property
     def dimension(self) -> int:
-        return self._load()[0].shape.hidden
+        return self._truncate or self._load()[0].dimension
 
     def _load(self) -> tuple[Encoder, Any]:
         with self._lock:
             if self._loaded is None:
                 started = time.perf_counter()
                 model = encoder(self._model, self._source)
+                if self._truncate is not None and not 1 <= self._truncate <= model.dimension:
+                    raise ValueError(
+                        f"{model.name} gives {model.dimension}-dimensional vectors: "
+                        f"it cannot be truncated to {self._truncate}"
+                    )
                 try:
                     session = cpu_session(self._folder(model) / GRAPHS[self._precision], self._threads)
                 except ImportError as error:  # pragma: no cover - install problem, reported clearly
@@ -133,7 +143,7 @@ class OnnxEmbedder:
                 owners.append(index)
                 windows.append([model.bos, *ids[start : start + model.window], model.eos])
         lengths = np.fromiter((len(w) for w in windows), dtype=np.intp, count=len(windows))
-        means = np.empty((len(windows), model.shape.hidden), dtype=np.float32)
+        means = np.empty((len(windows), model.dimension), dtype=np.float32)
         order = np.argsort(-lengths, kind="stable")
         start = 0
         while start < len(order):
@@ -155,7 +165,9 @@ class OnnxEmbedder:
             feed = {"inputs_embeds": model.word_rows(batch), "attention_mask": mask}
             means[rows] = session.run(None, feed)[0]
         weights = (lengths - 2).clip(min=1).astype(np.float32)
-        out = np.zeros((len(texts), model.shape.hidden), dtype=np.float32)
+        out = np.zeros((len(texts), model.dimension), dtype=np.float32)
         np.add.at(out, np.asarray(owners), means * weights[:, None])
+        if self._truncate is not None:
+            out = np.ascontiguousarray(out[:, : self._truncate])
         out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-6)
         return out

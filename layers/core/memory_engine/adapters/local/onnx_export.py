@@ -69,17 +69,15 @@ def export(encoder: Encoder, out_dir: Path) -> Path:
     """Write the ONNX folder of `encoder` into `out_dir` (replaced atomically); returns `out_dir`."""
     import onnx
 
-    from memory_engine.adapters.local.bert_onnx import bert_graph
-
     started = time.perf_counter()
     with staged(out_dir) as staging:
-        onnx.save(bert_graph(encoder.shape, encoder.weight), staging / GRAPHS["float32"])
+        onnx.save(encoder.graph(), staging / GRAPHS["float32"])
         _quantise(staging / GRAPHS["float32"], staging / GRAPHS["int8"])
         manifest = {
             "format": FORMAT,
             "model": encoder.name,
             "fingerprint": encoder.fingerprint(),
-            "dimension": encoder.shape.hidden,
+            "dimension": encoder.dimension,
             "graphs": GRAPHS,
         }
         (staging / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")

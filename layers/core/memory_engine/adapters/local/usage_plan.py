@@ -4,7 +4,7 @@ from __future__ import annotations
 
 
 class NoUsagePlan:
-    """Nothing to enroll: keys are rate-limited by the local server itself (`ratelimit.py`)."""
+    """Nothing to enroll: keys are rate-limited by the local server itself (`edge/ratelimit.py`)."""
 
     def add(self, key_id: str) -> None:
         return None

@@ -1,12 +1,15 @@
-"""The structured chat-completions call. Transport failures (timeouts, connection errors, 408/409/
-429, 5xx) are retried here, not by the openai client (whose retries ignore the batch's deadline),
-after the server's Retry-After or an exponential, jittered backoff, and never past the batch's
-deadline; an answer that does not validate gets one repair round trip with the
-validation errors, then a bounded number of fresh tries, both at a temperature above the first
-request's (at 0 a model gives the same answer to the same question). Until a server has answered
-one request in the configured structured-output mode, an error that names the response format
-moves the client to the next mode (`modes.FALLBACK`) instead of failing the batch. This module imports
-`openai`: only the adapter loads it, and only when an LLM extractor is built."""
+"""The structured chat-completions call. Every request is streamed and closed at its deadline, so
+the server stops generating an answer nobody waits for (`streaming`), and counted, its tokens
+estimated when the server reports none. Transport failures (timeouts, cut or broken streams,
+connection errors, 408/409/429, 5xx) are retried here, not by the openai client (whose retries
+ignore the batch's deadline), after the server's Retry-After or an exponential, jittered backoff,
+and never past the batch's deadline (nor the work's own, a Lambda's time left); an answer that
+does not validate gets one repair round trip with the validation errors, then a bounded number of
+fresh tries, both at a temperature above the first request's (at 0 a model gives the same answer
+to the same question). Until a server has answered one request in the configured structured-output
+mode, an error that names the response format moves the client to the next mode
+(`modes.FALLBACK`) instead of failing the batch. This module imports `openai`: only the adapter
+loads it, and only when an LLM extractor is built."""
 
 from __future__ import annotations
 
@@ -20,8 +23,11 @@ from typing import Any, TypeVar
 import openai
 from pydantic import BaseModel, ValidationError
 
+from memory_engine.adapters.openai import streaming
 from memory_engine.adapters.openai.errors import LlmBadOutput, LlmError, LlmUnavailable, LlmUnsupported
 from memory_engine.adapters.openai.modes import FALLBACK, refuses_mode, response_format
+from memory_engine.adapters.openai.retries import RETRY_STATUSES, RetryPolicy, retry_after
+from memory_engine.deadline import current as current_deadline
 from memory_engine.edge.logsafe import redact_foreign
 from memory_engine.extraction.prompts.render import StructuredOutput
 
@@ -32,56 +38,7 @@ Message = dict[str, str]
 MessagesFor = Callable[[StructuredOutput], list[Message]]
 T = TypeVar("T", bound=BaseModel)
 
-# The statuses the openai client retries (408/409 under load, 429 rate limits, 5xx the server's own
-# trouble); any other (400 bad request, 401 key, 404 model) will not heal.
-_RETRY_STATUSES = {408, 409, 429}
 _MAX_ERROR_LINES = 12
-# The longest Retry-After followed; past it the batch is better failed and retried by the queue.
-MAX_RETRY_AFTER_S = 60.0
-
-
-def retry_after(response: Any) -> float | None:
-    """The seconds a 429/503 asks to wait (`Retry-After-Ms`, or `Retry-After` in seconds), when
-    it says and the wait is reasonable."""
-    headers = getattr(response, "headers", None) or {}
-    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
-        value = headers.get(name)
-        if value is None:
-            continue
-        try:
-            seconds = float(value) * scale
-        except ValueError:
-            continue
-        if 0 <= seconds <= MAX_RETRY_AFTER_S:
-            return seconds
-    return None
-
-
-@dataclass(frozen=True)
-class RetryPolicy:
-    """Bounds on how hard one batch tries before it is reported failed (the queue retries later)."""
-
-    # Requests per answer when the endpoint times out, limits or fails (`ChatClient.complete`
-    # retries them within the batch's deadline, after the server's Retry-After or a backoff).
-    transport_attempts: int = 4
-    content_rounds: int = 2  # fresh tries, each with one repair, when answers do not validate
-    # At most this many answers that miss the schema, repairs included (None: every round's two).
-    content_attempts: int | None = None
-    base_delay_s: float = 1.0  # before a fresh round (the client paces its own retries)
-    max_delay_s: float = 30.0
-    # A batch's whole bound: no request starts after it, and none runs past it (its timeout is
-    # cut to the time left), retries included.
-    deadline_s: float = 600.0
-
-    def delay(self, attempt: int) -> float:
-        """Exponential backoff between content rounds, capped."""
-        return min(max(self.base_delay_s * 2 ** (attempt - 1), 0.0), self.max_delay_s)
-
-    def transport_delay(self, failures: int, draw: Callable[[], float]) -> float:
-        """After the n-th failed request: about 0.5·2ⁿ⁻¹ s (at most 8), half of it drawn at random,
-        as the openai client paced its own retries."""
-        ceiling = min(0.5 * 2 ** (failures - 1), 8.0)
-        return ceiling / 2 + draw() * ceiling / 2
 
 
 @dataclass
@@ -93,6 +50,9 @@ class Usage:
     requests: int = 0
     model: str = ""
     mode: str = ""  # the structured-output mode of the answer
+    # Some request's tokens were estimated (the server reported none: llama-cpp-python streams
+    # without usage, and a cut or failed request has none).
+    estimated: bool = False
 
 
 @dataclass(frozen=True)
@@ -223,15 +183,17 @@ class ChatClient:
             left = deadline - self._clock()
             if left <= 0:
                 raise LlmUnavailable(f"Gave up on the LLM after {self._retry.deadline_s:.0f} s.")
+            seconds = min(self._timeout_s, left)
             try:
-                raw = self._client.chat.completions.with_raw_response.create(
-                    **request, timeout=min(self._timeout_s, left)
+                # The request's timeout bounds each wait for a byte; `streaming.read` the whole answer.
+                stream = self._client.chat.completions.create(
+                    **request, stream=True, stream_options={"include_usage": True}, timeout=seconds
                 )
             except openai.APIStatusError as exc:
-                usage.requests += 1
+                usage.requests += 1  # refused before any generation: no tokens to count
                 if not self._confirmed and refuses_mode(exc.status_code, exc.message, exc.body):
                     raise _ModeRefused(exc.status_code, exc.message) from exc
-                if not (exc.status_code in _RETRY_STATUSES or exc.status_code >= 500):
+                if not (exc.status_code in RETRY_STATUSES or exc.status_code >= 500):
                     raise LlmUnavailable(
                         f"The LLM endpoint refused the request ({exc.status_code}: "
                         f"{redact_foreign(exc.message)}); "
@@ -244,17 +206,38 @@ class ChatClient:
                 self._wait(wait, deadline, f"{exc.status_code} from the endpoint")
                 continue
             except (openai.APITimeoutError, openai.APIConnectionError) as exc:
-                usage.requests += 1
+                # Sent, perhaps read by the server: its prompt counted as an estimate.
+                self._count(usage, messages, streaming.Streamed(error=exc))
                 failures += 1
                 if failures >= attempts:
                     raise self._gave_up(attempts, exc) from exc
                 self._wait(self._retry.transport_delay(failures, self._draw), deadline, type(exc).__name__)
                 continue
-            usage.requests += 1
+            streamed = streaming.read(stream, min(seconds, deadline - self._clock()))
+            self._count(usage, messages, streamed)
+            if not streamed.whole:
+                failure = streamed.error or TimeoutError(f"no whole answer within {seconds:.0f} s")
+                failures += 1
+                if failures >= attempts:
+                    raise self._gave_up(attempts, failure) from streamed.error
+                why = "the answer was cut at its deadline" if streamed.cut else type(failure).__name__
+                self._wait(self._retry.transport_delay(failures, self._draw), deadline, why)
+                continue
             if failures:
                 logger.warning("LLM request succeeded after %d retries", failures)
             self._confirmed = True
-            return self._answer(raw.parse(), usage)
+            usage.model = streamed.model or self.model
+            return self._answer(streamed)
+
+    def _count(self, usage: Usage, messages: Sequence[Message], streamed: streaming.Streamed) -> None:
+        """One request's tokens: as the server reported them, else estimated (module docstring of
+        `streaming`): an abandoned or failed request costs too."""
+        usage.requests += 1
+        prompt, completion = streamed.prompt_tokens, streamed.completion_tokens
+        if prompt is None or completion is None:
+            usage.estimated = True
+        usage.prompt_tokens += prompt if prompt is not None else streaming.prompt_estimate(messages)
+        usage.completion_tokens += completion if completion is not None else streamed.pieces
 
     def _fall_back(self, refused: _ModeRefused) -> None:
         """Move to the next structured-output mode, or raise LlmUnsupported when none is left."""
@@ -285,22 +268,16 @@ class ChatClient:
             f"The LLM endpoint failed {attempts} times in a row ({redact_foreign(str(failure))})."
         )
 
-    def _answer(self, response: Any, usage: Usage) -> _Answer:
-        if response.usage is not None:
-            usage.prompt_tokens += response.usage.prompt_tokens or 0
-            usage.completion_tokens += response.usage.completion_tokens or 0
-        usage.model = response.model or self.model
-        if not response.choices:
+    def _answer(self, streamed: streaming.Streamed) -> _Answer:
+        if not streamed.choices:
             return _Answer("", "error", "the response had no choices")
-        choice = response.choices[0]
-        finish = choice.finish_reason or ""
-        content = choice.message.content
-        if content is None:
-            refusal = getattr(choice.message, "refusal", None)
+        finish = streamed.finish_reason
+        if not streamed.pieces:
+            refusal = streamed.refusal
             return _Answer(
                 "", finish, f"the model refused: {refusal}" if refusal else "the answer had no content"
             )
-        return _Answer(content, finish)
+        return _Answer(streamed.content, finish)
 
     def structured(
         self, messages: MessagesFor | Sequence[Message], output: type[T], name: str, repair: RepairTexts
@@ -318,6 +295,7 @@ class ChatClient:
                 "requests": usage.requests,
                 "prompt_tokens": usage.prompt_tokens,
                 "completion_tokens": usage.completion_tokens,
+                "tokens_estimated": int(usage.estimated),
             }
             raise
 
@@ -350,7 +328,9 @@ class ChatClient:
     ) -> T:
         invalid = 0
         cap = self._retry.content_attempts or 2 * self._retry.content_rounds
-        deadline = self._clock() + self._retry.deadline_s
+        # A batch's bound, or the work's own when that ends sooner (a Lambda's remaining time):
+        # the batch fails and is retried rather than being killed mid-request.
+        deadline = self._clock() + min(self._retry.deadline_s, current_deadline().remaining())
         problem = ""
         for round_number in range(1, self._retry.content_rounds + 1):
             if round_number > 1:

@@ -57,16 +57,18 @@ def chat_client() -> type[ChatClient]:
 class LlmExtractor:
     """Extractor (and FactExtractor) over any OpenAI-compatible chat-completions endpoint.
 
-    The chat client's `structured_output` says how the schema reaches the server
-    (`adapters/openai/modes.py`): `"json_schema"`, a strict response format (OpenAI, vLLM, Ollama,
-    llama.cpp's llama-server); `"json_object_schema"`, JSON mode carrying the schema
-    (llama-cpp-python); `"json_object"`, JSON mode only, the schema told in the system prompt. A
-    server that refuses a mode moves the client to the next. Each extraction's metadata records
-    `model`, `prompt_version`, `structured_output` (the mode answered in), `prompt_tokens`,
-    `completion_tokens`, `attempts` (chat requests made, repairs and retries included) and
-    `characters_json`: the batch's characters as a JSON object
-    canonical name → aliases, to merge into the thread's registry with
-    `memory_engine.extraction.registry.update_registry`.
+        The chat client's `structured_output` says how the schema reaches the server
+        (`adapters/openai/modes.py`): `"json_schema"`, a strict response format (OpenAI, vLLM, Ollama,
+        llama.cpp's llama-server); `"json_object_schema"`, JSON mode carrying the schema
+        (llama-cpp-python); `"json_object"`, JSON mode only, the schema told in the system prompt. A
+        server that refuses a mode moves the client to the next. Each extraction's metadata records
+        `model`, `prompt_version`, `structured_output` (the mode answered in), `prompt_tokens`,
+        `completion_tokens` (every request's, failed and abandoned ones too), `tokens_estimated` (1 when
+    the server did not report some request's tokens and they were estimated), `attempts` (chat
+    requests made, repairs and retries included) and
+        `characters_json`: the batch's characters as a JSON object
+        canonical name → aliases, to merge into the thread's registry with
+        `memory_engine.extraction.registry.update_registry`.
     """
 
     def __init__(self, chat: ChatClient) -> None:
@@ -177,4 +179,5 @@ def _usage_metadata(usage: Usage, prompt: PromptSet) -> dict[str, str | int | fl
         "prompt_tokens": usage.prompt_tokens,
         "completion_tokens": usage.completion_tokens,
         "attempts": usage.requests,
+        "tokens_estimated": int(usage.estimated),
     }

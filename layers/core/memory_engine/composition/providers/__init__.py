@@ -66,6 +66,7 @@ EMBEDDERS: Factory[Embedder] = Factory(
     {
         "e5": f"{_EMBEDDERS}:e5",
         "minilm": f"{_EMBEDDERS}:minilm",
+        "gemma": f"{_EMBEDDERS}:gemma",
         "lambda": f"{_EMBEDDERS}:lambda_function",
         "sagemaker": f"{_EMBEDDERS}:sagemaker_endpoint",
     },
