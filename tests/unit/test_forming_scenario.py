@@ -17,6 +17,7 @@ from memory_engine.adapters.local.sqlite_store import SqliteStore
 from memory_engine.composition import wiring
 from memory_engine.engine import Engine
 from memory_engine.extraction.builtin import BuiltinExtractor
+from memory_engine.limits import Limits
 from memory_engine.models.api import ConsolidateRequest, RetrieveRequest
 from memory_engine.ports import Embedder
 from memory_engine.settings import Settings
@@ -36,7 +37,7 @@ def embedder() -> Embedder:
 
 def _engine(embedder: Embedder) -> Engine:
     return Engine(
-        settings=Settings(),
+        limits=Limits.of(Settings()),
         store=SqliteStore(":memory:"),
         queue=ListQueue(),
         index=LocalSearchIndex(),

@@ -67,10 +67,7 @@ def ingest_state(engine: Engine, conversation: Conversation, extracted: int) -> 
     assert isinstance(queue, SqliteQueue)
     worker = local_engine.local_worker(engine, sweep=False)
     frozen = replace(
-        engine,
-        settings=engine.settings.model_copy(
-            update={"extraction_threshold": 1_000_000, "close_earlier_sessions": False}
-        ),
+        engine, limits=replace(engine.limits, extraction_threshold=1_000_000, close_earlier_sessions=False)
     )
     for number, session in enumerate(conversation.sessions, start=1):
         live = number <= extracted
