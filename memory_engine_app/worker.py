@@ -94,7 +94,13 @@ class LocalWorker:
         ends = time.monotonic() + timeout
         for thread in self._threads:
             thread.join(max(0.0, ends - time.monotonic()))
-        return not any(thread.is_alive() for thread in self._threads)
+        stopped = not any(thread.is_alive() for thread in self._threads)
+        if not stopped and isinstance(self._queue, SingleConsumerQueue):
+            # A job that did not reach its next check in time (a loaded host): the process ends
+            # now, so hand its job back rather than leave it hidden until its visibility runs out.
+            # A late ack of the old receipt is refused as stale; the next start runs it again.
+            self._queue.release_in_flight()
+        return stopped
 
     def drain(self) -> int:
         """Process every job that is ready now (tests and benchmarks); returns how many ran."""

@@ -241,28 +241,32 @@ def retrieve_child(key: str, size: int, count: int) -> None:
 
 
 def retrieve_at(choice: Choice, size: int, count: int) -> dict[str, Any]:
-    dimension = choice.dimension or (384 if choice.model == "e5" else 768)
-    env = {**os.environ, "MEMORY_ENGINE_BENCH_DIM": str(dimension)}
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "bench.quality.embedders",
-            "--retrieve-child",
-            choice.key,
-            str(size),
-            str(count),
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-        env=env,
-        cwd=ROOT,
-    )
-    timing = json.loads(done.stdout.strip().splitlines()[-1])
+    """Retrieve p50/p95 at `size` memories, timed in a child process; kept in bench/.cache with
+    the commit that timed it (delete the file to time it again), so a later `--retrieve-only` run
+    adds it to the saved rows without timing it twice."""
+    from bench import provenance
+
+    kept = CACHE / f"retrieve-{choice.key}-{size}.json"
+    timing = json.loads(kept.read_text()) if kept.is_file() else {}
+    if not timing:
+        dimension = choice.dimension or (384 if choice.model == "e5" else 768)
+        env = {**os.environ, "MEMORY_ENGINE_BENCH_DIM": str(dimension)}
+        command = ["--retrieve-child", choice.key, str(size), str(count)]
+        done = subprocess.run(
+            [sys.executable, "-m", "bench.quality.embedders", *command],
+            capture_output=True,
+            text=True,
+            check=True,
+            env=env,
+            cwd=ROOT,
+        )
+        timing = json.loads(done.stdout.strip().splitlines()[-1])
+        timing["commit"] = provenance.commit()
+        kept.write_text(json.dumps(timing) + "\n")
     return {
         f"retrieve_{size // 1000}k_ms_p50": timing["p50_ms"],
         f"retrieve_{size // 1000}k_ms_p95": timing["p95_ms"],
+        "retrieve_commit": timing["commit"],
     }
 
 
@@ -325,8 +329,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     for choice in choices:
         print(f"== {choice.name}", file=sys.stderr)
         if args.retrieve_only:
-            (row,) = [r for r in rows if r["name"] == choice.name]
+            found = [r for r in _side_rows() if r["name"] == choice.name]
+            row = found[0] if found else {"name": choice.name}
             row.update(retrieve_at(choice, args.retrieve, 60))
+            (CACHE / f"embedders-row-{choice.key}.json").write_text(json.dumps(row) + "\n")
+            rows = [r for r in _side_rows() if r["name"] != choice.name] + [row]
+            rows.sort(key=lambda r: [c.name for c in CHOICES].index(r["name"]) if r["name"] in _NAMES else 99)
             save("embedders", {"benchmark": "embedders", "rows": rows})
             continue
         row = {"name": choice.name, "settings": choice.settings()}
@@ -339,7 +347,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not args.skip_quality:
             row["quality"] = quality(choice, args.quick, args.quiet, args.ablations)
         row["quick"] = args.quick
-        rows = [r for r in rows if r["name"] != choice.name] + [stamped(row)]
+        row = stamped(row)
+        # Each row also kept on its own: runs of several choices side by side each save every
+        # row any of them has finished (the last to save has them all).
+        (CACHE / f"embedders-row-{choice.key}.json").write_text(json.dumps(row) + "\n")
+        rows = [r for r in _side_rows() if r["name"] != choice.name] + [row]
         rows.sort(key=lambda r: [c.name for c in CHOICES].index(r["name"]) if r["name"] in _NAMES else 99)
         save("embedders", {"benchmark": "embedders", "rows": rows})
         print(json.dumps({k: v for k, v in row.items() if k != "quality"}), file=sys.stderr)
@@ -347,6 +359,18 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 _NAMES = {choice.name for choice in CHOICES}
+
+
+def _side_rows() -> list[dict[str, Any]]:
+    """The saved result's rows, each replaced by the one its choice's last run kept in
+    bench/.cache where there is one."""
+    saved = RESULTS / "embedders.json"
+    rows = {row["name"]: row for row in (json.loads(saved.read_text())["rows"] if saved.is_file() else [])}
+    for choice in CHOICES:
+        path = CACHE / f"embedders-row-{choice.key}.json"
+        if path.is_file():
+            rows[choice.name] = json.loads(path.read_text())
+    return list(rows.values())
 
 
 def graphs(choice: Choice) -> dict[str, Any]:

@@ -61,6 +61,7 @@ from memory_engine.adapters.local.memory_index import LocalSearchIndex
 from memory_engine.adapters.local.sqlite_queue import SqliteQueue
 from memory_engine.adapters.local.sqlite_store import SqliteStore
 from memory_engine.engine import Engine
+from memory_engine.limits import Limits
 from memory_engine.settings import Settings
 from memory_engine.usecases import extract
 from tests.fakes.ports import EchoExtractor, HashEmbedder
@@ -75,7 +76,7 @@ class StopsBeforeWriting:
 path, hidden = sys.argv[1], float(sys.argv[2])
 queue = SqliteQueue(path)
 store = StopsBeforeWriting(SqliteStore(path))
-engine = Engine(Settings(), store, queue, LocalSearchIndex(), HashEmbedder(), EchoExtractor())
+engine = Engine(Limits.of(Settings()), store, queue, LocalSearchIndex(), HashEmbedder(), EchoExtractor())
 [message] = queue.receive(1, visibility_seconds=hidden)
 extract.run(engine, message.job)
 """

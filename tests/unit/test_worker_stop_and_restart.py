@@ -88,6 +88,28 @@ def test_stopping_the_worker_releases_the_job_in_hand_at_its_next_check(tmp_path
     assert again.job == ExtractionJob(tenant="acme", session_uuid="s1")
 
 
+def test_a_worker_whose_job_outlasts_the_stop_timeout_still_hands_the_job_back(tmp_path: Path) -> None:
+    # Given a worker in the middle of an embedding that will not return before the stop gives up
+    embedder = Blocking()
+    engine = engine_on(tmp_path / "db.sqlite3", embedder)
+    fill(engine)
+    worker = local_engine.local_worker(engine, sweep=False)
+    worker.start()
+    assert embedder.started.wait(10)
+
+    # When it is told to stop with no time to wait (a loaded host: the check comes too late)
+    stopped = worker.stop(timeout=0)
+    embedder.go.set()
+
+    # Then the stop says it did not end the thread, but the job is visible again at once, not
+    # hidden until its visibility timeout runs out
+    assert stopped is False
+    queue = engine.queue
+    assert isinstance(queue, SqliteQueue)
+    [again] = queue.receive(1, 30)
+    assert again.job == ExtractionJob(tenant="acme", session_uuid="s1")
+
+
 def test_a_worker_starting_after_a_crash_takes_back_at_once_what_the_dead_one_held(tmp_path: Path) -> None:
     # Given a job a process received (hidden for 330 s) before it was killed
     path = tmp_path / "db.sqlite3"

@@ -17,7 +17,6 @@ All are read with numpy (and safetensors for MiniLM's file): no torch, no transf
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Callable, Sequence
 from functools import lru_cache
@@ -25,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
 from memory_engine.adapters.local.bert_onnx import BertShape, bert_graph
+from memory_engine.adapters.local.digests import file_digest
 from memory_engine.errors import Unavailable
 from memory_engine.ports import EmbedMode
 
@@ -244,14 +244,3 @@ def encoder(name: EncoderName, source: Path | None = None) -> Encoder:
     e5's tokenizer holds 250k pieces as Python strings (~300 MB), shared by every session."""
     cls, packaged = ENCODERS[name]
     return cls(source or packaged())
-
-
-def file_digest(paths: Sequence[Path], extra: bytes = b"") -> str:
-    """A short digest of the model's files (and `extra`): its graphs' cache key."""
-    digest = hashlib.sha256(extra)
-    for path in paths:
-        digest.update(path.name.encode())
-        with path.open("rb") as handle:  # a megabyte at a time: weights run to 100 MB
-            for chunk in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(chunk)
-    return digest.hexdigest()[:16]

@@ -149,7 +149,7 @@ class GemmaEncoder:
         modification time (hashing 1.2 GB would add seconds to every start; weights replaced in
         place get a new time, so their graphs are written again)."""
         if self._fingerprint is None:
-            from memory_engine.adapters.local.encoders import file_digest
+            from memory_engine.adapters.local.digests import file_digest
 
             small = [self.folder / name for name in _FILES if not name.endswith("model.safetensors")]
             stamps = [(self.folder / name).stat() for name in _FILES if name.endswith("model.safetensors")]
