@@ -214,6 +214,24 @@ QUALITY = (
         quality.retrieval,
     ),
     Entry(
+        "forming_retrieval",
+        "While memories form (LoCoMo dev)",
+        "The same questions at several states of each conversation: every session buffered, the first "
+        "quarter, half and three quarters of its sessions extracted and the rest buffered, all but the last "
+        "extracted, all extracted ([retrieval.md](retrieval.md#while-memories-form)). The second engine row "
+        "is the ranking before a buffered turn had document features of its own.",
+        "python -m bench.quality.locomo_retrieval --forming",
+        quality.forming,
+    ),
+    Entry(
+        "forming_korean_retrieval",
+        "While memories form (the Korean set)",
+        "The forming benchmark on the project's Korean dialogues.",
+        "python -m bench.quality.locomo_retrieval --forming --data bench/data/korean/korean-dialogues.json "
+        "--results bench/results/forming_korean_retrieval.json",
+        quality.forming,
+    ),
+    Entry(
         "embedders",
         "e5 or EmbeddingGemma",
         "multilingual-e5-small (the default) against EmbeddingGemma-300M in float32, int8 and cut to 256 "

@@ -226,6 +226,8 @@ MEASURED: dict[str, Measures] = {
             ("korean_set_english_retrieval", ("bench/data/korean",)),
             ("locomo_tuning", ()),
             ("candidate_counts", ("bench/data/korean",)),
+            ("forming_retrieval", ()),
+            ("forming_korean_retrieval", ("bench/data/korean",)),
         )
     },
     # Facts that change over sessions: the built-in extractor, what marks a fact replaced at write and

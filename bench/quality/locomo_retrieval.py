@@ -41,7 +41,7 @@ from bench.quality.locomo.metrics import QuestionScore, Summary, by_category, sc
 from bench.quality.locomo.plot import draw
 from bench.quality.locomo.report import record, table, write_json, write_run
 from bench.quality.locomo.tokens import BUDGETS, count_tokens, tokenizer_name, within_budget
-from bench.quality.locomo.variants import DEFAULT_NAME, VARIANTS, ingestion_key
+from bench.quality.locomo.variants import DEFAULT_NAME, FORMING_VARIANTS, VARIANTS, ingestion_key
 from memory_engine.ports import Embedder
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"
@@ -58,9 +58,13 @@ def main(argv: Sequence[str] | None = None, embedder: Embedder | None = None) ->
     # Before torch (the MiniLM baseline) loads libgomp: OpenMP threads that spin at barriers starve
     # the e5 engine on a busy 2-core machine (the e5 adapter sets the same, too late once torch ran).
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    if args.embedder:
+        os.environ["MEMORY_ENGINE_EMBEDDER"] = args.embedder  # read by Settings(), the engine's default
     conversations = load(args.data)
     if args.conversations:
         conversations = conversations[: args.conversations]
+    if args.forming:
+        return _forming(args, conversations, embedder)
     # The engine runs with the shipped default embedder; the baselines with MiniLM, as in the data
     # README's figures. Both behind a cache kept on disk between runs (not with a test's embedder).
     if embedder is None:
@@ -131,9 +135,50 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="only the ablations that share the default's ingestion (one ingestion in all)",
     )
+    parser.add_argument(
+        "--forming",
+        action="store_true",
+        help="the forming benchmark: the questions at several states of extraction (locomo/forming.py)",
+    )
+    parser.add_argument(
+        "--embedder",
+        default="",
+        help="the engine's embedder (MEMORY_ENGINE_EMBEDDER; default: the shipped one)",
+    )
     parser.add_argument("--conversations", type=int, default=0, help="only the first N (quick looks)")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
     return parser
+
+
+def _forming(
+    args: argparse.Namespace, conversations: Sequence[Conversation], embedder: Embedder | None
+) -> dict[str, Any]:
+    """The forming benchmark (bench/quality/locomo/forming.py): the default engine and the ranking
+    before a buffered turn had its own document features, at each state, in one run."""
+    from bench.quality.locomo import forming
+
+    name = _default_embedder()[0] if embedder is None else "given"
+    cached = CachingEmbedder(
+        embedder or _default_embedder()[1], None if embedder else CACHE / f"embeddings-{name}.pkl"
+    )
+    started = time.perf_counter()
+    variants = FORMING_VARIANTS
+    systems = forming.run(
+        conversations, cached, variants, lambda total, desc: _progress(total, desc, args.quiet)
+    )
+    cached.save()
+    print(forming.table(systems))
+    payload = forming.record(systems, variants, DEFAULT_NAME)
+    print(f"\ntarget (no state's R@10 below {payload['target']['floor_recall_10']}): {payload['target']}")
+    meta = _meta(args, conversations, time.perf_counter() - started)
+    meta.update(benchmark=args.results.stem, embedder=name)
+    results = (
+        args.results
+        if args.results != RESULTS / "locomo_retrieval.json"
+        else RESULTS / "forming_retrieval.json"
+    )
+    write_json(results, {**meta, **payload})
+    return {"systems": systems}
 
 
 def _minilm() -> Embedder:

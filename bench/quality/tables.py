@@ -25,6 +25,35 @@ def retrieval(result: dict[str, Any]) -> list[str]:
     return lines + table(header, rows)
 
 
+def forming(result: dict[str, Any]) -> list[str]:
+    """The forming benchmark: per state of extraction, the default engine (and the rows it is
+    compared with), categories 1–4; then whether the target held."""
+    target = result["target"]
+    held = "held" if target["met"] else "not held"
+    embedder = result.get("embedder", "e5")
+    lines = [
+        f"{result['data']}: {len(result['conversations'])} conversations, {result['turns']:,} turns, "
+        f"{result['questions']:,} questions; {result['headline']}; embedder `{embedder}`.",
+        "",
+    ]
+    header = ["engine", "state", "R@5", "R@10", "NDCG@10"]
+    rows = []
+    for name, states in result["systems"].items():
+        for state in result["states"]:
+            means = states[state]["all"]
+            rows.append(
+                [name, state, *(f"{means.get(k, 0.0):.3f}" for k in ("recall_5", "recall_10", "ndcg_10"))]
+            )
+    lines += table(header, rows)
+    lines += [
+        "",
+        f"Target (no state's R@10 more than {result['tolerance']} below the lower of all buffered and all "
+        f"extracted, i.e. under {target['floor_recall_10']:.3f}): **{held}**; the lowest state is "
+        f"{target['worst_state']} at {target['worst_recall_10']:.3f}.",
+    ]
+    return lines
+
+
 def extraction(result: dict[str, Any]) -> list[str]:
     columns = result["columns"]
     made = "; ".join(

@@ -38,6 +38,7 @@ def test_a_cut_case_keeps_its_buffered_turns_and_its_best_memories() -> None:
         excluded=set(),
         memories=memory_candidates([("m1", 0.4, 0.0), ("m2", 0.3, 2.0), ("m3", 0.1, 0.0)]),
         sources=(indexed, buffered),
+        scales=(None, None),
         turns=turn_candidates(indexed, query, 0.5) + turn_candidates(buffered, query, 0.5),
         buffered={},
         lines={},

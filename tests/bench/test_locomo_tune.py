@@ -31,6 +31,7 @@ def _case() -> Case:
         excluded=set(),
         memories=memory_candidates([("m1", 0.4, 0.0)]),
         sources=(found, []),
+        scales=(None, None),
         turns=turn_candidates(found, query, 0.5),
         buffered={},
         lines={},

@@ -138,3 +138,39 @@ def test_turns_extracted_by_the_job_get_no_extra_vector_write(engine: Engine) ->
 
     turns = engine.store.list_turns(TENANT, SESSION)
     assert [turn.embedding is not None for turn in turns] == [False] * 16 + [True] * 4
+
+
+def test_a_second_retrieve_embeds_and_analyses_no_buffered_turn_again(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given 6 buffered turns (under the budget) of words no other test says, so no cache has them
+    from uuid import uuid4
+
+    from memory_engine.usecases import retrieve as retrieve_module
+
+    unheard = uuid4().hex  # the analysis cache is the process's: other runs' words must not match
+    analysed: list[str] = []
+    tokenize = retrieve_module.tokenize
+
+    def counting(text: str) -> list[str]:
+        if unheard in text:  # the buffered turns' words (not the question's)
+            analysed.append(text)
+        return tokenize(text)
+
+    monkeypatch.setattr(retrieve_module, "tokenize", counting)
+    for n in range(6):
+        request = {
+            "session_uuid": SESSION,
+            "parent_session_uuid": THREAD,
+            "new_dialog": {"uuid": f"q{n}", "query": f"the quokka {unheard}{n} hops at dawn"},
+        }
+        consolidate.run(engine, TENANT, ConsolidateRequest.model_validate(request))
+    ask(engine, "quokka")
+    first = (embedder(engine).passages, len(analysed))
+
+    # When the same turns are asked about again
+    ask(engine, "quokka at dawn")
+
+    # Then the first retrieve embedded and analysed each turn once, and the second neither
+    assert first == (6, 6)
+    assert (embedder(engine).passages, len(analysed)) == (6, 6)

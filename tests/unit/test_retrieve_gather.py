@@ -6,7 +6,7 @@ import pytest
 
 from memory_engine.engine import Engine
 from memory_engine.models.api import RetrieveRequest
-from memory_engine.retrieval.features import TURN_FEATURES
+from memory_engine.retrieval.features import MEMORY_FEATURES, TURN_FEATURES
 from memory_engine.retrieval.fusion import rank
 from memory_engine.usecases import retrieve
 from memory_engine.usecases.retrieve import Gathered
@@ -48,7 +48,20 @@ def test_indexed_and_buffered_turns_carry_the_same_features(engine: Engine) -> N
     gathered = _gather(engine, "tortoise Sheldon")
 
     assert {turn.memory_id is None for turn in gathered.turns} == {True, False}
-    assert {tuple(turn.features) for turn in gathered.turns} == {TURN_FEATURES}
+    indexed = {tuple(turn.features) for turn in gathered.turns if turn.memory_id}
+    buffered = {tuple(turn.features) for turn in gathered.turns if turn.memory_id is None}
+    assert indexed == {TURN_FEATURES}
+    # a buffered turn is its own unit: it also carries its unit document's features, from itself
+    assert buffered == {(*TURN_FEATURES, *MEMORY_FEATURES)}
+
+
+def test_a_buffered_turn_and_a_memory_are_scored_from_the_same_parts(engine: Engine) -> None:
+    gathered = _gather(engine, "tortoise Sheldon")
+
+    units = rank(gathered.memories, gathered.turns, engine.retrieval.weights)
+    memory_parts = {frozenset(unit.parts) - {"handicap"} for unit in units if unit.memory_id and unit.turns}
+    turn_parts = {frozenset(unit.parts) for unit in units if unit.memory_id is None}
+    assert memory_parts == turn_parts == {frozenset((*TURN_FEATURES, *MEMORY_FEATURES))}
 
 
 def test_a_buffered_turn_ranks_with_no_memory_id_and_its_hit_names_its_dialog(engine: Engine) -> None:

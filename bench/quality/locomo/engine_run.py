@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.quality.locomo.data import Conversation, Question
+from bench.quality.locomo.data import Conversation, Question, Session, Turn
 from memory_engine.adapters.local.memory_index import LocalSearchIndex
 from memory_engine.adapters.local.sqlite_queue import SqliteQueue
 from memory_engine.adapters.local.sqlite_store import SqliteStore
@@ -155,17 +155,24 @@ def ingest(engine: Engine, conversation: Conversation, extract_all: bool, tick: 
     for session in conversation.sessions:
         last = len(session.turns) - 1
         for position, turn in enumerate(session.turns):
-            request = ConsolidateRequest(
-                session_uuid=f"{conversation.sample_id}:S{session.number}",
-                parent_session_uuid=conversation.sample_id,
-                new_dialog=NewDialog(uuid=turn.dia_id, query=turn.said(), answer="", timestamp=session.date),
-                user_name=turn.speaker,
-                language="en",
-                options=ConsolidateOptions(force_summary=extract_all and position == last),
-            )
+            request = turn_request(conversation, session, turn, force=extract_all and position == last)
             consolidate.run(engine, TENANT, request)
             worker.drain()
             tick()
+
+
+def turn_request(
+    conversation: Conversation, session: Session, turn: Turn, force: bool = False
+) -> ConsolidateRequest:
+    """One LoCoMo turn as the consolidate call the protocol makes of it (`force`: force_summary)."""
+    return ConsolidateRequest(
+        session_uuid=f"{conversation.sample_id}:S{session.number}",
+        parent_session_uuid=conversation.sample_id,
+        new_dialog=NewDialog(uuid=turn.dia_id, query=turn.said(), answer="", timestamp=session.date),
+        user_name=turn.speaker,
+        language="en",
+        options=ConsolidateOptions(force_summary=force),
+    )
 
 
 def ask(engine: Engine, question: Question, max_tokens: int | None = None) -> list[Hit]:

@@ -76,7 +76,11 @@ class Case:
     def turns(self, window_share: float) -> list[TurnCandidate]:
         """Its turn candidates built again with another window share."""
         ev = self.gathered
-        return [turn for found in ev.sources for turn in turn_candidates(found, ev.query, window_share)]
+        return [
+            turn
+            for found, scale in zip(ev.sources, ev.scales, strict=True)
+            for turn in turn_candidates(found, ev.query, window_share, scale=scale)
+        ]
 
 
 def collect(engine: Engine, questions: Sequence[Question]) -> list[Case]:

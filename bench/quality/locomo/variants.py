@@ -25,6 +25,7 @@ def without(feature: str) -> RetrievalConfig:
 DEFAULT_NAME = "engine (default)"
 FORCED_NAME = "client ends each session with force_summary"
 UNCLOSED_NAME = "− closing earlier sessions (leftovers stay buffered)"
+OWN_DOCUMENT_NAME = "− a buffered turn's own document features (memory parts only for memories)"
 
 VARIANTS: tuple[Variant, ...] = (
     Variant(DEFAULT_NAME, DEFAULT),
@@ -62,7 +63,11 @@ VARIANTS: tuple[Variant, ...] = (
         replace(DEFAULT, window_share=0.0),
     ),
     Variant("− memory-document cosine (its summary vector)", without("memory_dense")),
+    Variant(OWN_DOCUMENT_NAME, replace(DEFAULT, own_document=False)),
 )
+# The forming benchmark's rows (bench/quality/locomo/forming.py): the default, and the ranking in
+# which a buffered turn has no document features of its own (main before issue 41).
+FORMING_VARIANTS: tuple[Variant, ...] = (VARIANTS[0], VARIANTS[-1])
 
 
 def ingestion_key(variant: Variant) -> tuple[bool | int, ...]:

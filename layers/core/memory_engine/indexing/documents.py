@@ -155,6 +155,18 @@ def index_stored(
     once an eventually consistent index shows this upsert)."""
     if not memories:
         return []
+    upsert(store, index, memories, config, turns)
+    return drop_gone(store, index, memories)
+
+
+def upsert(
+    store: Store,
+    index: SearchIndex,
+    memories: Sequence[Memory],
+    config: RetrievalConfig = DEFAULT_CONFIG,
+    turns: Sequence[Turn] | None = None,
+) -> None:
+    """Write the memories' documents (their turn documents too) to the index, nothing else."""
     read: dict[tuple[str, str], Sequence[Turn]] = {}
     docs: list[IndexDocument] = []
     for memory in memories:
@@ -167,6 +179,11 @@ def index_stored(
             session_turns = read[key]
         docs.extend(index_documents(memory, session_turns, config))
     index.upsert(docs)
+
+
+def drop_gone(store: Store, index: SearchIndex, memories: Sequence[Memory]) -> list[str]:
+    """Delete from the index the memories the store no longer holds (a concurrent delete's own
+    index delete may have run before their upsert); returns their ids."""
     gone = [m.memory_id for m in memories if store.get_memory(m.tenant, m.memory_id) is None]
     if gone:
         index.delete(memories[0].tenant, gone)

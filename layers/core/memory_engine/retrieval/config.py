@@ -56,6 +56,11 @@ class RetrievalConfig:
     # How much of a turn's cosine comes from its window's vector where it has one (the rest from
     # its own): `retrieval.features.turn_candidates`.
     window_share: float = DEFAULT_WINDOW_SHARE
+    # A buffered turn is its own unit, and its own text stands for that unit's document: it gets
+    # the memory-document features from its own cosine and BM25 (`retrieval.features`), so that a
+    # memory's document parts, which a buffered turn cannot have, do not decide the order by their
+    # absence (issue 41: a fresh session's facts were found 0 of 6 beside extracted memories).
+    own_document: bool = True
     # How much of the lexical terms (BM25 and the speaker match) a Korean question keeps
     # (fusion.with_lexical_share).
     # Measured on the project's Korean set (docs/korean.md): every share above 0 ranked worse in

@@ -105,15 +105,24 @@ TURN_FEATURES: tuple[str, ...] = ("dense", "window", "lexical", *QUERY_SCORERS)
 MEMORY_FEATURES: tuple[str, ...] = ("memory", "memory_dense")
 
 
-def turn_candidates(found: Iterable[FoundTurn], query: Query, window_share: float) -> list[TurnCandidate]:
+def turn_candidates(
+    found: Iterable[FoundTurn],
+    query: Query,
+    window_share: float,
+    own_document: bool = True,
+    scale: float | None = None,
+) -> list[TurnCandidate]:
     """The candidates of ONE source (call once per source: BM25 is divided by the best of `found`).
 
     A turn's cosine is split between its own vector and its window's: `window_share` of it comes
     from the window where the turn has one (features `dense` and `window`), all of it from its own
-    where it has none.
+    where it has none. With `own_document`, a buffered turn (a unit of its own) also carries its
+    unit's document features, from itself (`MEMORY_FEATURES`; `_own_document`). `scale` is the
+    BM25 that counts as 1 where the source was scored against a wider set than `found` (the
+    buffered turns, pooled with the indexed candidates); by default the best of `found`.
     """
     turns = list(found)
-    top = max((turn.bm25 for turn in turns), default=0.0) or 1.0
+    top = scale or max((turn.bm25 for turn in turns), default=0.0) or 1.0
     out = []
     for turn in turns:
         share = 0.0 if turn.window is None else window_share
@@ -124,8 +133,20 @@ def turn_candidates(found: Iterable[FoundTurn], query: Query, window_share: floa
         }
         for name, scorer in QUERY_SCORERS.items():
             features[name] = scorer(query, turn)
+        if own_document and turn.memory_id is None:
+            features.update(_own_document(turn, top))
         out.append(TurnCandidate(turn.key, turn.memory_id, features))
     return out
+
+
+def _own_document(turn: FoundTurn, top_bm25: float) -> dict[str, float]:
+    """A buffered turn is a unit of its own, so the turn is its unit's document: it gets the two
+    features a memory's document gives (`MEMORY_FEATURES`), from its own BM25 (over the best of
+    its source, as a memory document's over the best memory document) and its own cosine. Without
+    them a memory's document parts (its summary's cosine alone ~0.2 of score with e5) would put any
+    memory above any buffered turn, whatever the question: the order decided by a part the turn
+    cannot have."""
+    return {"memory": turn.bm25 / top_bm25, "memory_dense": max(turn.dense, 0.0)}
 
 
 def memory_candidates(found: Iterable[tuple[str, float, float]]) -> list[MemoryCandidate]:

@@ -119,13 +119,13 @@ def _extract_batches(
         began = budget.clock()
         registry = engine.store.get_characters(job.tenant, session.parent_session_uuid)
         memory = _extract_one(engine, session, batch, registry, budget)
-        if engine.store.save_memory(memory):
+        # Indexed before the store takes its turns out of the buffer (index_purge.claim_indexed).
+        if index_purge.claim_indexed(engine, memory, batch):
             found = characters_found(memory)
             if found:
                 merged = update_registry(registry, found)
                 engine.store.save_characters(job.tenant, session.parent_session_uuid, merged)
             unstored.difference_update(turn.dialog_uuid for turn in batch)
-            index_purge.index_written(engine, [memory], batch)
             # Later statements replace earlier ones of the same fact (kept as history).
             changed = {m.memory_id: m for m in supersede.supersede(engine, memory)}
             written.append(changed.get(memory.memory_id, memory))

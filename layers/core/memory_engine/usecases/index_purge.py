@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from datetime import timedelta
 
 from memory_engine.engine import Engine
-from memory_engine.indexing.documents import index_stored
+from memory_engine.indexing.documents import drop_gone, index_stored, upsert
 from memory_engine.models.domain import Memory, Turn
 from memory_engine.models.messages import MAX_PURGE_IDS, IndexPurgeJob
 from memory_engine.ports import EventuallyConsistent
@@ -50,6 +50,24 @@ def index_written(engine: Engine, memories: Sequence[Memory], turns: Sequence[Tu
     gone = index_stored(engine.store, engine.index, memories, engine.retrieval, turns)
     if gone:
         again_later(engine, memories[0].tenant, gone)
+
+
+def claim_indexed(engine: Engine, memory: Memory, turns: Sequence[Turn]) -> bool:
+    """Index a memory, then write it to the store (claiming its turns, `Store.save_memory`), in
+    that order: its turns leave the buffered search only once its documents are in the index, so
+    no turn is unfindable between the two. A memory the store refuses (another run claimed the
+    turns) or fails to write has its documents deleted again. Returns whether it was written."""
+    upsert(engine.store, engine.index, [memory], engine.retrieval, turns)
+    try:
+        saved = engine.store.save_memory(memory)
+    except Exception:
+        delete(engine, memory.tenant, [memory.memory_id])
+        raise
+    if not saved:
+        delete(engine, memory.tenant, [memory.memory_id])
+    elif drop_gone(engine.store, engine.index, [memory]):
+        again_later(engine, memory.tenant, [memory.memory_id])
+    return saved
 
 
 def wait_seconds(engine: Engine, job: IndexPurgeJob) -> float:

@@ -46,6 +46,8 @@ class Gathered:
     # The candidate turns of each source as it found them (index, then buffer): what `turns` was
     # built from, kept so the benchmark can build them again with another window share.
     sources: tuple[list[FoundTurn], ...]
+    # Each source's BM25 that counts as 1 (`turn_candidates`' scale; None: the best of the source).
+    scales: tuple[float | None, ...]
     turns: list[TurnCandidate]
     buffered: dict[str, Turn]  # ranking key -> still-buffered turn
     # Turn document id -> its text as indexed and when it was said; a hit's evidence shows the
@@ -129,7 +131,8 @@ def gather(engine: Engine, tenant: str, request: RetrieveRequest) -> Gathered:
         for turn in engine.store.buffered_turns_in_threads(tenant, threads)
         if turn.dialog_uuid not in excluded and window.admits(turn.timestamp)
     }
-    sources = (indexed, _buffered_found(engine, buffered, query, vector))
+    pooled, scale = _buffered_found(engine, buffered, query, vector, indexed)
+    sources, scales = (indexed, pooled), (None, scale)
     deadline.check()
     return Gathered(
         query=query,
@@ -137,7 +140,12 @@ def gather(engine: Engine, tenant: str, request: RetrieveRequest) -> Gathered:
         excluded=excluded,
         memories=memory_candidates((hit.doc_id, hit.dense, hit.lexical) for hit in memory_hits),
         sources=sources,
-        turns=[turn for source in sources for turn in turn_candidates(source, query, config.window_share)],
+        scales=scales,
+        turns=[
+            turn
+            for source, top in zip(sources, scales, strict=True)
+            for turn in turn_candidates(source, query, config.window_share, config.own_document, top)
+        ],
         buffered=buffered,
         lines={turn.key: (turn.text, turn.said) for turn in indexed},
         window=window,
@@ -185,17 +193,24 @@ def _turn_key(turn: Turn) -> str:
 
 
 def _buffered_found(
-    engine: Engine, turns: dict[str, Turn], query: Query, vector: list[float]
-) -> list[FoundTurn]:
-    """Buffered turns are not indexed yet: score them here, BM25 over the buffered set itself."""
+    engine: Engine, turns: dict[str, Turn], query: Query, vector: list[float], indexed: list[FoundTurn]
+) -> tuple[list[FoundTurn], float | None]:
+    """Buffered turns are not indexed yet: score them here, with BM25 over the buffered turns
+    pooled with the indexed turn candidates (their text as indexed), and that pool's best BM25 as
+    the scale. The best of the buffered turns alone would count as 1 however weakly it matched:
+    beside extracted memories, a handful of buffered turns would then outrank the turn documents
+    that match the question's words far better."""
     if not turns:
-        return []
-    lexical = bm25_scores(_analysed(turns, engine.retrieval), query.terms)
+        return [], None
+    pool = _analysed(turns, engine.retrieval)
+    pool.update((f"indexed:{turn.key}", list(_terms(turn.text))) for turn in indexed)
+    lexical = bm25_scores(pool, query.terms)
+    scale = max(lexical.values(), default=0.0) or None
     # Stored with the turn by the worker, or cached; at most a budget embedded here (turn_vectors).
     vectors = turn_vectors.for_query(
         engine, turns, engine.limits.retrieve_embed_budget, dimension=len(vector) if vector else None
     )
-    return [
+    found = [
         FoundTurn(
             key=key,
             memory_id=None,
@@ -207,6 +222,7 @@ def _buffered_found(
         )
         for key, turn in turns.items()
     ]
+    return found, scale
 
 
 def _analysed(turns: dict[str, Turn], config: RetrievalConfig) -> dict[str, list[str]]:
