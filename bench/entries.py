@@ -232,6 +232,16 @@ QUALITY = (
         quality.forming,
     ),
     Entry(
+        "forming_korean_retrieval_gemma",
+        "While memories form (the Korean set, EmbeddingGemma)",
+        "The forming benchmark on the project's Korean dialogues with EmbeddingGemma-300M (float32, 768 "
+        "dimensions) as the engine's embedder.",
+        "MEMORY_ENGINE_EMBEDDING_MODEL_DIR=... python -m bench.quality.locomo_retrieval --forming "
+        "--embedder gemma --data bench/data/korean/korean-dialogues.json "
+        "--results bench/results/forming_korean_retrieval_gemma.json",
+        quality.forming,
+    ),
+    Entry(
         "embedders",
         "e5 or EmbeddingGemma",
         "multilingual-e5-small (the default) against EmbeddingGemma-300M in float32, int8 and cut to 256 "

@@ -228,6 +228,7 @@ MEASURED: dict[str, Measures] = {
             ("candidate_counts", ("bench/data/korean",)),
             ("forming_retrieval", ()),
             ("forming_korean_retrieval", ("bench/data/korean",)),
+            ("forming_korean_retrieval_gemma", ("bench/data/korean",)),
         )
     },
     # Facts that change over sessions: the built-in extractor, what marks a fact replaced at write and

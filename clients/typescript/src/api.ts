@@ -1159,7 +1159,11 @@ export interface components {
             /** Sessions */
             sessions: components["schemas"]["SessionView"][];
         };
-        /** ThreadsResponse */
+        /**
+         * ThreadsResponse
+         * @description A page of the key's sessions (grouped by thread: a thread's sessions may continue on the
+         *     next page) and a page of its fact scopes, each with the cursor of its next page.
+         */
         ThreadsResponse: {
             /**
              * Status
@@ -1171,6 +1175,10 @@ export interface components {
             threads: components["schemas"]["ThreadView"][];
             /** Scopes */
             scopes: components["schemas"]["ScopeView"][];
+            /** Next After */
+            next_after?: string | null;
+            /** Next Scopes After */
+            next_scopes_after?: string | null;
         };
         /**
          * FactRevision
@@ -4989,7 +4997,11 @@ export interface operations {
     };
     list_threads_v1_inspect_threads_get: {
         parameters: {
-            query?: never;
+            query?: {
+                after?: string | null;
+                scopes_after?: string | null;
+                limit?: number;
+            };
             header?: never;
             path?: never;
             cookie?: never;
