@@ -26,6 +26,8 @@ VERSION = "1.0.0"
 GATEWAY_STATUSES = {
     401: "Missing, malformed, unknown or revoked API key",
     413: "Body over the size limit (6 MB)",
+    # A query string can be long on the GET routes (export's and the inspector's cursors, scopes).
+    414: "Request line over the size limit (a query string too long): send a shorter one",
     429: "Too many requests for this key; `Retry-After` says when to come back",
 }
 # Answered by the handler through its resolver's error envelope.

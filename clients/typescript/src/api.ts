@@ -1844,6 +1844,22 @@ export interface operations {
                     };
                 };
             };
+            /** @description Request line over the size limit (a query string too long): send a shorter one */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: string;
+                        message: string;
+                        errors: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
             /** @description Invalid field (each bad field named in `errors`) */
             422: {
                 headers: {
@@ -1999,6 +2015,22 @@ export interface operations {
             };
             /** @description Body over the size limit (6 MB) */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: string;
+                        message: string;
+                        errors: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Request line over the size limit (a query string too long): send a shorter one */
+            414: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2182,6 +2214,22 @@ export interface operations {
                     };
                 };
             };
+            /** @description Request line over the size limit (a query string too long): send a shorter one */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: string;
+                        message: string;
+                        errors: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
             /** @description Invalid field (each bad field named in `errors`) */
             422: {
                 headers: {
@@ -2337,6 +2385,22 @@ export interface operations {
             };
             /** @description Body over the size limit (6 MB) */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: string;
+                        message: string;
+                        errors: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Request line over the size limit (a query string too long): send a shorter one */
+            414: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2520,6 +2584,22 @@ export interface operations {
                     };
                 };
             };
+            /** @description Request line over the size limit (a query string too long): send a shorter one */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: string;
+                        message: string;
+                        errors: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
             /** @description Invalid field (each bad field named in `errors`) */
             422: {
                 headers: {
@@ -2688,6 +2768,26 @@ export interface operations {
                     };
                 };
             };
+            /** @description Request line over the size limit (a query string too long): send a shorter one */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: string;
+                        message: string;
+                        errors: {
+                            field: string;
+                            message: string;
+                        }[];
+                    } | {
+                        code: number;
+                        msg: string;
+                        data: unknown;
+                    };
+                };
+            };
             /** @description Invalid field (each bad field named in `errors`) */
             422: {
                 headers: {
@@ -2833,6 +2933,26 @@ export interface operations {
             };
             /** @description Body over the size limit (6 MB) */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: string;
+                        message: string;
+                        errors: {
+                            field: string;
+                            message: string;
+                        }[];
+                    } | {
+                        code: number;
+                        msg: string;
+                        data: unknown;
+                    };
+                };
+            };
+            /** @description Request line over the size limit (a query string too long): send a shorter one */
+            414: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3015,6 +3135,22 @@ export interface operations {
                     };
                 };
             };
+            /** @description Request line over the size limit (a query string too long): send a shorter one */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: string;
+                        message: string;
+                        errors: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
             /** @description Invalid field (each bad field named in `errors`) */
             422: {
                 headers: {
@@ -3182,6 +3318,22 @@ export interface operations {
                     };
                 };
             };
+            /** @description Request line over the size limit (a query string too long): send a shorter one */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: string;
+                        message: string;
+                        errors: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
             /** @description Invalid field (each bad field named in `errors`) */
             422: {
                 headers: {
@@ -3335,6 +3487,22 @@ export interface operations {
             };
             /** @description Body over the size limit (6 MB) */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: string;
+                        message: string;
+                        errors: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Request line over the size limit (a query string too long): send a shorter one */
+            414: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3520,6 +3688,22 @@ export interface operations {
                     };
                 };
             };
+            /** @description Request line over the size limit (a query string too long): send a shorter one */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: string;
+                        message: string;
+                        errors: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
             /** @description Invalid field (each bad field named in `errors`) */
             422: {
                 headers: {
@@ -3673,6 +3857,22 @@ export interface operations {
             };
             /** @description Body over the size limit (6 MB) */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: string;
+                        message: string;
+                        errors: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Request line over the size limit (a query string too long): send a shorter one */
+            414: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3856,6 +4056,22 @@ export interface operations {
                     };
                 };
             };
+            /** @description Request line over the size limit (a query string too long): send a shorter one */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: string;
+                        message: string;
+                        errors: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
             /** @description Invalid field (each bad field named in `errors`) */
             422: {
                 headers: {
@@ -4011,6 +4227,22 @@ export interface operations {
             };
             /** @description Body over the size limit (6 MB) */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: string;
+                        message: string;
+                        errors: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Request line over the size limit (a query string too long): send a shorter one */
+            414: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4194,6 +4426,22 @@ export interface operations {
                     };
                 };
             };
+            /** @description Request line over the size limit (a query string too long): send a shorter one */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: string;
+                        message: string;
+                        errors: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
             /** @description Invalid field (each bad field named in `errors`) */
             422: {
                 headers: {
@@ -4349,6 +4597,22 @@ export interface operations {
             };
             /** @description Body over the size limit (6 MB) */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: string;
+                        message: string;
+                        errors: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Request line over the size limit (a query string too long): send a shorter one */
+            414: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4547,6 +4811,29 @@ export interface operations {
                     };
                 };
             };
+            /** @description Request line over the size limit (a query string too long): send a shorter one */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: string;
+                        message: string;
+                        errors: {
+                            field: string;
+                            message: string;
+                        }[];
+                    } | {
+                        error: {
+                            message: string;
+                            type: string;
+                            param: unknown;
+                            code: unknown;
+                        };
+                    };
+                };
+            };
             /** @description Invalid field (each bad field named in `errors`) */
             422: {
                 headers: {
@@ -4712,6 +4999,29 @@ export interface operations {
             };
             /** @description Body over the size limit (6 MB) */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: string;
+                        message: string;
+                        errors: {
+                            field: string;
+                            message: string;
+                        }[];
+                    } | {
+                        error: {
+                            message: string;
+                            type: string;
+                            param: unknown;
+                            code: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Request line over the size limit (a query string too long): send a shorter one */
+            414: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4921,6 +5231,29 @@ export interface operations {
                     };
                 };
             };
+            /** @description Request line over the size limit (a query string too long): send a shorter one */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: string;
+                        message: string;
+                        errors: {
+                            field: string;
+                            message: string;
+                        }[];
+                    } | {
+                        error: {
+                            message: string;
+                            type: string;
+                            param: unknown;
+                            code: unknown;
+                        };
+                    };
+                };
+            };
             /** @description Invalid field (each bad field named in `errors`) */
             422: {
                 headers: {
@@ -5097,6 +5430,22 @@ export interface operations {
                     };
                 };
             };
+            /** @description Request line over the size limit (a query string too long): send a shorter one */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: string;
+                        message: string;
+                        errors: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
             /** @description Invalid field (each bad field named in `errors`) */
             422: {
                 headers: {
@@ -5250,6 +5599,22 @@ export interface operations {
             };
             /** @description Body over the size limit (6 MB) */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: string;
+                        message: string;
+                        errors: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Request line over the size limit (a query string too long): send a shorter one */
+            414: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5433,6 +5798,22 @@ export interface operations {
                     };
                 };
             };
+            /** @description Request line over the size limit (a query string too long): send a shorter one */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: string;
+                        message: string;
+                        errors: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
             /** @description Invalid field (each bad field named in `errors`) */
             422: {
                 headers: {
@@ -5584,6 +5965,22 @@ export interface operations {
             };
             /** @description Body over the size limit (6 MB) */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: string;
+                        message: string;
+                        errors: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Request line over the size limit (a query string too long): send a shorter one */
+            414: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5752,6 +6149,22 @@ export interface operations {
             };
             /** @description Body over the size limit (6 MB) */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: string;
+                        message: string;
+                        errors: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Request line over the size limit (a query string too long): send a shorter one */
+            414: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5935,6 +6348,22 @@ export interface operations {
                     };
                 };
             };
+            /** @description Request line over the size limit (a query string too long): send a shorter one */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: string;
+                        message: string;
+                        errors: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
             /** @description Invalid field (each bad field named in `errors`) */
             422: {
                 headers: {
@@ -6091,6 +6520,22 @@ export interface operations {
             };
             /** @description Body over the size limit (6 MB) */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: string;
+                        message: string;
+                        errors: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Request line over the size limit (a query string too long): send a shorter one */
+            414: {
                 headers: {
                     [name: string]: unknown;
                 };
