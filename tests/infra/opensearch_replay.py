@@ -3,7 +3,7 @@ sample over an engine whose index is the OpenSearch adapter on a stub transport,
 operators' commands (create-index, reindex, reindex --reembed): what HTTP requests each sends.
 
 One engine carries state from step to step (a turn consolidated, extracted, forked, deleted; a
-fact created, retrieved, deleted; a chat user remembered and forgotten), so that each function
+fact created, retrieved, corrected, deleted; a chat user remembered and forgotten), so that each function
 takes its index path rather than stopping at an empty store. Jobs a step queues are delivered to
 the worker's handler and counted as the worker's requests.
 """
@@ -88,6 +88,12 @@ def _steps(engine: Engine) -> Iterator[tuple[str, Callable[[], object]]]:
     yield "bank_create", lambda: created.update(id=_ok(call("bank_create"))["name"].split("/")[-1])
     yield "bank_retrieve", lambda: _ok(call("bank_retrieve"))
     yield "bank_generate", lambda: _ok(call("bank_generate"))
+    yield (  # a corrected wording is re-embedded and re-indexed
+        "bank_patch",
+        lambda: _ok(
+            call("bank_patch", path=f"/v1/memories/{created['id']}", path_parameters={"id": created["id"]})
+        ),
+    )
     yield (
         "bank_delete",
         lambda: _ok(

@@ -1,6 +1,7 @@
 """The sample events of events/ played in an order that makes each one meaningful: turns are
 consolidated and extracted before they are retrieved, inspected, forked and deleted; a fact is
-created before it is read and deleted; a chat exchange is recorded before its user is forgotten.
+created before it is read, corrected, its revisions listed and deleted; a chat exchange is
+recorded before its user is forgotten.
 Whatever a function queues is delivered to the worker (`drain`) before the next step.
 
 Each step says what a success looks like for its function; `run` plays them all and keeps, for
@@ -67,6 +68,13 @@ def _with_fact(event: dict[str, Any], state: dict[str, str]) -> None:
     event["requestContext"]["path"] = event["path"]
 
 
+def _with_fact_revisions(event: dict[str, Any], state: dict[str, str]) -> None:
+    """bank_get's sample turned into GET /v1/memories/{id}/revisions (the same function)."""
+    _with_fact(event, state)
+    event["path"] = event["requestContext"]["path"] = event["path"] + "/revisions"
+    event["resource"] = event["requestContext"]["resourcePath"] = "/v1/memories/{id}/revisions"
+
+
 def _queue(function: str = WORKER) -> Step:
     return Step(function, None)
 
@@ -96,6 +104,7 @@ STEPS: tuple[Step, ...] = (
     Step("bank_retrieve", "bank_retrieve"),
     Step("bank_generate", "bank_generate"),
     Step("bank_patch", "bank_patch", _with_fact),
+    Step("bank_get", "bank_get", _with_fact_revisions),
     Step("bank_delete", "bank_delete", _with_fact),
     Step("chat_completions", "chat_completions"),
     Step("chat_models", "chat_models"),
