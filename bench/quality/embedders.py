@@ -1,6 +1,7 @@
 """e5 against EmbeddingGemma in one run: retrieval quality and what each costs (issue 41, item 4).
 
-    GEMMA_MODEL_DIR=/work/cache/gemma/embeddinggemma-300m python -m bench.quality.embedders [--quick]
+    GEMMA_MODEL_DIR=~/.cache/memory-engine/gemma/embeddinggemma-300m \
+        python -m bench.quality.embedders [--quick]
 
 For each embedder — multilingual-e5-small (the default), EmbeddingGemma-300M float32 and int8,
 and EmbeddingGemma cut to 256 dimensions (Matryoshka, from the float32 vectors) — the same run
@@ -40,7 +41,9 @@ from memory_engine.ports import Embedder, EmbedMode
 ROOT = Path(__file__).resolve().parents[2]
 CACHE = ROOT / "bench" / ".cache"
 KOREAN = ROOT / "bench" / "data" / "korean"
-GEMMA_DIR = Path(os.environ.get("GEMMA_MODEL_DIR", "/work/cache/gemma/embeddinggemma-300m"))
+GEMMA_DIR = Path(
+    os.environ.get("GEMMA_MODEL_DIR", Path.home() / ".cache/memory-engine/gemma/embeddinggemma-300m")
+)
 DEFAULT_NAME = "engine (default)"
 DENSE_ONLY = "turns scored by the embedder only"
 
