@@ -36,6 +36,7 @@ from bench.common import print_table, save
 from bench.quality.locomo.data import Conversation, Question, load
 from bench.quality.locomo.engine_run import CachingEmbedder, ask, build_engine, cache_name, expand, ingest
 from bench.quality.locomo.metrics import recall_at
+from bench.quality.tables import FACT_UPDATES_HEADER
 from memory_engine.ports import Embedder
 from memory_engine.retrieval.config import RetrievalConfig
 from memory_engine.usecases import retrieve_time, supersede
@@ -80,17 +81,7 @@ def main(argv: Sequence[str] | None = None, embedder: Embedder | None = None) ->
                 if not args.quiet:
                     print(f"{language} / {state} / {variant}: done", flush=True)
         cached.save()
-    headers = [
-        "set",
-        "state",
-        "variant",
-        "current R@5",
-        "earlier R@5",
-        "when R@5",
-        "R@10 (all)",
-        "latest first",
-    ]
-    print_table(headers, [_cells(row) for row in rows])
+    print_table(FACT_UPDATES_HEADER, [_cells(row) for row in rows])
     meta = {
         "questions": {language: sum(len(c.questions) for c in load(path)) for language, path in SETS},
         "embedder": name,

@@ -152,11 +152,7 @@ def server(config: Config) -> Iterator[Server]:
         )
         running = Server(root, data_dir, port, process, other_key)
         try:
-            deadline = time.monotonic() + 300
-            while call(running, "GET", "/v1/engine/health/", None, None, 5)[0] != 200:
-                if time.monotonic() > deadline or process.poll() is not None:
-                    raise RuntimeError(f"the server of {root} did not start")
-                time.sleep(0.2)
+            wait_until_healthy(running, process, f"the server of {root}")
             # The model warms in the background: one embed waits for it.
             call(running, "POST", "/v1/engine/embed/", {"text": "warm up"}, KEY, 300)
             yield running
@@ -164,6 +160,15 @@ def server(config: Config) -> Iterator[Server]:
             if process.poll() is None:
                 process.kill()
                 process.wait()
+
+
+def wait_until_healthy(running: Server, process: subprocess.Popen[str], what: str) -> None:
+    """Poll health until the server answers (5 minutes: a model loads on a loaded host)."""
+    ends = time.monotonic() + 300
+    while call(running, "GET", "/v1/engine/health/", None, None, 5)[0] != 200:
+        if time.monotonic() > ends or process.poll() is not None:
+            raise RuntimeError(f"{what} did not start")
+        time.sleep(0.2)
 
 
 def call(

@@ -56,6 +56,7 @@ from bench.speed.long_texts import (
     consolidate,
     long_text,
     retrieve,
+    wait_until_healthy,
 )
 
 PROBE_PAUSE_S = 1.0
@@ -101,11 +102,7 @@ def serving(log_path: Path) -> Iterator[Server]:
             )
             running = Server(ROOT, data_dir, port, process, light_key)
             try:
-                ends = time.monotonic() + 300
-                while call(running, "GET", "/v1/engine/health/", None, None, 5)[0] != 200:
-                    if time.monotonic() > ends or process.poll() is not None:
-                        raise RuntimeError("the server did not start")
-                    time.sleep(0.2)
+                wait_until_healthy(running, process, "the server")
                 call(running, "POST", "/v1/engine/embed/", {"text": "warm up"}, KEY, 300)
                 yield running
             finally:
