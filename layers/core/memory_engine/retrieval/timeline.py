@@ -16,6 +16,7 @@ from datetime import datetime
 from memory_engine.models.api import FactHistory
 from memory_engine.models.domain import Memory
 from memory_engine.models.life import KeyFactLife
+from memory_engine.ports import Period
 
 _I = re.IGNORECASE
 # A question's words for each slot family of `extraction.fact_slots` ("pet" covers "pet:dog").
@@ -85,10 +86,12 @@ class Window:
 
     def admits(self, moment: datetime | None) -> bool:
         """Whether something said at `moment` is inside the window (unknown times always are)."""
-        if moment is None:
-            return True
-        latest = self.latest
-        return (self.since is None or moment >= self.since) and (latest is None or moment <= latest)
+        return self.period.holds(moment)
+
+    @property
+    def period(self) -> Period:
+        """The event times a hit may have, as the index filters them."""
+        return Period(since=self.since, until=self.latest)
 
     @property
     def bounded(self) -> bool:

@@ -31,9 +31,6 @@ from memory_engine.retrieval.text import tokenize
 from memory_engine.retrieval.timeline import Window
 from memory_engine.usecases import retrieve_time, turn_vectors
 
-# Candidates asked of the index per wanted one when an event-time window drops some of them.
-WINDOW_OVERFETCH = 3
-
 
 @dataclass(frozen=True)
 class Gathered:
@@ -103,14 +100,13 @@ def gather(engine: Engine, tenant: str, request: RetrieveRequest) -> Gathered:
     deadline.check()
 
     window = retrieve_time.window_of(request)
-    # Candidates outside the event-time window are dropped below: ask for more when it is bounded.
-    more = WINDOW_OVERFETCH if window.bounded else 1
-    wanted: dict[DocKind, int] = {"memory": max(config.memory_candidates, limit * 4) * more}
+    wanted: dict[DocKind, int] = {"memory": max(config.memory_candidates, limit * 4)}
     if config.turn_documents:
-        wanted["turn"] = max(config.turn_candidates, limit * 4) * more
-    found = engine.index.search_kinds(tenant, threads, request.user_input.query, vector, wanted)
-    memory_hits = [hit for hit in found["memory"] if window.admits(hit.occurred_at)]
-    turn_hits = [hit for hit in found.get("turn", []) if window.admits(hit.occurred_at)]
+        wanted["turn"] = max(config.turn_candidates, limit * 4)
+    # The index keeps to the event-time window itself, so a narrow one still fills the candidates.
+    said = window.period if window.bounded else None
+    found = engine.index.search_kinds(tenant, threads, request.user_input.query, vector, wanted, said)
+    memory_hits, turn_hits = found["memory"], found.get("turn", [])
     deadline.check()
     query = Query.read(request.user_input.query, engine.clock.now())
     indexed = [
