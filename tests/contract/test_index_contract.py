@@ -548,6 +548,35 @@ def test_an_event_time_range_is_searched_within_so_a_narrow_one_still_fills_k(
     assert all(april.holds(hit.occurred_at) for hit in hits)
 
 
+@pytest.mark.parametrize("kind", ["memory", "turn"])
+def test_a_document_is_found_by_a_range_holding_a_day_it_speaks_of(
+    index: SearchIndex, tenant: str, kind: str
+) -> None:
+    # Given "went hiking yesterday" said on 9 May (resolved at write: it speaks of 8 May), beside
+    # another hike said on 8 May itself and one said on 20 May
+    make = _doc if kind == "memory" else lambda t, i, x, v: _turn_doc(t, f"{i}:0", i, x, v)
+    may = [datetime(2026, 5, n, 10, tzinfo=UTC) for n in (9, 8, 20)]
+    docs = [
+        make(tenant, "yesterday", "went hiking yesterday", _axis(0)),
+        make(tenant, "same-day", "went hiking today", _axis(0)),
+        make(tenant, "later", "went hiking again", _axis(0)),
+    ]
+    spoken = [[datetime(2026, 5, 8, tzinfo=UTC)], [], []]
+    index.upsert(
+        [
+            doc.model_copy(update={"occurred_at": said, "spoken_of": days})
+            for doc, said, days in zip(docs, may, spoken, strict=True)
+        ]
+    )
+
+    # When searching 8 May only
+    eighth = Period(since=datetime(2026, 5, 8, tzinfo=UTC), until=datetime(2026, 5, 8, 23, 59, tzinfo=UTC))
+    hits = index.search(tenant, ["thread-1"], "hiking", _axis(0), k=5, kind=kind, said=eighth)  # type: ignore[arg-type]
+
+    # Then the hike said that day and the one speaking of it are found, the later one is not
+    assert sorted(hit.doc_id.split(":")[0] for hit in hits) == ["same-day", "yesterday"]
+
+
 def test_a_document_without_a_time_is_a_candidate_in_any_range(index: SearchIndex, tenant: str) -> None:
     # Given a fact (no event time) beside a memory said in January
     january = _doc(tenant, "january", "Mina hikes every weekend", _axis(0))

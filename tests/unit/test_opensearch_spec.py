@@ -7,7 +7,7 @@ and the stub transport are what stand between a body and a cluster's 400."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from itertools import pairwise
 from typing import Any
 
@@ -40,7 +40,14 @@ def documents() -> list[IndexDocument]:
         "created_at": when,
     }
     return [
-        IndexDocument(doc_id="m1", text="Ana picked apples", occurred_at=when, **common),
+        # "yesterday" resolved at write: the day it speaks of
+        IndexDocument(
+            doc_id="m1",
+            text="Ana picked apples yesterday",
+            occurred_at=when,
+            spoken_of=[when - timedelta(days=1)],
+            **common,
+        ),
         IndexDocument(
             doc_id="m1:0",
             text="Ana: I picked apples",
@@ -259,6 +266,7 @@ def test_an_event_time_range_filters_every_search_of_a_retrieve_inside_the_index
         "bool": {
             "should": [
                 {"range": {"occurred_at": {"gte": APRIL_10.isoformat(), "lte": APRIL_12.isoformat()}}},
+                {"range": {"spoken_of": {"gte": APRIL_10.isoformat(), "lte": APRIL_12.isoformat()}}},
                 {"bool": {"must_not": [{"exists": {"field": "occurred_at"}}]}},
             ],
             "minimum_should_match": 1,

@@ -53,6 +53,22 @@ class FactRevision(BaseModel):
     superseded_by: str | None = None
 
 
+class EventDate(BaseModel):
+    """A time a turn spoke of in relative words ("yesterday", "지난달", "two days ago"), resolved
+    at write against that turn's own timestamp: [start, end) in UTC, a day, week, month or year."""
+
+    model_config = ConfigDict(frozen=True)
+
+    phrase: str
+    start: datetime
+    end: datetime
+    dialog_uuid: str  # the turn that said it
+
+    def meets(self, since: datetime | None, until: datetime | None) -> bool:
+        """Whether the span overlaps the (inclusive, open-ended) range."""
+        return (until is None or self.start <= until) and (since is None or self.end > since)
+
+
 class MemoryLife(BaseModel):
     """The life of a memory (a thread memory's key facts) or of a bank fact (the memory itself)."""
 
@@ -68,6 +84,9 @@ class MemoryLife(BaseModel):
     key_facts: list[KeyFactLife] = Field(default_factory=list)
     # A bank fact: its earlier wordings, oldest first (a PATCH or an update keeps the old one here).
     revisions: list[FactRevision] = Field(default_factory=list)
+    # A thread memory: the times its turns spoke of in relative words, resolved at write
+    # (`extraction.event_dates`); a date-range retrieve finds the memory by them too.
+    event_dates: list[EventDate] = Field(default_factory=list)
 
     def still_holds(self, moment: datetime | None = None) -> bool:
         """Whether the memory (as a whole: a bank fact) was not yet retired at `moment` (None: now)."""

@@ -35,6 +35,9 @@ class IndexDocument(BaseModel):
     # For a "turn" document: the vector of the turn with its neighbours (`indexing.documents.
     # window_text`), whose cosine retrieval mixes into the turn's. None: scored by `vector` alone.
     window_vector: list[float] | None = Field(default=None, repr=False)
+    # The days it speaks of in relative words, resolved at write ("yesterday" said on 9 May: 8 May,
+    # `extraction.event_dates`): an event-time range holding one of them finds it too.
+    spoken_of: list[datetime] = Field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,8 +65,8 @@ class IndexHit:
 @dataclass(frozen=True, slots=True)
 class Period:
     """Event-time bounds of a search, each end inclusive or open (None): a document said outside
-    them is no candidate at all, so a narrow range still fills k; one without a time (a fact)
-    always is one."""
+    them is no candidate at all, so a narrow range still fills k, unless one of the days it speaks
+    of (`IndexDocument.spoken_of`) is inside them; one without a time (a fact) always is one."""
 
     since: datetime | None = None
     until: datetime | None = None

@@ -10,12 +10,13 @@ topic (`query_topics` empty) asks about none, so it is ranked as before.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
 from memory_engine.models.api import FactHistory
 from memory_engine.models.domain import Memory
-from memory_engine.models.life import KeyFactLife
+from memory_engine.models.life import EventDate, KeyFactLife
 from memory_engine.ports import Period
 
 _I = re.IGNORECASE
@@ -87,6 +88,10 @@ class Window:
     def admits(self, moment: datetime | None) -> bool:
         """Whether something said at `moment` is inside the window (unknown times always are)."""
         return self.period.holds(moment)
+
+    def admits_spoken(self, moment: datetime | None, spoken: Sequence[EventDate]) -> bool:
+        """`admits`, or one of the times it speaks of (resolved at write) meets the window."""
+        return self.admits(moment) or any(date.meets(self.since, self.latest) for date in spoken)
 
     @property
     def period(self) -> Period:

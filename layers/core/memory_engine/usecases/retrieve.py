@@ -11,6 +11,7 @@ from itertools import islice
 
 from memory_engine import deadline
 from memory_engine.engine import Engine
+from memory_engine.extraction.event_dates import event_dates
 from memory_engine.indexing.documents import spoken_line, turn_lexical_text
 from memory_engine.models.api import RetrievedMemory, RetrieveRequest, RetrieveResponse, TurnEvidence
 from memory_engine.models.domain import Memory, Turn
@@ -125,7 +126,7 @@ def gather(engine: Engine, tenant: str, request: RetrieveRequest) -> Gathered:
     buffered = {
         _turn_key(turn): turn
         for turn in engine.store.buffered_turns_in_threads(tenant, threads)
-        if turn.dialog_uuid not in excluded and window.admits(turn.timestamp)
+        if turn.dialog_uuid not in excluded and _in_window(window, turn)
     }
     pooled, scale = _buffered_found(engine, buffered, query, vector, indexed)
     sources, scales = (indexed, pooled), (None, scale)
@@ -176,12 +177,18 @@ def _first_hits(
         # Deleted since it was indexed, or the caller already has all of it (a fact has no dialogs).
         if memory is None or (memory.source_dialog_uuids and set(memory.source_dialog_uuids) <= excluded):
             continue
-        if not gathered.window.admits(memory.stated_at):
+        if not gathered.window.admits_spoken(memory.stated_at, memory.life.event_dates):
             continue  # a fact (indexed without a time) stated outside the window
         if not (gathered.history or memory.life.still_holds(gathered.window.as_of)):
             continue  # a retired fact: history, shown on request (options.history)
         given += 1
         yield _memory_hit(memory, unit, gathered.lines), memory
+
+
+def _in_window(window: Window, turn: Turn) -> bool:
+    """A buffered turn said within the window, or speaking of a time within it ("yesterday"
+    resolved against its own timestamp, as extraction will write it)."""
+    return not window.bounded or window.admits_spoken(turn.timestamp, event_dates([turn]))
 
 
 def _turn_key(turn: Turn) -> str:

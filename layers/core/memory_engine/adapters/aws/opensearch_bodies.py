@@ -99,6 +99,7 @@ def index_body(dimension: int, engine: Engine = "faiss", analyzer: Analyzer = "n
                 "source_dialog_uuids": keyword,
                 "created_at": {"type": "date"},
                 "occurred_at": {"type": "date"},
+                "spoken_of": {"type": "date"},
                 "text": {"type": "text", "analyzer": TEXT_ANALYZER},
                 "turn_text": {"type": "text", "analyzer": TEXT_ANALYZER},
                 "window_vector": PACKED_VECTOR,
@@ -141,15 +142,17 @@ def scope_filter(
 
 
 def said_filter(said: Period) -> Body:
-    """Documents said within the period (both ends inclusive), or with no time at all (a fact's
-    `occurred_at` is null, which OpenSearch leaves unindexed): `Period.holds`."""
+    """Documents said within the period (both ends inclusive), speaking of a day within it
+    (`spoken_of`), or with no time at all (a fact's `occurred_at` is null, which OpenSearch leaves
+    unindexed): `Period.holds`."""
     bounds: Body = {}
     if said.since is not None:
         bounds["gte"] = said.since.isoformat()
     if said.until is not None:
         bounds["lte"] = said.until.isoformat()
     undated: Body = {"bool": {"must_not": [{"exists": {"field": "occurred_at"}}]}}
-    return {"bool": {"should": [{"range": {"occurred_at": bounds}}, undated], "minimum_should_match": 1}}
+    within = [{"range": {"occurred_at": bounds}}, {"range": {"spoken_of": bounds}}, undated]
+    return {"bool": {"should": within, "minimum_should_match": 1}}
 
 
 def memories_and_their_turns(tenant: str, memory_ids: Sequence[str]) -> list[Body]:
@@ -163,6 +166,7 @@ def added_fields() -> Body:
     return {
         "properties": {
             "occurred_at": {"type": "date"},
+            "spoken_of": {"type": "date"},
             "window_vector": PACKED_VECTOR,
             HALF_VECTOR_FIELD: PACKED_VECTOR,
         }
@@ -294,6 +298,7 @@ def document(doc: IndexDocument, vector: Sequence[float], copy_id: str | None = 
         "source_dialog_uuids": doc.source_dialog_uuids,
         "created_at": doc.created_at.isoformat(),
         "occurred_at": doc.occurred_at.isoformat() if doc.occurred_at else None,
+        **({"spoken_of": [day.isoformat() for day in doc.spoken_of]} if doc.spoken_of else {}),
         TEXT_FIELD[doc.kind]: doc.text,
         "vector": list(vector),
         HALF_VECTOR_FIELD: pack_half_text(vector),

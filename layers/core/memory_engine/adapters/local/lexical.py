@@ -79,7 +79,8 @@ def _schema() -> tantivy.Schema:
         builder.add_text_field(field, tokenizer_name="raw", index_option="basic")
     builder.add_text_field("body", tokenizer_name="whitespace", index_option="freq")
     builder.add_unsigned_field("gen", indexed=True)  # the checkpoint a document was written after
-    # When it was said, in microseconds since the epoch: an event-time range filters the search.
+    # When it was said, and each day it speaks of (`IndexDocument.spoken_of`), in microseconds
+    # since the epoch: an event-time range filters the search on any of them.
     builder.add_integer_field("said", indexed=True, fast=True)
     # Stored only: what a hit echoes (small, decoded for every hit of a retrieve), the text, the rest.
     for field in ("hit", "text", "rest"):
@@ -151,6 +152,8 @@ class LexicalIndex:
             document = tantivy.Document(**fields)
             document.add_unsigned("gen", self.generation)
             document.add_integer("said", _micros(doc.occurred_at) if doc.occurred_at else _UNDATED)
+            for day in doc.spoken_of:  # a range holding a day it speaks of finds it too
+                document.add_integer("said", _micros(day))
             writer.add_document(document)
             touched.add(doc.kind)
         self._commit(touched)
