@@ -103,6 +103,19 @@ class Window:
         return any(moment is not None for moment in (self.as_of, self.since, self.until))
 
 
+def wording(memory: Memory, as_of: datetime | None) -> tuple[str, datetime] | None:
+    """The memory's text that held at `as_of` (None: now) and when it was stated: a bank fact
+    reworded since reads as its earlier wording (`life.revisions`); None when nothing of it was
+    stated yet at `as_of`."""
+    if as_of is None or memory.stated_at <= as_of:
+        return memory.content, memory.stated_at
+    for revision in memory.life.revisions:  # oldest first
+        stated = revision.valid_from or memory.created_at
+        if stated <= as_of < revision.invalid_at:
+            return revision.fact, stated
+    return None
+
+
 def replaced_for(memory: Memory, topics: frozenset[str], as_of: datetime | None) -> list[KeyFactLife]:
     """The memory's key facts replaced by `as_of` (None: by now) that the query asks about. A fact
     an extractor named as replaced has no slot: any question asking for a current value asks

@@ -29,7 +29,7 @@ from memory_engine.retrieval.features import (
 from memory_engine.retrieval.fusion import RankedUnit, rank
 from memory_engine.retrieval.packing import pack, smallest_piece
 from memory_engine.retrieval.text import tokenize
-from memory_engine.retrieval.timeline import Window
+from memory_engine.retrieval.timeline import Window, wording
 from memory_engine.usecases import retrieve_time, turn_vectors
 
 
@@ -177,12 +177,14 @@ def _first_hits(
         # Deleted since it was indexed, or the caller already has all of it (a fact has no dialogs).
         if memory is None or (memory.source_dialog_uuids and set(memory.source_dialog_uuids) <= excluded):
             continue
-        if not gathered.window.admits_spoken(memory.stated_at, memory.life.event_dates):
-            continue  # a fact (indexed without a time) stated outside the window
+        # What it said at `as_of`: a bank fact reworded after it reads as it did then.
+        said = wording(memory, gathered.window.as_of)
+        if said is None or not gathered.window.admits_spoken(said[1], memory.life.event_dates):
+            continue  # stated after as_of, or a fact (indexed without a time) stated outside the window
         if not (gathered.history or memory.life.still_holds(gathered.window.as_of)):
             continue  # a retired fact: history, shown on request (options.history)
         given += 1
-        yield _memory_hit(memory, unit, gathered.lines), memory
+        yield _memory_hit(memory, unit, gathered.lines, said), memory
 
 
 def _in_window(window: Window, turn: Turn) -> bool:
@@ -257,18 +259,22 @@ def _terms(text: str) -> tuple[str, ...]:
 
 
 def _memory_hit(
-    memory: Memory, unit: RankedUnit, lines: dict[str, tuple[str, datetime | None]]
+    memory: Memory,
+    unit: RankedUnit,
+    lines: dict[str, tuple[str, datetime | None]],
+    said: tuple[str, datetime],
 ) -> RetrievedMemory:
+    content, stated_at = said
     return RetrievedMemory(
         memory_id=memory.memory_id,
-        content=memory.content,
+        content=content,
         score=unit.score,
         kind="memory",
         session_uuid=memory.session_uuid,
         source_dialog_uuids=memory.source_dialog_uuids,
         evidence=list(_memory_evidence(memory, unit, lines)),
         score_parts=_rounded(unit.parts),
-        stated_at=memory.stated_at,
+        stated_at=stated_at,
     )
 
 
