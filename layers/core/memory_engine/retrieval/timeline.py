@@ -172,6 +172,16 @@ def history(memory: Memory, as_of: datetime | None) -> list[FactHistory]:
     facts = memory.fields.key_facts
     past += [
         FactHistory(
+            fact=revision.fact,
+            valid_from=revision.valid_from,
+            invalid_at=revision.invalid_at,
+            reason=revision.reason,
+        )
+        for revision in memory.life.key_fact_revisions
+        if as_of is None or revision.invalid_at <= as_of
+    ]
+    past += [
+        FactHistory(
             fact=facts[fact.index],
             valid_from=stated,
             invalid_at=fact.invalid_at,
