@@ -1,7 +1,7 @@
 """The sample events of events/ played in an order that makes each one meaningful: turns are
 consolidated and extracted before they are retrieved, inspected, forked and deleted; a fact is
-created before it is read, corrected, its revisions listed and deleted (and a key fact of the
-extracted memory the retrieve found is retired); a chat exchange is
+created before it is read, corrected, its revisions listed and deleted (and the key facts of the
+extracted memory the retrieve found are read); a chat exchange is
 recorded before its user is forgotten.
 Whatever a function queues is delivered to the worker (`drain`) before the next step.
 
@@ -76,14 +76,13 @@ def _with_fact_revisions(event: dict[str, Any], state: dict[str, str]) -> None:
     event["resource"] = event["requestContext"]["resourcePath"] = "/v1/memories/{id}/revisions"
 
 
-def _with_key_fact(event: dict[str, Any], state: dict[str, str]) -> None:
-    """bank_patch's sample turned into PATCH /v1/memories/{id}/keyFacts/0 on the extracted memory
-    the retrieve found (the same function): its first key fact retired."""
+def _with_key_facts(event: dict[str, Any], state: dict[str, str]) -> None:
+    """bank_get's sample turned into GET /v1/memories/{id}/keyFacts on the extracted memory the
+    retrieve found (the same function; some variants' extractors give it no key fact to patch)."""
     memory_id = state["memory"]
-    event["pathParameters"] = {"id": memory_id, "index": "0"}
-    event["path"] = event["requestContext"]["path"] = f"/v1/memories/{memory_id}/keyFacts/0"
-    event["resource"] = event["requestContext"]["resourcePath"] = "/v1/memories/{id}/keyFacts/{index}"
-    event["body"] = json.dumps({"retire": True})
+    event["pathParameters"] = {"id": memory_id}
+    event["path"] = event["requestContext"]["path"] = f"/v1/memories/{memory_id}/keyFacts"
+    event["resource"] = event["requestContext"]["resourcePath"] = "/v1/memories/{id}/keyFacts"
 
 
 def _queue(function: str = WORKER) -> Step:
@@ -116,7 +115,7 @@ STEPS: tuple[Step, ...] = (
     Step("bank_generate", "bank_generate"),
     Step("bank_patch", "bank_patch", _with_fact),
     Step("bank_get", "bank_get", _with_fact_revisions),
-    Step("bank_patch", "bank_patch", _with_key_fact),
+    Step("bank_get", "bank_get", _with_key_facts),
     Step("bank_delete", "bank_delete", _with_fact),
     Step("chat_completions", "chat_completions"),
     Step("chat_models", "chat_models"),

@@ -41,6 +41,11 @@ def patch_key_fact(
     """Reword key fact `index` (`fact`) or retire it (`retire`); its earlier state stays as history."""
     memory = _extracted(engine, tenant, memory_id)
     facts = memory.fields.key_facts
+    if not facts:
+        raise InvalidInput(
+            f"memories/{memory_id} has no key facts to correct; delete the memory instead.",
+            [{"field": "index", "message": "the memory has no key facts"}],
+        )
     if not 0 <= index < len(facts):
         raise InvalidInput(
             f"memories/{memory_id} has {len(facts)} key facts: send an index from 0 to {len(facts) - 1}.",

@@ -216,6 +216,9 @@ class DynamoDbStore:
             for dialog_uuid, vector in vectors.items()
         )
 
+    def oldest_buffered(self) -> list[tuple[str, str, datetime]]:
+        return lifecycle.oldest_buffered(self.table)
+
     def full_buffers(self, at_least: int) -> list[tuple[str, str]]:
         # gsi1 is sparse (buffered turns only), so the scan reads what waits, not the table. The
         # session is what follows the tenant's part of the turn's pk (taken as it is).

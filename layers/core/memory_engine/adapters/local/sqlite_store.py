@@ -20,6 +20,7 @@ from memory_engine.adapters.local.sqlite_rows import (
     insert_turns,
     memory_from_row,
     migrate_store,
+    oldest_buffered,
     retention_days,
     save_retention,
     turn_from_row,
@@ -175,6 +176,10 @@ class SqliteStore:
                 for dialog_uuid, vector in vectors.items()
             )
 
+    def oldest_buffered(self) -> list[tuple[str, str, datetime]]:
+        with self._db.read() as conn:
+            return oldest_buffered(conn)
+
     def full_buffers(self, at_least: int) -> list[tuple[str, str]]:
         with self._db.read() as conn:
             rows = conn.execute(
@@ -322,6 +327,13 @@ class SqliteStore:
                     "List the session's memories to find a current id."
                 )
             session_uuid = row["session_uuid"]
+            forgotten = [
+                found["dialog_uuid"]
+                for found in conn.execute(
+                    "SELECT dialog_uuid FROM turns WHERE tenant = ? AND session_uuid = ? AND memory_id = ?",
+                    (tenant, session_uuid, memory_id),
+                )
+            ]
             conn.execute("DELETE FROM memories WHERE tenant = ? AND memory_id = ?", (tenant, memory_id))
             # Forgotten, not deleted: the raw history stays, and it is never extracted again.
             conn.execute(
@@ -330,7 +342,10 @@ class SqliteStore:
                 (_FORGOTTEN, tenant, session_uuid, memory_id),
             )
             return RemovalOutcome(
-                deleted_memories=[memory_id], buffered_count=_buffered_count(conn, tenant, session_uuid)
+                deleted_memories=[memory_id],
+                buffered_count=_buffered_count(conn, tenant, session_uuid),
+                session_uuid=session_uuid,
+                forgotten_dialogs=forgotten,
             )
 
     def delete_dialog(self, tenant: str, session_uuid: str, dialog_uuid: str) -> RemovalOutcome:
