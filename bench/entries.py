@@ -296,6 +296,16 @@ QUALITY = (
         quality.fact_updates,
     ),
     Entry(
+        "fact_updates_llm",
+        "Facts that change over sessions, with the LLM extractor",
+        "The fact-update set above on a few of its conversations (both languages), extracted by the LLM"
+        " extractor on the local model (`make llm-local`, Qwen2.5-Coder-1.5B) and by the built-in one on the"
+        " same conversations; before/after as above (the LLM extractor's marks of what a fact replaces are"
+        ' part of "after"). Few questions: a difference of one question moves a figure by 0.1 or more.',
+        "python -m bench.quality.fact_updates_llm",
+        quality.fact_updates_llm,
+    ),
+    Entry(
         "instruction_filter",
         "Ordinary dialogue the instruction filter takes for orders",
         "The turns of LoCoMo dev and of the Korean set (Korean and English) that the filter keeping orders "

@@ -67,6 +67,9 @@ LOCAL_STORE = _core(
     "adapters/local/sqlite_db.py",
     "adapters/local/sqlite_rows.py",
     "adapters/local/sqlite_store.py",
+    "adapters/local/sqlite_turns.py",
+    "adapters/local/sqlite_memories.py",
+    "adapters/local/sqlite_removal.py",
     "adapters/local/sqlite_queue.py",
 )
 # The built-in extractor and the jobs that run it.
@@ -246,6 +249,29 @@ MEASURED: dict[str, Measures] = {
         ),
         EMBEDDING_SETTINGS,
         EMBEDDING_PACKAGES,
+    ),
+    # The same set with the LLM extractor on a local model, beside the built-in one on the same
+    # conversations: what fact_updates measures, the LLM extractor and its answers' checks.
+    "fact_updates_llm": Measures(
+        (
+            *RANKING,
+            *EXTRACTION,
+            *LOCAL_STORE,
+            *LOCAL_INDEX,
+            *_core("usecases/supersede.py", "usecases/retrieve_time.py", "models/life.py", "adapters/openai"),
+            "bench/quality/fact_updates.py",
+            "bench/quality/fact_updates_llm.py",
+            "bench/data/fact_updates",
+            *LOCOMO,
+        ),
+        (
+            *EMBEDDING_SETTINGS,
+            "llm_model",
+            "llm_structured_output",
+            "llm_max_output_tokens",
+            "llm_temperature",
+        ),
+        (*EMBEDDING_PACKAGES, "openai"),
     ),
     # e5 against EmbeddingGemma (float32, int8, a Matryoshka cut): the LoCoMo and Korean harness
     # per embedder, and each one's costs.
