@@ -2,8 +2,9 @@
 
 - save_memory: the memory is put only if its id is new and every source turn is claimed only
   while still buffered, so two workers or a retry can never write a second memory for a turn;
-- update_memory: the memory is put only over the item just read (still there, same overflow
-  parts), keeping its session, thread, source turns and creation time.
+- update_memory: the memory is put only over the item just read (still there, same version and
+  overflow parts), keeping its session, thread, source turns and creation time; given the life
+  the caller read, only while the stored memory's life is still that one (compare-and-set).
 """
 
 from __future__ import annotations
@@ -23,7 +24,10 @@ from memory_engine.adapters.aws.dynamodb_table import (
 from memory_engine.adapters.aws.dynamodb_turns import MAX_ATTEMPTS, NOT_THERE
 from memory_engine.errors import InvalidInput, Unavailable
 from memory_engine.models.domain import Memory, TurnStatus
+from memory_engine.models.life import MemoryLife
 
+# A memory item's count of updates: each update is put only over the version it read.
+VERSION = "item_version"
 # What update_memory keeps of the stored memory whatever it is given (besides tenant and id).
 _IDENTITY = (
     "session_uuid",
@@ -85,21 +89,34 @@ def save_memory(table: DynamoTable, memory: Memory, retention_days: int | None) 
     raise Unavailable(f"Could not save memory {memory.memory_id} under contention; the job will retry.")
 
 
-def update_memory(table: DynamoTable, memory: Memory) -> bool:
+def update_memory(table: DynamoTable, memory: Memory, expected_life: MemoryLife | None = None) -> bool:
     pk = keys.memory_pk(memory.tenant, memory.memory_id)
     for attempt in range(MAX_ATTEMPTS):
         found = table.get(pk, keys.MEMORY_SK)
         if found is None:
             return False
         stored = reads.memories(table, [found])[0]
+        if expected_life is not None and stored.life != expected_life:
+            return False  # another writer changed what replaced what since the caller read it
         kept = memory.model_copy(update={name: getattr(stored, name) for name in _IDENTITY})
         item, chunks = items.memory_item(kept)
-        # Put only over the item just read: same part count, so the parts left over are known.
+        # Put only over the item just read: its version (every update adds one), and the same
+        # part count, so the parts left over are known.
+        version = items.number(found, VERSION)
+        item[VERSION] = items.n(version + 1)
         old_parts = items.part_count(found)
-        condition = "attribute_exists(pk) AND " + (
-            "parts = :parts" if old_parts else "attribute_not_exists(parts)"
+        condition = " AND ".join(
+            (
+                "attribute_exists(pk)",
+                "parts = :parts" if old_parts else "attribute_not_exists(parts)",
+                f"{VERSION} = :version" if version else f"attribute_not_exists({VERSION})",
+            )
         )
-        actions = [put(item, condition, {":parts": items.n(old_parts)} if old_parts else None)]
+        values = {
+            **({":parts": items.n(old_parts)} if old_parts else {}),
+            **({":version": items.n(version)} if version else {}),
+        }
+        actions = [put(item, condition, values or None)]
         actions += [put(part) for part in items.part_items(item, chunks)]
         actions += [delete(part) for part in items.part_keys(found)[len(chunks) :]]
         try:

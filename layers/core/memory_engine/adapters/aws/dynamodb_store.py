@@ -32,6 +32,7 @@ from memory_engine.adapters.aws.dynamodb_sessions import (
 from memory_engine.adapters.aws.dynamodb_table import DynamoTable
 from memory_engine.errors import InvalidInput
 from memory_engine.models.domain import Memory, Session, Turn
+from memory_engine.models.life import MemoryLife
 from memory_engine.ports import Clock, ConsolidateOutcome, FactScope, ForkPlan, RemovalOutcome
 from memory_engine.ports.clock import SystemClock
 
@@ -181,8 +182,8 @@ class DynamoDbStore:
     def expired_memories(self, now: datetime, limit: int) -> list[tuple[str, str]]:
         return lifecycle.expired_memories(self.table, now, limit)
 
-    def update_memory(self, memory: Memory) -> bool:
-        return writes.update_memory(self.table, memory)
+    def update_memory(self, memory: Memory, *, expected_life: MemoryLife | None = None) -> bool:
+        return writes.update_memory(self.table, memory, expected_life)
 
     # -- removal and fork --------------------------------------------------------------------
 

@@ -11,9 +11,11 @@ from memory_engine.adapters.local.sqlite_rows import (
     MEMORY_COLUMNS_WITHOUT_VECTORS,
     insert_memories,
     memory_from_row,
+    update_memory_row,
 )
 from memory_engine.adapters.local.sqlite_turns import BUFFERED
 from memory_engine.models.domain import THREAD_SCOPE_KEY, Memory, TurnStatus
+from memory_engine.models.life import MemoryLife
 from memory_engine.ports import Clock, FactScope
 
 EXTRACTED = TurnStatus.EXTRACTED.value
@@ -47,6 +49,19 @@ def save_memory(db: SqliteDatabase, memory: Memory) -> bool:
             (EXTRACTED, memory.memory_id, memory.tenant, memory.session_uuid, sources),
         )
         return True
+
+
+def update_memory(db: SqliteDatabase, memory: Memory, expected_life: MemoryLife | None) -> bool:
+    """`Store.update_memory`: the life compared and the row replaced under the one write lock."""
+    with db.write() as conn:
+        if expected_life is not None:
+            row = conn.execute(
+                "SELECT life FROM memories WHERE tenant = ? AND memory_id = ?",
+                (memory.tenant, memory.memory_id),
+            ).fetchone()
+            if row is None or MemoryLife.model_validate_json(row["life"]) != expected_life:
+                return False
+        return update_memory_row(conn, memory)
 
 
 def get_memory(db: SqliteDatabase, clock: Clock, tenant: str, memory_id: str) -> Memory | None:

@@ -23,9 +23,9 @@ from memory_engine.adapters.local.sqlite_rows import (
     migrate_store,
     retention_days,
     save_retention,
-    update_memory_row,
 )
 from memory_engine.models.domain import Memory, Session, Turn
+from memory_engine.models.life import MemoryLife
 from memory_engine.ports import Clock, ConsolidateOutcome, FactScope, ForkPlan, RemovalOutcome
 from memory_engine.ports.clock import SystemClock
 
@@ -101,9 +101,8 @@ class SqliteStore:
     ) -> list[Memory]:
         return memories.list_thread_memories(self._db, self._now(), tenant, thread, after, limit)
 
-    def update_memory(self, memory: Memory) -> bool:
-        with self._db.write() as conn:
-            return update_memory_row(conn, memory)
+    def update_memory(self, memory: Memory, *, expected_life: MemoryLife | None = None) -> bool:
+        return memories.update_memory(self._db, memory, expected_life)
 
     def memories_after(self, tenant: str, after: str | None, limit: int) -> list[Memory]:
         return memories.memories_after(self._db, self._now(), tenant, after, limit)
