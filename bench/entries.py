@@ -169,6 +169,17 @@ SPEED = (
         speed.inspector_pages,
     ),
     Entry(
+        "export_throughput",
+        "Export and import",
+        "`memory-engine export` / `import` and the pages of `GET /v1/export` on the local backend, per tenant"
+        " size (5 memories of 4 turns per session, a tenth as many bank facts; each step in its own process,"
+        " its peak RSS its own): records per second, the file's size, each page's time and size (the use case"
+        " and its JSON; authentication and the HTTP hop left out), and import through the importer into an"
+        " empty store with a hash embedder in place of the model.",
+        "python -m bench.speed.export_throughput",
+        speed.export_throughput,
+    ),
+    Entry(
         "doors",
         "The Python client and the LangGraph store",
         "Their calls against the local server beside hand-written HTTP (ms per call).",

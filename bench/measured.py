@@ -187,6 +187,16 @@ MEASURED: dict[str, Measures] = {
         EMBEDDING_PACKAGES,
     ),
     "aws_calls": Measures(_core("usecases", "adapters/aws", "indexing"), (), ("boto3",)),
+    # Export and import on the local backend: the export pages, the importer and the SQLite store.
+    "export_throughput": Measures(
+        (
+            *LOCAL_STORE,
+            *_core(
+                "usecases/export.py", "usecases/import_records.py", "usecases/reembed.py", "models/export.py"
+            ),
+            *_core("usecases/index_purge.py", "indexing", "adapters/local/memory_index.py"),
+        ),
+    ),
     # The inspector's thread list on DynamoDB (moto): items read and bytes per page (exact counts).
     "inspector_pages": Measures(
         _core("usecases/inspection.py", "adapters/aws", "models/inspect.py", "ports/store.py"), (), ("boto3",)
