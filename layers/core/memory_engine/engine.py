@@ -6,14 +6,16 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from threading import Lock
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memory_engine.errors import Unavailable
-from memory_engine.extraction.fact_extractor import BuiltinFactExtractor, FactExtractor
 from memory_engine.limits import Limits
 from memory_engine.ports import ChatUpstream, Clock, Embedder, Extractor, Queue, SearchIndex, Store
 from memory_engine.ports.clock import SystemClock
-from memory_engine.retrieval.config import RetrievalConfig
+
+if TYPE_CHECKING:
+    from memory_engine.extraction.fact_extractor import FactExtractor
+    from memory_engine.retrieval.config import RetrievalConfig
 
 
 class NoChatUpstream:
@@ -51,6 +53,21 @@ class VectorCache:
                 self._items.popitem(last=False)
 
 
+# Every handler imports this module, most of them for the type alone: the fact extractor's rules
+# and the ranking's configuration load when an engine is built, not with a handler's import
+# (cold start; a bank search never extracts).
+def _builtin_fact_extractor() -> FactExtractor:
+    from memory_engine.extraction.fact_extractor import BuiltinFactExtractor
+
+    return BuiltinFactExtractor()
+
+
+def _default_retrieval() -> RetrievalConfig:
+    from memory_engine.retrieval.config import RetrievalConfig
+
+    return RetrievalConfig()
+
+
 @dataclass
 class Engine:
     limits: Limits  # what the use cases read of the configuration
@@ -62,6 +79,6 @@ class Engine:
     clock: Clock = field(default_factory=SystemClock)
     turn_vectors: VectorCache = field(default_factory=VectorCache)
     # The API dialects: short-fact extraction (memory bank, chat memory) and the chat model.
-    facts: FactExtractor = field(default_factory=BuiltinFactExtractor)
+    facts: FactExtractor = field(default_factory=_builtin_fact_extractor)
     chat: ChatUpstream = field(default_factory=NoChatUpstream)
-    retrieval: RetrievalConfig = field(default_factory=RetrievalConfig)
+    retrieval: RetrievalConfig = field(default_factory=_default_retrieval)

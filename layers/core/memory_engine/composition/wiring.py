@@ -148,8 +148,22 @@ def job_source(built: Engine | None = None) -> ports.JobSource:
 
 
 def bootstrap_index() -> None:
-    """Create the configured search index if it needs creating (the deploy-time custom resource)."""
-    index = engine().index
+    """Create the configured search index if it needs creating (the deploy-time custom resource).
+
+    Only the index is built (from the search settings alone: OpenSearch needs no store), never
+    the engine's store, embedder or LLM client; an engine installed by `use` lends its own."""
+    held = installed()
+    if held is not None:
+        index = held.index
+    else:
+        settings = config.loaded(config.SearchSettings)
+        choice = index_choice(settings)
+        if choice != "opensearch":
+            raise Unavailable(
+                f"The configured search index (MEMORY_ENGINE_INDEX={choice}) has no ensure_index(): "
+                "nothing can create it at deploy time; set MEMORY_ENGINE_OPENSEARCH_URL for OpenSearch."
+            )
+        index = build_index(settings)
     if not isinstance(index, ports.IndexBootstrap):
         raise Unavailable(
             f"The configured search index ({type(index).__name__}) has no ensure_index(): "

@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field
 
 from memory_engine.errors import InvalidInput
 from memory_engine.models.domain import Memory, Session, Turn
+from memory_engine.models.life import MemoryLife
 
 
 @dataclass(frozen=True)
@@ -222,10 +223,13 @@ class Store(Protocol):
         visits every memory of the thread once, even while others are added or deleted."""
         ...
 
-    def update_memory(self, memory: Memory) -> bool:
+    def update_memory(self, memory: Memory, *, expected_life: MemoryLife | None = None) -> bool:
         """Replace the stored memory of the same tenant and id with `memory` (fields, embedding,
         source text, metadata, scope); its session, thread and source turns cannot change.
-        False (writing nothing) when no such memory is stored."""
+        False (writing nothing) when no such memory is stored, or when `expected_life` is given
+        and the stored memory's life is no longer it: a compare-and-set for a read-modify-write
+        of what replaced what, which two workers of one thread may do at once (the caller reads
+        the memory again and retries)."""
         ...
 
     def delete_session(self, tenant: str, session_uuid: str) -> RemovalOutcome:

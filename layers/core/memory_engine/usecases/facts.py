@@ -15,12 +15,13 @@ from datetime import UTC, datetime, timedelta
 from typing import Literal
 
 from memory_engine.engine import Engine
-from memory_engine.extraction.injection import is_instruction
-from memory_engine.indexing.documents import index_document
 from memory_engine.models.bank import rfc3339
 from memory_engine.models.domain import FACT_KIND, Memory, MemoryFields, new_memory_id, scope_key
 from memory_engine.models.life import EndReason, FactRevision, MemoryLife
 from memory_engine.ports import EventuallyConsistent
+
+# The writes below load the injection rules and the index's document layout on first use: a bank
+# search's handler imports this module and reads facts only (cold start, bench/speed/cold_start).
 
 # Existing facts shown to the extractor when merging: the nearest ones to what was said.
 MERGE_CANDIDATES = 50
@@ -136,7 +137,7 @@ def create(
         )
         if engine.store.save_memory(memory):
             created.append(memory)
-    engine.index.upsert([index_document(memory) for memory in created])
+    _index(engine, created)
     return created
 
 
@@ -153,6 +154,8 @@ def merge(
     contradicted ones retired (kept as history with `invalid_at`, reported DELETED), repeated ones
     left alone; a fact that reads as orders to a model (`injection.is_instruction`) is neither
     added nor written over another. Engine memories of the scope are never touched."""
+    from memory_engine.extraction.injection import is_instruction
+
     said = [message for message in messages if message.strip()]
     if not said:
         return []
@@ -183,11 +186,17 @@ def merge(
     return changes
 
 
+def _index(engine: Engine, memories: Sequence[Memory]) -> None:
+    from memory_engine.indexing.documents import index_document
+
+    engine.index.upsert([index_document(memory) for memory in memories])
+
+
 def _update(engine: Engine, old: Memory, text: str, vector: list[float]) -> list[FactChange]:
     new = reworded(old, text, vector, engine.clock.now(), "update")
     if not engine.store.update_memory(new):
         return []  # deleted meanwhile: nothing to update
-    engine.index.upsert([index_document(new)])
+    _index(engine, [new])
     return [FactChange("UPDATED", new)]
 
 
