@@ -125,7 +125,8 @@ class SearchSettings(StorageSettings, VectorSettings):
     # worker stores every buffered turn's vector, so this only bounds the wait for it.
     retrieve_embed_budget: int = Field(32, ge=0)
     # ... and at most this many characters of them (each text capped at embed_max_chars): the
-    # budget counts size, so long turns cannot make one retrieve embed for minutes.
+    # budget counts size, so long turns cannot make one retrieve embed for minutes. The same
+    # budget bounds the long buffered turns' words it analyses (`usecases.turn_terms`).
     retrieve_embed_budget_chars: int = Field(16_384, ge=0)
 
     def missing_variables(self) -> list[tuple[str, str]]:
