@@ -53,6 +53,8 @@ class Route:
 BANK_RETRIEVE = needs(READ, SEARCH, EMBED)
 # A delete from an eventually consistent index queues its second pass (usecases/index_purge.py).
 BANK_GENERATE = needs(READ, WRITE, SEARCH, INDEX, EMBED, EXTRACT, SEND)
+# A correction re-embeds what it changed and writes its documents again (a key fact: the memory's).
+BANK_PATCH = needs(READ, WRITE, INDEX, EMBED)
 # Chat: reads the user's memories, calls the upstream model (its key is the extractor's
 # configuration), queues the exchange for the worker.
 CHAT = needs(READ, SEARCH, EMBED, SEND, EXTRACT)
@@ -71,7 +73,10 @@ ROUTES: tuple[Route, ...] = (
     Route("POST", "/v1/memories", "bank_create", needs=needs(READ, WRITE, INDEX, EMBED)),
     Route("GET", "/v1/memories/{id}", "bank_get", needs=needs(READ)),
     Route("GET", "/v1/memories/{id}/revisions", "bank_get", needs=needs(READ)),
-    Route("PATCH", "/v1/memories/{id}", "bank_patch", needs=needs(READ, WRITE, INDEX, EMBED)),
+    # A key fact of a memory extracted from dialogue, corrected or retired with history.
+    Route("GET", "/v1/memories/{id}/keyFacts", "bank_get", needs=needs(READ)),
+    Route("PATCH", "/v1/memories/{id}", "bank_patch", needs=BANK_PATCH),
+    Route("PATCH", "/v1/memories/{id}/keyFacts/{index}", "bank_patch", needs=BANK_PATCH),
     Route("DELETE", "/v1/memories/{id}", "bank_delete", needs=needs(READ, WRITE, INDEX, SEND)),
     Route("POST", "/v1/memories/retrieve", "bank_retrieve", needs=BANK_RETRIEVE),
     Route("POST", "/v1/memories:retrieve", "bank_retrieve", rest_api=False, needs=BANK_RETRIEVE),
