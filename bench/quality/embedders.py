@@ -126,7 +126,9 @@ def quality(choice: Choice, quick: int, quiet: bool, ablations: bool = False) ->
     }
     for key, (data, extra) in runs.items():
         scratch = CACHE / f"embedders-{key}-{choice.cache}-{choice.dimension or 'full'}.json"
+        # The engine ranks with the profile of the embedder it runs (retrieval.config.PROFILES).
         argv = ["--data", str(data), "--no-plot", "--results", str(scratch), *extra]
+        argv += ["--profile", choice.model]
         if quiet:
             argv.append("--quiet")
         if quick and key == "locomo_dev":
