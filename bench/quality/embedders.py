@@ -45,6 +45,8 @@ GEMMA_DIR = Path(
     os.environ.get("GEMMA_MODEL_DIR", Path.home() / ".cache/memory-engine/gemma/embeddinggemma-300m")
 )
 DEFAULT_NAME = "engine (default)"
+# What a result says for the Gemma folder: a result never holds a machine's path.
+MODEL_DIR_RECORDED = "<EmbeddingGemma's folder: make gemma-model>"
 DENSE_ONLY = "turns scored by the embedder only"
 
 
@@ -69,6 +71,13 @@ class Choice:
         if self.model == "gemma":
             env["MEMORY_ENGINE_EMBEDDING_MODEL_DIR"] = str(GEMMA_DIR)
             env["MEMORY_ENGINE_GEMMA_DIMENSION"] = str(self.dimension or 768)
+        return env
+
+    def recorded(self) -> dict[str, str]:
+        """`settings()` as a result records them: the folder named, not this machine's path."""
+        env = self.settings()
+        if "MEMORY_ENGINE_EMBEDDING_MODEL_DIR" in env:
+            env["MEMORY_ENGINE_EMBEDDING_MODEL_DIR"] = MODEL_DIR_RECORDED
         return env
 
 
@@ -342,7 +351,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             rows.sort(key=lambda r: [c.name for c in CHOICES].index(r["name"]) if r["name"] in _NAMES else 99)
             save("embedders", {"benchmark": "embedders", "rows": rows})
             continue
-        row = {"name": choice.name, "settings": choice.settings()}
+        row = {"name": choice.name, "settings": choice.recorded()}
         row.update(graphs(choice))
         row.update(disk(choice))
         row.update(first_start(choice, lines))

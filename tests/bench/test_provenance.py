@@ -250,3 +250,15 @@ def test_every_saved_result_has_a_declaration_of_the_code_it_measures() -> None:
 
     # Then each has one: an undeclared benchmark would be dated against the whole engine
     assert undeclared == [], f"declare the code these measure in bench/measured.py: {undeclared}"
+
+
+def test_no_saved_result_holds_a_machines_path() -> None:
+    # A result is read by users of the repo: it names folders by what they are, never by where one
+    # machine keeps them (the embedders comparison once recorded its Gemma folder's path).
+    import re
+
+    paths = re.compile(r'"(/work|/home|/root|/Users|/tmp|/var)/')
+    saved = sorted((ROOT / "bench" / "results").glob("*.json"))
+    held = [path.name for path in saved if paths.search(path.read_text())]
+
+    assert held == []
