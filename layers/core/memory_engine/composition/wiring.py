@@ -27,6 +27,7 @@ from memory_engine.composition.providers import (
 from memory_engine.engine import Engine
 from memory_engine.errors import Unavailable
 from memory_engine.limits import Limits
+from memory_engine.retrieval import config as retrieval_config
 
 if TYPE_CHECKING:
     from memory_engine.extraction.fact_extractor import FactExtractor
@@ -76,6 +77,8 @@ def assemble(settings: config.Settings, index: IndexBuilder | None = None) -> En
         extractor=build_extractor(settings),
         facts=build_fact_extractor(settings),
         chat=build_chat_upstream(settings),
+        # Ranking weights that suit the configured embedder's dense signal (one map, documented).
+        retrieval=retrieval_config.for_embedder(settings.embedder),
     )
 
 
