@@ -11,6 +11,18 @@ role's policies), and recorded in `calls`. A denied call is answered AccessDenie
 Beyond AWS: the search index is one in-memory index shared by all functions (moto has no
 OpenSearch; tests/unit checks the OpenSearch adapter's paths and bodies), the embedding model a
 word hash, and the LLM endpoint a local fake server (the only environment value replaced).
+
+Three things make the replay reach the paths a role holds grants for but a short, healthy run
+never meets (tests/infra/test_iam_replay.py drops each grant and expects a refusal):
+- the index shows writes `SETTLE_SECONDS` late, as Serverless does, on the replay's own clock
+  (`later`), so deletes queue their second pass (`usecases.index_purge`) and bank searches read
+  young facts from the table; the worker's queue is drained with that clock moved on past each
+  retry's wait, never with sleeps;
+- every record above `OVERFLOW_BYTES` is stored as a body with overflow parts, as a turn or
+  memory of a few hundred kilobytes is on AWS, so writers put parts, readers batch-get them and
+  an update that shrinks a record deletes its spare parts;
+- the embedding model fails any text holding `EMBEDDER_FAILS`, so a job is retried (its message
+  hidden for the backoff) and then parked in the dead-letter queue.
 """
 
 from __future__ import annotations
@@ -19,13 +31,16 @@ import importlib
 import json
 import os
 import re
+import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from typing import Any
 from unittest import mock
 
 from memory_engine.adapters.aws import clients
+from memory_engine.adapters.aws import dynamodb_items as items
 from memory_engine.adapters.aws.dynamodb_keys import create_table_request
 from memory_engine.adapters.local.memory_index import LocalSearchIndex
 from memory_engine.composition import wiring
@@ -33,6 +48,7 @@ from memory_engine.engine import Engine
 from memory_engine.limits import Limits
 from memory_engine.settings import Settings, reset_settings
 from memory_engine_app.server.apigw import LocalContext
+from memory_engine_app.settling_index import SettlingIndex
 from tests.fakes.aws import REGION, create_queue
 from tests.fakes.ports import HashEmbedder
 from tests.infra import cfn
@@ -48,6 +64,12 @@ TRUST = {
     "Version": "2012-10-17",
     "Statement": [{"Effect": "Allow", "Principal": {"AWS": "*"}, "Action": "sts:AssumeRole"}],
 }
+# As Serverless: a write is searchable this long after it (on the replay's clock).
+SETTLE_SECONDS = 30.0
+# Records above this are stored with overflow parts of PART_BYTES (on AWS: above 300 KB).
+OVERFLOW_BYTES, PART_BYTES, FIRST_CHUNK_BYTES = 256, 128, 16
+# A text the embedding model fails on, every time.
+EMBEDDER_FAILS = "[replay: the embedding model fails on this text]"
 _PLACEHOLDER = re.compile(r"<([^<>]+)>")
 _CLEARED = ("MEMORY_ENGINE_", "OPENAI_", "AWS_", "POWERTOOLS_")
 
@@ -123,7 +145,11 @@ class ReplayStack:
         self.ledger = Ledger()
         self.functions = cfn.functions_by_folder(dict(template))
         self.dimension = self._dimension()
-        self.index = LocalSearchIndex()
+        # Seconds the replay's clock is ahead of the system's: moved on by `drain`.
+        self.later = 0.0
+        self.index = SettlingIndex(
+            LocalSearchIndex(), SETTLE_SECONDS, clock=lambda: time.monotonic() + self.later
+        )
         self.names: dict[str, str] = {
             "AWS::Partition": "aws",
             "AWS::Region": REGION,
@@ -197,6 +223,8 @@ class ReplayStack:
 
         def answer(body: Any) -> str:
             request = json.loads(body) if isinstance(body, str | bytes) else body
+            if any(EMBEDDER_FAILS in text for text in request["texts"]):
+                return json.dumps({"embeddings": None, "dimension": self.dimension})
             return json.dumps({"embeddings": embed.embed(request["texts"]), "dimension": self.dimension})
 
         def invoke(backend: Any, function_name: str, qualifier: Any, body: Any, *rest: Any) -> bytes:
@@ -211,6 +239,7 @@ class ReplayStack:
         self._patches = [
             mock.patch.object(LambdaBackend, "invoke", invoke),
             mock.patch.object(SageMakerRuntimeBackend, "invoke_endpoint", invoke_endpoint),
+            *_overflowing(),
         ]
         for patch in self._patches:
             patch.start()
@@ -295,6 +324,7 @@ class ReplayStack:
 
     def _engine(self, settings: Settings) -> Engine:
         return Engine(
+            clock=_Ahead(self),
             limits=Limits.of(settings),
             store=wiring.build_store(settings),
             queue=wiring.build_queue(settings),
@@ -321,10 +351,59 @@ class ReplayStack:
         handler = importlib.import_module(f"functions.{folder}.handler").lambda_handler
         with self.running_as(folder):
             mapping = EventSourceMapping(self.names[self._main_queue_id()], handler, batch_size=1)
-            mapping.drain()
+            for _ in range(_MAX_POLLS):
+                if not mapping.poll():
+                    break
+                if mapping.responses[-1].get("batchItemFailures"):
+                    # A reported retry waits for its backoff, a purge job for the index to
+                    # settle: the mapping delivers it again at once, the clock moved past it.
+                    self.later += SETTLE_SECONDS
+            else:
+                raise AssertionError(f"the queue did not drain in {_MAX_POLLS} deliveries")
         return mapping.responses
+
+    def dead_letters(self) -> list[dict[str, Any]]:
+        """The messages parked in the dead-letter queue (read, then visible again)."""
+        sqs = clients.client("sqs", REGION)
+        url = self.names[self._dead_queue_id()]
+        found = sqs.receive_message(
+            QueueUrl=url, MaxNumberOfMessages=10, MessageAttributeNames=["All"], VisibilityTimeout=0
+        ).get("Messages", [])
+        return list(found)
+
+    def _dead_queue_id(self) -> str:
+        found = cfn.resources(dict(self.template), "AWS::SQS::Queue")
+        (dead_id,) = [k for k in found if k != self._main_queue_id()]
+        return dead_id
 
     def _main_queue_id(self) -> str:
         found = cfn.resources(dict(self.template), "AWS::SQS::Queue")
         (main_id,) = [k for k, v in found.items() if "RedrivePolicy" in v["Properties"]]
         return main_id
+
+
+_MAX_POLLS = 100
+
+
+class _Ahead:
+    """The engine's clock: the system's, `stack.later` seconds ahead."""
+
+    def __init__(self, stack: ReplayStack) -> None:
+        self.stack = stack
+
+    def now(self) -> datetime:
+        return datetime.now(UTC) + timedelta(seconds=self.stack.later)
+
+
+def _overflowing() -> list[Any]:
+    """Patches storing every record above OVERFLOW_BYTES as a body with overflow parts."""
+    pack = items.pack
+
+    def small(base: items.Item, payload: Mapping[str, str], limit: int = OVERFLOW_BYTES) -> Any:
+        return pack(base, payload, min(limit, OVERFLOW_BYTES))
+
+    return [
+        mock.patch.object(items, "pack", small),
+        mock.patch.object(items, "PART_BYTES", PART_BYTES),
+        mock.patch.object(items, "_MIN_FIRST_CHUNK", FIRST_CHUNK_BYTES),
+    ]
