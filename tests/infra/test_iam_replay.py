@@ -24,6 +24,7 @@ from memory_engine.adapters.aws.dynamodb_table import DynamoTable
 from tests.fakes.aws import moto_aws
 from tests.infra import cfn
 from tests.infra.replay import scenario
+from tests.infra.replay import stack as replay_stack
 from tests.infra.replay.llm import llm_server
 from tests.infra.replay.policy import allowed
 from tests.infra.replay.scenario import NOT_REPLAYED, STEPS, Outcome, load
@@ -151,6 +152,20 @@ def test_a_code_path_needing_an_action_its_role_lacks_fails_the_replay(
         (refused,) = stack.ledger.denied("inspect_threads")
         assert refused.authorization.action == "dynamodb:Scan"
         assert refused.authorization.resource.endswith(":table/memory-engine-replay")
+
+
+def test_a_send_over_plain_http_is_refused_by_the_queues_tls_only_policy(
+    dev: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given requests that say they came over plain HTTP (the role allows the send)
+    monkeypatch.setattr(replay_stack, "SECURE_TRANSPORT", "false")
+    for stack, _ in replayed_stack(dev):
+        # When a consolidate that queues an extraction is replayed
+        answer = stack.invoke("consolidate", load("consolidate_force_summary"))
+        # Then the queue's resource policy refused the send, and the caller was told
+        assert answer["statusCode"] == 503
+        refused = [call.authorization.action for call in stack.ledger.denied("consolidate")]
+        assert refused == ["sqs:SendMessage"]
 
 
 # Granted for what runs outside the function's code, so no replayed call asks for them: the

@@ -4,9 +4,11 @@ holds exactly the statements the CDK app synthesized for its role, rendered with
 The table, the queues, the embedding function (or SageMaker endpoint) and the LLM key's secret
 are created on moto under the names the functions are told in their (rendered) environments.
 Every function is invoked through its own `lambda_handler` with the credentials of its role
-(assumed with STS on moto); each AWS call it makes is authorized by `policy.allowed` over the
-actions and resources `requests.authorizations` derives (moto checks the signature and finds the
-role's policies), and recorded in `calls`. A denied call is answered AccessDenied, as AWS would.
+(assumed with STS on moto); each AWS call it makes is authorized by `policy.evaluate` over the
+actions and resources `requests.authorizations` derives, under the role's policies (moto checks
+the signature and finds them) and the resource policy the template attaches to that resource
+(the queues' TLS-only statements), and recorded in `calls`. A denied call is answered
+AccessDenied, as AWS would.
 
 Beyond AWS: the search index is one in-memory index shared by all functions (moto has no
 OpenSearch; tests/unit checks the OpenSearch adapter's paths and bodies), the embedding model a
@@ -34,7 +36,7 @@ import re
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 from unittest import mock
@@ -52,7 +54,7 @@ from memory_engine_app.settling_index import SettlingIndex
 from tests.fakes.aws import REGION, create_queue
 from tests.fakes.ports import HashEmbedder
 from tests.infra import cfn
-from tests.infra.replay.policy import Authorization, allowed
+from tests.infra.replay.policy import Authorization, Principal, evaluate
 from tests.infra.replay.requests import Where, authorizations
 
 ACCOUNT = "123456789012"  # moto's default account
@@ -68,6 +70,9 @@ TRUST = {
 SETTLE_SECONDS = 30.0
 # Records above this are stored with overflow parts of PART_BYTES (on AWS: above 300 KB).
 OVERFLOW_BYTES, PART_BYTES, FIRST_CHUNK_BYTES = 256, 128, 16
+# What the requests' `aws:SecureTransport` says (a test sets "false" to see the TLS-only
+# statements of the queues' policies refuse).
+SECURE_TRANSPORT = "true"
 # A text the embedding model fails on, every time.
 EMBEDDER_FAILS = "[replay: the embedding model fails on this text]"
 _PLACEHOLDER = re.compile(r"<([^<>]+)>")
@@ -92,20 +97,25 @@ class Ledger:
 
 
 def _refuse(request: Any, wanted: Authorization) -> None:
-    """AWS's refusal in the service's own protocol: JSON services answer AccessDeniedException
-    (moto's default is an XML body those clients cannot read)."""
+    """AWS's refusal in the service's own protocol: JSON services (SQS too, since botocore speaks
+    its JSON protocol) answer AccessDeniedException (moto's default is an XML body those clients
+    cannot read, which would reach the caller as a 500)."""
     from moto.core.exceptions import JsonRESTError
 
-    if request._service in {"dynamodb", "secretsmanager", "lambda", "sagemaker"}:
+    if request._service in {"dynamodb", "secretsmanager", "lambda", "sagemaker", "sqs"}:
         error = JsonRESTError("AccessDeniedException", f"not authorized to perform: {wanted}")
-        error.code = 400 if request._service in {"dynamodb", "secretsmanager"} else 403
+        error.code = 400 if request._service in {"dynamodb", "secretsmanager", "sqs"} else 403
         raise error
     request._raise_access_denied()
 
 
 @contextmanager
-def enforced(ledger: Ledger, where: Where) -> Iterator[None]:
-    """IAM on for moto's requests, decided by `policy.allowed` over each role's inline policies."""
+def enforced(
+    ledger: Ledger, where: Where, resource_policies: Mapping[str, list[dict[str, Any]]] | None = None
+) -> Iterator[None]:
+    """IAM on for moto's requests, decided by `policy.evaluate` over each role's inline policies
+    and the resource policy of the resource asked for (`resource_policies`, by ARN), for a
+    request over TLS (`SECURE_TRANSPORT`: the SDK's endpoints are HTTPS)."""
     from moto.core.authorization import enable_iam_authentication
     from moto.iam.access_control import IAMRequest
 
@@ -119,8 +129,11 @@ def enforced(ledger: Ledger, where: Where) -> Iterator[None]:
             if isinstance(document, str)
             for statement in json.loads(document)["Statement"]
         ]
-        for wanted in authorizations(request._action, request._body or b"", request._path, where):
-            verdict = allowed(statements, wanted)
+        principal = Principal("AWS", where.role_arn(role), where.account)
+        for asked in authorizations(request._action, request._body or b"", request._path, where):
+            wanted = replace(asked, context={**asked.context, "aws:SecureTransport": [SECURE_TRANSPORT]})
+            on_resource = (resource_policies or {}).get(wanted.resource, [])
+            verdict = evaluate(statements, on_resource, principal, wanted)
             ledger.calls.append(Call(role, wanted, verdict))
             if not verdict:
                 _refuse(request, wanted)
@@ -290,6 +303,26 @@ class ReplayStack:
             _PLACEHOLDER.sub(lambda m: self.names.get(m.group(1)) or _elsewhere(m.group(1)), text)
         )
 
+    def resource_policies(self) -> dict[str, list[dict[str, Any]]]:
+        """Resource ARN → the statements of the policies the template attaches to it (the queues'
+        policies, the topic's, the keys'), rendered with moto's names."""
+        found: dict[str, list[dict[str, Any]]] = {}
+        template = dict(self.template)
+        # A queue's policy names it by its URL (Ref), a topic's by its ARN (Ref).
+        for kind, targets, arn_of in (
+            ("AWS::SQS::QueuePolicy", "Queues", lambda ref: {"Fn::GetAtt": [ref, "Arn"]}),
+            ("AWS::SNS::TopicPolicy", "Topics", lambda ref: {"Ref": ref}),
+        ):
+            for body in cfn.resources(template, kind).values():
+                statements = self.rendered(body["Properties"]["PolicyDocument"]["Statement"])
+                for target in body["Properties"][targets]:
+                    found.setdefault(str(self.rendered(arn_of(target["Ref"]))), []).extend(statements)
+        for key_id, body in cfn.resources(template, "AWS::KMS::Key").items():
+            found.setdefault(str(self.rendered({"Fn::GetAtt": [key_id, "Arn"]})), []).extend(
+                self.rendered(body["Properties"]["KeyPolicy"]["Statement"])
+            )
+        return found
+
     def statements(self, role_id: str) -> list[dict[str, Any]]:
         return [self.rendered(statement) for statement in cfn.statements(dict(self.template), role_id)]
 
@@ -315,7 +348,7 @@ class ReplayStack:
                 # The engine's functions get a queue; the authorizer the table alone, health nothing.
                 if "MEMORY_ENGINE_QUEUE_URL" in os.environ:
                     wiring.use(self._engine(Settings()))
-                with enforced(self.ledger, self.where):
+                with enforced(self.ledger, self.where, self.resource_policies()):
                     yield
             finally:
                 wiring.reset()
