@@ -6,7 +6,6 @@ import operator
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
-from functools import lru_cache
 from itertools import islice
 
 from memory_engine import deadline
@@ -16,8 +15,7 @@ from memory_engine.indexing.documents import spoken_line, turn_lexical_text
 from memory_engine.models.api import RetrievedMemory, RetrieveRequest, RetrieveResponse, TurnEvidence
 from memory_engine.models.domain import Memory, Turn
 from memory_engine.ports import DocKind
-from memory_engine.retrieval.bm25 import bm25_scores
-from memory_engine.retrieval.config import RetrievalConfig
+from memory_engine.retrieval.bm25 import bm25_counted
 from memory_engine.retrieval.features import (
     FoundTurn,
     MemoryCandidate,
@@ -28,9 +26,8 @@ from memory_engine.retrieval.features import (
 )
 from memory_engine.retrieval.fusion import RankedUnit, rank
 from memory_engine.retrieval.packing import pack, smallest_piece
-from memory_engine.retrieval.text import tokenize
 from memory_engine.retrieval.timeline import Window, wording
-from memory_engine.usecases import retrieve_time, turn_vectors
+from memory_engine.usecases import retrieve_time, turn_terms, turn_vectors
 
 
 @dataclass(frozen=True)
@@ -204,12 +201,17 @@ def _buffered_found(
     pooled with the indexed turn candidates (their text as indexed), and that pool's best BM25 as
     the scale. The best of the buffered turns alone would count as 1 however weakly it matched:
     beside extracted memories, a handful of buffered turns would then outrank the turn documents
-    that match the question's words far better."""
+    that match the question's words far better.
+
+    Each text is analysed once and kept, a bounded head of it, within a budget per request
+    (`turn_terms`): a buffered turn not analysed yet is scored by its vector alone."""
     if not turns:
         return [], None
-    pool = _analysed(turns, engine.retrieval)
-    pool.update((f"indexed:{turn.key}", list(_terms(turn.text))) for turn in indexed)
-    lexical = bm25_scores(pool, query.terms)
+    newest = sorted(turns.items(), key=lambda item: (item[1].timestamp, item[1].seq), reverse=True)
+    texts = [(key, turn_lexical_text(turn, engine.retrieval)) for key, turn in newest]
+    texts += [(f"indexed:{turn.key}", turn.text) for turn in indexed]
+    read = turn_terms.analysed(engine, texts, engine.limits.retrieve_embed_budget_chars)
+    lexical = bm25_counted({key: analysed.terms for key, analysed in read.items()}, query.terms)
     scale = max(lexical.values(), default=0.0) or None
     # Stored with the turn by the worker, or cached; at most a budget embedded here (turn_vectors).
     vectors = turn_vectors.for_query(
@@ -224,38 +226,15 @@ def _buffered_found(
             bm25=lexical.get(key, 0.0),
             text=turn.text(),
             said=turn.timestamp,
+            speakers=read[key].speakers if key in read else (),
         )
         for key, turn in turns.items()
     ]
     return found, scale
 
 
-def _analysed(turns: dict[str, Turn], config: RetrievalConfig) -> dict[str, list[str]]:
-    """The buffered turns' words for BM25, newest first. A long turn (Korean morphology reads
-    some 50-100k characters a second) is analysed only while the request has
-    `time_for_optional_work`: past that, the answer comes in time and such a turn is scored by its
-    vector alone. Analyses are cached, so the next retrieve finds more of them ready."""
-    analysed: dict[str, list[str]] = {}
-    for key, turn in sorted(turns.items(), key=lambda item: (item[1].timestamp, item[1].seq), reverse=True):
-        text = turn_lexical_text(turn, config)
-        if len(text) > SHORT_TEXT_CHARS and not turn_vectors.time_for_optional_work():
-            continue
-        analysed[key] = list(_terms(text))
-    return analysed
-
-
 def _dot(a: list[float], b: list[float]) -> float:
     return sum(map(operator.mul, a, b))
-
-
-# Turns up to this long are always analysed: a few milliseconds at most.
-SHORT_TEXT_CHARS = 4_096
-
-
-@lru_cache(maxsize=4096)
-def _terms(text: str) -> tuple[str, ...]:
-    """A buffered turn is analysed once, not once per query, while it stays buffered."""
-    return tuple(tokenize(text))
 
 
 def _memory_hit(
