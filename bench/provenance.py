@@ -209,34 +209,45 @@ def _undeclared(name: str, root: Path) -> list[str]:
 
 def _settings(names: tuple[str, ...]) -> dict[str, Any]:
     """The named settings as the run's environment gave them."""
-    if not names:
-        return {}
+    values: dict[type[Any], Any] = {}
+    out: dict[str, Any] = {}
+    for name in names:
+        piece = piece_of(name)
+        if piece not in values:
+            try:
+                values[piece] = piece()
+            except ValueError as error:  # an incomplete configuration: the defaults are what ran
+                print(f"warning: settings not read ({error}); recording the defaults", file=sys.stderr)
+                values[piece] = piece.model_construct()
+        out[name] = _plain(getattr(values[piece], name))
+    return out
+
+
+def piece_of(name: str) -> type[Any]:
+    """The settings class holding `name`: the shared union, else the piece a provider brings."""
     from memory_engine.settings import Settings
 
-    try:
-        values = Settings()
-    except ValueError as error:  # an incomplete configuration: the defaults are what ran
-        print(f"warning: settings not read ({error}); recording the defaults", file=sys.stderr)
-        values = Settings.model_construct()
-    return {name: _plain(getattr(values, name)) for name in names}
+    if name in Settings.model_fields:
+        return Settings
+    from memory_engine.composition.providers.llm import LlmExtractorSettings
+    from memory_engine.composition.providers.opensearch import OpenSearchSettings
+
+    owners: tuple[type[Any], ...] = (LlmExtractorSettings, OpenSearchSettings)
+    return next((piece for piece in owners if name in piece.model_fields), Settings)
 
 
 def _not_default(settings: Mapping[str, Any]) -> list[str]:
     """The recorded settings the run had at another value than the default of its code."""
-    from memory_engine.settings import Settings
-
-    return [name for name, value in settings.items() if value != _default(Settings, name)]
+    return [name for name, value in settings.items() if value != _default(piece_of(name), name)]
 
 
 def _defaults_moved(saved: Mapping[str, Any]) -> list[str]:
     """The settings a run used at their default whose default is another value now (a run that set
     a value of its own says so in `not_default`, whatever the default does)."""
-    from memory_engine.settings import Settings
-
     own = set(saved.get("not_default") or ())
     moved = []
     for name, value in (saved.get("settings") or {}).items():
-        now = _default(Settings, name)
+        now = _default(piece_of(name), name)
         if name not in own and now != value:
             moved.append(f"{name} {value!r} → {now!r}")
     return moved

@@ -32,6 +32,7 @@ from bench.quality import fact_updates
 from bench.quality.locomo.data import load
 from bench.quality.locomo.engine_run import CachingEmbedder
 from bench.quality.tables import FACT_UPDATES_LLM_HEADER, fact_updates_llm_cells
+from memory_engine.composition.providers.llm import LlmExtractorSettings, llm_extractor
 from memory_engine.extraction.builtin import BuiltinExtractor
 from memory_engine.models.domain import Turn
 from memory_engine.ports import Extraction, ExtractionContext, Extractor, ReadsCurrentFacts
@@ -122,7 +123,6 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         help="ask the model nothing: a batch without a remembered answer counts as given up (re-recording)",
     )
     args = parser.parse_args(argv)
-    from memory_engine.composition.providers.llm import llm_extractor
     from memory_engine.settings import Settings
 
     settings = Settings()
@@ -178,7 +178,7 @@ def _save(
         "conversations": wanted,
         "questions": {row["set"]: row["questions"] for row in rows},
         "model": settings.llm_model,
-        "structured_output": settings.llm_structured_output,
+        "structured_output": LlmExtractorSettings().llm_structured_output,
         "llm_calls": sum(model.calls for model in models.values()),
         "fell_back": sum(model.fell_back for model in models.values()),
         "seconds": round(time.perf_counter() - started, 1),
