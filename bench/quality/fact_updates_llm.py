@@ -117,6 +117,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--conversations", default=",".join(DEFAULT_CONVERSATIONS))
     parser.add_argument("--variants", default="after,before", help="in the order to run them")
+    parser.add_argument("--sets", default="English,Korean", help="the languages to run, in order")
     parser.add_argument(
         "--cached-only",
         action="store_true",
@@ -134,6 +135,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     models: dict[str, RememberedLlm] = {}
     for variant in args.variants.split(","):
         for language, path in fact_updates.SETS:
+            if language not in args.sets.split(","):
+                continue
             conversations = [c for c in load(path) if c.sample_id in wanted]
             extras = fact_updates._extras(path)
             llm = models.setdefault(
