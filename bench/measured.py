@@ -290,6 +290,8 @@ MEASURED: dict[str, Measures] = {
         (*SEARCH_SETTINGS, *EMBEDDING_SETTINGS),
         (*INDEX_PACKAGES, *EMBEDDING_PACKAGES),
     ),
+    # The built-in extractor over one 8-turn batch (it was a timed test).
+    "builtin_extractor": Measures(_core("extraction", "retrieval/text.py", "retrieval/korean.py")),
     "extraction_quality": Measures(
         (*_core("extraction"), "bench/quality/extraction", "bench/data/extraction")
     ),

@@ -209,36 +209,32 @@ def _undeclared(name: str, root: Path) -> list[str]:
 
 def _settings(names: tuple[str, ...]) -> dict[str, Any]:
     """The named settings as the run's environment gave them."""
-    values: dict[type[Any], Any] = {}
+    if not names:
+        return {}
     out: dict[str, Any] = {}
-    for name in names:
-        piece = piece_of(name)
-        if piece not in values:
-            try:
-                values[piece] = piece()
-            except ValueError as error:  # an incomplete configuration: the defaults are what ran
-                print(f"warning: settings not read ({error}); recording the defaults", file=sys.stderr)
-                values[piece] = piece.model_construct()
-        out[name] = _plain(getattr(values[piece], name))
-    return out
+    for piece in setting_pieces():
+        try:
+            values = piece()
+        except ValueError as error:  # an incomplete configuration: the defaults are what ran
+            print(f"warning: settings not read ({error}); recording the defaults", file=sys.stderr)
+            values = piece.model_construct()
+        out.update({name: _plain(getattr(values, name)) for name in names if name in piece.model_fields})
+    return {name: out[name] for name in names if name in out}
 
 
-def piece_of(name: str) -> type[Any]:
-    """The settings class holding `name`: the shared union, else the piece a provider brings."""
+def setting_pieces() -> tuple[type[Any], ...]:
+    """Where a measured setting lives: the shared settings, or a provider's own piece (read when
+    that provider is chosen, e.g. EmbeddingGemma's dimension, the LLM extractor's requests)."""
+    from memory_engine.composition.providers.embedders import GemmaSettings
+    from memory_engine.composition.providers.llm import LlmExtractorSettings
     from memory_engine.settings import Settings
 
-    if name in Settings.model_fields:
-        return Settings
-    from memory_engine.composition.providers.llm import LlmExtractorSettings
-    from memory_engine.composition.providers.opensearch import OpenSearchSettings
-
-    owners: tuple[type[Any], ...] = (LlmExtractorSettings, OpenSearchSettings)
-    return next((piece for piece in owners if name in piece.model_fields), Settings)
+    return (Settings, GemmaSettings, LlmExtractorSettings)
 
 
 def _not_default(settings: Mapping[str, Any]) -> list[str]:
     """The recorded settings the run had at another value than the default of its code."""
-    return [name for name, value in settings.items() if value != _default(piece_of(name), name)]
+    return [name for name, value in settings.items() if value != _default(name)]
 
 
 def _defaults_moved(saved: Mapping[str, Any]) -> list[str]:
@@ -247,15 +243,18 @@ def _defaults_moved(saved: Mapping[str, Any]) -> list[str]:
     own = set(saved.get("not_default") or ())
     moved = []
     for name, value in (saved.get("settings") or {}).items():
-        now = _default(piece_of(name), name)
+        now = _default(name)
         if name not in own and now != value:
             moved.append(f"{name} {value!r} → {now!r}")
     return moved
 
 
-def _default(settings: type[Any], name: str) -> Any:
-    found = settings.model_fields.get(name)
-    return _plain(found.default) if found is not None else GONE
+def _default(name: str) -> Any:
+    for piece in setting_pieces():
+        found = piece.model_fields.get(name)
+        if found is not None:
+            return _plain(found.default)
+    return GONE
 
 
 def _plain(value: Any) -> Any:

@@ -17,7 +17,7 @@ import pytest
 
 from bench import common, provenance
 from bench.measured import MEASURED
-from bench.provenance import drift, piece_of, record
+from bench.provenance import drift, record, setting_pieces
 from memory_engine.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -25,6 +25,8 @@ TOKENS = "layers/core/memory_engine/retrieval/tokens.py"
 ENCODERS = "layers/core/memory_engine/adapters/local/encoders.py"
 E5_FILE = "layers/core/memory_engine/adapters/local/e5_file.py"
 UNRELATED = "layers/core/memory_engine/usecases/bank.py"
+# Where a benchmark on this team's machines finds its data, caches and checkouts.
+MACHINE_PATHS = ("/work/", "/tmp/", "/home/", "/root/", "/Users/")
 
 
 def _git(root: Path, *args: str) -> str:
@@ -233,11 +235,10 @@ def test_every_declaration_names_paths_that_exist_and_settings_that_do() -> None
         f"{name}: {field}"
         for name, m in MEASURED.items()
         for field in m.settings
-        if field not in piece_of(field).model_fields
+        if not any(field in piece.model_fields for piece in setting_pieces())
     )
 
-    # Then all are real (a setting of the shared union, or of a provider's own piece): a
-    # declaration cannot silently measure nothing
+    # Then all are real: a declaration cannot silently measure nothing
     assert missing == []
     assert unknown == []
 
@@ -251,3 +252,27 @@ def test_every_saved_result_has_a_declaration_of_the_code_it_measures() -> None:
 
     # Then each has one: an undeclared benchmark would be dated against the whole engine
     assert undeclared == [], f"declare the code these measure in bench/measured.py: {undeclared}"
+
+
+def test_no_saved_result_holds_a_path_of_the_machine_that_measured_it() -> None:
+    # Given the committed results (a reader's checkout has no /work, /tmp or home of ours)
+    results = sorted((ROOT / "bench" / "results").glob("*.json"))
+
+    # When every string in them is looked at
+    def strings(value: object) -> Iterator[str]:
+        if isinstance(value, str):
+            yield value
+        elif isinstance(value, dict):
+            for item in value.values():
+                yield from strings(item)
+        elif isinstance(value, list):
+            for item in value:
+                yield from strings(item)
+
+    found = {
+        path.name: sorted({s for s in strings(json.loads(path.read_text())) if s.startswith(MACHINE_PATHS)})
+        for path in results
+    }
+
+    # Then none is an absolute path of a machine: a folder is recorded by its last part
+    assert {name: paths for name, paths in found.items() if paths} == {}

@@ -276,9 +276,11 @@ class ScriptedFacts:
         self.make_ops = make_ops
         self.seen: list[list[tuple[str, str]]] = []
 
-    def extract_facts(self, messages: Any, existing: Any, language: str = "ko") -> list[Any]:
+    def extract_facts(self, messages: Any, existing: Any, language: str = "ko") -> Any:
+        from memory_engine.extraction.fact_extractor import FactExtraction
+
         self.seen.append(list(existing))
-        return list(self.make_ops(dict(existing)))
+        return FactExtraction(operations=list(self.make_ops(dict(existing))))
 
 
 def test_merge_applies_update_delete_and_add_from_the_extractor(engine: Engine) -> None:

@@ -42,6 +42,10 @@ class RemovalOutcome(BaseModel):
     deleted_dialogs: list[str] = Field(default_factory=list)
     rebuffered_dialogs: list[str] = Field(default_factory=list)
     buffered_count: int = 0
+    # A memory's removal: its session and the turns it left as forgotten history, for the sweep
+    # (a tenant's retention removes them too); never part of a response.
+    session_uuid: str = Field("", exclude=True)
+    forgotten_dialogs: list[str] = Field(default_factory=list, exclude=True)
 
 
 class ForkPlan(BaseModel):
@@ -118,6 +122,12 @@ class Store(Protocol):
     def save_turn_vectors(self, tenant: str, session_uuid: str, vectors: Mapping[str, list[float]]) -> int:
         """Store each turn's passage vector (`Turn.embedding`), by dialog uuid; turns no longer
         stored are skipped. Returns how many were written."""
+        ...
+
+    def oldest_buffered(self) -> list[tuple[str, str, datetime]]:
+        """(tenant, session_uuid, arrival of its oldest buffered turn) of every session whose
+        buffer holds a turn: what the sweep forces to extraction once a tenant's retention has
+        passed over it (cost: the buffered turns read, as `full_buffers`)."""
         ...
 
     def full_buffers(self, at_least: int) -> list[tuple[str, str]]:

@@ -93,6 +93,9 @@ class DynamoDbStore:
     def save_turn_vectors(self, tenant: str, session_uuid: str, vectors: Mapping[str, list[float]]) -> int:
         return turns.save_turn_vectors(self.table, tenant, session_uuid, vectors)
 
+    def oldest_buffered(self) -> list[tuple[str, str, datetime]]:
+        return lifecycle.oldest_buffered(self.table)
+
     def full_buffers(self, at_least: int) -> list[tuple[str, str]]:
         return turns.full_buffers(self.table, at_least)
 

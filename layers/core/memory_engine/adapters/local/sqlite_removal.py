@@ -44,6 +44,13 @@ def delete_memory(db: SqliteDatabase, tenant: str, memory_id: str) -> RemovalOut
                 "List the session's memories to find a current id."
             )
         session_uuid = row["session_uuid"]
+        forgotten = [
+            found["dialog_uuid"]
+            for found in conn.execute(
+                "SELECT dialog_uuid FROM turns WHERE tenant = ? AND session_uuid = ? AND memory_id = ?",
+                (tenant, session_uuid, memory_id),
+            )
+        ]
         conn.execute("DELETE FROM memories WHERE tenant = ? AND memory_id = ?", (tenant, memory_id))
         # Forgotten, not deleted: the raw history stays, and it is never extracted again.
         conn.execute(
@@ -52,7 +59,10 @@ def delete_memory(db: SqliteDatabase, tenant: str, memory_id: str) -> RemovalOut
             (_FORGOTTEN, tenant, session_uuid, memory_id),
         )
         return RemovalOutcome(
-            deleted_memories=[memory_id], buffered_count=buffered_count(conn, tenant, session_uuid)
+            deleted_memories=[memory_id],
+            buffered_count=buffered_count(conn, tenant, session_uuid),
+            session_uuid=session_uuid,
+            forgotten_dialogs=forgotten,
         )
 
 

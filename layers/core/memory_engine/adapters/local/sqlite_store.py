@@ -21,6 +21,7 @@ from memory_engine.adapters.local.sqlite_rows import (
     STORE_SCHEMA,
     expired_ids,
     migrate_store,
+    oldest_buffered,
     retention_days,
     save_retention,
 )
@@ -73,6 +74,10 @@ class SqliteStore:
 
     def save_turn_vectors(self, tenant: str, session_uuid: str, vectors: Mapping[str, list[float]]) -> int:
         return turns.save_turn_vectors(self._db, tenant, session_uuid, vectors)
+
+    def oldest_buffered(self) -> list[tuple[str, str, datetime]]:
+        with self._db.read() as conn:
+            return oldest_buffered(conn)
 
     def full_buffers(self, at_least: int) -> list[tuple[str, str]]:
         return turns.full_buffers(self._db, at_least)
