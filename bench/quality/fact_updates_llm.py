@@ -52,7 +52,8 @@ class RememberedLlm:
         self._language = language
         self._cache = cache
         self._fallback = BuiltinExtractor()
-        self.calls = 0
+        self.calls = 0  # requests to the model in this run
+        self.answered = 0  # batch extractions the model answered (in this run or remembered)
         self.fell_back = 0
 
     def current_facts_wanted(self) -> int:
@@ -64,6 +65,7 @@ class RememberedLlm:
         path = self._cache / f"{_key(turns, context)}.json"
         ids = [fact.id for fact in context.current_facts]
         if path.exists():
+            self.answered += 1
             return _with_ids(Extraction.model_validate_json(path.read_text(encoding="utf-8")), ids)
         failed = path.with_suffix(".failed")
         if failed.exists() or self._cached_only:  # given up on before: the same figure, no wait
@@ -79,6 +81,7 @@ class RememberedLlm:
             self.fell_back += 1
             return self._fallback.extract(turns, context)
         path.write_text(_with_positions(extraction, ids).model_dump_json(), encoding="utf-8")
+        self.answered += 1
         return extraction
 
 
@@ -183,6 +186,7 @@ def _save(
         "model": settings.llm_model,
         "structured_output": LlmExtractorSettings().llm_structured_output,
         "llm_calls": sum(model.calls for model in models.values()),
+        "answered": sum(model.answered for model in models.values()),
         "fell_back": sum(model.fell_back for model in models.values()),
         "seconds": round(time.perf_counter() - started, 1),
     }
