@@ -17,7 +17,7 @@ import pytest
 
 from bench import common, provenance
 from bench.measured import MEASURED
-from bench.provenance import drift, record, setting_pieces
+from bench.provenance import drift, record
 from memory_engine.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -235,7 +235,7 @@ def test_every_declaration_names_paths_that_exist_and_settings_that_do() -> None
         f"{name}: {field}"
         for name, m in MEASURED.items()
         for field in m.settings
-        if not any(field in piece.model_fields for piece in setting_pieces())
+        if not any(field in piece.model_fields for piece in provenance.setting_pieces())
     )
 
     # Then all are real: a declaration cannot silently measure nothing
