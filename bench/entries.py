@@ -317,10 +317,11 @@ QUALITY = (
     Entry(
         "fact_updates_llm",
         "Facts that change over sessions, with the LLM extractor",
-        "The fact-update set above on a few of its conversations (both languages), extracted by the LLM"
-        " extractor on the local model (`make llm-local`, Qwen2.5-Coder-1.5B) and by the built-in one on the"
-        " same conversations; before/after as above (the LLM extractor's marks of what a fact replaces are"
-        ' part of "after"). Few questions: a difference of one question moves a figure by 0.1 or more.',
+        "The fact-update set above on a few of its conversations (in the languages the run names), extracted"
+        " by the LLM extractor on the local model (`make llm-local`, Qwen2.5-Coder-1.5B) and by the built-in"
+        " one on the same conversations; the variants as above, those the run names (the LLM extractor's"
+        ' marks of what a fact replaces are part of "after"). Few questions: one question moves a figure'
+        " by 0.1 or more.",
         "python -m bench.quality.fact_updates_llm",
         quality.fact_updates_llm,
     ),

@@ -224,11 +224,12 @@ def _settings(names: tuple[str, ...]) -> dict[str, Any]:
 
 def setting_pieces() -> tuple[type[Any], ...]:
     """Where a measured setting lives: the shared settings, or a provider's own piece (read when
-    that provider is chosen, e.g. EmbeddingGemma's dimension)."""
+    that provider is chosen, e.g. EmbeddingGemma's dimension, the LLM extractor's requests)."""
     from memory_engine.composition.providers.embedders import GemmaSettings
+    from memory_engine.composition.providers.llm import LlmExtractorSettings
     from memory_engine.settings import Settings
 
-    return (Settings, GemmaSettings)
+    return (Settings, GemmaSettings, LlmExtractorSettings)
 
 
 def _not_default(settings: Mapping[str, Any]) -> list[str]:

@@ -12,7 +12,8 @@ per language (both sets have the same ones) and keeps each batch's answer in ben
 states and variants that show the model the same batch with the same current facts reuse it (the
 facts' ids are random per run, so the cache keeps their positions). The model is told the set's
 language (the LoCoMo ingest path marks every session English). A batch the model gives up on
-(its deadline, invalid answers) is extracted by the built-in extractor and counted in `fell_back`.
+(its deadline, invalid answers) is extracted by the built-in extractor and counted in `fell_back`
+(remembered too, so a second run gives the same figures without waiting for the model again).
 Saved to bench/results/fact_updates_llm.json after every row.
 """
 
@@ -31,6 +32,7 @@ from bench.quality import fact_updates
 from bench.quality.locomo.data import load
 from bench.quality.locomo.engine_run import CachingEmbedder
 from bench.quality.tables import FACT_UPDATES_LLM_HEADER, fact_updates_llm_cells
+from memory_engine.composition.providers.llm import LlmExtractorSettings, llm_extractor
 from memory_engine.extraction.builtin import BuiltinExtractor
 from memory_engine.models.domain import Turn
 from memory_engine.ports import Extraction, ExtractionContext, Extractor, ReadsCurrentFacts
@@ -44,12 +46,14 @@ class RememberedLlm:
     """The LLM extractor behind a disk cache keyed by what the model is shown (current facts by
     text and position, not id), in the set's language; the built-in extractor when it gives up."""
 
-    def __init__(self, inner: Any, language: str, cache: Path) -> None:
+    def __init__(self, inner: Any, language: str, cache: Path, cached_only: bool = False) -> None:
         self._inner = inner
+        self._cached_only = cached_only
         self._language = language
         self._cache = cache
         self._fallback = BuiltinExtractor()
-        self.calls = 0
+        self.calls = 0  # requests to the model in this run
+        self.answered = 0  # batch extractions the model answered (in this run or remembered)
         self.fell_back = 0
 
     def current_facts_wanted(self) -> int:
@@ -61,16 +65,23 @@ class RememberedLlm:
         path = self._cache / f"{_key(turns, context)}.json"
         ids = [fact.id for fact in context.current_facts]
         if path.exists():
+            self.answered += 1
             return _with_ids(Extraction.model_validate_json(path.read_text(encoding="utf-8")), ids)
+        failed = path.with_suffix(".failed")
+        if failed.exists() or self._cached_only:  # given up on before: the same figure, no wait
+            self.fell_back += 1
+            return self._fallback.extract(turns, context)
         self.calls += 1
+        path.parent.mkdir(parents=True, exist_ok=True)
         try:
             extraction = self._inner.extract(turns, context)
         except Exception as error:  # the model's failure is a figure here, not a crash
             print(f"  LLM gave up on a batch ({type(error).__name__}: {error}); built-in used", flush=True)
+            failed.write_text(f"{type(error).__name__}: {error}\n", encoding="utf-8")
             self.fell_back += 1
             return self._fallback.extract(turns, context)
-        path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(_with_positions(extraction, ids).model_dump_json(), encoding="utf-8")
+        self.answered += 1
         return extraction
 
 
@@ -109,8 +120,13 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--conversations", default=",".join(DEFAULT_CONVERSATIONS))
     parser.add_argument("--variants", default="after,before", help="in the order to run them")
+    parser.add_argument("--sets", default="English,Korean", help="the languages to run, in order")
+    parser.add_argument(
+        "--cached-only",
+        action="store_true",
+        help="ask the model nothing: a batch without a remembered answer counts as given up (re-recording)",
+    )
     args = parser.parse_args(argv)
-    from memory_engine.composition.providers.llm import llm_extractor
     from memory_engine.settings import Settings
 
     settings = Settings()
@@ -122,11 +138,18 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     models: dict[str, RememberedLlm] = {}
     for variant in args.variants.split(","):
         for language, path in fact_updates.SETS:
+            if language not in args.sets.split(","):
+                continue
             conversations = [c for c in load(path) if c.sample_id in wanted]
             extras = fact_updates._extras(path)
             llm = models.setdefault(
                 language,
-                RememberedLlm(llm_extractor(settings), LANGUAGES[language], CACHE / LANGUAGES[language]),
+                RememberedLlm(
+                    llm_extractor(settings),
+                    LANGUAGES[language],
+                    CACHE / LANGUAGES[language],
+                    args.cached_only,
+                ),
             )
             assert isinstance(llm, ReadsCurrentFacts)
             extractors: tuple[tuple[str, Extractor], ...] = (("built-in", BuiltinExtractor()), ("llm", llm))
@@ -161,8 +184,9 @@ def _save(
         "conversations": wanted,
         "questions": {row["set"]: row["questions"] for row in rows},
         "model": settings.llm_model,
-        "structured_output": settings.llm_structured_output,
+        "structured_output": LlmExtractorSettings().llm_structured_output,
         "llm_calls": sum(model.calls for model in models.values()),
+        "answered": sum(model.answered for model in models.values()),
         "fell_back": sum(model.fell_back for model in models.values()),
         "seconds": round(time.perf_counter() - started, 1),
     }

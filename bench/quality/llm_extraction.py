@@ -193,11 +193,14 @@ def record(
 def _save(
     settings: Any, data: Path | None, args: argparse.Namespace, rows: Sequence[dict[str, Any]], quiet: bool
 ) -> None:
+    from memory_engine.composition.providers.llm import LlmExtractorSettings
+
+    own = LlmExtractorSettings()
     payload = {
         "model": settings.llm_model,
-        "structured_output": settings.llm_structured_output,
-        "max_output_tokens": settings.llm_max_output_tokens,
-        "timeout_seconds": settings.llm_timeout_seconds,
+        "structured_output": own.llm_structured_output,
+        "max_output_tokens": own.llm_max_output_tokens,
+        "timeout_seconds": own.llm_timeout_seconds,
         "batch_seconds": settings.llm_batch_seconds,
         # The server's decoding threads, as `make llm-local` was given them (LLM_THREADS), when said.
         "server_threads": os.environ.get("LLM_THREADS"),

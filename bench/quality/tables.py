@@ -216,9 +216,10 @@ def fact_updates_llm(result: dict[str, Any]) -> list[str]:
     meta = result["meta"]
     counts = ", ".join(f"{language} {count}" for language, count in meta["questions"].items())
     about = (
-        f"Conversations: {', '.join(meta['conversations'])} (each in both languages); questions: {counts};"
-        f" model: {meta['model']} ({meta['structured_output']}); {meta['llm_calls']} model calls, "
-        f"{meta['fell_back']} batches given up and extracted by the built-in extractor."
+        f"Conversations: {', '.join(meta['conversations'])}; questions per language: {counts};"
+        f" model: {meta['model']} ({meta['structured_output']}); of the LLM rows' batch extractions,"
+        f" {meta.get('answered', meta['llm_calls'])} answered by the model and {meta['fell_back']} given up"
+        " (its deadline) and extracted by the built-in extractor."
     )
     rows = [fact_updates_llm_cells(row) for row in result["rows"]]
     return [about, "", *table(FACT_UPDATES_LLM_HEADER, rows)]

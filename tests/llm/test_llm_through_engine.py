@@ -113,13 +113,13 @@ def test_a_llama_cpp_server_refusing_json_schema_still_gets_memories_built_with_
 
 
 def test_the_batch_time_limit_and_the_retry_temperature_come_from_the_settings(
-    server: FakeOpenAIServer,
+    server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Given a batch limit of 50 ms, a retry temperature of 0.9, and a model slower than the limit
-    # whose first answer needs a repair
-    settings = llm_settings(server).model_copy(
-        update={"llm_batch_seconds": 0.05, "llm_retry_temperature": 0.9}
-    )
+    # Given a batch limit of 50 ms, a retry temperature of 0.9 (the extractor's own setting, read
+    # from the environment when it is built), and a model slower than the limit whose first
+    # answer needs a repair
+    monkeypatch.setenv("MEMORY_ENGINE_LLM_RETRY_TEMPERATURE", "0.9")
+    settings = llm_settings(server).model_copy(update={"llm_batch_seconds": 0.05})
     extractor = wiring.build_extractor(settings)
     server.script(Scripted(200, chat_completion("Sure! Here is the memory."), delay_s=0.1))
     # When a batch is extracted

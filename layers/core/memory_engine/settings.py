@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from pathlib import Path
 from threading import Lock
-from typing import Annotated, Any, Literal, TypeVar, cast
+from typing import Any, Literal, TypeVar, cast
 
-from pydantic import AliasChoices, BeforeValidator, Field, SecretStr, field_validator, model_validator
+from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
-def _none_word(value: Any) -> Any:
+def none_word(value: Any) -> Any:
     """An environment variable set to `none` or nothing, for a setting whose None means "send none"."""
     return None if isinstance(value, str) and value.strip().lower() in {"", "none"} else value
 
@@ -230,22 +230,10 @@ class ExtractionSettings(LlmEndpointSettings):
     extractor: Literal["builtin", "llm"] = "builtin"
     # LLM extraction (extractor == "llm").
     llm_model: str | None = None
-    # How the answer's schema reaches the server (adapters/openai/modes.py); a server that refuses
-    # one mode (an error naming the response format) moves the extractor to the next.
-    llm_structured_output: Literal["json_schema", "json_object_schema", "json_object"] = "json_schema"
-    # Sized for a small model on a CPU (Qwen2.5-1.5B on 2 cores: 47-158 s a request, 4 minutes
-    # under load); a hosted model answers in seconds and never comes near them.
-    llm_timeout_seconds: float = Field(300.0, gt=0, description="per LLM request")
+    # How the model is asked (structured output, per-request time, tokens, temperatures, attempts)
+    # comes with its provider: `composition.providers.llm.LlmExtractorSettings`. What bounds a
+    # job's time stays here: the worker's visibility is sized by it, whatever extracts.
     llm_batch_seconds: float = Field(600.0, gt=0, description="no LLM request of a batch starts later")
-    # Korean takes about twice the tokens of English for the same memory (a 1.5B model's Korean
-    # answer used 1,909 of 2,000): bench/results/llm_extraction.json.
-    # `none` (or empty) sends no value: OpenAI's reasoning models reject both.
-    llm_max_output_tokens: Annotated[int | None, BeforeValidator(_none_word)] = Field(4000, ge=256)
-    llm_temperature: Annotated[float | None, BeforeValidator(_none_word)] = Field(0.0, ge=0, le=2)
-    # Repairs and fresh tries: at the first request's 0 a model tends to give the same answer again.
-    llm_retry_temperature: float = Field(0.7, ge=0, le=2)
-    # Answers that miss the schema before a job gives up (repairs included); then it is parked.
-    llm_content_attempts: int = Field(3, ge=1, le=20)
 
 
 class ChatSettings(LlmEndpointSettings):
