@@ -41,6 +41,8 @@ class RemovalOutcome(BaseModel):
     deleted_dialogs: list[str] = Field(default_factory=list)
     rebuffered_dialogs: list[str] = Field(default_factory=list)
     buffered_count: int = 0
+    # A dialog delete that took the session's last turn removed the session too.
+    deleted_session: bool = False
 
 
 class ForkPlan(BaseModel):
