@@ -77,6 +77,9 @@ class Route:
 BANK_RETRIEVE = needs(*READ, SEARCH, EMBED)
 # Merges facts: the nearest read, new ones put, changed or contradicted ones rewritten in place.
 BANK_GENERATE = needs(*READ, *REWRITE_MEMORY, PUT, SEARCH, INDEX, EMBED, EXTRACT)
+# A correction (a fact's wording, or a key fact of an extracted memory) rewrites the memory in
+# place, re-embeds what it changed and writes its documents again.
+BANK_PATCH = needs(*REWRITE_MEMORY, INDEX, EMBED)
 # Chat: reads the user's memories, calls the upstream model (its key is the extractor's
 # configuration), queues the exchange for the worker.
 CHAT = needs(*READ, SEARCH, EMBED, SEND, EXTRACT)
@@ -102,7 +105,10 @@ ROUTES: tuple[Route, ...] = (
     Route("POST", "/v1/memories", "bank_create", needs=needs(GET, PUT, INDEX, EMBED)),
     Route("GET", "/v1/memories/{id}", "bank_get", needs=needs(GET, BATCH_GET)),
     Route("GET", "/v1/memories/{id}/revisions", "bank_get", needs=needs(GET, BATCH_GET)),
-    Route("PATCH", "/v1/memories/{id}", "bank_patch", needs=needs(*REWRITE_MEMORY, INDEX, EMBED)),
+    # A key fact of a memory extracted from dialogue, corrected or retired with history.
+    Route("GET", "/v1/memories/{id}/keyFacts", "bank_get", needs=needs(GET, BATCH_GET)),
+    Route("PATCH", "/v1/memories/{id}", "bank_patch", needs=BANK_PATCH),
+    Route("PATCH", "/v1/memories/{id}/keyFacts/{index}", "bank_patch", needs=BANK_PATCH),
     Route("DELETE", "/v1/memories/{id}", "bank_delete", needs=needs(*REMOVE_MEMORY, INDEX, SEND)),
     Route("POST", "/v1/memories/retrieve", "bank_retrieve", needs=BANK_RETRIEVE),
     Route("POST", "/v1/memories:retrieve", "bank_retrieve", rest_api=False, needs=BANK_RETRIEVE),

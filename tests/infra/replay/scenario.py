@@ -1,6 +1,7 @@
 """The sample events of events/ played in an order that makes each one meaningful: turns are
 consolidated and extracted before they are retrieved, inspected, forked and deleted; a fact is
-created before it is read, corrected, its revisions listed and deleted; a chat exchange is
+created before it is read, corrected, its revisions listed and deleted (and the key facts of the
+extracted memory the retrieve found are read); a chat exchange is
 recorded before its user is forgotten.
 Whatever a function queues is delivered to the worker (`drain`) before the next step, but where a
 step says otherwise (a user forgotten while their exchange still waits in the queue). Beyond the
@@ -81,6 +82,15 @@ def _with_fact_revisions(event: dict[str, Any], state: dict[str, str]) -> None:
     _with_fact(event, state)
     event["path"] = event["requestContext"]["path"] = event["path"] + "/revisions"
     event["resource"] = event["requestContext"]["resourcePath"] = "/v1/memories/{id}/revisions"
+
+
+def _with_key_facts(event: dict[str, Any], state: dict[str, str]) -> None:
+    """bank_get's sample turned into GET /v1/memories/{id}/keyFacts on the extracted memory the
+    retrieve found (the same function; some variants' extractors give it no key fact to patch)."""
+    memory_id = state["memory"]
+    event["pathParameters"] = {"id": memory_id}
+    event["path"] = event["requestContext"]["path"] = f"/v1/memories/{memory_id}/keyFacts"
+    event["resource"] = event["requestContext"]["resourcePath"] = "/v1/memories/{id}/keyFacts"
 
 
 # The session whose extraction fails every time (the embedding model refuses its text): retried
@@ -169,6 +179,7 @@ STEPS: tuple[Step, ...] = (
     Step("bank_generate", "bank_generate"),
     Step("bank_patch", "bank_patch", _with_fact),
     Step("bank_get", "bank_get", _with_fact_revisions),
+    Step("bank_get", "bank_get", _with_key_facts),
     Step("bank_delete", "bank_delete", _with_fact),
     Step("chat_completions", "chat_completions"),
     Step("chat_models", "chat_models"),
@@ -227,6 +238,11 @@ def run(stack: ReplayStack) -> list[Outcome]:
             succeeded, detail = False, f"raised {error!r}"
         if step.function == "bank_create" and succeeded:
             state["fact"] = json.loads(answer["body"])["name"].rsplit("/", 1)[-1]
+        if step.function == "retrieve" and succeeded:
+            memories = [
+                hit["memory_id"] for hit in json.loads(answer["body"])["data"] if hit.get("kind") == "memory"
+            ]
+            state.update({"memory": memories[0]} if memories else {})
         denied = [call for call in stack.ledger.calls[before:] if not call.allowed]
         outcomes.append(Outcome(step.name, succeeded and not denied, detail, denied))
     return outcomes
