@@ -4,8 +4,9 @@
 and the runtime dependencies of its `aws` and `llm` extras, as Lambda's Linux wheels (pip with
 `--only-binary=:all:`, the runtime's Python version and every manylinux tag its glibc runs, from
 `infra.lambda_platform`), then byte-compiles them with an interpreter of the runtime's Python
-version (this one if it is; else MEMORY_ENGINE_LAYER_PYTHON or `python3.12` on PATH; none found
-stops the build unless `--no-bytecode`), so cold starts skip compiling (about 2 s). It refuses a
+version (this one if it is; else MEMORY_ENGINE_LAYER_PYTHON, or `python3.12` on PATH, or one that
+pyenv or uv installed beside another default; none found stops the build unless `--no-bytecode`),
+so cold starts skip compiling (about 2 s). It refuses a
 layer holding torch or numpy: the API functions stay small, and only the embedding image carries
 the model. It rebuilds only when pyproject.toml or the package's sources changed (`--force` to
 rebuild anyway).
@@ -117,20 +118,41 @@ def build(layer_dir: Path, force: bool = False, bytecode: bool = True) -> Path:
 
 NO_RUNTIME_PYTHON = (
     f"the layer's bytecode must be compiled by Python {PYTHON_VERSION}, the functions' runtime "
-    f"(another version's .pyc files are ignored, and each cold start compiles again, ~2 s): put "
-    f"python{PYTHON_VERSION} on PATH or name it in {LAYER_PYTHON_VARIABLE}, or build with "
-    "`--no-bytecode` (make layer LAYER_FLAGS=--no-bytecode) to ship none"
+    f"(another version's .pyc files are ignored, and each cold start compiles again, ~2 s), and "
+    f"none was found (python{PYTHON_VERSION} on PATH, pyenv's or uv's {PYTHON_VERSION}): install "
+    f"one (`pyenv install {PYTHON_VERSION}` or `uv python install {PYTHON_VERSION}`; it need not be "
+    f"the default), name one in {LAYER_PYTHON_VARIABLE}, or build with `--no-bytecode` "
+    "(make layer LAYER_FLAGS=--no-bytecode) to ship none"
 )
+
+
+def installed_pythons(home: Path | None = None) -> list[str]:
+    """Interpreters of the runtime's version that pyenv or uv installed, newest first: a shim on
+    PATH answers only for the version pyenv is set to, so they are looked up where they live."""
+    home = home or Path.home()
+    pyenv = Path(os.environ.get("PYENV_ROOT") or home / ".pyenv")
+    uv = Path(os.environ.get("UV_PYTHON_INSTALL_DIR") or home / ".local" / "share" / "uv" / "python")
+    found = [
+        *pyenv.glob(f"versions/{PYTHON_VERSION}.*/bin/python{PYTHON_VERSION}"),
+        *uv.glob(f"cpython-{PYTHON_VERSION}.*/bin/python{PYTHON_VERSION}"),
+    ]
+    return [str(path) for path in sorted(found, key=_patch_level, reverse=True)]
+
+
+def _patch_level(path: Path) -> tuple[int, ...]:
+    folder = next(part for part in path.parts if part.startswith((f"{PYTHON_VERSION}.", "cpython-")))
+    numbers = folder.removeprefix("cpython-").split("-")[0].split(".")
+    return tuple(int(number) for number in numbers if number.isdigit())
 
 
 def runtime_python(candidates: Sequence[str] | None = None) -> str | None:
     """An interpreter of the runtime's Python version: this one, MEMORY_ENGINE_LAYER_PYTHON, or
-    `python3.12` on PATH, the first that runs and says it is that version."""
+    `python3.12` on PATH, then pyenv's and uv's, the first that runs and says it is that version."""
     if candidates is None:
         if sys.version_info[:2] == _version(PYTHON_VERSION):
             return sys.executable
         named = os.environ.get(LAYER_PYTHON_VARIABLE)
-        candidates = [named] if named else [f"python{PYTHON_VERSION}"]
+        candidates = [named] if named else [f"python{PYTHON_VERSION}", *installed_pythons()]
     for candidate in candidates:
         found = shutil.which(candidate)
         if found and _reports(found) == PYTHON_VERSION:

@@ -400,6 +400,46 @@ def test_deleting_a_forgotten_dialog_removes_the_turn(store: Store) -> None:
     assert statuses(store) == {"d2": "forgotten"}
 
 
+def test_deleting_a_sessions_last_turn_deletes_the_session(store: Store) -> None:
+    # Given a session of two turns, the first extracted alone into a memory
+    append_turns(store, make_session(), "d1", "d2")
+    memory = make_memory("d1")
+    store.save_memory(memory)
+    # When both turns are deleted
+    first = store.delete_dialog(TENANT, SESSION, "d1")
+    last = store.delete_dialog(TENANT, SESSION, "d2")
+    # Then the session stayed while it held a turn, and went with its last one: nothing is listed
+    assert (first.deleted_session, last.deleted_session) == (False, True)
+    assert store.get_session(TENANT, SESSION) is None
+    assert store.list_sessions(TENANT) == []
+    assert store.get_memory(TENANT, memory.memory_id) is None
+    # And a new turn starts the session afresh
+    append_turns(store, make_session(), "d3")
+    assert [t.seq for t in store.list_turns(TENANT, SESSION)] == [0]
+
+
+def test_deleting_the_last_turn_of_an_extracted_memory_deletes_memory_and_session(store: Store) -> None:
+    append_turns(store, make_session(), "d1")
+    store.save_memory(make_memory("d1"))
+
+    outcome = store.delete_dialog(TENANT, SESSION, "d1")
+
+    assert outcome.deleted_session
+    assert store.get_session(TENANT, SESSION) is None
+
+
+def test_a_session_whose_forgotten_turn_remains_is_kept(store: Store) -> None:
+    # Given a memory deleted (its turns stay, forgotten) and one of its two turns deleted
+    append_turns(store, make_session(), "d1", "d2")
+    memory = make_memory("d1", "d2")
+    store.save_memory(memory)
+    store.delete_memory(TENANT, memory.memory_id)
+    outcome = store.delete_dialog(TENANT, SESSION, "d1")
+    # Then the session holds the other and stays
+    assert not outcome.deleted_session
+    assert store.get_session(TENANT, SESSION) is not None
+
+
 def test_deleting_a_dialog_of_an_unknown_session_is_not_found(store: Store) -> None:
     with pytest.raises(NotFound):
         store.delete_dialog(TENANT, "no-such-session", "d1")

@@ -1,6 +1,7 @@
 """The memory inspector in a real headless browser (Debian's chromium and chromedriver, driven by
 selenium) against a local server seeded with a Korean conversation: enter the key, see the
-memories, run a search and read the score parts, delete a dialog and see the cascade. And the page
+memories, run a search and read the score parts, delete a dialog and see the cascade; page through
+more sessions and fact scopes than one page holds ("more" buttons). And the page
 served as a bucket would serve it (no headers) with a crafted `?api=` on another origin: nothing
 reaches that origin, the stored key least of all.
 
@@ -246,6 +247,59 @@ def test_the_queue_tab_lists_the_local_queue(seeded: LocalServer, browser: Any) 
     panel = find(browser, "#panel-queue h2")
     assert "Pending jobs" in panel.text
     assert "cannot list" not in find(browser, "#panel-queue").text  # the local queue lists its jobs
+
+
+# -- more than one page of sessions and scopes -----------------------------------------------------
+
+PAGE = 100  # the page the inspector asks for (the route's default limit)
+SESSIONS, SCOPES = PAGE + 30, PAGE + 5
+
+
+@pytest.fixture(scope="module")
+def paged(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalServer]:
+    """A server of its own holding more sessions and more fact scopes than one page of each."""
+    server = LocalServer(tmp_path_factory.mktemp("paged"))
+    server.start()
+    for n in range(SESSIONS):
+        body = {
+            "session_uuid": f"paged-{n:03d}",
+            "parent_session_uuid": f"paged-thread-{n // 10:02d}",
+            "new_dialog": {"uuid": "d0", "query": f"page test {n}", "answer": "ok"},
+        }
+        assert server.call("POST", "/v1/engine/consolidate/", body)[0] == 200
+    for n in range(SCOPES):
+        fact = {"fact": f"Fact number {n}.", "scope": {"user_id": f"paged-{n:03d}"}}
+        assert server.call("POST", "/v1/memories", fact)[0] == 200
+    yield server
+    server.stop()
+
+
+def test_the_more_buttons_page_through_every_session_and_scope(paged: LocalServer, browser: Any) -> None:
+    # Given the page on a tenant with more sessions and scopes than one page holds
+    browser.get(paged.url + "/inspector/")
+    find(browser, "#api-key").clear()
+    find(browser, "#api-key").send_keys(API_KEY)
+    find(browser, "#connect-button").click()
+    wait_for(lambda: len(all_of(browser, "#threads button.session")) == PAGE, WAIT)
+    # Then the first page of each is listed, with a button for the next
+    assert len(all_of(browser, "#scopes > li")) == PAGE + 1  # the scopes and the button
+    shown = [button.get_attribute("data-session") for button in all_of(browser, "#threads button.session")]
+    assert shown == [f"paged-{n:03d}" for n in range(PAGE)]
+
+    # When "more sessions" is pressed, the next page joins the list (a thread cut by the page
+    # boundary stays one entry) and the button goes: it was the last page
+    find(browser, "#more-threads").click()
+    wait_for(lambda: len(all_of(browser, "#threads button.session")) == SESSIONS, WAIT)
+    shown = [button.get_attribute("data-session") for button in all_of(browser, "#threads button.session")]
+    assert shown == [f"paged-{n:03d}" for n in range(SESSIONS)]
+    assert len(all_of(browser, "#threads li[data-thread]")) == len({n // 10 for n in range(SESSIONS)})
+    assert not all_of(browser, "#more-threads")
+
+    # And "more scopes" does the same for the fact scopes
+    find(browser, "#more-scopes").click()
+    wait_for(lambda: len(all_of(browser, "#scopes > li")) == SCOPES, WAIT)
+    assert not all_of(browser, "#more-scopes")
+    assert all("paged-" in item.text for item in all_of(browser, "#scopes > li"))
 
 
 # -- the key stays home ---------------------------------------------------------------------------

@@ -77,7 +77,7 @@ def test_without_the_runtimes_python_the_build_stops_saying_how_to_go_on(
         layer_build.build(tmp_path / "layer")
     message = str(stopped.value)
     assert f"python{PYTHON_VERSION}" in message and layer_build.LAYER_PYTHON_VARIABLE in message
-    assert "--no-bytecode" in message
+    assert "--no-bytecode" in message and f"pyenv install {PYTHON_VERSION}" in message
     assert not (tmp_path / "layer").exists()  # stopped before pip ran
 
 
@@ -88,6 +88,38 @@ def test_the_interpreter_named_in_the_environment_is_the_one_asked(
     monkeypatch.setenv(layer_build.LAYER_PYTHON_VARIABLE, named)
     monkeypatch.setattr(layer_build.sys, "version_info", (3, 0, 0))  # this interpreter is not the runtime's
     assert layer_build.runtime_python() == named
+
+
+def test_a_runtime_python_that_pyenv_or_uv_installed_is_found_when_not_the_default(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given no python3.12 on PATH (pyenv's shim answers for its default version only), and a
+    # 3.12 installed by pyenv and another by uv
+    for variable in (layer_build.LAYER_PYTHON_VARIABLE, "PYENV_ROOT", "UV_PYTHON_INSTALL_DIR"):
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    monkeypatch.setattr(layer_build.sys, "version_info", (3, 0, 0))
+    wanted = f"python{PYTHON_VERSION}"
+    pyenv = tmp_path / ".pyenv" / "versions" / f"{PYTHON_VERSION}.1" / "bin"
+    newer = tmp_path / ".pyenv" / "versions" / f"{PYTHON_VERSION}.10" / "bin"
+    uv = (
+        tmp_path
+        / ".local"
+        / "share"
+        / "uv"
+        / "python"
+        / f"cpython-{PYTHON_VERSION}.4-linux-x86_64-gnu"
+        / "bin"
+    )
+    for folder in (pyenv, newer, uv):
+        folder.mkdir(parents=True)
+    _interpreter(pyenv, wanted, PYTHON_VERSION)
+    _interpreter(newer, wanted, PYTHON_VERSION)
+    _interpreter(uv, wanted, PYTHON_VERSION)
+    monkeypatch.setattr(layer_build.Path, "home", lambda: tmp_path)
+    # Then the newest is the one asked, and each is listed
+    assert layer_build.installed_pythons() == [str(newer / wanted), str(uv / wanted), str(pyenv / wanted)]
+    assert layer_build.runtime_python() == str(newer / wanted)
 
 
 def test_a_synth_without_a_built_layer_says_to_run_make_layer(tmp_path: Path) -> None:

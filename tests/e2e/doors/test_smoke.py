@@ -12,6 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from memory_engine_client import NotFound
 from tests.e2e.conftest import API_KEY, ROOT, LocalServer
 from tests.e2e.doors.conftest import door_env
 from tests.fakes.openai_server import FakeOpenAIServer, chat_completion
@@ -56,11 +57,15 @@ def test_smoke_passes_every_check_with_timings_and_leaves_nothing_behind(
     assert re.search(r"ok +health +[\d,]+ ms", done.stdout)
     run = re.search(r"\(run (smoke-[0-9a-f]{8})\)", done.stdout)
     assert run, done.stdout
+    # Nothing of the run is left: no session (a session goes with its last turn), no fact scope
     api = server.client()
     for session in (f"{run.group(1)}-s", f"{run.group(1)}-fork"):
-        left = api.show_session(session)
-        assert (left.turns, left.memories) == ([], [])
-    assert not [scope for scope in api.list_threads().scopes if scope.scope.get("smoke_run") == run.group(1)]
+        with pytest.raises(NotFound):
+            api.show_session(session)
+    threads = api.list_threads(limit=500)
+    listed = [s.session_uuid for thread in threads.threads for s in thread.sessions]
+    assert not [session for session in listed if session.startswith(run.group(1))]
+    assert not [scope for scope in threads.scopes if scope.scope.get("smoke_run") == run.group(1)]
 
 
 # Seconds before an index write shows (OpenSearch Serverless: 10-30 s). The smoke test passes only if

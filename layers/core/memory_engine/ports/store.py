@@ -46,6 +46,8 @@ class RemovalOutcome(BaseModel):
     # (a tenant's retention removes them too); never part of a response.
     session_uuid: str = Field("", exclude=True)
     forgotten_dialogs: list[str] = Field(default_factory=list, exclude=True)
+    # A dialog delete that took the session's last turn removed the session too.
+    deleted_session: bool = False
 
 
 class ForkPlan(BaseModel):

@@ -9,6 +9,8 @@ again. So a delete racing an extraction can neither orphan a turn nor resurrect 
 
 from __future__ import annotations
 
+from itertools import islice
+
 from memory_engine.adapters.aws import dynamodb_items as items
 from memory_engine.adapters.aws import dynamodb_keys as keys
 from memory_engine.adapters.aws import dynamodb_reads as reads
@@ -69,10 +71,13 @@ def delete_memory(table: DynamoTable, tenant: str, memory_id: str) -> RemovalOut
 
 
 def delete_dialog(table: DynamoTable, tenant: str, session_uuid: str, dialog_uuid: str) -> RemovalOutcome:
-    """Delete a turn and, if it was extracted, its memory; the memory's other turns are buffered again."""
+    """Delete a turn and, if it was extracted, its memory; the memory's other turns are buffered
+    again. The session's last turn takes the session with it (in the same transaction, only while
+    no turn was appended meanwhile): no empty session is left listed."""
     pk = keys.session_pk(tenant, session_uuid)
     for attempt in range(MAX_ATTEMPTS):
-        if table.get(pk, keys.SESSION_SK) is None:
+        session = table.get(pk, keys.SESSION_SK)
+        if session is None:
             raise NotFound(
                 f"No session {session_uuid} for this tenant; check session_uuid "
                 "(a session exists once its first turn was consolidated)."
@@ -90,7 +95,14 @@ def delete_dialog(table: DynamoTable, tenant: str, session_uuid: str, dialog_uui
         if turn.status is TurnStatus.EXTRACTED and turn.memory_id:
             rebuffered = _cascade(table, turn, actions, outcome)
             delta += len(rebuffered)
-        if delta:
+        if _only_record(table, pk, found, outcome.deleted_memories):
+            # One write to the session item per transaction: its delete, conditioned on the
+            # counter a concurrent append moves, instead of the buffer count's update.
+            actions.append(
+                delete(keys.key(pk, keys.SESSION_SK), "next_seq = :seq", {":seq": session["next_seq"]})
+            )
+            outcome.deleted_session = True
+        elif delta:
             actions.append(
                 update(
                     keys.key(pk, keys.SESSION_SK),
@@ -104,9 +116,30 @@ def delete_dialog(table: DynamoTable, tenant: str, session_uuid: str, dialog_uui
         except TransactionCancelled:
             backoff(attempt)
             continue
-        outcome.buffered_count = reads.buffered_count(table, tenant, session_uuid)
+        if not outcome.deleted_session:
+            outcome.buffered_count = reads.buffered_count(table, tenant, session_uuid)
         return outcome
     raise Unavailable(f"Dialog {dialog_uuid} kept changing while being deleted; retry shortly.")
+
+
+def _only_record(table: DynamoTable, pk: str, turn: Item, deleted_memories: list[str]) -> bool:
+    """Whether `turn` is the session's last turn and no memory of the session outlives this
+    delete: two key reads of at most two items each, whatever the session's size."""
+    turns = _first_keys(table, pk, keys.TURN_PREFIX)
+    if turns != [turn[keys.SK]["S"]]:
+        return False
+    going = tuple(f"#{memory_id}" for memory_id in deleted_memories)
+    return all(going and ref.endswith(going) for ref in _first_keys(table, pk, keys.MEMREF_PREFIX))
+
+
+def _first_keys(table: DynamoTable, pk: str, prefix: str) -> list[str]:
+    found = table.query(
+        KeyConditionExpression="pk = :pk AND begins_with(sk, :prefix)",
+        ExpressionAttributeValues={":pk": items.s(pk), ":prefix": items.s(prefix)},
+        ProjectionExpression="sk",
+        Limit=2,
+    )
+    return [item[keys.SK]["S"] for item in islice(found, 2)]
 
 
 def _cascade(table: DynamoTable, turn: Turn, actions: list[Action], outcome: RemovalOutcome) -> list[Turn]:

@@ -103,8 +103,22 @@ def delete_dialog(db: SqliteDatabase, tenant: str, session_uuid: str, dialog_uui
                 " WHERE tenant = ? AND session_uuid = ? AND memory_id = ?",
                 (BUFFERED, tenant, session_uuid, memory_id),
             )
+        outcome.deleted_session = _drop_if_empty(conn, tenant, session_uuid)
         outcome.buffered_count = buffered_count(conn, tenant, session_uuid)
         return outcome
+
+
+def _drop_if_empty(conn: sqlite3.Connection, tenant: str, session_uuid: str) -> bool:
+    """Delete the session when it holds no turn and no memory any more (its last turn deleted):
+    no empty session is left listed. Inside the caller's write, so no append interleaves."""
+    for table in ("turns", "memories"):
+        held = conn.execute(
+            f"SELECT 1 FROM {table} WHERE tenant = ? AND session_uuid = ? LIMIT 1", (tenant, session_uuid)
+        ).fetchone()
+        if held is not None:
+            return False
+    conn.execute("DELETE FROM sessions WHERE tenant = ? AND session_uuid = ?", (tenant, session_uuid))
+    return True
 
 
 def create_fork(db: SqliteDatabase, plan: ForkPlan) -> None:
