@@ -26,6 +26,7 @@ DEFAULT_NAME = "engine (default)"
 FORCED_NAME = "client ends each session with force_summary"
 UNCLOSED_NAME = "− closing earlier sessions (leftovers stay buffered)"
 OWN_DOCUMENT_NAME = "− a buffered turn's own document features (memory parts only for memories)"
+ONE_SCALE_NAME = "− one lexical scale (each source's BM25 over its own best, memory documents' too)"
 
 VARIANTS: tuple[Variant, ...] = (
     Variant(DEFAULT_NAME, DEFAULT),
@@ -64,10 +65,19 @@ VARIANTS: tuple[Variant, ...] = (
     ),
     Variant("− memory-document cosine (its summary vector)", without("memory_dense")),
     Variant(OWN_DOCUMENT_NAME, replace(DEFAULT, own_document=False)),
+    Variant(ONE_SCALE_NAME, replace(DEFAULT, one_lexical_scale=False)),
 )
-# The forming benchmark's rows (bench/quality/locomo/forming.py): the default, and the ranking in
-# which a buffered turn has no document features of its own (main before issue 41).
-FORMING_VARIANTS: tuple[Variant, ...] = (VARIANTS[0], VARIANTS[-1])
+# The forming benchmark's rows (bench/quality/locomo/forming.py): the default, the ranking with
+# each source's BM25 on its own scale, and the one in which a buffered turn has no document
+# features of its own either (main before issue 41).
+FORMING_VARIANTS: tuple[Variant, ...] = (
+    VARIANTS[0],
+    VARIANTS[-1],
+    Variant(
+        "before issue 41 (no own document features; each source's BM25 on its own scale)",
+        replace(DEFAULT, own_document=False, one_lexical_scale=False),
+    ),
+)
 
 
 def ingestion_key(variant: Variant) -> tuple[bool | int, ...]:

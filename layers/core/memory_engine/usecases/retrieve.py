@@ -23,6 +23,7 @@ from memory_engine.retrieval.features import (
     Query,
     TurnCandidate,
     memory_candidates,
+    memory_lexical_share,
     turn_candidates,
 )
 from memory_engine.retrieval.fusion import RankedUnit, rank
@@ -131,14 +132,19 @@ def gather(engine: Engine, tenant: str, request: RetrieveRequest) -> Gathered:
         for turn in engine.store.buffered_turns_in_threads(tenant, threads)
         if turn.dialog_uuid not in excluded and window.admits(turn.timestamp)
     }
-    pooled, scale = _buffered_found(engine, buffered, query, vector, indexed)
-    sources, scales = (indexed, pooled), (None, scale)
+    pooled, scale, lexical = _buffered_found(engine, buffered, query, vector, indexed)
+    sources, scales, share = (indexed, pooled), (None, scale), 1.0
+    if config.one_lexical_scale and pooled:
+        # One BM25 for every turn candidate (the pool's), and the memory documents' on its scale.
+        share = memory_lexical_share(lexical, (_pooled_key(turn) for turn in indexed))
+        indexed = [turn._replace(bm25=lexical.get(_pooled_key(turn), 0.0)) for turn in indexed]
+        sources, scales = (indexed, pooled), (scale, scale)
     deadline.check()
     return Gathered(
         query=query,
         limit=limit,
         excluded=excluded,
-        memories=memory_candidates((hit.doc_id, hit.dense, hit.lexical) for hit in memory_hits),
+        memories=memory_candidates(((hit.doc_id, hit.dense, hit.lexical) for hit in memory_hits), share),
         sources=sources,
         scales=scales,
         turns=[
@@ -192,18 +198,24 @@ def _turn_key(turn: Turn) -> str:
     return f"turn:{turn.session_uuid}:{turn.dialog_uuid}"
 
 
+def _pooled_key(turn: FoundTurn) -> str:
+    """An indexed turn candidate's key in the buffered turns' BM25 pool."""
+    return f"indexed:{turn.key}"
+
+
 def _buffered_found(
     engine: Engine, turns: dict[str, Turn], query: Query, vector: list[float], indexed: list[FoundTurn]
-) -> tuple[list[FoundTurn], float | None]:
+) -> tuple[list[FoundTurn], float | None, dict[str, float]]:
     """Buffered turns are not indexed yet: score them here, with BM25 over the buffered turns
     pooled with the indexed turn candidates (their text as indexed), and that pool's best BM25 as
     the scale. The best of the buffered turns alone would count as 1 however weakly it matched:
     beside extracted memories, a handful of buffered turns would then outrank the turn documents
-    that match the question's words far better."""
+    that match the question's words far better. Also returns the pool's BM25 by key (an indexed
+    turn's under `_pooled_key`), for `RetrievalConfig.one_lexical_scale`."""
     if not turns:
-        return [], None
+        return [], None, {}
     pool = _analysed(turns, engine.retrieval)
-    pool.update((f"indexed:{turn.key}", list(_terms(turn.text))) for turn in indexed)
+    pool.update((_pooled_key(turn), list(_terms(turn.text))) for turn in indexed)
     lexical = bm25_scores(pool, query.terms)
     scale = max(lexical.values(), default=0.0) or None
     # Stored with the turn by the worker, or cached; at most a budget embedded here (turn_vectors).
@@ -222,7 +234,7 @@ def _buffered_found(
         )
         for key, turn in turns.items()
     ]
-    return found, scale
+    return found, scale, lexical
 
 
 def _analysed(turns: dict[str, Turn], config: RetrievalConfig) -> dict[str, list[str]]:
