@@ -127,12 +127,14 @@ def gather(engine: Engine, tenant: str, request: RetrieveRequest) -> Gathered:
         if turn.dialog_uuid not in excluded and _in_window(window, turn)
     }
     pooled, scale, lexical = _buffered_found(engine, buffered, query, vector, indexed)
-    sources, scales, share = (indexed, pooled), (None, scale), 1.0
+    # Without one lexical scale: the index's turns over their own best, the buffered over the pool's.
+    scales: tuple[float | None, ...] = (None, scale)
+    share = 1.0
     if config.one_lexical_scale and pooled:
         # One BM25 for every turn candidate (the pool's), and the memory documents' on its scale.
         share = memory_lexical_share(lexical, (_pooled_key(turn) for turn in indexed))
-        indexed = _on_pool_scale(indexed, lexical, scale)
-        sources, scales = (indexed, pooled), (scale, scale)
+        indexed, scales = _on_pool_scale(indexed, lexical, scale), (scale, scale)
+    sources = (indexed, pooled)
     deadline.check()
     return Gathered(
         query=query,
