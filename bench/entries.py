@@ -237,8 +237,9 @@ QUALITY = (
         "While memories form (LoCoMo dev)",
         "The same questions at several states of each conversation: every session buffered, the first "
         "quarter, half and three quarters of its sessions extracted and the rest buffered, all but the last "
-        "extracted, all extracted ([retrieval.md](retrieval.md#while-memories-form)). The second engine row "
-        "is the ranking before a buffered turn had document features of its own.",
+        "extracted, all extracted ([retrieval.md](retrieval.md#while-memories-form)). The other engine rows "
+        "are the ranking with each source's BM25 on its own scale, and the ranking before issue 41 (that, "
+        "and no document features of a buffered turn's own).",
         "python -m bench.quality.locomo_retrieval --forming",
         quality.forming,
     ),

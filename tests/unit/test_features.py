@@ -13,6 +13,7 @@ from memory_engine.retrieval.features import (
     FoundTurn,
     Query,
     memory_candidates,
+    memory_lexical_share,
     turn_candidates,
 )
 from memory_engine.retrieval.fusion import rank
@@ -85,6 +86,21 @@ def test_a_memory_documents_bm25_is_divided_by_the_best_and_a_negative_cosine_co
         ("m1", {"memory": 1.0, "memory_dense": 0.0}),
         ("m2", {"memory": 0.5, "memory_dense": 0.4}),
     ]
+
+
+def test_memory_documents_bm25_counts_the_memory_sides_share_of_the_best() -> None:
+    memories = memory_candidates([("m1", 0.3, 6.0), ("m2", 0.3, 3.0)], share=0.4)
+
+    assert [m.features["memory"] for m in memories] == pytest.approx([0.4, 0.2])
+
+
+def test_the_memory_sides_share_is_its_best_turn_over_the_pools_best() -> None:
+    pooled = {"indexed:m1:0": 2.0, "indexed:m2:3": 1.0, "turn:s:d9": 5.0}
+
+    assert memory_lexical_share(pooled, ["indexed:m1:0", "indexed:m2:3"]) == pytest.approx(0.4)
+    # nothing to compare with: no indexed turn, or no word of the question matched anywhere
+    assert memory_lexical_share(pooled, []) == 1.0
+    assert memory_lexical_share({"indexed:m1:0": 0.0, "turn:s:d9": 0.0}, ["indexed:m1:0"]) == 1.0
 
 
 def test_a_new_query_side_feature_is_a_scorer_and_a_weight(monkeypatch: pytest.MonkeyPatch) -> None:

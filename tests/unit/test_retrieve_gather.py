@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from memory_engine.engine import Engine
-from memory_engine.models.api import RetrieveRequest
+from memory_engine.models.api import ConsolidateRequest, RetrieveRequest
 from memory_engine.retrieval.features import MEMORY_FEATURES, TURN_FEATURES
 from memory_engine.retrieval.fusion import rank
-from memory_engine.usecases import retrieve
+from memory_engine.usecases import consolidate, retrieve
 from memory_engine.usecases.retrieve import Gathered
 from tests.fakes.engine import fake_engine, run_worker
 from tests.unit.test_retrieve_evidence import FACT, TENANT, say
@@ -35,13 +37,57 @@ def _gather(engine: Engine, query: str) -> Gathered:
     return retrieve.gather(engine, TENANT, request)
 
 
-def test_each_sources_bm25_is_divided_by_the_best_of_that_source(engine: Engine) -> None:
+def test_without_one_lexical_scale_each_sources_bm25_is_divided_by_the_best_of_that_source(
+    engine: Engine,
+) -> None:
+    engine = replace(engine, retrieval=replace(engine.retrieval, one_lexical_scale=False))
     gathered = _gather(engine, "tortoise Sheldon")
 
     indexed = [turn.features["lexical"] for turn in gathered.turns if turn.memory_id]
     buffered = [turn.features["lexical"] for turn in gathered.turns if turn.memory_id is None]
     assert max(indexed) == 1.0 and max(buffered) == 1.0
     assert 0.0 < min(value for value in buffered if value) < 1.0
+
+
+def test_indexed_and_buffered_turns_are_scored_by_one_bm25(engine: Engine) -> None:
+    # the shortest line naming the tortoise (d19, buffered) is the best lexical match of all
+    gathered = _gather(engine, "tortoise")
+
+    lexical = {turn.key: turn.features["lexical"] for turn in gathered.turns}
+    best = max(lexical, key=lambda key: lexical[key])
+    assert best.endswith(":d19") and lexical[best] == 1.0
+    # the extracted fact's turn, longer, counts less on that one scale (alone it was its source's best)
+    assert 0.0 < max(lexical[turn.key] for turn in gathered.turns if turn.memory_id) < 1.0
+
+
+def test_the_best_memory_document_counts_what_the_memory_sides_best_turn_counts(engine: Engine) -> None:
+    gathered = _gather(engine, "tortoise")
+
+    best_indexed = max(turn.features["lexical"] for turn in gathered.turns if turn.memory_id)
+    best_document = max(memory.features["memory"] for memory in gathered.memories)
+    assert best_document == pytest.approx(best_indexed)
+    assert best_document < 1.0
+
+
+def test_memory_documents_keep_their_own_scale_when_nothing_is_buffered() -> None:
+    # Given eight turns naming the tortoise, all extracted (the last closed with force_summary)
+    engine = fake_engine()
+    for n in range(1, 9):
+        text = FACT if n == 3 else f"Filler remark number {n} about the tortoise and the weather"
+        request = {
+            "session_uuid": "s1",
+            "parent_session_uuid": "thread-1",
+            "new_dialog": {"uuid": f"d{n}", "query": text, "answer": ""},
+            "user_name": "Ana",
+            "options": {"force_summary": n == 8},
+        }
+        consolidate.run(engine, TENANT, ConsolidateRequest.model_validate(request))
+    run_worker(engine)
+
+    gathered = _gather(engine, "tortoise")
+
+    assert not gathered.buffered
+    assert max(memory.features["memory"] for memory in gathered.memories) == 1.0
 
 
 def test_indexed_and_buffered_turns_carry_the_same_features(engine: Engine) -> None:

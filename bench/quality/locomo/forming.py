@@ -155,7 +155,10 @@ def record(
         "steps": list(STEPS),
         "tolerance": TOLERANCE,
         "target": check(systems[default_name]),
-        "variants": {v.name: {"own_document": v.config.own_document} for v in variants},
+        "variants": {
+            v.name: {"own_document": v.config.own_document, "one_lexical_scale": v.config.one_lexical_scale}
+            for v in variants
+        },
         "systems": {
             name: {
                 state: {

@@ -19,6 +19,8 @@ DEFAULT_NAME = "engine (default)"
 FORCED_NAME = "client ends each session with force_summary"
 UNCLOSED_NAME = "− closing earlier sessions (leftovers stay buffered)"
 OWN_DOCUMENT_NAME = "− a buffered turn's own document features (memory parts only for memories)"
+ONE_SCALE_NAME = "− one lexical scale (each source's BM25 over its own best, memory documents' too)"
+BEFORE_41_NAME = "before issue 41 (no own document features; each source's BM25 on its own scale)"
 
 
 def build(default: RetrievalConfig) -> tuple[Variant, ...]:
@@ -67,6 +69,7 @@ def build(default: RetrievalConfig) -> tuple[Variant, ...]:
         ),
         Variant("− memory-document cosine (its summary vector)", without("memory_dense")),
         Variant(OWN_DOCUMENT_NAME, replace(default, own_document=False)),
+        Variant(ONE_SCALE_NAME, replace(default, one_lexical_scale=False)),
     )
 
 
@@ -74,9 +77,15 @@ VARIANTS: tuple[Variant, ...] = build(DEFAULT)
 
 
 def forming_variants(variants: tuple[Variant, ...]) -> tuple[Variant, ...]:
-    """The forming benchmark's rows (bench/quality/locomo/forming.py): the default, and the ranking
-    in which a buffered turn has no document features of its own (main before issue 41)."""
-    return (variants[0], variants[-1])
+    """The forming benchmark's rows (bench/quality/locomo/forming.py): the default, the ranking
+    with each source's BM25 on its own scale, and the one in which a buffered turn has no document
+    features of its own either (main before issue 41)."""
+    default = variants[0].config
+    return (
+        variants[0],
+        variants[-1],
+        Variant(BEFORE_41_NAME, replace(default, own_document=False, one_lexical_scale=False)),
+    )
 
 
 FORMING_VARIANTS: tuple[Variant, ...] = forming_variants(VARIANTS)

@@ -40,6 +40,7 @@ __all__ = [
     "Query",
     "TurnCandidate",
     "memory_candidates",
+    "memory_lexical_share",
     "turn_candidates",
 ]
 
@@ -170,12 +171,28 @@ def _own_document(turn: FoundTurn, top_bm25: float) -> dict[str, float]:
     return {"memory": turn.bm25 / top_bm25, "memory_dense": max(turn.dense, 0.0)}
 
 
-def memory_candidates(found: Iterable[tuple[str, float, float]]) -> list[MemoryCandidate]:
-    """Memory documents as (memory id, cosine, raw BM25): BM25 divided by the best among them,
-    a negative cosine (a summary about something else) counted as none."""
+def memory_candidates(found: Iterable[tuple[str, float, float]], share: float = 1.0) -> list[MemoryCandidate]:
+    """Memory documents as (memory id, cosine, raw BM25): BM25 divided by the best among them
+    and multiplied by `share`, a negative cosine (a summary about something else) counted as none.
+
+    `share` puts the memory documents' BM25 on the scale of every candidate's: the best memory
+    document counts `share`, not 1, where the memory side's best lexical match is only that share
+    of the best among all candidates (`memory_lexical_share`)."""
     documents = list(found)
     top = max((bm25 for _, _, bm25 in documents), default=0.0) or 1.0
     return [
-        MemoryCandidate(memory_id, {"memory": bm25 / top, "memory_dense": max(dense, 0.0)})
+        MemoryCandidate(memory_id, {"memory": share * bm25 / top, "memory_dense": max(dense, 0.0)})
         for memory_id, dense, bm25 in documents
     ]
+
+
+def memory_lexical_share(pooled: Mapping[str, float], indexed: Iterable[str]) -> float:
+    """The memory side's lexical standing among all candidates: the best BM25 of the indexed turn
+    candidates (`indexed`, their keys in `pooled`) over the best of the whole pool (indexed and
+    buffered turns scored together). 1 where there is nothing to compare: no indexed turn (the
+    memory documents are then the memory side's only lexical evidence) or no match at all."""
+    top = max(pooled.values(), default=0.0)
+    keys = list(indexed)
+    if not top or not keys:
+        return 1.0
+    return max(pooled.get(key, 0.0) for key in keys) / top

@@ -22,6 +22,7 @@ from memory_engine.retrieval.features import (
     Query,
     TurnCandidate,
     memory_candidates,
+    memory_lexical_share,
     turn_candidates,
 )
 from memory_engine.retrieval.fusion import RankedUnit, rank
@@ -125,14 +126,21 @@ def gather(engine: Engine, tenant: str, request: RetrieveRequest) -> Gathered:
         for turn in engine.store.buffered_turns_in_threads(tenant, threads)
         if turn.dialog_uuid not in excluded and _in_window(window, turn)
     }
-    pooled, scale = _buffered_found(engine, buffered, query, vector, indexed)
-    sources, scales = (indexed, pooled), (None, scale)
+    pooled, scale, lexical = _buffered_found(engine, buffered, query, vector, indexed)
+    # Without one lexical scale: the index's turns over their own best, the buffered over the pool's.
+    scales: tuple[float | None, ...] = (None, scale)
+    share = 1.0
+    if config.one_lexical_scale and pooled:
+        # One BM25 for every turn candidate (the pool's), and the memory documents' on its scale.
+        share = memory_lexical_share(lexical, (_pooled_key(turn) for turn in indexed))
+        indexed, scales = _on_pool_scale(indexed, lexical, scale), (scale, scale)
+    sources = (indexed, pooled)
     deadline.check()
     return Gathered(
         query=query,
         limit=limit,
         excluded=excluded,
-        memories=memory_candidates((hit.doc_id, hit.dense, hit.lexical) for hit in memory_hits),
+        memories=memory_candidates(((hit.doc_id, hit.dense, hit.lexical) for hit in memory_hits), share),
         sources=sources,
         scales=scales,
         turns=[
@@ -194,24 +202,46 @@ def _turn_key(turn: Turn) -> str:
     return f"turn:{turn.session_uuid}:{turn.dialog_uuid}"
 
 
+def _pooled_key(turn: FoundTurn) -> str:
+    """An indexed turn candidate's key in the buffered turns' BM25 pool."""
+    return f"indexed:{turn.key}"
+
+
+def _on_pool_scale(
+    indexed: list[FoundTurn], pooled: dict[str, float], scale: float | None
+) -> list[FoundTurn]:
+    """The indexed turn candidates with their BM25 from the pool. One the pool did not analyse (a
+    long text past the request's analysis budget) keeps its index BM25 relative to the best
+    indexed turn's, as without the pool, counted on the pool's scale."""
+    top = max((turn.bm25 for turn in indexed), default=0.0) or 1.0
+    return [
+        turn._replace(
+            bm25=pooled[key] if (key := _pooled_key(turn)) in pooled else turn.bm25 / top * (scale or 0.0)
+        )
+        for turn in indexed
+    ]
+
+
 def _buffered_found(
     engine: Engine, turns: dict[str, Turn], query: Query, vector: list[float], indexed: list[FoundTurn]
-) -> tuple[list[FoundTurn], float | None]:
+) -> tuple[list[FoundTurn], float | None, dict[str, float]]:
     """Buffered turns are not indexed yet: score them here, with BM25 over the buffered turns
     pooled with the indexed turn candidates (their text as indexed), and that pool's best BM25 as
     the scale. The best of the buffered turns alone would count as 1 however weakly it matched:
     beside extracted memories, a handful of buffered turns would then outrank the turn documents
-    that match the question's words far better.
+    that match the question's words far better. Also returns the pool's BM25 of every text it
+    analysed (an indexed turn's under `_pooled_key`), for `RetrievalConfig.one_lexical_scale`.
 
     Each text is analysed once and kept, a bounded head of it, within a budget per request
     (`turn_terms`): a buffered turn not analysed yet is scored by its vector alone."""
     if not turns:
-        return [], None
+        return [], None, {}
     newest = sorted(turns.items(), key=lambda item: (item[1].timestamp, item[1].seq), reverse=True)
     texts = [(key, turn_lexical_text(turn, engine.retrieval)) for key, turn in newest]
-    texts += [(f"indexed:{turn.key}", turn.text) for turn in indexed]
+    texts += [(_pooled_key(turn), turn.text) for turn in indexed]
     read = turn_terms.analysed(engine, texts, engine.limits.retrieve_embed_budget_chars)
     lexical = bm25_counted({key: analysed.terms for key, analysed in read.items()}, query.terms)
+    lexical = {key: lexical.get(key, 0.0) for key in read}
     scale = max(lexical.values(), default=0.0) or None
     # Stored with the turn by the worker, or cached; at most a budget embedded here (turn_vectors).
     vectors = turn_vectors.for_query(
@@ -230,7 +260,7 @@ def _buffered_found(
         )
         for key, turn in turns.items()
     ]
-    return found, scale
+    return found, scale, lexical
 
 
 def _dot(a: list[float], b: list[float]) -> float:
