@@ -71,6 +71,15 @@ class Choice:
             env["MEMORY_ENGINE_GEMMA_DIMENSION"] = str(self.dimension or 768)
         return env
 
+    def recorded(self) -> dict[str, str]:
+        """`settings()` as a committed result holds them: a folder by its last part, not this
+        machine's path (as `bench.provenance.environment` records the run's own variables)."""
+        return {name: _last_part(value) for name, value in self.settings().items()}
+
+
+def _last_part(value: str) -> str:
+    return f".../{Path(value).name}" if os.path.isabs(value) else value
+
 
 CHOICES = (
     Choice("e5 (multilingual-e5-small, float32, 384)", "e5"),
@@ -340,7 +349,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             rows.sort(key=lambda r: [c.name for c in CHOICES].index(r["name"]) if r["name"] in _NAMES else 99)
             save("embedders", {"benchmark": "embedders", "rows": rows})
             continue
-        row = {"name": choice.name, "settings": choice.settings()}
+        row = {"name": choice.name, "settings": choice.recorded()}
         row.update(graphs(choice))
         row.update(disk(choice))
         row.update(first_start(choice, lines))

@@ -25,6 +25,8 @@ TOKENS = "layers/core/memory_engine/retrieval/tokens.py"
 ENCODERS = "layers/core/memory_engine/adapters/local/encoders.py"
 E5_FILE = "layers/core/memory_engine/adapters/local/e5_file.py"
 UNRELATED = "layers/core/memory_engine/usecases/bank.py"
+# Where a benchmark on this team's machines finds its data, caches and checkouts.
+MACHINE_PATHS = ("/work/", "/tmp/", "/home/", "/root/", "/Users/")
 
 
 def _git(root: Path, *args: str) -> str:
@@ -250,3 +252,27 @@ def test_every_saved_result_has_a_declaration_of_the_code_it_measures() -> None:
 
     # Then each has one: an undeclared benchmark would be dated against the whole engine
     assert undeclared == [], f"declare the code these measure in bench/measured.py: {undeclared}"
+
+
+def test_no_saved_result_holds_a_path_of_the_machine_that_measured_it() -> None:
+    # Given the committed results (a reader's checkout has no /work, /tmp or home of ours)
+    results = sorted((ROOT / "bench" / "results").glob("*.json"))
+
+    # When every string in them is looked at
+    def strings(value: object) -> Iterator[str]:
+        if isinstance(value, str):
+            yield value
+        elif isinstance(value, dict):
+            for item in value.values():
+                yield from strings(item)
+        elif isinstance(value, list):
+            for item in value:
+                yield from strings(item)
+
+    found = {
+        path.name: sorted({s for s in strings(json.loads(path.read_text())) if s.startswith(MACHINE_PATHS)})
+        for path in results
+    }
+
+    # Then none is an absolute path of a machine: a folder is recorded by its last part
+    assert {name: paths for name, paths in found.items() if paths} == {}

@@ -146,3 +146,17 @@ def test_no_function_loads_an_adapter_before_the_configuration_chooses_one(
 
     # Then none is loaded at import: the factory map imports the chosen one when the engine is built
     assert {name: modules for name, modules in found.items() if modules} == {}
+
+
+def test_the_fact_banks_search_and_generate_load_no_ranking_or_extraction_rules_at_import(
+    graphs: dict[str, set[str]],
+) -> None:
+    # Given the two bank functions that missed the cold-start target (bank_retrieve, bank_generate)
+    # When the ranking, the index's document layout and the extraction rules are looked for
+    late = ("memory_engine.retrieval", "memory_engine.extraction", "memory_engine.indexing")
+    found = {name: _within(graphs[name], late) for name in ("bank_retrieve", "bank_generate")}
+
+    # Then neither loads them at import: a bank search ranks by distance alone and never extracts,
+    # and a generate loads its extractor and the document layout when its engine first runs
+    assert found == {"bank_retrieve": [], "bank_generate": []}
+    assert _within(graphs["retrieve"], late)  # the probe sees them where a route imports them

@@ -6,15 +6,17 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from threading import Lock
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memory_engine.errors import Unavailable
-from memory_engine.extraction.fact_extractor import BuiltinFactExtractor, FactExtractor
 from memory_engine.limits import Limits
 from memory_engine.ports import ChatUpstream, Clock, Embedder, Extractor, Queue, SearchIndex, Store
 from memory_engine.ports.clock import SystemClock
-from memory_engine.retrieval.config import RetrievalConfig
-from memory_engine.retrieval.features import AnalysedText
+
+if TYPE_CHECKING:
+    from memory_engine.extraction.fact_extractor import FactExtractor
+    from memory_engine.retrieval.config import RetrievalConfig
+    from memory_engine.retrieval.features import AnalysedText
 
 
 class NoChatUpstream:
@@ -50,6 +52,21 @@ class VectorCache:
             self._items.move_to_end(key)
             while len(self._items) > self._capacity:
                 self._items.popitem(last=False)
+
+
+# Every handler imports this module, most of them for the type alone: the fact extractor's rules
+# and the ranking's configuration load when an engine is built, not with a handler's import
+# (cold start; a bank search never extracts).
+def _builtin_fact_extractor() -> FactExtractor:
+    from memory_engine.extraction.fact_extractor import BuiltinFactExtractor
+
+    return BuiltinFactExtractor()
+
+
+def _default_retrieval() -> RetrievalConfig:
+    from memory_engine.retrieval.config import RetrievalConfig
+
+    return RetrievalConfig()
 
 
 class TermCache:
@@ -93,6 +110,6 @@ class Engine:
     turn_vectors: VectorCache = field(default_factory=VectorCache)
     turn_terms: TermCache = field(default_factory=TermCache)
     # The API dialects: short-fact extraction (memory bank, chat memory) and the chat model.
-    facts: FactExtractor = field(default_factory=BuiltinFactExtractor)
+    facts: FactExtractor = field(default_factory=_builtin_fact_extractor)
     chat: ChatUpstream = field(default_factory=NoChatUpstream)
-    retrieval: RetrievalConfig = field(default_factory=RetrievalConfig)
+    retrieval: RetrievalConfig = field(default_factory=_default_retrieval)

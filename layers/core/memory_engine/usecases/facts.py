@@ -16,14 +16,15 @@ from datetime import UTC, datetime, timedelta
 from typing import Literal
 
 from memory_engine.engine import Engine
-from memory_engine.extraction.injection import is_instruction
-from memory_engine.indexing.documents import index_document
 from memory_engine.models.bank import rfc3339
 from memory_engine.models.domain import FACT_KIND, Memory, MemoryFields, new_memory_id, scope_key
 from memory_engine.models.life import EndReason, FactRevision, MemoryLife
 from memory_engine.ports import EventuallyConsistent
 
 log = logging.getLogger("memory_engine.facts")
+
+# The writes below load the injection rules and the index's document layout on first use: a bank
+# search's handler imports this module and reads facts only (cold start, bench/speed/cold_start).
 
 # Existing facts shown to the extractor when merging: the nearest ones to what was said.
 MERGE_CANDIDATES = 50
@@ -139,7 +140,7 @@ def create(
         )
         if engine.store.save_memory(memory):
             created.append(memory)
-    engine.index.upsert([index_document(memory) for memory in created])
+    _index(engine, created)
     return created
 
 
@@ -160,6 +161,8 @@ def merge(
     What a model's extraction cost (`FactExtraction.spent`) is logged once per call and written
     on the facts it creates or updates, as an extraction's on its memory; a failed call's error
     carries it (`spent`), for the worker's log and dead letter."""
+    from memory_engine.extraction.injection import is_instruction
+
     said = [message for message in messages if message.strip()]
     if not said:
         return []
@@ -196,6 +199,12 @@ def merge(
     return changes
 
 
+def _index(engine: Engine, memories: Sequence[Memory]) -> None:
+    from memory_engine.indexing.documents import index_document
+
+    engine.index.upsert([index_document(memory) for memory in memories])
+
+
 def _update(
     engine: Engine, old: Memory, text: str, vector: list[float], spent: Mapping[str, str | int | float]
 ) -> list[FactChange]:
@@ -203,7 +212,7 @@ def _update(
     new = new.model_copy(update={"metadata": {**new.metadata, **spent}})
     if not engine.store.update_memory(new):
         return []  # deleted meanwhile: nothing to update
-    engine.index.upsert([index_document(new)])
+    _index(engine, [new])
     return [FactChange("UPDATED", new)]
 
 

@@ -10,6 +10,7 @@ from itertools import islice
 
 from memory_engine import deadline
 from memory_engine.engine import Engine
+from memory_engine.extraction.event_dates import event_dates
 from memory_engine.indexing.documents import spoken_line, turn_lexical_text
 from memory_engine.models.api import RetrievedMemory, RetrieveRequest, RetrieveResponse, TurnEvidence
 from memory_engine.models.domain import Memory, Turn
@@ -25,11 +26,8 @@ from memory_engine.retrieval.features import (
 )
 from memory_engine.retrieval.fusion import RankedUnit, rank
 from memory_engine.retrieval.packing import pack, smallest_piece
-from memory_engine.retrieval.timeline import Window
+from memory_engine.retrieval.timeline import Window, wording
 from memory_engine.usecases import retrieve_time, turn_terms, turn_vectors
-
-# Candidates asked of the index per wanted one when an event-time window drops some of them.
-WINDOW_OVERFETCH = 3
 
 
 @dataclass(frozen=True)
@@ -100,14 +98,13 @@ def gather(engine: Engine, tenant: str, request: RetrieveRequest) -> Gathered:
     deadline.check()
 
     window = retrieve_time.window_of(request)
-    # Candidates outside the event-time window are dropped below: ask for more when it is bounded.
-    more = WINDOW_OVERFETCH if window.bounded else 1
-    wanted: dict[DocKind, int] = {"memory": max(config.memory_candidates, limit * 4) * more}
+    wanted: dict[DocKind, int] = {"memory": max(config.memory_candidates, limit * 4)}
     if config.turn_documents:
-        wanted["turn"] = max(config.turn_candidates, limit * 4) * more
-    found = engine.index.search_kinds(tenant, threads, request.user_input.query, vector, wanted)
-    memory_hits = [hit for hit in found["memory"] if window.admits(hit.occurred_at)]
-    turn_hits = [hit for hit in found.get("turn", []) if window.admits(hit.occurred_at)]
+        wanted["turn"] = max(config.turn_candidates, limit * 4)
+    # The index keeps to the event-time window itself, so a narrow one still fills the candidates.
+    said = window.period if window.bounded else None
+    found = engine.index.search_kinds(tenant, threads, request.user_input.query, vector, wanted, said)
+    memory_hits, turn_hits = found["memory"], found.get("turn", [])
     deadline.check()
     query = Query.read(request.user_input.query, engine.clock.now())
     indexed = [
@@ -126,7 +123,7 @@ def gather(engine: Engine, tenant: str, request: RetrieveRequest) -> Gathered:
     buffered = {
         _turn_key(turn): turn
         for turn in engine.store.buffered_turns_in_threads(tenant, threads)
-        if turn.dialog_uuid not in excluded and window.admits(turn.timestamp)
+        if turn.dialog_uuid not in excluded and _in_window(window, turn)
     }
     pooled, scale = _buffered_found(engine, buffered, query, vector, indexed)
     sources, scales = (indexed, pooled), (None, scale)
@@ -177,12 +174,20 @@ def _first_hits(
         # Deleted since it was indexed, or the caller already has all of it (a fact has no dialogs).
         if memory is None or (memory.source_dialog_uuids and set(memory.source_dialog_uuids) <= excluded):
             continue
-        if not gathered.window.admits(memory.stated_at):
-            continue  # a fact (indexed without a time) stated outside the window
+        # What it said at `as_of`: a bank fact reworded after it reads as it did then.
+        said = wording(memory, gathered.window.as_of)
+        if said is None or not gathered.window.admits_spoken(said[1], memory.life.event_dates):
+            continue  # stated after as_of, or a fact (indexed without a time) stated outside the window
         if not (gathered.history or memory.life.still_holds(gathered.window.as_of)):
             continue  # a retired fact: history, shown on request (options.history)
         given += 1
-        yield _memory_hit(memory, unit, gathered.lines), memory
+        yield _memory_hit(memory, unit, gathered.lines, said), memory
+
+
+def _in_window(window: Window, turn: Turn) -> bool:
+    """A buffered turn said within the window, or speaking of a time within it ("yesterday"
+    resolved against its own timestamp, as extraction will write it)."""
+    return not window.bounded or window.admits_spoken(turn.timestamp, event_dates([turn]))
 
 
 def _turn_key(turn: Turn) -> str:
@@ -233,18 +238,22 @@ def _dot(a: list[float], b: list[float]) -> float:
 
 
 def _memory_hit(
-    memory: Memory, unit: RankedUnit, lines: dict[str, tuple[str, datetime | None]]
+    memory: Memory,
+    unit: RankedUnit,
+    lines: dict[str, tuple[str, datetime | None]],
+    said: tuple[str, datetime],
 ) -> RetrievedMemory:
+    content, stated_at = said
     return RetrievedMemory(
         memory_id=memory.memory_id,
-        content=memory.content,
+        content=content,
         score=unit.score,
         kind="memory",
         session_uuid=memory.session_uuid,
         source_dialog_uuids=memory.source_dialog_uuids,
         evidence=list(_memory_evidence(memory, unit, lines)),
         score_parts=_rounded(unit.parts),
-        stated_at=memory.stated_at,
+        stated_at=stated_at,
     )
 
 
