@@ -26,7 +26,10 @@ TENANT, SESSION, THREAD = "local", "shared", "thread"
 WRITERS, TURNS_EACH = 8, 200
 
 
-def wait_until(condition: Callable[[], bool], seconds: float = 60) -> None:
+# Generous: with both cores busy the worker drains 8 x 200 turns in minutes, not seconds (60 s
+# timed out beside two CPU hogs); what is checked is the outcome, and pytest-timeout (300 s) ends
+# a real hang.
+def wait_until(condition: Callable[[], bool], seconds: float = 240) -> None:
     deadline = time.monotonic() + seconds
     while not condition():
         assert time.monotonic() < deadline, "timed out"

@@ -10,11 +10,12 @@ import pytest
 
 from memory_engine.engine import Engine
 from memory_engine.models.api import ConsolidateRequest, RetrieveRequest
+from memory_engine.models.domain import Turn
 from memory_engine.models.messages import ExtractionJob
-from memory_engine.ports import EmbedMode
+from memory_engine.ports import EmbedMode, Extraction, ExtractionContext
 from memory_engine.usecases import consolidate, extract, retrieve
 from tests.fakes.engine import ENGINE_BACKENDS
-from tests.fakes.ports import FailingExtractor, HashEmbedder
+from tests.fakes.ports import EchoExtractor, FailingExtractor, HashEmbedder
 
 TENANT, SESSION, THREAD = "acme", "s1", "t1"
 
@@ -174,3 +175,26 @@ def test_a_second_retrieve_embeds_and_analyses_no_buffered_turn_again(
     # Then the first retrieve embedded and analysed each turn once, and the second neither
     assert first == (6, 6)
     assert (embedder(engine).passages, len(analysed)) == (6, 6)
+
+
+def test_a_retrieve_while_the_job_runs_embeds_none_of_the_turns_the_job_embedded(engine: Engine) -> None:
+    # Given 24 buffered turns (8 stay buffered after the job's two batches), and an extractor that
+    # retrieves the thread while the job is in the model's hands: the vectors are not stored yet
+    engine.limits = replace(engine.limits, extraction_threshold=16, batch_size=8)
+    say(engine, 24)
+    during: list[int] = []
+
+    class RetrievingExtractor(EchoExtractor):
+        def extract(self, turns: Sequence[Turn], context: ExtractionContext) -> Extraction:
+            before = embedder(engine).passages
+            ask(engine)
+            during.append(embedder(engine).passages - before)
+            return super().extract(turns, context)
+
+    engine.extractor = RetrievingExtractor()
+
+    # When the job runs
+    extract.run(engine, ExtractionJob(tenant=TENANT, session_uuid=SESSION))
+
+    # Then the retrieves in the middle of it embedded no turn: the job's vectors were at hand
+    assert during and during == [0] * len(during)

@@ -46,12 +46,17 @@ def cache_key(turn: Turn) -> str:
 
 
 def _embed(engine: Engine, turns: Sequence[Turn]) -> list[list[float]]:
-    """Vectors for `turns`, from the cache where the server (same process) already embedded them."""
-    found = [engine.turn_vectors.get(cache_key(turn)) for turn in turns]
-    missing = [turn for turn, vector in zip(turns, found, strict=True) if vector is None]
+    """Vectors for `turns`, from the cache where the server (same process) already embedded them;
+    the ones embedded here go into the cache at once, so a retrieve while the job still runs
+    (its vectors are stored when it ends) does not embed them again on its request path."""
+    keys = [cache_key(turn) for turn in turns]
+    found = [engine.turn_vectors.get(key) for key in keys]
+    missing = [index for index, vector in enumerate(found) if vector is None]
     if missing:
-        fresh = iter(engine.embedder.embed([turn_embedding_text(turn) for turn in missing], mode="passage"))
-        found = [vector if vector is not None else next(fresh) for vector in found]
+        texts = [turn_embedding_text(turns[index]) for index in missing]
+        for index, vector in zip(missing, engine.embedder.embed(texts, mode="passage"), strict=True):
+            engine.turn_vectors.put(keys[index], vector)
+            found[index] = vector
     return [vector for vector in found if vector is not None]
 
 
