@@ -144,6 +144,14 @@ SPEED = (
         "python -m bench.speed.embed_limits --limits 16384 65536 --rounds 3",
     ),
     Entry(
+        "builtin_extractor",
+        "The built-in extractor",
+        "Milliseconds to extract one 8-turn batch (English and Korean) with the built-in extractor, the "
+        "median of 7 runs of 20 extractions each, and the fastest and slowest run; beside it the analyser "
+        "alone over the same text. Target: under 10 ms a batch.",
+        "python -m bench.speed.builtin_extractor",
+    ),
+    Entry(
         "buffered_retrieve",
         "Retrieve with many buffered turns",
         "The first retrieve of a fresh process over one thread with thousands of turns waiting for "
@@ -167,6 +175,17 @@ SPEED = (
         "whole-tenant listing it replaced (every session, every memory read to count the facts).",
         "python -m bench.speed.inspector_pages",
         speed.inspector_pages,
+    ),
+    Entry(
+        "export_throughput",
+        "Export and import",
+        "`memory-engine export` / `import` and the pages of `GET /v1/export` on the local backend, per tenant"
+        " size (5 memories of 4 turns per session, a tenth as many bank facts; each step in its own process,"
+        " its peak RSS its own): records per second, the file's size, each page's time and size (the use case"
+        " and its JSON; authentication and the HTTP hop left out), and import through the importer into an"
+        " empty store with a hash embedder in place of the model.",
+        "python -m bench.speed.export_throughput",
+        speed.export_throughput,
     ),
     Entry(
         "doors",
@@ -294,6 +313,16 @@ QUALITY = (
         " built-in cue lists were written by the same hands: optimistic, not held out.",
         "python -m bench.quality.fact_updates",
         quality.fact_updates,
+    ),
+    Entry(
+        "fact_updates_llm",
+        "Facts that change over sessions, with the LLM extractor",
+        "The fact-update set above on a few of its conversations (both languages), extracted by the LLM"
+        " extractor on the local model (`make llm-local`, Qwen2.5-Coder-1.5B) and by the built-in one on the"
+        " same conversations; before/after as above (the LLM extractor's marks of what a fact replaces are"
+        ' part of "after"). Few questions: a difference of one question moves a figure by 0.1 or more.',
+        "python -m bench.quality.fact_updates_llm",
+        quality.fact_updates_llm,
     ),
     Entry(
         "instruction_filter",

@@ -67,6 +67,9 @@ LOCAL_STORE = _core(
     "adapters/local/sqlite_db.py",
     "adapters/local/sqlite_rows.py",
     "adapters/local/sqlite_store.py",
+    "adapters/local/sqlite_turns.py",
+    "adapters/local/sqlite_memories.py",
+    "adapters/local/sqlite_removal.py",
     "adapters/local/sqlite_queue.py",
 )
 # The built-in extractor and the jobs that run it.
@@ -184,6 +187,16 @@ MEASURED: dict[str, Measures] = {
         EMBEDDING_PACKAGES,
     ),
     "aws_calls": Measures(_core("usecases", "adapters/aws", "indexing"), (), ("boto3",)),
+    # Export and import on the local backend: the export pages, the importer and the SQLite store.
+    "export_throughput": Measures(
+        (
+            *LOCAL_STORE,
+            *_core(
+                "usecases/export.py", "usecases/import_records.py", "usecases/reembed.py", "models/export.py"
+            ),
+            *_core("usecases/index_purge.py", "indexing", "adapters/local/memory_index.py"),
+        ),
+    ),
     # The inspector's thread list on DynamoDB (moto): items read and bytes per page (exact counts).
     "inspector_pages": Measures(
         _core("usecases/inspection.py", "adapters/aws", "models/inspect.py", "ports/store.py"), (), ("boto3",)
@@ -247,6 +260,29 @@ MEASURED: dict[str, Measures] = {
         EMBEDDING_SETTINGS,
         EMBEDDING_PACKAGES,
     ),
+    # The same set with the LLM extractor on a local model, beside the built-in one on the same
+    # conversations: what fact_updates measures, the LLM extractor and its answers' checks.
+    "fact_updates_llm": Measures(
+        (
+            *RANKING,
+            *EXTRACTION,
+            *LOCAL_STORE,
+            *LOCAL_INDEX,
+            *_core("usecases/supersede.py", "usecases/retrieve_time.py", "models/life.py", "adapters/openai"),
+            "bench/quality/fact_updates.py",
+            "bench/quality/fact_updates_llm.py",
+            "bench/data/fact_updates",
+            *LOCOMO,
+        ),
+        (
+            *EMBEDDING_SETTINGS,
+            "llm_model",
+            "llm_structured_output",
+            "llm_max_output_tokens",
+            "llm_temperature",
+        ),
+        (*EMBEDDING_PACKAGES, "openai"),
+    ),
     # e5 against EmbeddingGemma (float32, int8, a Matryoshka cut): the LoCoMo and Korean harness
     # per embedder, and each one's costs.
     "embedders": Measures(
@@ -254,6 +290,8 @@ MEASURED: dict[str, Measures] = {
         (*SEARCH_SETTINGS, *EMBEDDING_SETTINGS),
         (*INDEX_PACKAGES, *EMBEDDING_PACKAGES),
     ),
+    # The built-in extractor over one 8-turn batch (it was a timed test).
+    "builtin_extractor": Measures(_core("extraction", "retrieval/text.py", "retrieval/korean.py")),
     "extraction_quality": Measures(
         (*_core("extraction"), "bench/quality/extraction", "bench/data/extraction")
     ),

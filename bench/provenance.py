@@ -211,40 +211,49 @@ def _settings(names: tuple[str, ...]) -> dict[str, Any]:
     """The named settings as the run's environment gave them."""
     if not names:
         return {}
+    out: dict[str, Any] = {}
+    for piece in setting_pieces():
+        try:
+            values = piece()
+        except ValueError as error:  # an incomplete configuration: the defaults are what ran
+            print(f"warning: settings not read ({error}); recording the defaults", file=sys.stderr)
+            values = piece.model_construct()
+        out.update({name: _plain(getattr(values, name)) for name in names if name in piece.model_fields})
+    return {name: out[name] for name in names if name in out}
+
+
+def setting_pieces() -> tuple[type[Any], ...]:
+    """Where a measured setting lives: the shared settings, or a provider's own piece (read when
+    that provider is chosen, e.g. EmbeddingGemma's dimension)."""
+    from memory_engine.composition.providers.embedders import GemmaSettings
     from memory_engine.settings import Settings
 
-    try:
-        values = Settings()
-    except ValueError as error:  # an incomplete configuration: the defaults are what ran
-        print(f"warning: settings not read ({error}); recording the defaults", file=sys.stderr)
-        values = Settings.model_construct()
-    return {name: _plain(getattr(values, name)) for name in names}
+    return (Settings, GemmaSettings)
 
 
 def _not_default(settings: Mapping[str, Any]) -> list[str]:
     """The recorded settings the run had at another value than the default of its code."""
-    from memory_engine.settings import Settings
-
-    return [name for name, value in settings.items() if value != _default(Settings, name)]
+    return [name for name, value in settings.items() if value != _default(name)]
 
 
 def _defaults_moved(saved: Mapping[str, Any]) -> list[str]:
     """The settings a run used at their default whose default is another value now (a run that set
     a value of its own says so in `not_default`, whatever the default does)."""
-    from memory_engine.settings import Settings
-
     own = set(saved.get("not_default") or ())
     moved = []
     for name, value in (saved.get("settings") or {}).items():
-        now = _default(Settings, name)
+        now = _default(name)
         if name not in own and now != value:
             moved.append(f"{name} {value!r} → {now!r}")
     return moved
 
 
-def _default(settings: type[Any], name: str) -> Any:
-    found = settings.model_fields.get(name)
-    return _plain(found.default) if found is not None else GONE
+def _default(name: str) -> Any:
+    for piece in setting_pieces():
+        found = piece.model_fields.get(name)
+        if found is not None:
+            return _plain(found.default)
+    return GONE
 
 
 def _plain(value: Any) -> Any:

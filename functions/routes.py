@@ -12,12 +12,22 @@ from enum import StrEnum
 
 
 class Need(StrEnum):
-    """What a function may touch on AWS; nothing beyond its needs is granted."""
+    """What a function may touch on AWS; nothing beyond its needs is granted. The table is granted
+    action by action: a DynamoDB transaction is authorized per item action, so a function that
+    only ever puts items inside one holds PutItem and nothing else of the table's writes."""
 
-    TABLE_READ = "table:read"  # GetItem, Query, BatchGetItem on the table and its indexes
-    TABLE_WRITE = "table:write"  # Put/Update/Delete/BatchWrite, ConditionCheck
+    TABLE_GET = "table:get"  # GetItem: one record by its key
+    TABLE_QUERY = "table:query"  # Query on the table and its indexes: listings
+    TABLE_BATCH_GET = "table:batch-get"  # BatchGetItem: listed records, and any record's overflow parts
+    TABLE_PUT = "table:put"  # PutItem: new records (alone or in a transaction)
+    TABLE_UPDATE = "table:update"  # UpdateItem: counters, claims, statuses
+    TABLE_DELETE = "table:delete"  # DeleteItem: removals, and a shrunk record's spare parts
+    TABLE_BATCH_WRITE = "table:batch-write"  # BatchWriteItem: clearing an interrupted fork
     KEYS_READ = "keys:read"  # GetItem only: the authorizer's hashed-key lookup
     QUEUE_SEND = "queue:send"  # SendMessage to the extraction queue
+    # The engine's configuration (table, queue, index names) with no permission on any of them:
+    # the inspector's queue view, which on SQS answers that jobs cannot be listed.
+    ENGINE_CONFIG = "engine:config"
     INDEX_READ = "index:read"  # search the index
     INDEX_WRITE = "index:write"  # index and delete documents
     INDEX_ADMIN = "index:admin"  # create the index and its mapping (deploy time)
@@ -25,10 +35,23 @@ class Need(StrEnum):
     EXTRACT = "extract"  # the LLM configuration (model, endpoint) and reading its key's secret
 
 
-READ, WRITE, SEND = Need.TABLE_READ, Need.TABLE_WRITE, Need.QUEUE_SEND
+GET, QUERY, BATCH_GET = Need.TABLE_GET, Need.TABLE_QUERY, Need.TABLE_BATCH_GET
+PUT, UPDATE, DELETE = Need.TABLE_PUT, Need.TABLE_UPDATE, Need.TABLE_DELETE
+BATCH_WRITE = Need.TABLE_BATCH_WRITE
+SEND = Need.QUEUE_SEND
 SEARCH, INDEX, EMBED, EXTRACT = Need.INDEX_READ, Need.INDEX_WRITE, Need.EMBED, Need.EXTRACT
-# What building the whole engine takes (the extraction worker's needs).
-ENGINE_NEEDS = frozenset({READ, WRITE, SEND, SEARCH, INDEX, EMBED, EXTRACT})
+# Reading records and listings (a record over 300 KB comes back with its overflow parts).
+READ = (GET, QUERY, BATCH_GET)
+# What building the whole engine and running every job takes (the extraction worker's needs):
+# extraction claims turns (put, update), forgetting a user and the expiry sweep delete.
+ENGINE_NEEDS = frozenset({*READ, PUT, UPDATE, DELETE, SEND, SEARCH, INDEX, EMBED, EXTRACT})
+# A memory's removal (`Store.delete_memory`): read with its parts, deleted, its turns marked
+# forgotten (an engine memory's), the session's buffer count read back.
+REMOVE_MEMORY = (GET, BATCH_GET, DELETE, UPDATE)
+# A turn appended (`Store.append_turn`): the session read, then created or its counters moved.
+APPEND_TURN = (GET, PUT, UPDATE)
+# A memory rewritten in place (`Store.update_memory`): read, put over, spare parts deleted.
+REWRITE_MEMORY = (GET, BATCH_GET, PUT, DELETE)
 
 
 def needs(*wanted: Need) -> frozenset[Need]:
@@ -49,30 +72,44 @@ class Route:
     needs: frozenset[Need] | None = None
 
 
-# Scoped memory bank: facts are embedded and indexed as they are written.
-BANK_RETRIEVE = needs(READ, SEARCH, EMBED)
-# A delete from an eventually consistent index queues its second pass (usecases/index_purge.py).
-BANK_GENERATE = needs(READ, WRITE, SEARCH, INDEX, EMBED, EXTRACT, SEND)
+# Scoped memory bank: facts are embedded and indexed as they are written; a search reads the
+# scope's young facts from the table (read-your-writes), the index's hits by key.
+BANK_RETRIEVE = needs(*READ, SEARCH, EMBED)
+# Merges facts: the nearest read, new ones put, changed or contradicted ones rewritten in place.
+BANK_GENERATE = needs(*READ, *REWRITE_MEMORY, PUT, SEARCH, INDEX, EMBED, EXTRACT)
+# A correction (a fact's wording, or a key fact of an extracted memory) rewrites the memory in
+# place, re-embeds what it changed and writes its documents again.
+BANK_PATCH = needs(*REWRITE_MEMORY, INDEX, EMBED)
 # Chat: reads the user's memories, calls the upstream model (its key is the extractor's
 # configuration), queues the exchange for the worker.
-CHAT = needs(READ, SEARCH, EMBED, SEND, EXTRACT)
+CHAT = needs(*READ, SEARCH, EMBED, SEND, EXTRACT)
 
 ROUTES: tuple[Route, ...] = (
     Route("GET", "/v1/engine/health/", "health", auth=False, needs=needs()),
-    Route("POST", "/v1/engine/consolidate/", "consolidate", needs=needs(READ, WRITE, SEND)),
-    Route("POST", "/v1/engine/retrieve/", "retrieve", needs=needs(READ, SEARCH, EMBED)),
-    Route("DELETE", "/v1/engine/delete/", "delete", needs=needs(READ, WRITE, SEND, INDEX)),
-    Route("POST", "/v1/engine/fork-delete/", "fork", needs=needs(READ, WRITE, SEND, INDEX)),
+    # Appends the turn; a new session's first turn reads the thread's buffered turns (parts too)
+    # to queue the extraction of the sessions it closes.
+    Route("POST", "/v1/engine/consolidate/", "consolidate", needs=needs(*READ, *APPEND_TURN, SEND)),
+    # Reads buffered turns and the hits' memories; a time question reads a superseding memory.
+    Route("POST", "/v1/engine/retrieve/", "retrieve", needs=needs(*READ, SEARCH, EMBED)),
+    # A dialog deleted with its memory, whose other turns go back to the buffer (updated); a
+    # delete from an eventually consistent index queues its second pass (usecases/index_purge.py).
+    Route("DELETE", "/v1/engine/delete/", "delete", needs=needs(*READ, *REMOVE_MEMORY, SEND, INDEX)),
+    # Writes the copies in transactions of puts; clears what an interrupted fork left (batch).
+    Route("POST", "/v1/engine/fork-delete/", "fork", needs=needs(*READ, PUT, BATCH_WRITE, SEND, INDEX)),
     Route("POST", "/v1/engine/embed/", "embed", needs=needs(EMBED)),
     # Game-NPC memory (docs/api.md §2): the game envelope {"code", "msg", "data"}.
-    Route("POST", "/open/game/memory", "game_memory", needs=needs(READ)),
-    Route("POST", "/open/game/recordmemory", "game_record_memory", needs=needs(READ, WRITE, SEND)),
+    Route("POST", "/open/game/memory", "game_memory", needs=needs(*READ)),
+    Route("POST", "/open/game/recordmemory", "game_record_memory", needs=needs(*APPEND_TURN, SEND)),
     # Scoped memory bank (docs/api.md §3).
-    Route("POST", "/v1/memories", "bank_create", needs=needs(READ, WRITE, INDEX, EMBED)),
-    Route("GET", "/v1/memories/{id}", "bank_get", needs=needs(READ)),
-    Route("GET", "/v1/memories/{id}/revisions", "bank_get", needs=needs(READ)),
-    Route("PATCH", "/v1/memories/{id}", "bank_patch", needs=needs(READ, WRITE, INDEX, EMBED)),
-    Route("DELETE", "/v1/memories/{id}", "bank_delete", needs=needs(READ, WRITE, INDEX, SEND)),
+    # The tenant's retention read, the fact put (with its parts).
+    Route("POST", "/v1/memories", "bank_create", needs=needs(GET, PUT, INDEX, EMBED)),
+    Route("GET", "/v1/memories/{id}", "bank_get", needs=needs(GET, BATCH_GET)),
+    Route("GET", "/v1/memories/{id}/revisions", "bank_get", needs=needs(GET, BATCH_GET)),
+    # A key fact of a memory extracted from dialogue, corrected or retired with history.
+    Route("GET", "/v1/memories/{id}/keyFacts", "bank_get", needs=needs(GET, BATCH_GET)),
+    Route("PATCH", "/v1/memories/{id}", "bank_patch", needs=BANK_PATCH),
+    Route("PATCH", "/v1/memories/{id}/keyFacts/{index}", "bank_patch", needs=BANK_PATCH),
+    Route("DELETE", "/v1/memories/{id}", "bank_delete", needs=needs(*REMOVE_MEMORY, INDEX, SEND)),
     Route("POST", "/v1/memories/retrieve", "bank_retrieve", needs=BANK_RETRIEVE),
     Route("POST", "/v1/memories:retrieve", "bank_retrieve", rest_api=False, needs=BANK_RETRIEVE),
     Route("POST", "/v1/memories/generate", "bank_generate", needs=BANK_GENERATE),
@@ -81,18 +118,22 @@ ROUTES: tuple[Route, ...] = (
     Route("POST", "/v1/chat/completions", "chat_completions", needs=CHAT),
     # OpenAI's model list, for front-ends that pick a model before they chat: settings only.
     Route("GET", "/v1/models", "chat_models", needs=needs()),
-    Route("DELETE", "/v1/users/{userid}/memory", "forget_user", needs=needs(READ, WRITE, INDEX, SEND)),
+    # The user's facts and chat session deleted now, and again behind their queued exchanges.
+    Route(
+        "DELETE", "/v1/users/{userid}/memory", "forget_user", needs=needs(*READ, *REMOVE_MEMORY, INDEX, SEND)
+    ),
     # The memory inspector (docs/inspector.md): read-only views of the key's data, a delete
     # preview and a forced extraction (a queue send). The queue view reads nothing of SQS (only
     # the worker may receive from a queue): it answers that the jobs are not listable there.
-    Route("GET", "/v1/inspect/threads", "inspect_threads", needs=needs(READ)),
-    Route("GET", "/v1/inspect/session", "inspect_session", needs=needs(READ)),
-    Route("GET", "/v1/inspect/memories", "inspect_memories", needs=needs(READ)),
-    Route("GET", "/v1/inspect/queue", "inspect_queue", needs=needs(READ)),
-    Route("GET", "/v1/inspect/delete-preview", "inspect_delete_preview", needs=needs(READ)),
-    Route("POST", "/v1/inspect/extract", "inspect_extract", needs=needs(READ, SEND)),
+    # Threads are listings (keys-only index pages, then the records by key).
+    Route("GET", "/v1/inspect/threads", "inspect_threads", needs=needs(QUERY, BATCH_GET)),
+    Route("GET", "/v1/inspect/session", "inspect_session", needs=needs(*READ)),
+    Route("GET", "/v1/inspect/memories", "inspect_memories", needs=needs(*READ)),
+    Route("GET", "/v1/inspect/queue", "inspect_queue", needs=needs(Need.ENGINE_CONFIG)),
+    Route("GET", "/v1/inspect/delete-preview", "inspect_delete_preview", needs=needs(*READ)),
+    Route("POST", "/v1/inspect/extract", "inspect_extract", needs=needs(*READ, SEND)),
     # Export (docs/export.md): a page of the key's records per call, read from the table only.
-    Route("GET", "/v1/export", "export", needs=needs(READ)),
+    Route("GET", "/v1/export", "export", needs=needs(*READ)),
 )
 
 # What API Gateway REST serves: every route but the spellings it cannot hold.

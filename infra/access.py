@@ -12,7 +12,26 @@ from collections.abc import Iterable, Mapping
 
 from functions.routes import ENGINE_NEEDS, ROUTES, Need, Route
 
-__all__ = ["ENGINE_NEEDS", "FUNCTION_NEEDS", "MissingNeeds", "Need", "function_needs", "uses_engine"]
+__all__ = [
+    "ENGINE_NEEDS",
+    "FUNCTION_NEEDS",
+    "TABLE_ACTIONS",
+    "MissingNeeds",
+    "Need",
+    "function_needs",
+    "uses_engine",
+]
+
+# Each table need is one DynamoDB action (infra/data.py groups them into statements).
+TABLE_ACTIONS: Mapping[Need, str] = {
+    Need.TABLE_GET: "dynamodb:GetItem",
+    Need.TABLE_QUERY: "dynamodb:Query",
+    Need.TABLE_BATCH_GET: "dynamodb:BatchGetItem",
+    Need.TABLE_PUT: "dynamodb:PutItem",
+    Need.TABLE_UPDATE: "dynamodb:UpdateItem",
+    Need.TABLE_DELETE: "dynamodb:DeleteItem",
+    Need.TABLE_BATCH_WRITE: "dynamodb:BatchWriteItem",
+}
 
 # Functions that are not routes.
 OTHER_FUNCTION_NEEDS: Mapping[str, frozenset[Need]] = {
@@ -36,8 +55,9 @@ def function_needs(routes: Iterable[Route] = ROUTES) -> dict[str, frozenset[Need
         if route.needs is None:
             raise MissingNeeds(
                 f"Route {route.method} {route.path} ({route.function}) declares no needs: add "
-                "needs=needs(...) in functions/routes.py with what it may touch (READ, WRITE, SEND, "
-                "SEARCH, INDEX, EMBED, EXTRACT; needs() for nothing)."
+                "needs=needs(...) in functions/routes.py with what it may touch (GET, QUERY, "
+                "BATCH_GET, PUT, UPDATE, DELETE, BATCH_WRITE, SEND, SEARCH, INDEX, EMBED, EXTRACT; "
+                "needs() for nothing)."
             )
         if found.setdefault(route.function, route.needs) != route.needs:
             raise MissingNeeds(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from aws_cdk import RemovalPolicy
@@ -20,13 +21,9 @@ PROJECTIONS = {
 }
 
 READ_ACTIONS = ("dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query")
-WRITE_ACTIONS = (
-    "dynamodb:PutItem",
-    "dynamodb:UpdateItem",
-    "dynamodb:DeleteItem",
-    "dynamodb:BatchWriteItem",
-    "dynamodb:ConditionCheckItem",  # TransactWriteItems is authorised per item action
-)
+# TransactWriteItems is authorized per item action (Put, Update, Delete); the store never sends a
+# ConditionCheck, so no role holds ConditionCheckItem.
+WRITE_ACTIONS = ("dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:BatchWriteItem")
 
 
 class Data(Construct):
@@ -89,10 +86,24 @@ class Data(Construct):
         table_arn = self.table.table_arn
         return [table_arn, *(f"{table_arn}/index/{name}" for name in self.index_names)]
 
-    def grant_read(self, grantee: iam.IGrantable) -> None:
-        grantee.grant_principal.add_to_principal_policy(
-            iam.PolicyStatement(actions=list(READ_ACTIONS), resources=self._arns())
-        )
+    def grant(self, grantee: iam.IGrantable, actions: Iterable[str]) -> None:
+        """The table actions named, no others: reads in one statement (a Query on the table and
+        each of its indexes; GetItem and BatchGetItem on the table), writes in another."""
+        wanted = set(actions)
+        reads = [action for action in READ_ACTIONS if action in wanted]
+        writes = [action for action in WRITE_ACTIONS if action in wanted]
+        if wanted - set(reads) - set(writes):
+            raise ValueError(f"not a table action of this stack: {sorted(wanted - set(reads) - set(writes))}")
+        table_arn = self.table.table_arn
+        if reads:
+            resources = self._arns() if "dynamodb:Query" in reads else [table_arn]
+            grantee.grant_principal.add_to_principal_policy(
+                iam.PolicyStatement(actions=reads, resources=resources)
+            )
+        if writes:
+            grantee.grant_principal.add_to_principal_policy(
+                iam.PolicyStatement(actions=writes, resources=[table_arn])
+            )
 
     def grant_buffer_scan(self, grantee: iam.IGrantable) -> None:
         """Scan of the buffered-turns index only (gsi1, sparse): what the worker's sweep reads."""
@@ -100,11 +111,6 @@ class Data(Construct):
 
         grantee.grant_principal.add_to_principal_policy(
             iam.PolicyStatement(actions=["dynamodb:Scan"], resources=[f"{self.table.table_arn}/index/{GSI1}"])
-        )
-
-    def grant_write(self, grantee: iam.IGrantable) -> None:
-        grantee.grant_principal.add_to_principal_policy(
-            iam.PolicyStatement(actions=list(WRITE_ACTIONS), resources=[self.table.table_arn])
         )
 
     def grant_key_lookup(self, grantee: iam.IGrantable) -> None:

@@ -16,7 +16,7 @@ from aws_cdk import custom_resources as cr
 from constructs import Construct
 
 from functions.routes import REST_ROUTES, WORKERS, Route
-from infra.access import MissingNeeds, Need, function_needs, uses_engine
+from infra.access import TABLE_ACTIONS, MissingNeeds, Need, function_needs, uses_engine
 from infra.api import Api
 from infra.config import StackConfig
 from infra.data import Data
@@ -159,11 +159,12 @@ class MemoryEngineStack(Stack):
     def _grant(self, function: lambda_.Function, needs: frozenset[Need]) -> None:
         role = function.role
         assert role is not None  # every function is made with its own role
+        table = sorted(TABLE_ACTIONS[need] for need in needs if need in TABLE_ACTIONS)
+        if table:
+            self.data.grant(role, table)
         grants: dict[Need, Callable[[iam.IRole], object]] = {
-            Need.TABLE_READ: self.data.grant_read,
-            Need.TABLE_WRITE: self.data.grant_write,
             Need.KEYS_READ: self.data.grant_key_lookup,
-            Need.QUEUE_SEND: self.queues[EXTRACTION_WORKER].queue.grant_send_messages,
+            Need.QUEUE_SEND: self.queues[EXTRACTION_WORKER].grant_send,
             Need.INDEX_READ: self.search.grant_read,
             Need.INDEX_WRITE: self.search.grant_write,
             Need.INDEX_ADMIN: self.search.grant_admin,

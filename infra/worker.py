@@ -17,6 +17,7 @@ from __future__ import annotations
 from aws_cdk import Duration, RemovalPolicy
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
+from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_event_sources as sources
 from aws_cdk import aws_sqs as sqs
@@ -71,7 +72,13 @@ class Worker(Construct):
                 max_concurrency=self._config.worker_concurrency,
             )
         )
-        self.dead_letters.grant_send_messages(function)
+        # SendMessage alone (CDK's grant_send_messages adds the URL and attribute lookups, which
+        # the worker never makes: it is told the dead-letter queue's URL).
+        _grant_send(self.dead_letters, function)
+
+    def grant_send(self, grantee: iam.IGrantable) -> None:
+        """SendMessage to the queue, nothing else (jobs are sent to the URL the function is told)."""
+        _grant_send(self.queue, grantee)
 
     def sweep(self, function: lambda_.Function) -> events.Rule:
         """Invoke the function with the sweep event on a schedule."""
@@ -89,3 +96,9 @@ class Worker(Construct):
                 )
             ],
         )
+
+
+def _grant_send(queue: sqs.Queue, grantee: iam.IGrantable) -> None:
+    grantee.grant_principal.add_to_principal_policy(
+        iam.PolicyStatement(actions=["sqs:SendMessage"], resources=[queue.queue_arn])
+    )

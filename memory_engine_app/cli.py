@@ -154,6 +154,7 @@ def create_index(recreate: bool) -> int:
     """Create the OpenSearch index; never done by a function at run time."""
     from memory_engine.adapters.aws.opensearch_index import OpenSearchIndex
     from memory_engine.composition import wiring
+    from memory_engine.errors import Unavailable
     from memory_engine.settings import get_settings
 
     settings = get_settings()
@@ -166,7 +167,11 @@ def create_index(recreate: bool) -> int:
         )
         return 2
     index = wiring.build_index(settings)  # INDEXES["opensearch"]: no store needed
-    assert isinstance(index, OpenSearchIndex), type(index)
+    if not isinstance(index, OpenSearchIndex):
+        raise Unavailable(
+            f"the OpenSearch choice built a {type(index).__name__}, not the "
+            "OpenSearch index; check that nothing replaced INDEXES['opensearch'] (a plug-in, a test)."
+        )
     created = index.create_index(recreate=recreate)
     state = "created" if created else "already exists (kept; --recreate drops it)"
     print(f"OpenSearch index {index.index!r} at {index.url}: {state}", file=sys.stderr)

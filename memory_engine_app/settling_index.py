@@ -21,7 +21,7 @@ from threading import Lock
 from typing import Any
 
 from memory_engine.errors import InvalidInput
-from memory_engine.ports import DocKind, IndexDocument, IndexHit, SearchIndex
+from memory_engine.ports import DocKind, IndexDocument, IndexHit, Period, SearchIndex
 
 
 class SettlingIndex(SearchIndex):
@@ -93,9 +93,10 @@ class SettlingIndex(SearchIndex):
         text: str,
         vector: Sequence[float],
         k: Mapping[DocKind, int],
+        said: Period | None = None,
     ) -> dict[DocKind, list[IndexHit]]:
         self._apply()
-        return self.inner.search_kinds(tenant, threads, text, vector, k)
+        return self.inner.search_kinds(tenant, threads, text, vector, k, said)
 
     def clear(self, tenant: str | None = None) -> None:
         with self._lock:

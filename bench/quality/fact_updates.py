@@ -37,7 +37,7 @@ from bench.quality.locomo.data import Conversation, Question, load
 from bench.quality.locomo.engine_run import CachingEmbedder, ask, build_engine, cache_name, expand, ingest
 from bench.quality.locomo.metrics import recall_at
 from bench.quality.tables import FACT_UPDATES_HEADER
-from memory_engine.ports import Embedder
+from memory_engine.ports import Embedder, Extractor
 from memory_engine.retrieval.config import RetrievalConfig
 from memory_engine.usecases import retrieve_time, supersede
 
@@ -133,10 +133,11 @@ def _run(
     embedder: Embedder,
     extract_all: bool,
     supersession: bool,
+    extractor: Extractor | None = None,
 ) -> list[Asked]:
     asked: list[Asked] = []
     with tempfile.TemporaryDirectory(prefix="fact-updates-") as workdir, _supersession(supersession):
-        engine = build_engine(Path(workdir), embedder, RetrievalConfig())
+        engine = build_engine(Path(workdir), embedder, RetrievalConfig(), extractor)
         for conversation in conversations:
             ingest(engine, conversation, extract_all, lambda: None)
         for conversation in conversations:

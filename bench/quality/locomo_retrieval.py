@@ -41,8 +41,9 @@ from bench.quality.locomo.metrics import QuestionScore, Summary, by_category, sc
 from bench.quality.locomo.plot import draw
 from bench.quality.locomo.report import record, table, write_json, write_run
 from bench.quality.locomo.tokens import BUDGETS, count_tokens, tokenizer_name, within_budget
-from bench.quality.locomo.variants import DEFAULT_NAME, FORMING_VARIANTS, VARIANTS, ingestion_key
+from bench.quality.locomo.variants import DEFAULT_NAME, build, forming_variants, ingestion_key
 from memory_engine.ports import Embedder
+from memory_engine.retrieval.config import for_embedder
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"
 CACHE = Path(__file__).resolve().parents[1] / ".cache"
@@ -73,9 +74,10 @@ def main(argv: Sequence[str] | None = None, embedder: Embedder | None = None) ->
         baseline = cached if name == "minilm" else CachingEmbedder(_minilm(), CACHE / "embeddings-minilm.pkl")
     else:
         cached = baseline = CachingEmbedder(embedder)
-    variants = VARIANTS if args.ablations else VARIANTS[:1]
+    every = build(for_embedder(_profile(args)))
+    variants = every if args.ablations else every[:1]
     if args.shared_only:  # the rows that need no ingestion of their own
-        variants = tuple(v for v in variants if ingestion_key(v) == ingestion_key(VARIANTS[0]))
+        variants = tuple(v for v in variants if ingestion_key(v) == ingestion_key(every[0]))
     started = time.perf_counter()
 
     scores: dict[str, list[QuestionScore]] = {}
@@ -124,6 +126,11 @@ def main(argv: Sequence[str] | None = None, embedder: Embedder | None = None) ->
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=default_data(), help="a file in LoCoMo's format")
+    parser.add_argument(
+        "--profile",
+        default=None,
+        help="rank with this embedder's retrieval profile (default: the configured embedder's)",
+    )
     parser.add_argument("--out", type=Path, default=None, help="per-question rankings of the default engine")
     parser.add_argument("--results", type=Path, default=RESULTS / "locomo_retrieval.json")
     parser.add_argument("--plot", type=Path, default=RESULTS / "locomo_retrieval.png")
@@ -162,7 +169,7 @@ def _forming(
         embedder or _default_embedder()[1], None if embedder else CACHE / f"embeddings-{name}.pkl"
     )
     started = time.perf_counter()
-    variants = FORMING_VARIANTS
+    variants = forming_variants(build(for_embedder(_profile(args))))
     systems = forming.run(
         conversations, cached, variants, lambda total, desc: _progress(total, desc, args.quiet)
     )
@@ -179,6 +186,12 @@ def _forming(
     )
     write_json(results, {**meta, **payload})
     return {"systems": systems}
+
+
+def _profile(args: argparse.Namespace) -> str:
+    """Whose retrieval profile the engine ranks with (`retrieval.config.PROFILES`): --profile, else
+    the configured embedder's (MEMORY_ENGINE_EMBEDDER, set by --embedder)."""
+    return str(args.profile or os.environ.get("MEMORY_ENGINE_EMBEDDER") or "e5")
 
 
 def _minilm() -> Embedder:
@@ -294,6 +307,7 @@ def _meta(args: argparse.Namespace, conversations: Sequence[Conversation], secon
         "benchmark": "locomo_retrieval",
         "data": args.data.name,
         "conversations": [c.sample_id for c in conversations],
+        "profile": _profile(args),  # whose retrieval profile the engine ranked with
         "turns": sum(len(c.turns) for c in conversations),
         "questions": sum(len(c.questions) for c in conversations),
         "headline": "mean over questions of categories 1-4; category 5 reported apart",

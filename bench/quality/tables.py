@@ -194,6 +194,36 @@ FACT_UPDATES_HEADER = [
 ]
 
 
+FACT_UPDATES_LLM_HEADER = [FACT_UPDATES_HEADER[0], "extractor", *FACT_UPDATES_HEADER[1:]]
+
+
+def fact_updates_llm_cells(row: dict[str, Any]) -> list[Any]:
+    return [
+        row["set"],
+        row["extractor"],
+        row["state"],
+        row["variant"],
+        row["current"]["recall_5"],
+        row["earlier"]["recall_5"],
+        row["when"]["recall_5"],
+        row["recall_10"],
+        row["latest_first"],
+    ]
+
+
+def fact_updates_llm(result: dict[str, Any]) -> list[str]:
+    """The fact-update set per extractor (built-in, the LLM one on a local model), same conversations."""
+    meta = result["meta"]
+    counts = ", ".join(f"{language} {count}" for language, count in meta["questions"].items())
+    about = (
+        f"Conversations: {', '.join(meta['conversations'])} (each in both languages); questions: {counts};"
+        f" model: {meta['model']} ({meta['structured_output']}); {meta['llm_calls']} model calls, "
+        f"{meta['fell_back']} batches given up and extracted by the built-in extractor."
+    )
+    rows = [fact_updates_llm_cells(row) for row in result["rows"]]
+    return [about, "", *table(FACT_UPDATES_LLM_HEADER, rows)]
+
+
 def fact_updates(result: dict[str, Any]) -> list[str]:
     """Per set, state and variant: Recall@5 per kind of question, Recall@10 over all, latest first."""
     header = FACT_UPDATES_HEADER

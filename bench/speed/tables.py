@@ -277,3 +277,41 @@ def inspector_pages(result: dict[str, Any]) -> list[str]:
                     [size, label, calls, f"{found['items_read']:,}", f"{found['answer_bytes'] / 1024:,.1f}"]
                 )
     return table(["tenant", "page", "DynamoDB calls", "items read", "answer KB"], rows)
+
+
+EXPORT_HEADER = [
+    "memories (+ facts)",
+    "records",
+    "file MB",
+    "export rec/s",
+    "export RSS MB",
+    "page p50 / p95 ms",
+    "page KB",
+    "import rec/s",
+    "import RSS MB",
+]
+
+
+def export_cells(row: dict[str, Any]) -> list[Any]:
+    return [
+        f"{row['memories']:,} (+ {row['facts']:,})",
+        f"{row['records']:,}",
+        round(row["file_bytes"] / 1e6, 1),
+        f"{row['export_records_per_s']:,}",
+        row["export_rss_mb"],
+        f"{row['page_p50_ms']} / {row['page_p95_ms']}",
+        row["page_kb_median"],
+        f"{row['import_records_per_s']:,}",
+        row["import_rss_mb"],
+    ]
+
+
+def export_throughput(result: dict[str, Any]) -> list[str]:
+    """Export, its pages and import per tenant size (medians of the runs)."""
+    runs = result["rows"][0]["runs"] if result["rows"] else 0
+    return [
+        f"Median of {runs} runs per size; import with a hash embedder (the target's model adds its own"
+        " embedding time per memory and turn).",
+        "",
+        *table(EXPORT_HEADER, [export_cells(row) for row in result["rows"]]),
+    ]

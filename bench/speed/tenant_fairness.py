@@ -3,7 +3,11 @@ in time, and does any job run twice? (issue 42 §1: another tenant's 20 short tu
 become a memory beside a heavy one, retrieves stalled up to 17 s, and a heavy job ran in two
 worker slots at once.)
 
-    python -m bench.speed.tenant_fairness [--runs 2] [--chars 100000] [--probes 20]
+    python -m bench.speed.tenant_fairness [--runs 5] [--chars 100000] [--probes 20] [--baseline DIR]
+
+With `--baseline DIR` (a checkout of the code before a change, run with this checkout's Python
+environment) each run starts that checkout's server right after this one's, so both meet the
+same load on a shared host; its figures are saved beside (`baseline`).
 
 Each run starts the real local server (`memory-engine serve`, e5 on ONNX Runtime, the built-in
 extractor, the shipped settings) on a fresh data folder, its log kept:
@@ -77,15 +81,15 @@ class Watch:
 
 
 @contextmanager
-def serving(log_path: Path) -> Iterator[Server]:
-    """The local server on a fresh data folder, its log written to `log_path`."""
+def serving(log_path: Path, root: Path) -> Iterator[Server]:
+    """The local server of the checkout at `root` on a fresh data folder, its log written to `log_path`."""
     with tempfile.TemporaryDirectory(prefix="tenant-fairness-") as folder:
         data_dir, port = Path(folder), _free_port()
-        env = _env(ROOT, data_dir, port)
+        env = _env(root, data_dir, port)
         made = subprocess.run(
             [sys.executable, "-m", "memory_engine_app.cli", "keys", "create", "--tenant", "light"],
             env=env,
-            cwd=ROOT,
+            cwd=root,  # `-m` puts the working folder first on the path: that checkout's own code
             capture_output=True,
             text=True,
             check=True,
@@ -95,12 +99,12 @@ def serving(log_path: Path) -> Iterator[Server]:
             process = subprocess.Popen(
                 [sys.executable, "-m", "memory_engine_app.server"],
                 env=env,
-                cwd=ROOT,
+                cwd=root,
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 text=True,
             )
-            running = Server(ROOT, data_dir, port, process, light_key)
+            running = Server(root, data_dir, port, process, light_key)
             try:
                 wait_until_healthy(running, process, "the server")
                 call(running, "POST", "/v1/engine/embed/", {"text": "warm up"}, KEY, 300)
@@ -174,8 +178,10 @@ def probes(target: Server, key: str, thread: str, count: int, timeout: float) ->
     return taken
 
 
-def one_run(chars: int, probe_count: int, wait: float, timeout: float, log_path: Path) -> dict[str, Any]:
-    with serving(log_path) as target:
+def one_run(
+    chars: int, probe_count: int, wait: float, timeout: float, log_path: Path, root: Path = ROOT
+) -> dict[str, Any]:
+    with serving(log_path, root) as target:
         light = target.other_key
         watch, done = Watch(), threading.Event()
         watcher = threading.Thread(target=watch_queue, args=(target.data_dir, watch, done), daemon=True)
@@ -244,24 +250,7 @@ def _median(rows: list[dict[str, Any]], name: str) -> Any:
     return round(statistics.median(values), 3) if values else None
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=2)
-    parser.add_argument("--chars", type=int, default=100_000, help="characters of each long query and answer")
-    parser.add_argument("--probes", type=int, default=20, help="B's retrieves idle, and after its memory")
-    parser.add_argument("--wait", type=float, default=120.0, help="longest wait for B's memory (s)")
-    parser.add_argument("--client-timeout", type=float, default=30.0)
-    parser.add_argument("--out", type=Path, default=None)
-    args = parser.parse_args()
-    rows = []
-    with tempfile.TemporaryDirectory(prefix="tenant-fairness-logs-") as logs:
-        for run in range(args.runs):
-            row = {
-                "run": run + 1,
-                **one_run(args.chars, args.probes, args.wait, args.client_timeout, Path(logs) / f"{run}.log"),
-            }
-            rows.append(row)
-            print(json.dumps(row), file=sys.stderr, flush=True)
+def _summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     fields = [
         "idle_time_to_memory_s",
         "busy_time_to_memory_s",
@@ -281,7 +270,49 @@ def main() -> None:
         and ratio <= TARGET_P95_RATIO
         and summary["jobs_run_twice"] == 0
     )
-    print_table(["figure", "median"], [[name, summary[name]] for name in summary])
+    return summary
+
+
+def _commit(root: Path) -> str:
+    done = subprocess.run(
+        ["git", "-C", str(root), "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False
+    )
+    return done.stdout.strip() or "unknown"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--chars", type=int, default=100_000, help="characters of each long query and answer")
+    parser.add_argument("--probes", type=int, default=20, help="B's retrieves idle, and after its memory")
+    parser.add_argument("--wait", type=float, default=120.0, help="longest wait for B's memory (s)")
+    parser.add_argument("--client-timeout", type=float, default=30.0)
+    parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        default=None,
+        help="another checkout (the code before a change), run in turn with this one on the same host",
+    )
+    args = parser.parse_args()
+    roots = {"this checkout": ROOT, **({"baseline": args.baseline.resolve()} if args.baseline else {})}
+    rows: dict[str, list[dict[str, Any]]] = {name: [] for name in roots}
+    with tempfile.TemporaryDirectory(prefix="tenant-fairness-logs-") as logs:
+        for run in range(args.runs):
+            for name, root in roots.items():  # in turn: both meet the same load
+                log = Path(logs) / f"{name}-{run}.log"
+                row = {
+                    "run": run + 1,
+                    **one_run(args.chars, args.probes, args.wait, args.client_timeout, log, root),
+                }
+                rows[name].append(row)
+                print(json.dumps({"checkout": name, **row}), file=sys.stderr, flush=True)
+    summary = _summary(rows["this checkout"])
+    baseline = _summary(rows["baseline"]) if "baseline" in rows else None
+    print_table(
+        ["figure", "median", *(["baseline median"] if baseline else [])],
+        [[name, summary[name], *([baseline[name]] if baseline else [])] for name in summary],
+    )
     save(
         "tenant_fairness",
         {
@@ -298,7 +329,18 @@ def main() -> None:
                 "a failed retrieve counts as the client timeout"
             ),
             "summary": summary,
-            "runs": rows,
+            "runs": rows["this checkout"],
+            **(
+                {
+                    "baseline": {
+                        "commit": _commit(args.baseline),
+                        "summary": baseline,
+                        "runs": rows["baseline"],
+                    }
+                }
+                if baseline and args.baseline
+                else {}
+            ),
         },
         args.out,
     )

@@ -3,8 +3,9 @@ the CLI bootstraps and rebuilds the OpenSearch index from DynamoDB."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pydantic import ValidationError
@@ -20,6 +21,7 @@ from memory_engine.adapters.local.usage_plan import NoUsagePlan
 from memory_engine.composition import key_wiring, wiring
 from memory_engine.embedding import BoundedEmbedder
 from memory_engine.engine import Engine
+from memory_engine.errors import Unavailable
 from memory_engine.settings import KeySettings, Settings, reset_settings
 from memory_engine_app import cli
 from tests.contract.builders import append_turns, make_memory, make_session
@@ -250,6 +252,51 @@ def test_create_index_creates_the_mapping_once(
 
     assert [r.method for r in cluster.requests] == ["HEAD", "PUT"]
     assert "created" in capsys.readouterr().err
+
+
+def test_create_index_given_an_index_that_is_not_opensearch_fails_with_a_message_not_an_assert(
+    env: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given the OpenSearch choice, but a factory map that builds some other index
+    configured(env, **AWS, MEMORY_ENGINE_OPENSEARCH_URL="https://search.example.com")
+    env.setattr(wiring, "build_index", lambda s, store=None: LocalSearchIndex())
+
+    # When the index is to be created / Then the command fails naming what it got, under -O too
+    assert cli.main(["create-index"]) == 1
+    assert "built a LocalSearchIndex, not the OpenSearch index" in capsys.readouterr().err
+
+
+def test_bootstrapping_the_index_builds_the_index_alone_not_the_engine(env: pytest.MonkeyPatch) -> None:
+    # Given the OpenSearch choice, and an engine whose store, model and LLM must not be built
+    configured(env, **AWS, MEMORY_ENGINE_OPENSEARCH_URL="https://search.example.com")
+    cluster = StubCluster()
+    env.setattr(
+        wiring,
+        "build_index",
+        lambda s, store=None: OpenSearchIndex(s.opensearch_url, client=cluster.client()),
+    )
+    for builder in ("assemble", "build_store", "build_queue", "build_embedder", "build_extractor"):
+        env.setattr(wiring, builder, _never(builder))
+
+    # When the deploy-time custom resource bootstraps the index
+    wiring.bootstrap_index()
+
+    # Then the index was created with no engine built
+    assert [r.method for r in cluster.requests] == ["HEAD", "PUT"]
+
+
+def test_bootstrapping_an_index_that_needs_no_creation_names_the_setting(env: pytest.MonkeyPatch) -> None:
+    configured(env, **AWS, MEMORY_ENGINE_INDEX="memory")
+
+    with pytest.raises(Unavailable, match="MEMORY_ENGINE_INDEX=memory"):
+        wiring.bootstrap_index()
+
+
+def _never(name: str) -> Callable[..., Any]:
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError(f"bootstrap_index built {name}")
+
+    return refuse
 
 
 def test_a_bad_configuration_makes_the_cli_exit_with_the_message(

@@ -150,3 +150,36 @@ def test_gemma_never_imports_torch() -> None:
 
     # Then neither torch nor transformers was ever loaded
     assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_an_emoji_heavy_text_is_embedded_from_no_more_tokens_than_its_characters() -> None:
+    # Given texts at the engine's character cap in scripts Gemma's tokenizer spends most on
+    from memory_engine.adapters.local.gemma import MAX_TOKENS, GemmaEncoder
+    from memory_engine.embedding import capped
+
+    encoder = GemmaEncoder(MODEL_DIR)
+    heavy = capped("🧑🏽‍🚀🫶🏾𓀀𓂀ꙮ" * 2_000, Settings().embed_max_chars)
+    uncut = encoder.tokenizer.encode(heavy, add_special_tokens=False).ids
+    assert len(uncut) > len(heavy)  # the tokenizer's own count: past one token per character
+
+    # When they are tokenized for the model
+    for mode in ("query", "passage"):
+        (ids,) = encoder.token_ids([heavy], mode)  # type: ignore[arg-type]
+        (short,) = encoder.token_ids([heavy[:40]], mode)  # type: ignore[arg-type]
+        prompt = len(encoder.tokenizer.encode(encoder.prompts[mode], add_special_tokens=False).ids)
+
+        # Then no text costs more tokens than characters, nor more than the model's context
+        assert len(ids) <= min(MAX_TOKENS, prompt + len(heavy))
+        assert len(short) <= prompt + 40
+
+
+def test_ordinary_text_keeps_every_token() -> None:
+    from memory_engine.adapters.local.gemma import GemmaEncoder
+
+    encoder = GemmaEncoder(MODEL_DIR)
+    text = "Caroline went to the support group on 7 May 2023 and felt accepted. 지훈이는 부산에 갔어. " * 20
+
+    (ids,) = encoder.token_ids([text], "passage")
+
+    full = encoder.tokenizer.encode(encoder.prompts["passage"] + text.strip(), add_special_tokens=False).ids
+    assert ids == full

@@ -18,14 +18,14 @@ import tempfile
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, cast
 
 import pytest
 
 from memory_engine.errors import InvalidInput
-from memory_engine.ports import EventuallyConsistent, IndexDocument, IndexHit, SearchIndex
+from memory_engine.ports import EventuallyConsistent, IndexDocument, IndexHit, Period, SearchIndex
 from memory_engine.retrieval.timeline import Window
 from memory_engine_app.settling_index import SettlingIndex
 
@@ -507,6 +507,89 @@ def test_an_event_time_window_keeps_the_hits_said_inside_it(
     assert kept(Window(as_of=april)) == ["busan:0"]
     assert kept(Window(since=april)) == ["seoul:0"]
     assert kept(Window(since=march, until=may)) == ["busan:0", "seoul:0"]
+
+
+def _a_year_of_days(tenant: str, kind: str) -> list[IndexDocument]:
+    """200 documents said a day apart from 1 January 2026; the three of 10-12 April are the
+    farthest from the query by meaning and the weakest by words, so a filter applied after the
+    top k would find none of them."""
+    start, docs = datetime(2026, 1, 1, tzinfo=UTC), []
+    for day in range(200):
+        said = start + timedelta(days=day)
+        inside = 99 <= day <= 101
+        text = "hiking trip with my sister in the hills" if inside else "hiking hiking trip"
+        vector = _mix(_axis(0), _axis(1), 0.8 if inside else 0.05 + day / 10_000)
+        doc_id = f"day-{day:03d}"
+        if kind == "memory":
+            doc = _doc(tenant, doc_id, text, vector)
+        else:
+            doc = _turn_doc(tenant, f"{doc_id}:0", doc_id, text, vector)
+        docs.append(doc.model_copy(update={"occurred_at": said}))
+    return docs
+
+
+@pytest.mark.parametrize("kind", ["memory", "turn"])
+@pytest.mark.parametrize("by", ["meaning", "words", "both"])
+def test_an_event_time_range_is_searched_within_so_a_narrow_one_still_fills_k(
+    index: SearchIndex, tenant: str, kind: str, by: str
+) -> None:
+    # Given 200 documents a day apart, three of them said 10-12 April (issue #45)
+    docs = _a_year_of_days(tenant, kind)
+    index.upsert(docs)
+    april = Period(since=datetime(2026, 4, 10, tzinfo=UTC), until=datetime(2026, 4, 12, 23, 59, tzinfo=UTC))
+
+    # When three candidates are asked for within those days
+    text = "" if by == "meaning" else "hiking"
+    vector = [] if by == "words" else _axis(0)
+    hits = index.search(tenant, ["thread-1"], text, vector, k=3, kind=kind, said=april)  # type: ignore[arg-type]
+
+    # Then the index searched inside the range: exactly those three, each said inside it
+    assert sorted(hit.doc_id for hit in hits) == sorted(doc.doc_id for doc in docs[99:102])
+    assert all(april.holds(hit.occurred_at) for hit in hits)
+
+
+@pytest.mark.parametrize("kind", ["memory", "turn"])
+def test_a_document_is_found_by_a_range_holding_a_day_it_speaks_of(
+    index: SearchIndex, tenant: str, kind: str
+) -> None:
+    # Given "went hiking yesterday" said on 9 May (resolved at write: it speaks of 8 May), beside
+    # another hike said on 8 May itself and one said on 20 May
+    make = _doc if kind == "memory" else lambda t, i, x, v: _turn_doc(t, f"{i}:0", i, x, v)
+    may = [datetime(2026, 5, n, 10, tzinfo=UTC) for n in (9, 8, 20)]
+    docs = [
+        make(tenant, "yesterday", "went hiking yesterday", _axis(0)),
+        make(tenant, "same-day", "went hiking today", _axis(0)),
+        make(tenant, "later", "went hiking again", _axis(0)),
+    ]
+    spoken = [[datetime(2026, 5, 8, tzinfo=UTC)], [], []]
+    index.upsert(
+        [
+            doc.model_copy(update={"occurred_at": said, "spoken_of": days})
+            for doc, said, days in zip(docs, may, spoken, strict=True)
+        ]
+    )
+
+    # When searching 8 May only
+    eighth = Period(since=datetime(2026, 5, 8, tzinfo=UTC), until=datetime(2026, 5, 8, 23, 59, tzinfo=UTC))
+    hits = index.search(tenant, ["thread-1"], "hiking", _axis(0), k=5, kind=kind, said=eighth)  # type: ignore[arg-type]
+
+    # Then the hike said that day and the one speaking of it are found, the later one is not
+    assert sorted(hit.doc_id.split(":")[0] for hit in hits) == ["same-day", "yesterday"]
+
+
+def test_a_document_without_a_time_is_a_candidate_in_any_range(index: SearchIndex, tenant: str) -> None:
+    # Given a fact (no event time) beside a memory said in January
+    january = _doc(tenant, "january", "Mina hikes every weekend", _axis(0))
+    index.upsert([january.model_copy(update={"occurred_at": datetime(2026, 1, 5, tzinfo=UTC)})])
+    index.upsert([_doc(tenant, "fact", "Mina hikes with poles", _mix(_axis(0), _axis(1), 0.3))])
+
+    # When searching within May, with a start, an end, or both
+    may, june = datetime(2026, 5, 1, tzinfo=UTC), datetime(2026, 6, 1, tzinfo=UTC)
+    for period in (Period(since=may), Period(until=datetime(2025, 12, 1, tzinfo=UTC)), Period(may, june)):
+        hits = index.search(tenant, ["thread-1"], "hikes", _axis(0), k=5, said=period)
+
+        # Then the fact is found and the January memory is not
+        assert [hit.doc_id for hit in hits] == ["fact"], period
 
 
 def test_turn_documents_keep_their_own_lexical_statistics(index: SearchIndex, tenant: str) -> None:

@@ -183,6 +183,37 @@ def test_a_memorys_life_reads_back_whole_and_changes_with_an_update(store: Store
     assert updated is not None and updated.life == retired
 
 
+def test_an_update_given_the_life_it_read_is_refused_once_another_writer_changed_it(store: Store) -> None:
+    # Given a stored memory that two writers read, each to mark one of its key facts replaced
+    append_turns(store, make_session(), "d1", "d2")
+    memory = make_memory("d1", "d2")
+    store.save_memory(memory)
+    read_by_both = store.get_memory(TENANT, memory.memory_id)
+    assert read_by_both is not None
+    later = datetime(2026, 5, 1, tzinfo=UTC)
+
+    def marked(index: int) -> MemoryLife:
+        fact = KeyFactLife(index=index, slot="residence", invalid_at=later, superseded_by=f"m{index}")
+        return read_by_both.life.model_copy(update={"key_facts": [fact]})
+
+    # When the first writer stores its mark over the life it read
+    first = read_by_both.model_copy(update={"life": marked(0)})
+    assert store.update_memory(first, expected_life=read_by_both.life) is True
+
+    # Then the second writer, holding the same stale read, is refused and nothing of it is written
+    second = read_by_both.model_copy(update={"life": marked(1)})
+    assert store.update_memory(second, expected_life=read_by_both.life) is False
+    stored = store.get_memory(TENANT, memory.memory_id)
+    assert stored is not None and stored.life == marked(0)
+    # And once it reads the memory again, its update over the fresh life is written
+    assert store.update_memory(second, expected_life=stored.life) is True
+    assert store.get_memory(TENANT, memory.memory_id) == second
+    # And a memory that is not stored is refused, not created
+    gone = make_memory("d9").model_copy(update={"memory_id": "m-absent"})
+    assert store.update_memory(gone, expected_life=gone.life) is False
+    assert store.get_memory(TENANT, "m-absent") is None
+
+
 def test_several_memories_read_back_at_once_by_id_missing_ones_left_out(store: Store) -> None:
     # Given two saved memories of the tenant
     append_turns(store, make_session(), "d1", "d2", "d3", "d4")

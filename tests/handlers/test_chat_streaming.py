@@ -5,7 +5,6 @@ remembered; a whole one always ends in [DONE]."""
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -145,10 +144,10 @@ def test_a_stream_trickling_past_the_deadline_ends_at_the_deadline_with_an_error
     upstream.script(Scripted(200, chunks * 4, chunk_delay_s=0.3))
     engine.chat = HttpChatUpstream(upstream.base_url, timeout_s=2, deadline_s=1)
     # When a streamed chat is sent (one buffered body, as behind API Gateway)
-    started = time.monotonic()
     answer = call("chat_completions", STREAMED)
-    # Then the body ends at the deadline with OpenAI's error event, and no [DONE]
-    assert time.monotonic() - started < 2.5
+    # Then the body ends at the deadline with OpenAI's error event, and no [DONE] (the whole answer
+    # takes 14 s: its end would be there had the deadline not cut it; no timed assert, the host
+    # may be loaded)
     sent = events(answer.text)
     assert "[DONE]" not in sent
     assert "within 1 s" in json.loads(sent[-1])["error"]["message"]

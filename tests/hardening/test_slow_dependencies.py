@@ -7,7 +7,6 @@ import http.client
 import json
 import socket
 import threading
-import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -112,13 +111,12 @@ def test_a_model_answering_past_the_deadline_is_a_502_at_the_deadline(
     slow_model.script(Scripted(200, chat_completion("too late"), delay_s=3))
     stack.engine.chat = HttpChatUpstream(slow_model.base_url, timeout_s=5, deadline_s=0.5)
     # When a chat is sent
-    started = time.monotonic()
     status, body = stack.call(
         "POST", "/v1/chat/completions", {"messages": [{"role": "user", "content": "hi"}]}
     )[::2]
-    # Then it is the OpenAI-shaped 502 once the deadline passed, not after the model's answer
+    # Then it is the OpenAI-shaped 502 once the deadline passed, not the model's late answer (a
+    # 200 had the call waited for it; no timed assert, the host may be loaded)
     assert status == 502 and body["error"]["type"] == "upstream_error"
-    assert time.monotonic() - started < 2.5
 
 
 def test_the_default_chat_timeout_is_far_below_two_minutes() -> None:

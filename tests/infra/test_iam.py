@@ -52,11 +52,33 @@ def test_retrieve_reads_the_table_and_cannot_write_it_or_queue_jobs(dev: dict[st
     assert not any(action.startswith("sqs:") for action in allowed)
 
 
-def test_consolidate_writes_the_table_and_queues_but_never_touches_the_index(dev: dict[str, Any]) -> None:
+def test_consolidate_appends_to_the_table_and_queues_but_never_deletes_or_touches_the_index(
+    dev: dict[str, Any],
+) -> None:
     allowed = actions_of(dev, "consolidate")
-    assert set(WRITE_ACTIONS) <= allowed
-    assert "sqs:SendMessage" in allowed
+    assert {"dynamodb:PutItem", "dynamodb:UpdateItem", "sqs:SendMessage"} <= allowed
+    assert not allowed & {"dynamodb:DeleteItem", "dynamodb:BatchWriteItem"}
     assert not any(action.startswith(("aoss:", "es:", "lambda:")) for action in allowed)
+
+
+@pytest.mark.parametrize("stack", ["dev", "prod"])
+def test_no_role_holds_a_table_or_queue_action_the_code_never_sends(
+    stack: str, request: pytest.FixtureRequest
+) -> None:
+    # The store sends no ConditionCheck; queues are sent to by the URL the function is told (the
+    # worker's role holds the lookups for Lambda's poller only, added by CDK's event source)
+    template = request.getfixturevalue(stack)
+    never = {"dynamodb:ConditionCheckItem", "sqs:GetQueueUrl", "sqs:GetQueueAttributes"}
+    for folder in cfn.functions_by_folder(template):
+        allowed = actions_of(template, folder)
+        assert "dynamodb:ConditionCheckItem" not in allowed, folder
+        if folder != "extraction_worker":
+            assert not allowed & never, folder
+
+
+def test_only_the_fork_may_batch_write(dev: dict[str, Any]) -> None:
+    writers = {f for f in cfn.functions_by_folder(dev) if "dynamodb:BatchWriteItem" in actions_of(dev, f)}
+    assert writers == {"fork"}
 
 
 def test_embed_only_invokes_the_embedder(dev: dict[str, Any]) -> None:

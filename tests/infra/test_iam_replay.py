@@ -24,6 +24,7 @@ from memory_engine.adapters.aws.dynamodb_table import DynamoTable
 from tests.fakes.aws import moto_aws
 from tests.infra import cfn
 from tests.infra.replay import scenario
+from tests.infra.replay import stack as replay_stack
 from tests.infra.replay.llm import llm_server
 from tests.infra.replay.policy import allowed
 from tests.infra.replay.scenario import NOT_REPLAYED, STEPS, Outcome, load
@@ -52,6 +53,7 @@ class Replay:
     keys: list[str | None]
     calls: list[Call]
     policies: dict[str, list[dict[str, Any]]]
+    dead_letters: list[dict[str, Any]]
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +66,8 @@ def replays(templates: dict[str, dict[str, Any]]) -> dict[str, Replay]:
                 folder: stack.statements(cfn.role_of(dict(stack.template), function_id))
                 for folder, function_id in stack.functions.items()
             }
-            found[variant] = Replay(steps, list(keys), list(stack.ledger.calls), policies)
+            dead = stack.dead_letters()
+            found[variant] = Replay(steps, list(keys), list(stack.ledger.calls), policies, dead)
     return found
 
 
@@ -86,6 +89,23 @@ def test_the_step_succeeds_under_the_functions_synthesized_role(
 ) -> None:
     outcome = outcomes[variant][0][position]
     assert outcome.succeeded, _report(outcome)
+
+
+@pytest.mark.parametrize("variant", REPLAYED)
+def test_only_the_job_that_fails_every_time_is_parked_in_the_dead_letter_queue(
+    variant: str, replays: dict[str, Replay]
+) -> None:
+    # Given the replay, in which the embedding model fails one session's text every time
+    # Then that session's job was retried, then parked with its error; no other job was
+    (parked,) = replays[variant].dead_letters
+    assert json.loads(parked["Body"])["session_uuid"] == scenario.FAILING_SESSION
+    assert "embedding" in parked["MessageAttributes"]["error"]["StringValue"].lower()
+    retried = [
+        call
+        for call in replays[variant].calls
+        if call.function == scenario.WORKER and call.authorization.action == "sqs:ChangeMessageVisibility"
+    ]
+    assert retried
 
 
 def test_every_function_of_the_stack_is_replayed_but_those_that_call_no_aws_api(
@@ -134,13 +154,27 @@ def test_a_code_path_needing_an_action_its_role_lacks_fails_the_replay(
         assert refused.authorization.resource.endswith(":table/memory-engine-replay")
 
 
+def test_a_send_over_plain_http_is_refused_by_the_queues_tls_only_policy(
+    dev: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given requests that say they came over plain HTTP (the role allows the send)
+    monkeypatch.setattr(replay_stack, "SECURE_TRANSPORT", "false")
+    for stack, _ in replayed_stack(dev):
+        # When a consolidate that queues an extraction is replayed
+        answer = stack.invoke("consolidate", load("consolidate_force_summary"))
+        # Then the queue's resource policy refused the send, and the caller was told
+        assert answer["statusCode"] == 503
+        refused = [call.authorization.action for call in stack.ledger.denied("consolidate")]
+        assert refused == ["sqs:SendMessage"]
+
+
 # Granted for what runs outside the function's code, so no replayed call asks for them: the
 # Lambda service writes the function's logs and its X-Ray segments; OpenSearch's requests are
 # replayed on their own, against each grant (tests/infra/test_opensearch_grants.py).
 NOT_CODE_CALLS = ("logs:", "xray:", "aoss:", "es:")
-# Grants no replayed path reaches yet, by variant (replay/unreached.json, which says why there
-# are so many): each is a gap in the replay or a grant to narrow, listed so that a new one fails
-# the test and a closed one must be struck off.
+# Grants no replayed path reaches, by variant, each with the reason the replay cannot reach it
+# (replay/unreached.json): listed so that a new one fails the test and a closed one must be struck
+# off.
 UNREACHED: dict[str, set[str]] = {
     variant: set(grants)
     for variant, grants in json.loads(

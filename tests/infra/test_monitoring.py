@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from tests.fakes.aws import REGION
 from tests.infra import cfn
+from tests.infra.replay.policy import Authorization, Principal, evaluate
+from tests.infra.replay.stack import ACCOUNT, ReplayStack
 
 
 def alarms(template: dict[str, Any]) -> list[dict[str, Any]]:
@@ -93,3 +96,33 @@ def test_the_stack_outputs_what_a_deployer_needs(dev: dict[str, Any]) -> None:
     assert outputs["TableName"] == f"<{table_id}>"
     assert outputs["SearchEndpoint"] == f"<{collection_id}.CollectionEndpoint>"
     assert outputs["ApiUrl"].startswith("https://")
+
+
+def test_an_alarm_of_this_account_may_publish_under_the_topics_and_the_keys_policies(
+    templates: dict[str, dict[str, Any]],
+) -> None:
+    for name, template in templates.items():
+        # Given the topic's and the key's policies, as the template attaches them
+        stack = ReplayStack(template, "http://unused")
+        policies = stack.resource_policies()
+        (topic_id,) = cfn.resources(template, "AWS::SNS::Topic")
+        (key_id,) = cfn.resources(template, "AWS::KMS::Key")
+        topic = stack.rendered({"Ref": topic_id})
+        key = stack.rendered({"Fn::GetAtt": [key_id, "Arn"]})
+        cloudwatch = Principal("Service", "cloudwatch.amazonaws.com", ACCOUNT)
+
+        def asked(account: str, transport: str = "true") -> dict[str, list[str]]:
+            alarm = f"arn:aws:cloudwatch:{REGION}:{account}:alarm:memory-engine-dead-letters"
+            return {
+                "aws:SourceArn": [alarm],
+                "aws:SourceAccount": [account],
+                "aws:SecureTransport": [transport],
+            }
+
+        # Then CloudWatch may publish this account's alarm, encrypting it with the key
+        for action, resource in (("sns:Publish", topic), ("kms:GenerateDataKey", key), ("kms:Decrypt", key)):
+            request = Authorization(action, resource, asked(ACCOUNT))
+            assert evaluate([], policies[resource], cloudwatch, request), (name, action)
+        # But not another account's alarm, nor over plain HTTP
+        for refused in (asked("999999999999"), asked(ACCOUNT, "false")):
+            assert not evaluate([], policies[topic], cloudwatch, Authorization("sns:Publish", topic, refused))

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from tests.infra.replay.policy import Authorization, allowed
+from tests.infra.replay.policy import Authorization, Principal, allowed, evaluate
 from tests.infra.replay.requests import LEADING_KEYS, Where, authorizations
 
 TABLE = "arn:aws:dynamodb:us-east-1:123456789012:table/t"
@@ -98,3 +98,59 @@ def test_an_invocation_is_authorized_as_invoke_function_on_the_function() -> Non
         "lambda:InvokeFunction",
         "arn:aws:lambda:us-east-1:123456789012:function:embedder",
     )
+
+
+ROLE = Principal("AWS", "arn:aws:iam::123456789012:role/worker", "123456789012")
+QUEUE = "arn:aws:sqs:us-east-1:123456789012:q.fifo"
+TLS_ONLY = {
+    "Effect": "Deny",
+    "Principal": {"AWS": "*"},
+    "Action": "sqs:*",
+    "Resource": QUEUE,
+    "Condition": {"Bool": {"aws:SecureTransport": "false"}},
+}
+
+
+def send(transport: str) -> Authorization:
+    return Authorization("sqs:SendMessage", QUEUE, {"aws:SecureTransport": [transport]})
+
+
+def test_a_resource_policys_deny_wins_over_the_roles_allow() -> None:
+    granted = [allow(["sqs:SendMessage"], [QUEUE])]
+    assert evaluate(granted, [TLS_ONLY], ROLE, send("true"))
+    assert not evaluate(granted, [TLS_ONLY], ROLE, send("false"))
+
+
+def test_a_resource_policy_naming_the_account_allows_no_role_by_itself() -> None:
+    root = {
+        "Effect": "Allow",
+        "Principal": {"AWS": "arn:aws:iam::123456789012:root"},
+        "Action": "sqs:*",
+        "Resource": QUEUE,
+    }
+    assert not evaluate([], [root], ROLE, send("true"))
+
+
+def test_a_key_is_used_only_as_its_key_policy_allows() -> None:
+    key = "arn:aws:kms:us-east-1:123456789012:key/k"
+    granted = [allow(["kms:Decrypt"], [key])]
+    decrypt = Authorization("kms:Decrypt", key)
+    delegating = {
+        "Effect": "Allow",
+        "Principal": {"AWS": "arn:aws:iam::123456789012:root"},
+        "Action": "kms:*",
+        "Resource": "*",
+    }
+    # Given a role allowed to decrypt: the key's policy must let IAM decide
+    assert evaluate(granted, [delegating], ROLE, decrypt)
+    assert not evaluate(granted, [], ROLE, decrypt)
+    # A service is allowed by the key policy alone
+    service = {
+        "Effect": "Allow",
+        "Principal": {"Service": "cloudwatch.amazonaws.com"},
+        "Action": "kms:Decrypt",
+        "Resource": "*",
+    }
+    cloudwatch = Principal("Service", "cloudwatch.amazonaws.com", "123456789012")
+    assert evaluate([], [service], cloudwatch, decrypt)
+    assert not evaluate([], [delegating], cloudwatch, decrypt)

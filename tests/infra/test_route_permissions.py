@@ -31,8 +31,8 @@ def test_a_route_without_needs_is_refused_with_how_to_declare_them() -> None:
 
 
 def test_two_routes_of_one_function_must_declare_the_same_needs() -> None:
-    first = Route("GET", "/v1/things/{id}", "things", needs=needs(Need.TABLE_READ))
-    second = Route("GET", "/v1/things:get", "things", rest_api=False, needs=needs(Need.TABLE_WRITE))
+    first = Route("GET", "/v1/things/{id}", "things", needs=needs(Need.TABLE_GET))
+    second = Route("GET", "/v1/things:get", "things", rest_api=False, needs=needs(Need.TABLE_PUT))
 
     with pytest.raises(MissingNeeds, match="routes of things declare different needs"):
         function_needs([first, second])

@@ -40,10 +40,8 @@ KEPT_TABLE = "MemoryEngine-prod-DataTable1A2B3C4D-0123456789AB"
 # collection's data-access policy, the Serverless counterpart of the prod variants').
 MORE_ROUTES = "MemoryEngine-dev-more-routes"
 NEW_ROUTES = (
-    Route(
-        "POST", "/v1/engine/summaries/", "engine_summaries", needs=needs(Need.TABLE_READ, Need.TABLE_WRITE)
-    ),
-    Route("GET", "/v1/engine/summaries/{id}", "engine_summary_get", needs=needs(Need.TABLE_READ)),
+    Route("POST", "/v1/engine/summaries/", "engine_summaries", needs=needs(Need.TABLE_GET, Need.TABLE_PUT)),
+    Route("GET", "/v1/engine/summaries/{id}", "engine_summary_get", needs=needs(Need.TABLE_GET)),
 )
 
 

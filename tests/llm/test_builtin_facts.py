@@ -50,6 +50,6 @@ def test_the_builtin_extractor_is_a_fact_extractor() -> None:
     # Given the built-in extractor used where a FactExtractor is expected
     extractor: FactExtractor = BuiltinFactExtractor()
     # When it extracts from a message with nothing stored
-    operations = extractor.extract_facts(["My sister works as a nurse in Daegu."], [])
+    operations = extractor.extract_facts(["My sister works as a nurse in Daegu."], []).operations
     # Then it adds the sentence
     assert operations == [FactOperation(op="add", fact="My sister works as a nurse in Daegu.")]

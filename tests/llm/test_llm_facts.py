@@ -34,8 +34,10 @@ def test_existing_ids_are_shown_as_small_numbers_and_mapped_back(
         )
     )
     # When facts are extracted
-    operations = make_extractor().extract_facts(
-        ["I moved to Busan and I'm learning to surf!"], EXISTING, "en"
+    operations = (
+        make_extractor()
+        .extract_facts(["I moved to Busan and I'm learning to surf!"], EXISTING, "en")
+        .operations
     )
     # Then the prompt showed numbers, never the ids, and the operations name the real ids
     text = prompt_text(server.requests[0])
@@ -65,7 +67,7 @@ def test_operations_naming_invented_numbers_are_dropped(
         )
     )
     # When facts are extracted
-    operations = make_extractor().extract_facts(["Sadly Nabi ran away."], EXISTING, "en")
+    operations = make_extractor().extract_facts(["Sadly Nabi ran away."], EXISTING, "en").operations
     # Then only the operation on a shown number survives
     assert operations == [FactOperation(op="delete", id="mem-b2", fact="The user has a cat named Nabi.")]
 
@@ -86,7 +88,7 @@ def test_an_add_that_repeats_an_existing_fact_becomes_keep(
         )
     )
     # When facts are extracted
-    operations = make_extractor().extract_facts(["I live in Seoul."], EXISTING, "en")
+    operations = make_extractor().extract_facts(["I live in Seoul."], EXISTING, "en").operations
     # Then the stored fact is kept once, not duplicated
     assert operations == [FactOperation(op="keep", id="mem-a1", fact="The user lives in Seoul.")]
 
@@ -96,6 +98,6 @@ def test_no_messages_means_no_call(
 ) -> None:
     # Given only blank messages
     # When facts are extracted
-    operations = make_extractor().extract_facts(["  "], EXISTING)
+    operations = make_extractor().extract_facts(["  "], EXISTING).operations
     # Then nothing is asked and nothing changes
     assert operations == [] and server.requests == []

@@ -144,6 +144,7 @@ PROBES |= {
         Probe("get A's fact", _no_body, lambda ids: f"/v1/memories/{ids.bank_memory}"),
         Probe("get A's extracted memory", _no_body, lambda ids: f"/v1/memories/{ids.memory}"),
         Probe("read A's fact's revisions", _no_body, lambda ids: f"/v1/memories/{ids.bank_memory}/revisions"),
+        Probe("read A's memory's key facts", _no_body, lambda ids: f"/v1/memories/{ids.memory}/keyFacts"),
     ],
     "bank_patch": [
         Probe(
@@ -152,6 +153,16 @@ PROBES |= {
             lambda ids: f"/v1/memories/{ids.bank_memory}",
         ),
         Probe("retire A's fact", lambda ids: {"retire": True}, lambda ids: f"/v1/memories/{ids.bank_memory}"),
+        Probe(
+            "correct A's memory's key fact",
+            lambda ids: {"fact": "B's words"},
+            lambda ids: f"/v1/memories/{ids.memory}/keyFacts/0",
+        ),
+        Probe(
+            "retire A's memory's key fact",
+            lambda ids: {"retire": True},
+            lambda ids: f"/v1/memories/{ids.memory}/keyFacts/0",
+        ),
     ],
     "bank_delete": [
         Probe("delete A's fact", _no_body, lambda ids: f"/v1/memories/{ids.bank_memory}"),

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from memory_engine.retrieval.bm25 import Bm25, bm25_scores
+from memory_engine.retrieval.bm25 import Bm25, TermCounts, bm25_counted, bm25_scores
 
 
 @pytest.fixture
@@ -131,3 +131,24 @@ def test_invalid_parameters_are_refused() -> None:
         Bm25(k1=-1)
     with pytest.raises(ValueError, match="b"):
         Bm25(b=1.5)
+
+
+def test_scores_from_counted_documents_are_the_index_scores() -> None:
+    # Given documents with repeated terms and different lengths, in an index and counted
+    docs = {
+        "a": ["ship", "ship", "light", "keeper"],
+        "b": ["light", "house"],
+        "c": ["ship", "sea", "sea", "sea", "storm", "light"],
+        "d": [],
+    }
+    index = Bm25()
+    for doc_id, tokens in docs.items():
+        index.add(doc_id, tokens)
+
+    # When both score a query with a repeated term and an unknown one
+    query = ["ship", "light", "light", "whale"]
+    counted = bm25_counted({doc_id: TermCounts.of(tokens) for doc_id, tokens in docs.items()}, query)
+
+    # Then the scores are the same, and a document without a query term is absent
+    assert counted == pytest.approx(index.scores(query))
+    assert set(counted) == {"a", "b", "c"}

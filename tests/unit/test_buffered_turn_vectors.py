@@ -146,18 +146,18 @@ def test_a_second_retrieve_embeds_and_analyses_no_buffered_turn_again(
     # Given 6 buffered turns (under the budget) of words no other test says, so no cache has them
     from uuid import uuid4
 
-    from memory_engine.usecases import retrieve as retrieve_module
+    from memory_engine.retrieval import features
 
     unheard = uuid4().hex  # the analysis cache is the process's: other runs' words must not match
     analysed: list[str] = []
-    tokenize = retrieve_module.tokenize
+    tokenize = features.tokenize
 
     def counting(text: str) -> list[str]:
         if unheard in text:  # the buffered turns' words (not the question's)
             analysed.append(text)
         return tokenize(text)
 
-    monkeypatch.setattr(retrieve_module, "tokenize", counting)
+    monkeypatch.setattr(features, "tokenize", counting)
     for n in range(6):
         request = {
             "session_uuid": SESSION,

@@ -9,6 +9,7 @@ from pydantic import ValidationError
 
 from memory_engine.adapters.local.onnx_embedder import OnnxEmbedder
 from memory_engine.composition import wiring
+from memory_engine.composition.providers.embedders import GemmaSettings
 from memory_engine.errors import Unavailable
 from memory_engine.settings import Settings
 
@@ -101,13 +102,25 @@ def test_gemma_without_its_folder_is_refused_naming_the_variable(monkeypatch: py
 
 
 @pytest.mark.parametrize("value", ["300", "1024", "0"])
-def test_a_gemma_dimension_it_was_not_trained_for_is_refused(
-    monkeypatch: pytest.MonkeyPatch, value: str
+def test_a_gemma_dimension_it_was_not_trained_for_is_refused_when_gemma_is_built(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, value: str
 ) -> None:
+    monkeypatch.setenv("MEMORY_ENGINE_EMBEDDER", "gemma")
+    monkeypatch.setenv("MEMORY_ENGINE_EMBEDDING_MODEL_DIR", str(tmp_path))
     monkeypatch.setenv("MEMORY_ENGINE_GEMMA_DIMENSION", value)
 
-    with pytest.raises(ValidationError, match="768, 512, 256, 128"):
-        Settings()
+    with pytest.raises(ValidationError, match="GEMMA_DIMENSION must be one of 768, 512, 256, 128"):
+        wiring.build_model(Settings())
+
+
+def test_the_gemma_dimension_is_gemmas_own_setting_not_a_shared_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Issue 46: each provider brings its own settings; another embedder never reads (nor refuses) it.
+    monkeypatch.setenv("MEMORY_ENGINE_GEMMA_DIMENSION", "300")
+    monkeypatch.delenv("MEMORY_ENGINE_EMBEDDER", raising=False)
+
+    assert "gemma_dimension" not in Settings.model_fields
+    assert "gemma_dimension" in GemmaSettings.model_fields
+    assert wiring.build_model(Settings()).model == "e5"  # type: ignore[attr-defined]
 
 
 def test_a_folder_that_is_not_embeddinggemma_says_which_files_it_lacks(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ import pytest
 
 from memory_engine.engine import Engine
 from memory_engine.extraction.builtin import BuiltinExtractor
-from memory_engine.extraction.fact_extractor import FactOperation, extract_facts_builtin
+from memory_engine.extraction.fact_extractor import FactExtraction, FactOperation, extract_facts_builtin
 from memory_engine.extraction.injection import is_instruction
 from memory_engine.models.bank import CreateMemoryRequest
 from memory_engine.models.chat import ChatCompletionRequest
@@ -179,9 +179,9 @@ class ObedientModel:
     """A fact extractor that, as a model may, takes every message for a fact worth keeping."""
 
     def extract_facts(
-        self, messages: Sequence[str], existing: Sequence[tuple[str, str]], language: str
-    ) -> list[FactOperation]:
-        return [FactOperation(op="add", fact=message) for message in messages]
+        self, messages: Sequence[str], existing: Sequence[tuple[str, str]], language: str = "ko"
+    ) -> FactExtraction:
+        return FactExtraction(operations=[FactOperation(op="add", fact=message) for message in messages])
 
 
 USER = "7f3c2a9e-4b1d-4c8e-9a6f-2d5e8b1c0f47"

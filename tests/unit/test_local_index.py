@@ -5,13 +5,14 @@ from __future__ import annotations
 import subprocess
 import sys
 import threading
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from memory_engine.adapters.local import memory_index
 from memory_engine.adapters.local.memory_index import LocalSearchIndex
 from memory_engine.errors import InvalidInput
-from memory_engine.ports import IndexDocument
+from memory_engine.ports import IndexDocument, Period
 
 TENANT = "acme"
 
@@ -269,3 +270,32 @@ def test_a_tenants_only_thread_does_not_show_another_tenants_documents_of_the_sa
 
     # Then it finds its own document only
     assert [hit.doc_id for hit in hits] == ["mine"]
+
+
+@pytest.mark.parametrize("threshold", [None, 1], ids=["exact", "graph"])
+def test_a_wide_event_time_range_asks_for_more_nearest_until_k_are_inside_it(
+    monkeypatch: pytest.MonkeyPatch, threshold: int | None
+) -> None:
+    # Given 60 memories a day apart, the three of 10-12 February the farthest from the query, and
+    # a range read document by document only up to 2 of them (so 3 take the growing-nearest path)
+    monkeypatch.setattr(memory_index, "READ_AT_MOST", 2)
+    index = LocalSearchIndex(ann_threshold=threshold)
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    index.upsert(
+        [
+            IndexDocument(
+                tenant="t", doc_id=f"d{day}", session_uuid="s", thread="th", text="walk",
+                vector=[1.0, 0.3 if 40 <= day <= 42 else day / 1000, 0.0],
+                source_dialog_uuids=[f"dialog-{day}"], created_at=start,
+                occurred_at=start + timedelta(days=day),
+            )
+            for day in range(60)
+        ]
+    )  # fmt: skip
+    february = Period(since=start + timedelta(days=40), until=start + timedelta(days=42))
+
+    # When the 3 nearest within it are asked for by meaning
+    hits = index.search("t", ["th"], "", [1.0, 0.0, 0.0], k=3, said=february)
+
+    # Then they are those three, found by asking for the nearest 12, then 48, then all
+    assert sorted(hit.doc_id for hit in hits) == ["d40", "d41", "d42"]

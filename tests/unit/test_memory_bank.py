@@ -5,14 +5,20 @@ Every test runs once per store/queue backend (`ENGINE_BACKENDS`): locally and on
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
 from memory_engine.engine import Engine
-from memory_engine.errors import InvalidInput, NotFound
+from memory_engine.errors import Conflict, InvalidInput, NotFound
 from memory_engine.models.api import ConsolidateRequest
-from memory_engine.models.bank import CreateMemoryRequest, GenerateMemoriesRequest, RetrieveMemoriesRequest
+from memory_engine.models.bank import (
+    CreateMemoryRequest,
+    GenerateMemoriesRequest,
+    PatchMemoryRequest,
+    RetrieveMemoriesRequest,
+)
 from memory_engine.usecases import bank, bank_generate, bank_retrieve, consolidate
 from memory_engine.usecases.facts import euclidean
 from tests.fakes.engine import ENGINE_BACKENDS, run_worker
@@ -270,9 +276,11 @@ class ScriptedFacts:
         self.make_ops = make_ops
         self.seen: list[list[tuple[str, str]]] = []
 
-    def extract_facts(self, messages: Any, existing: Any, language: str = "ko") -> list[Any]:
+    def extract_facts(self, messages: Any, existing: Any, language: str = "ko") -> Any:
+        from memory_engine.extraction.fact_extractor import FactExtraction
+
         self.seen.append(list(existing))
-        return list(self.make_ops(dict(existing)))
+        return FactExtraction(operations=list(self.make_ops(dict(existing))))
 
 
 def test_merge_applies_update_delete_and_add_from_the_extractor(engine: Engine) -> None:
@@ -312,3 +320,43 @@ def test_merge_never_offers_engine_memories_to_the_extractor(engine: Engine) -> 
     generate(engine, "My cat Mochi likes sardines a lot.", scope={"parent_session_uuid": "thread-1"})
     # Then the extractor was shown no existing fact: engine memories are not facts to merge
     assert scripted.seen == [[]]
+
+
+def test_two_corrections_of_one_fact_at_once_keep_both_wordings_or_refuse_the_later(engine: Engine) -> None:
+    # Given a fact two callers read and correct at once: the second one's write lands in between
+    memory_id = create(engine, "Mina lives in Busan.").removeprefix("memories/")
+    inner = engine.store
+
+    class Racing:
+        """The store, with the other caller's correction written just before this one's."""
+
+        def __init__(self) -> None:
+            self.raced = False
+
+        def update_memory(self, memory: Any, **kwargs: Any) -> bool:
+            if not self.raced:
+                self.raced = True
+                bank.patch(
+                    replace(engine, store=inner),
+                    TENANT,
+                    memory_id,
+                    PatchMemoryRequest(fact="Mina lives in Seoul."),
+                )
+            written: bool = inner.update_memory(memory, **kwargs)
+            return written
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(inner, name)
+
+    # When this caller's correction is written over its stale read / Then it is refused, naming why
+    with pytest.raises(Conflict, match="corrected or retired by another request meanwhile"):
+        bank.patch(
+            replace(engine, store=Racing()), TENANT, memory_id, PatchMemoryRequest(fact="Mina lives in Jeju.")
+        )
+
+    # And the other correction is kept with the first wording as its revision: nothing lost
+    history = bank.revisions(engine, TENANT, memory_id)
+    assert [revision.fact for revision in history.revisions] == [
+        "Mina lives in Busan.",
+        "Mina lives in Seoul.",
+    ]

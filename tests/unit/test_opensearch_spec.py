@@ -7,7 +7,7 @@ and the stub transport are what stand between a body and a cluster's 400."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from itertools import pairwise
 from typing import Any
 
@@ -16,7 +16,7 @@ import pytest
 from memory_engine.adapters.aws import opensearch_bodies as bodies
 from memory_engine.adapters.aws.opensearch_index import OpenSearchIndex
 from memory_engine.adapters.encoding import pack_half_text
-from memory_engine.ports import DocKind, IndexDocument
+from memory_engine.ports import DocKind, IndexDocument, Period
 from tests.fakes.opensearch import Request, StubCluster, hits
 from tests.fakes.opensearch_spec import spec
 
@@ -40,7 +40,14 @@ def documents() -> list[IndexDocument]:
         "created_at": when,
     }
     return [
-        IndexDocument(doc_id="m1", text="Ana picked apples", occurred_at=when, **common),
+        # "yesterday" resolved at write: the day it speaks of
+        IndexDocument(
+            doc_id="m1",
+            text="Ana picked apples yesterday",
+            occurred_at=when,
+            spoken_of=[when - timedelta(days=1)],
+            **common,
+        ),
         IndexDocument(
             doc_id="m1:0",
             text="Ana: I picked apples",
@@ -137,6 +144,21 @@ def _search_words(cluster: StubCluster) -> None:
     index_on(cluster).search_kinds(TENANT, ["thread-1"], "apples", [], {"turn": 5})
 
 
+APRIL_10, APRIL_12 = datetime(2026, 4, 10, tzinfo=UTC), datetime(2026, 4, 12, tzinfo=UTC)
+APRIL = Period(since=APRIL_10, until=APRIL_12)
+
+
+@use("search within an event-time range")
+def _search_in_range(cluster: StubCluster) -> None:
+    kinds: dict[DocKind, int] = {"memory": 3, "turn": 3}
+    index_on(cluster).search_kinds(TENANT, ["thread-1"], "apples", QUERY, kinds, APRIL)
+
+
+@use("search from a date on, by meaning only")
+def _search_since(cluster: StubCluster) -> None:
+    index_on(cluster).search_kinds(TENANT, ["thread-1"], "", QUERY, {"memory": 3}, Period(since=APRIL_10))
+
+
 @use("read the vectors of documents written before half vectors")
 def _search_old_documents(cluster: StubCluster) -> None:
     cluster.msearch_answers = [
@@ -214,3 +236,39 @@ def test_a_knn_clause_is_only_where_opensearch_documents_it(name: str) -> None:
     places = {place for body in searches for place in knn_places(body)}
     # Then each is a documented one (the spec alone would take a knn clause in any query position)
     assert places <= DOCUMENTED_KNN_PLACES
+
+
+def filters_of(node: Any) -> Iterator[list[Any]]:
+    """Every `filter` list of a search body (the k-NN clause's and the bool queries')."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == "filter" and isinstance(value, list):
+                yield value
+            yield from filters_of(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from filters_of(value)
+
+
+def test_an_event_time_range_filters_every_search_of_a_retrieve_inside_the_index() -> None:
+    # Given the searches of a retrieve within 10-12 April: k-NN, BM25 and the k nearest's BM25
+    msearches = [r for r in requests_of("search within an event-time range") if r.path.endswith("/_msearch")]
+    searches = [body for request in msearches for body in request.bodies[1::2]]
+    assert len(searches) == 6
+
+    # When their filters are read
+    range_clause = bodies.said_filter(APRIL)
+    # Then every filter of every search (the k-NN clause's own, so k counts in-range documents
+    # only) holds the range, which keeps undated documents (facts) as candidates
+    assert all(range_clause in found for body in searches for found in filters_of(body))
+    assert sum(1 for body in searches for _ in filters_of(body)) == 8  # per kind: k-NN 1, BM25 1, nearest 2
+    assert range_clause == {
+        "bool": {
+            "should": [
+                {"range": {"occurred_at": {"gte": APRIL_10.isoformat(), "lte": APRIL_12.isoformat()}}},
+                {"range": {"spoken_of": {"gte": APRIL_10.isoformat(), "lte": APRIL_12.isoformat()}}},
+                {"bool": {"must_not": [{"exists": {"field": "occurred_at"}}]}},
+            ],
+            "minimum_should_match": 1,
+        }
+    }

@@ -91,7 +91,7 @@ def test_a_retrieve_analyses_its_question_once_for_every_scorer(
         analysed.append(value)
         return text.tokenize(value)
 
-    for module in (features, speakers, retrieve):
+    for module in (features, speakers):
         monkeypatch.setattr(module, "tokenize", counted)
     speakers._name_terms.cache_clear()
 

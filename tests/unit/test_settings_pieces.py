@@ -11,7 +11,11 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from memory_engine.composition.providers.embedders import LambdaEmbedderSettings, SageMakerEmbedderSettings
+from memory_engine.composition.providers.embedders import (
+    GemmaSettings,
+    LambdaEmbedderSettings,
+    SageMakerEmbedderSettings,
+)
 from memory_engine.composition.providers.opensearch import OpenSearchSettings
 from memory_engine.settings import (
     ChatSettings,
@@ -126,7 +130,7 @@ def test_every_variable_the_docs_tables_name_is_a_setting(page: str) -> None:
     rows = re.findall(r"^\| `MEMORY_ENGINE_([A-Z0-9_]+)` \|", (ROOT / "docs" / page).read_text(), re.M)
 
     # The shared pieces, and the settings a provider brings with it (read when it is chosen)
-    providers = (LambdaEmbedderSettings, SageMakerEmbedderSettings, OpenSearchSettings)
+    providers = (GemmaSettings, LambdaEmbedderSettings, SageMakerEmbedderSettings, OpenSearchSettings)
     known = {*Settings.model_fields, *(name for piece in providers for name in piece.model_fields)}
 
     assert rows, page

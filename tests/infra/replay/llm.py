@@ -1,7 +1,7 @@
 """An OpenAI-compatible endpoint for the replay that answers anything: a request with a JSON
-schema gets the smallest instance of it (so extraction and fact generation go through), any other
-a short completion. It records the Authorization header it was sent (the key read from Secrets
-Manager by the function)."""
+schema gets the smallest instance of it with one item in each list (so extraction writes a
+memory and fact generation adds a fact), any other a short completion. It records the
+Authorization header it was sent (the key read from Secrets Manager by the function)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from typing import Any
 
 
 def minimal(schema: dict[str, Any], defs: dict[str, Any]) -> Any:
-    """The smallest value a (strict) JSON schema accepts."""
+    """The smallest value a (strict) JSON schema accepts, but one item in a list that may hold one."""
     if "$ref" in schema:
         return minimal(defs[schema["$ref"].rsplit("/", 1)[-1]], defs)
     if "const" in schema:
@@ -31,7 +31,8 @@ def minimal(schema: dict[str, Any], defs: dict[str, Any]) -> Any:
     if kind == "object":
         return {name: minimal(part, defs) for name, part in schema.get("properties", {}).items()}
     if kind == "array":
-        return [minimal(schema.get("items", {}), defs) for _ in range(schema.get("minItems", 0))]
+        count = max(schema.get("minItems", 0), min(1, schema.get("maxItems", 1)))
+        return [minimal(schema.get("items", {}), defs) for _ in range(count)]
     if kind == "string":
         return "replay"[: schema.get("maxLength", 6)].ljust(schema.get("minLength", 0), "x")
     if kind in {"integer", "number"}:

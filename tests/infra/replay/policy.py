@@ -1,7 +1,7 @@
-"""IAM's evaluation of identity policies, for what the functions' roles hold: Allow and Deny
-statements, `Action`/`Resource` with `*` and `?` wildcards, and the condition operators the
-synthesized policies use (an operator not known here raises, so a new one is noticed, never
-silently passed).
+"""IAM's evaluation of identity policies, for what the functions' roles hold, beside the resource
+policies the stack puts on its queues, topic and key: Allow and Deny statements, `Action`/
+`Resource` with `*` and `?` wildcards, `Principal`, and the condition operators the synthesized
+policies use (an operator not known here raises, so a new one is noticed, never silently passed).
 
 moto's own evaluation treats every resource as `*` for most services (a role naming its table
 would be denied everything) and ignores the actions inside a DynamoDB transaction; this one is
@@ -48,6 +48,7 @@ _OPERATORS = {
     "StringLike": lambda expected, actual: matches(expected, actual),
     "ArnEquals": lambda expected, actual: expected == actual,
     "ArnLike": lambda expected, actual: matches(expected, actual),
+    "Bool": lambda expected, actual: expected.lower() == actual.lower(),
 }
 
 
@@ -89,3 +90,60 @@ def allowed(statements: Iterable[Mapping[str, Any]], request: Authorization) -> 
     if any(statement["Effect"] == "Deny" for statement in found):
         return False
     return any(statement["Effect"] == "Allow" for statement in found)
+
+
+@dataclass(frozen=True)
+class Principal:
+    """Who asks: an IAM role (`kind` "AWS", its ARN) or an AWS service ("Service", its name)."""
+
+    kind: str
+    name: str
+    account: str = ""
+
+
+def _names(principal: Principal, statement: Mapping[str, Any]) -> bool:
+    named = statement.get("Principal")
+    if named == "*":
+        return True
+    if not isinstance(named, Mapping):
+        return False
+    wanted = _listed(named.get(principal.kind, []))
+    # The account's root named in a resource policy delegates to the account's IAM policies: it
+    # allows no role by itself (a KMS key's "let IAM decide" statement, `_root_delegates`).
+    return any(who in ("*", principal.name) for who in wanted)
+
+
+def _root_delegates(
+    resource_statements: Iterable[Mapping[str, Any]], principal: Principal, request: Authorization
+) -> bool:
+    """Whether a key policy lets the account's IAM policies decide (its root allowed the action)."""
+    root = Principal("AWS", f"arn:aws:iam::{principal.account}:root", principal.account)
+    return any(
+        statement["Effect"] == "Allow" and _names(root, statement) and _applies(statement, request)
+        for statement in resource_statements
+    )
+
+
+def evaluate(
+    identity: Iterable[Mapping[str, Any]],
+    resource: Iterable[Mapping[str, Any]],
+    principal: Principal,
+    request: Authorization,
+) -> bool:
+    """IAM's answer within one account: an explicit Deny in the identity or the resource policy
+    wins; then an Allow in either. A KMS key is the exception: its key policy must allow the
+    principal, or let IAM policies decide (allowing the account's root), for an identity Allow to
+    count."""
+    identity, resource = list(identity), list(resource)
+    mine = [
+        statement for statement in resource if _names(principal, statement) and _applies(statement, request)
+    ]
+    if any(statement["Effect"] == "Deny" for statement in mine):
+        return False
+    if any(s["Effect"] == "Deny" for s in identity if _applies(s, request)):
+        return False
+    if any(statement["Effect"] == "Allow" for statement in mine):
+        return True
+    if request.action.lower().startswith("kms:") and not _root_delegates(resource, principal, request):
+        return False
+    return principal.kind == "AWS" and allowed(identity, request)

@@ -41,6 +41,9 @@ class Where:
     def arn(self, service: str, resource: str) -> str:
         return f"arn:aws:{service}:{self.region}:{self.account}:{resource}"
 
+    def role_arn(self, name: str) -> str:
+        return f"arn:aws:iam::{self.account}:role/{name}"
+
 
 def authorizations(action: str, body: bytes, path: str, where: Where) -> list[Authorization]:
     """The authorizations behind one request (`action` is `service:Operation`, as moto names it)."""

@@ -1,8 +1,13 @@
 """The sample events of events/ played in an order that makes each one meaningful: turns are
 consolidated and extracted before they are retrieved, inspected, forked and deleted; a fact is
-created before it is read, corrected, its revisions listed and deleted; a chat exchange is
+created before it is read, corrected, its revisions listed and deleted (and the key facts of the
+extracted memory the retrieve found are read); a chat exchange is
 recorded before its user is forgotten.
-Whatever a function queues is delivered to the worker (`drain`) before the next step.
+Whatever a function queues is delivered to the worker (`drain`) before the next step, but where a
+step says otherwise (a user forgotten while their exchange still waits in the queue). Beyond the
+healthy path: a session whose extraction fails every time (retried, then dead-lettered), a
+second session whose engine memory is deleted through the memory bank, and searches played again
+once the index has settled (see replay/stack.py for the index, the clock and overflow parts).
 
 Each step says what a success looks like for its function; `run` plays them all and keeps, for
 every step, its outcome and the calls the function's role was refused.
@@ -19,9 +24,10 @@ from pathlib import Path
 from typing import Any
 
 from memory_engine.adapters.aws.dynamodb_api_keys import DynamoDbKeyStore
+from memory_engine.adapters.aws.dynamodb_store import DynamoDbStore
 from memory_engine.usecases import keys
 from tests.fakes.aws import REGION
-from tests.infra.replay.stack import TABLE, Call, ReplayStack
+from tests.infra.replay.stack import EMBEDDER_FAILS, SETTLE_SECONDS, TABLE, Call, ReplayStack
 
 EVENTS = Path(__file__).resolve().parents[3] / "events"
 WORKER = "extraction_worker"
@@ -36,10 +42,13 @@ class Step:
     function: str
     event: str | None  # an events/ file name; None delivers the queue to the worker
     edit: Callable[[dict[str, Any], dict[str, str]], None] | None = None
+    # Played once the index shows what was written before (the clock moved past its settle
+    # time): a search then finds facts through the index, not among the young ones.
+    settled: bool = False
 
     @property
     def name(self) -> str:
-        return f"{self.function}:{self.event or 'queue'}"
+        return f"{self.function}:{self.event or 'queue'}" + (":settled" if self.settled else "")
 
 
 @dataclass(frozen=True)
@@ -75,6 +84,66 @@ def _with_fact_revisions(event: dict[str, Any], state: dict[str, str]) -> None:
     event["resource"] = event["requestContext"]["resourcePath"] = "/v1/memories/{id}/revisions"
 
 
+def _with_key_facts(event: dict[str, Any], state: dict[str, str]) -> None:
+    """bank_get's sample turned into GET /v1/memories/{id}/keyFacts on the extracted memory the
+    retrieve found (the same function; some variants' extractors give it no key fact to patch)."""
+    memory_id = state["memory"]
+    event["pathParameters"] = {"id": memory_id}
+    event["path"] = event["requestContext"]["path"] = f"/v1/memories/{memory_id}/keyFacts"
+    event["resource"] = event["requestContext"]["resourcePath"] = "/v1/memories/{id}/keyFacts"
+
+
+# The session whose extraction fails every time (the embedding model refuses its text): retried
+# after each failure, then parked in the dead-letter queue. Its own thread, so no other step
+# embeds its turn.
+FAILING_SESSION = "session-embedder-fails"
+
+
+def _failing(event: dict[str, Any], state: dict[str, str]) -> None:
+    body = json.loads(event["body"])
+    body |= {"session_uuid": FAILING_SESSION, "parent_session_uuid": "thread-embedder-fails"}
+    body["new_dialog"] = {"uuid": "dialog-fails", "query": EMBEDDER_FAILS, "answer": EMBEDDER_FAILS}
+    event["body"] = json.dumps(body, ensure_ascii=False)
+
+
+# A second session extracted with the first, whose memory is deleted through the memory bank
+# (an engine memory: its turns stay, marked forgotten).
+SECOND_SESSION = "session-2"
+
+
+def _second(event: dict[str, Any], state: dict[str, str]) -> None:
+    body = json.loads(event["body"])
+    body |= {"session_uuid": SECOND_SESSION, "parent_session_uuid": "thread-2"}
+    event["body"] = json.dumps(body, ensure_ascii=False)
+
+
+def _with_engine_memory(event: dict[str, Any], state: dict[str, str]) -> None:
+    (memory, *_) = DynamoDbStore(TABLE, REGION).list_memories(TENANT, SECOND_SESSION)
+    _with_fact(event, {"fact": memory.memory_id})
+
+
+# Chats recorded into session-1 at once, enough to bring its buffer to the extraction point (the
+# default threshold): the record queues the extraction, and a fork up to the last of them copies
+# a full buffer, which queues the copy's own.
+FULL_BUFFER = 20
+LAST_CHAT = f"chat-{FULL_BUFFER - 1}"
+
+
+def _fills_the_buffer(event: dict[str, Any], state: dict[str, str]) -> None:
+    body = json.loads(event["body"])
+    (chat, *_) = body["chats"]
+    body["chats"] = [
+        chat | {"uuid": f"chat-{n}", "message": f"{chat['message']} ({n})"} for n in range(FULL_BUFFER)
+    ]
+    event["body"] = json.dumps(body, ensure_ascii=False)
+
+
+def _fork_of_the_full_buffer(event: dict[str, Any], state: dict[str, str]) -> None:
+    body = json.loads(event["body"])
+    body |= {"target_session_uuid": "session-1-full", "cutoff_dialog_uuid": LAST_CHAT}
+    event["body"] = json.dumps(body, ensure_ascii=False)
+
+
 def _queue(function: str = WORKER) -> Step:
     return Step(function, None)
 
@@ -84,6 +153,8 @@ STEPS: tuple[Step, ...] = (
     Step("health", "health"),
     Step("consolidate", "consolidate"),
     Step("consolidate", "consolidate_force_summary"),
+    Step("consolidate", "consolidate_force_summary", _second),
+    Step("consolidate", "consolidate_force_summary", _failing),
     _queue(),
     Step(WORKER, "extraction_worker"),
     Step("retrieve", "retrieve"),
@@ -98,22 +169,30 @@ STEPS: tuple[Step, ...] = (
     Step("inspect_delete_preview", "inspect_delete_preview"),
     Step("inspect_extract", "inspect_extract"),
     _queue(),
+    Step("game_record_memory", "game_record_memory", _fills_the_buffer),
+    Step("fork", "fork", _fork_of_the_full_buffer),
     Step("fork", "fork"),
     Step("bank_create", "bank_create"),
     Step("bank_get", "bank_get", _with_fact),
     Step("bank_retrieve", "bank_retrieve"),
+    Step("bank_retrieve", "bank_retrieve", settled=True),
     Step("bank_generate", "bank_generate"),
     Step("bank_patch", "bank_patch", _with_fact),
     Step("bank_get", "bank_get", _with_fact_revisions),
+    Step("bank_get", "bank_get", _with_key_facts),
     Step("bank_delete", "bank_delete", _with_fact),
     Step("chat_completions", "chat_completions"),
     Step("chat_models", "chat_models"),
     _queue(),
-    Step(WORKER, "extraction_worker_chat_memory"),
+    # The user's facts now stored and searchable: the chat reads them. Its exchange is still
+    # queued when the user is forgotten, so the worker records it, then forgets it again.
+    Step("chat_completions", "chat_completions", settled=True),
     Step("forget_user", "forget_user"),
     _queue(),
+    Step(WORKER, "extraction_worker_chat_memory"),
     Step(WORKER, "extraction_worker_forget_user"),
     Step("delete", "delete"),
+    Step("bank_delete", "bank_delete", _with_engine_memory),
     _queue(),
     Step(WORKER, "extraction_worker_sweep"),
     _queue(),
@@ -127,8 +206,11 @@ def _judge(step: Step, answer: Any) -> tuple[bool, str]:
         effects = [s["Effect"] for s in answer.get("policyDocument", {}).get("Statement", [])]
         return effects == ["Allow"] and answer.get("context", {}).get("tenant") == TENANT, shown
     if step.function == WORKER:
+        # A record reported failed is a retry the worker scheduled (a job that failed, a purge
+        # job not due yet): the queue delivers it again. Only a handler that raised is a failure;
+        # a job that failed for good is checked in the dead-letter queue after the replay.
         answers = answer if isinstance(answer, list) else [answer]
-        return all(not a.get("batchItemFailures") and "error" not in a for a in answers), shown
+        return all("error" not in a for a in answers), shown
     return 200 <= int(answer.get("statusCode", 0)) < 300, shown
 
 
@@ -139,6 +221,10 @@ def run(stack: ReplayStack) -> list[Outcome]:
     outcomes = []
     for step in STEPS:
         before = len(stack.ledger.calls)
+        if step.settled:
+            # One second more: the young facts' read starts at a whole second, so a fact made in
+            # the same second as the cut-off would still count as young.
+            stack.later += SETTLE_SECONDS + 1
         try:
             if step.event is None:
                 answer: Any = stack.drain(step.function)
@@ -152,6 +238,11 @@ def run(stack: ReplayStack) -> list[Outcome]:
             succeeded, detail = False, f"raised {error!r}"
         if step.function == "bank_create" and succeeded:
             state["fact"] = json.loads(answer["body"])["name"].rsplit("/", 1)[-1]
+        if step.function == "retrieve" and succeeded:
+            memories = [
+                hit["memory_id"] for hit in json.loads(answer["body"])["data"] if hit.get("kind") == "memory"
+            ]
+            state.update({"memory": memories[0]} if memories else {})
         denied = [call for call in stack.ledger.calls[before:] if not call.allowed]
         outcomes.append(Outcome(step.name, succeeded and not denied, detail, denied))
     return outcomes

@@ -4,13 +4,27 @@ holds exactly the statements the CDK app synthesized for its role, rendered with
 The table, the queues, the embedding function (or SageMaker endpoint) and the LLM key's secret
 are created on moto under the names the functions are told in their (rendered) environments.
 Every function is invoked through its own `lambda_handler` with the credentials of its role
-(assumed with STS on moto); each AWS call it makes is authorized by `policy.allowed` over the
-actions and resources `requests.authorizations` derives (moto checks the signature and finds the
-role's policies), and recorded in `calls`. A denied call is answered AccessDenied, as AWS would.
+(assumed with STS on moto); each AWS call it makes is authorized by `policy.evaluate` over the
+actions and resources `requests.authorizations` derives, under the role's policies (moto checks
+the signature and finds them) and the resource policy the template attaches to that resource
+(the queues' TLS-only statements), and recorded in `calls`. A denied call is answered
+AccessDenied, as AWS would.
 
 Beyond AWS: the search index is one in-memory index shared by all functions (moto has no
 OpenSearch; tests/unit checks the OpenSearch adapter's paths and bodies), the embedding model a
 word hash, and the LLM endpoint a local fake server (the only environment value replaced).
+
+Three things make the replay reach the paths a role holds grants for but a short, healthy run
+never meets (tests/infra/test_iam_replay.py drops each grant and expects a refusal):
+- the index shows writes `SETTLE_SECONDS` late, as Serverless does, on the replay's own clock
+  (`later`), so deletes queue their second pass (`usecases.index_purge`) and bank searches read
+  young facts from the table; the worker's queue is drained with that clock moved on past each
+  retry's wait, never with sleeps;
+- every record above `OVERFLOW_BYTES` is stored as a body with overflow parts, as a turn or
+  memory of a few hundred kilobytes is on AWS, so writers put parts, readers batch-get them and
+  an update that shrinks a record deletes its spare parts;
+- the embedding model fails any text holding `EMBEDDER_FAILS`, so a job is retried (its message
+  hidden for the backoff) and then parked in the dead-letter queue.
 """
 
 from __future__ import annotations
@@ -19,13 +33,16 @@ import importlib
 import json
 import os
 import re
+import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime, timedelta
 from typing import Any
 from unittest import mock
 
 from memory_engine.adapters.aws import clients
+from memory_engine.adapters.aws import dynamodb_items as items
 from memory_engine.adapters.aws.dynamodb_keys import create_table_request
 from memory_engine.adapters.local.memory_index import LocalSearchIndex
 from memory_engine.composition import wiring
@@ -33,10 +50,11 @@ from memory_engine.engine import Engine
 from memory_engine.limits import Limits
 from memory_engine.settings import Settings, reset_settings
 from memory_engine_app.server.apigw import LocalContext
+from memory_engine_app.settling_index import SettlingIndex
 from tests.fakes.aws import REGION, create_queue
 from tests.fakes.ports import HashEmbedder
 from tests.infra import cfn
-from tests.infra.replay.policy import Authorization, allowed
+from tests.infra.replay.policy import Authorization, Principal, evaluate
 from tests.infra.replay.requests import Where, authorizations
 
 ACCOUNT = "123456789012"  # moto's default account
@@ -48,6 +66,15 @@ TRUST = {
     "Version": "2012-10-17",
     "Statement": [{"Effect": "Allow", "Principal": {"AWS": "*"}, "Action": "sts:AssumeRole"}],
 }
+# As Serverless: a write is searchable this long after it (on the replay's clock).
+SETTLE_SECONDS = 30.0
+# Records above this are stored with overflow parts of PART_BYTES (on AWS: above 300 KB).
+OVERFLOW_BYTES, PART_BYTES, FIRST_CHUNK_BYTES = 256, 128, 16
+# What the requests' `aws:SecureTransport` says (a test sets "false" to see the TLS-only
+# statements of the queues' policies refuse).
+SECURE_TRANSPORT = "true"
+# A text the embedding model fails on, every time.
+EMBEDDER_FAILS = "[replay: the embedding model fails on this text]"
 _PLACEHOLDER = re.compile(r"<([^<>]+)>")
 _CLEARED = ("MEMORY_ENGINE_", "OPENAI_", "AWS_", "POWERTOOLS_")
 
@@ -70,20 +97,25 @@ class Ledger:
 
 
 def _refuse(request: Any, wanted: Authorization) -> None:
-    """AWS's refusal in the service's own protocol: JSON services answer AccessDeniedException
-    (moto's default is an XML body those clients cannot read)."""
+    """AWS's refusal in the service's own protocol: JSON services (SQS too, since botocore speaks
+    its JSON protocol) answer AccessDeniedException (moto's default is an XML body those clients
+    cannot read, which would reach the caller as a 500)."""
     from moto.core.exceptions import JsonRESTError
 
-    if request._service in {"dynamodb", "secretsmanager", "lambda", "sagemaker"}:
+    if request._service in {"dynamodb", "secretsmanager", "lambda", "sagemaker", "sqs"}:
         error = JsonRESTError("AccessDeniedException", f"not authorized to perform: {wanted}")
-        error.code = 400 if request._service in {"dynamodb", "secretsmanager"} else 403
+        error.code = 400 if request._service in {"dynamodb", "secretsmanager", "sqs"} else 403
         raise error
     request._raise_access_denied()
 
 
 @contextmanager
-def enforced(ledger: Ledger, where: Where) -> Iterator[None]:
-    """IAM on for moto's requests, decided by `policy.allowed` over each role's inline policies."""
+def enforced(
+    ledger: Ledger, where: Where, resource_policies: Mapping[str, list[dict[str, Any]]] | None = None
+) -> Iterator[None]:
+    """IAM on for moto's requests, decided by `policy.evaluate` over each role's inline policies
+    and the resource policy of the resource asked for (`resource_policies`, by ARN), for a
+    request over TLS (`SECURE_TRANSPORT`: the SDK's endpoints are HTTPS)."""
     from moto.core.authorization import enable_iam_authentication
     from moto.iam.access_control import IAMRequest
 
@@ -97,8 +129,11 @@ def enforced(ledger: Ledger, where: Where) -> Iterator[None]:
             if isinstance(document, str)
             for statement in json.loads(document)["Statement"]
         ]
-        for wanted in authorizations(request._action, request._body or b"", request._path, where):
-            verdict = allowed(statements, wanted)
+        principal = Principal("AWS", where.role_arn(role), where.account)
+        for asked in authorizations(request._action, request._body or b"", request._path, where):
+            wanted = replace(asked, context={**asked.context, "aws:SecureTransport": [SECURE_TRANSPORT]})
+            on_resource = (resource_policies or {}).get(wanted.resource, [])
+            verdict = evaluate(statements, on_resource, principal, wanted)
             ledger.calls.append(Call(role, wanted, verdict))
             if not verdict:
                 _refuse(request, wanted)
@@ -123,7 +158,11 @@ class ReplayStack:
         self.ledger = Ledger()
         self.functions = cfn.functions_by_folder(dict(template))
         self.dimension = self._dimension()
-        self.index = LocalSearchIndex()
+        # Seconds the replay's clock is ahead of the system's: moved on by `drain`.
+        self.later = 0.0
+        self.index = SettlingIndex(
+            LocalSearchIndex(), SETTLE_SECONDS, clock=lambda: time.monotonic() + self.later
+        )
         self.names: dict[str, str] = {
             "AWS::Partition": "aws",
             "AWS::Region": REGION,
@@ -197,6 +236,8 @@ class ReplayStack:
 
         def answer(body: Any) -> str:
             request = json.loads(body) if isinstance(body, str | bytes) else body
+            if any(EMBEDDER_FAILS in text for text in request["texts"]):
+                return json.dumps({"embeddings": None, "dimension": self.dimension})
             return json.dumps({"embeddings": embed.embed(request["texts"]), "dimension": self.dimension})
 
         def invoke(backend: Any, function_name: str, qualifier: Any, body: Any, *rest: Any) -> bytes:
@@ -211,6 +252,7 @@ class ReplayStack:
         self._patches = [
             mock.patch.object(LambdaBackend, "invoke", invoke),
             mock.patch.object(SageMakerRuntimeBackend, "invoke_endpoint", invoke_endpoint),
+            *_overflowing(),
         ]
         for patch in self._patches:
             patch.start()
@@ -261,6 +303,26 @@ class ReplayStack:
             _PLACEHOLDER.sub(lambda m: self.names.get(m.group(1)) or _elsewhere(m.group(1)), text)
         )
 
+    def resource_policies(self) -> dict[str, list[dict[str, Any]]]:
+        """Resource ARN → the statements of the policies the template attaches to it (the queues'
+        policies, the topic's, the keys'), rendered with moto's names."""
+        found: dict[str, list[dict[str, Any]]] = {}
+        template = dict(self.template)
+        # A queue's policy names it by its URL (Ref), a topic's by its ARN (Ref).
+        for kind, targets, arn_of in (
+            ("AWS::SQS::QueuePolicy", "Queues", lambda ref: {"Fn::GetAtt": [ref, "Arn"]}),
+            ("AWS::SNS::TopicPolicy", "Topics", lambda ref: {"Ref": ref}),
+        ):
+            for body in cfn.resources(template, kind).values():
+                statements = self.rendered(body["Properties"]["PolicyDocument"]["Statement"])
+                for target in body["Properties"][targets]:
+                    found.setdefault(str(self.rendered(arn_of(target["Ref"]))), []).extend(statements)
+        for key_id, body in cfn.resources(template, "AWS::KMS::Key").items():
+            found.setdefault(str(self.rendered({"Fn::GetAtt": [key_id, "Arn"]})), []).extend(
+                self.rendered(body["Properties"]["KeyPolicy"]["Statement"])
+            )
+        return found
+
     def statements(self, role_id: str) -> list[dict[str, Any]]:
         return [self.rendered(statement) for statement in cfn.statements(dict(self.template), role_id)]
 
@@ -286,7 +348,7 @@ class ReplayStack:
                 # The engine's functions get a queue; the authorizer the table alone, health nothing.
                 if "MEMORY_ENGINE_QUEUE_URL" in os.environ:
                     wiring.use(self._engine(Settings()))
-                with enforced(self.ledger, self.where):
+                with enforced(self.ledger, self.where, self.resource_policies()):
                     yield
             finally:
                 wiring.reset()
@@ -295,6 +357,7 @@ class ReplayStack:
 
     def _engine(self, settings: Settings) -> Engine:
         return Engine(
+            clock=_Ahead(self),
             limits=Limits.of(settings),
             store=wiring.build_store(settings),
             queue=wiring.build_queue(settings),
@@ -321,10 +384,59 @@ class ReplayStack:
         handler = importlib.import_module(f"functions.{folder}.handler").lambda_handler
         with self.running_as(folder):
             mapping = EventSourceMapping(self.names[self._main_queue_id()], handler, batch_size=1)
-            mapping.drain()
+            for _ in range(_MAX_POLLS):
+                if not mapping.poll():
+                    break
+                if mapping.responses[-1].get("batchItemFailures"):
+                    # A reported retry waits for its backoff, a purge job for the index to
+                    # settle: the mapping delivers it again at once, the clock moved past it.
+                    self.later += SETTLE_SECONDS
+            else:
+                raise AssertionError(f"the queue did not drain in {_MAX_POLLS} deliveries")
         return mapping.responses
+
+    def dead_letters(self) -> list[dict[str, Any]]:
+        """The messages parked in the dead-letter queue (read, then visible again)."""
+        sqs = clients.client("sqs", REGION)
+        url = self.names[self._dead_queue_id()]
+        found = sqs.receive_message(
+            QueueUrl=url, MaxNumberOfMessages=10, MessageAttributeNames=["All"], VisibilityTimeout=0
+        ).get("Messages", [])
+        return list(found)
+
+    def _dead_queue_id(self) -> str:
+        found = cfn.resources(dict(self.template), "AWS::SQS::Queue")
+        (dead_id,) = [k for k in found if k != self._main_queue_id()]
+        return dead_id
 
     def _main_queue_id(self) -> str:
         found = cfn.resources(dict(self.template), "AWS::SQS::Queue")
         (main_id,) = [k for k, v in found.items() if "RedrivePolicy" in v["Properties"]]
         return main_id
+
+
+_MAX_POLLS = 100
+
+
+class _Ahead:
+    """The engine's clock: the system's, `stack.later` seconds ahead."""
+
+    def __init__(self, stack: ReplayStack) -> None:
+        self.stack = stack
+
+    def now(self) -> datetime:
+        return datetime.now(UTC) + timedelta(seconds=self.stack.later)
+
+
+def _overflowing() -> list[Any]:
+    """Patches storing every record above OVERFLOW_BYTES as a body with overflow parts."""
+    pack = items.pack
+
+    def small(base: items.Item, payload: Mapping[str, str], limit: int = OVERFLOW_BYTES) -> Any:
+        return pack(base, payload, min(limit, OVERFLOW_BYTES))
+
+    return [
+        mock.patch.object(items, "pack", small),
+        mock.patch.object(items, "PART_BYTES", PART_BYTES),
+        mock.patch.object(items, "_MIN_FIRST_CHUNK", FIRST_CHUNK_BYTES),
+    ]

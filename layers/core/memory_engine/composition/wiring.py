@@ -27,6 +27,7 @@ from memory_engine.composition.providers import (
 from memory_engine.engine import Engine
 from memory_engine.errors import Unavailable
 from memory_engine.limits import Limits
+from memory_engine.retrieval import config as retrieval_config
 
 if TYPE_CHECKING:
     from memory_engine.extraction.fact_extractor import FactExtractor
@@ -76,6 +77,8 @@ def assemble(settings: config.Settings, index: IndexBuilder | None = None) -> En
         extractor=build_extractor(settings),
         facts=build_fact_extractor(settings),
         chat=build_chat_upstream(settings),
+        # Ranking weights that suit the configured embedder's dense signal (one map, documented).
+        retrieval=retrieval_config.for_embedder(settings.embedder),
     )
 
 
@@ -148,8 +151,22 @@ def job_source(built: Engine | None = None) -> ports.JobSource:
 
 
 def bootstrap_index() -> None:
-    """Create the configured search index if it needs creating (the deploy-time custom resource)."""
-    index = engine().index
+    """Create the configured search index if it needs creating (the deploy-time custom resource).
+
+    Only the index is built (from the search settings alone: OpenSearch needs no store), never
+    the engine's store, embedder or LLM client; an engine installed by `use` lends its own."""
+    held = installed()
+    if held is not None:
+        index = held.index
+    else:
+        settings = config.loaded(config.SearchSettings)
+        choice = index_choice(settings)
+        if choice != "opensearch":
+            raise Unavailable(
+                f"The configured search index (MEMORY_ENGINE_INDEX={choice}) has no ensure_index(): "
+                "nothing can create it at deploy time; set MEMORY_ENGINE_OPENSEARCH_URL for OpenSearch."
+            )
+        index = build_index(settings)
     if not isinstance(index, ports.IndexBootstrap):
         raise Unavailable(
             f"The configured search index ({type(index).__name__}) has no ensure_index(): "

@@ -7,7 +7,7 @@ import re
 from collections.abc import Sequence
 from typing import Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from memory_engine.extraction.fact_slots import slot_of
 from memory_engine.extraction.injection import is_instruction
@@ -26,10 +26,21 @@ class FactOperation(BaseModel):
     fact: str
 
 
+class FactExtraction(BaseModel):
+    """What one fact extraction gives: its operations, and what it cost where a model was asked
+    (`spent`: the memory metadata's names, `prompt_tokens`, `completion_tokens`, `attempts`,
+    `tokens_estimated`, `model`; empty for the built-in extractor)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    operations: list[FactOperation]
+    spent: dict[str, str | int | float] = Field(default_factory=dict)
+
+
 class FactExtractor(Protocol):
     def extract_facts(
         self, messages: Sequence[str], existing: Sequence[tuple[str, str]], language: str = "ko"
-    ) -> list[FactOperation]:
+    ) -> FactExtraction:
         """Facts worth remembering from the user's `messages`, merged with the scope's `existing`
         `(id, fact)` pairs: operations only ever name ids from `existing`. Existing facts the
         messages do not touch need no operation."""
@@ -168,5 +179,5 @@ class BuiltinFactExtractor:
 
     def extract_facts(
         self, messages: Sequence[str], existing: Sequence[tuple[str, str]], language: str = "ko"
-    ) -> list[FactOperation]:
-        return extract_facts_builtin(messages, existing, language)
+    ) -> FactExtraction:
+        return FactExtraction(operations=extract_facts_builtin(messages, existing, language))

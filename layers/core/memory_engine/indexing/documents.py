@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 
+from memory_engine.extraction.event_dates import days_spoken_of
 from memory_engine.models.domain import Memory, Turn
 from memory_engine.ports import IndexDocument, SearchIndex, Store
 from memory_engine.retrieval.config import RetrievalConfig
@@ -107,6 +108,7 @@ def index_documents(
             source_dialog_uuids=memory.source_dialog_uuids,
             created_at=memory.created_at,
             occurred_at=sources[0].timestamp if sources else None,
+            spoken_of=days_spoken_of(memory.life.event_dates),
         )
     ]
     if not config.turn_documents:
@@ -131,6 +133,9 @@ def index_documents(
                 kind="turn",
                 memory_id=memory.memory_id,
                 occurred_at=turn.timestamp,
+                spoken_of=days_spoken_of(
+                    [date for date in memory.life.event_dates if date.dialog_uuid == uuid]
+                ),
             )
         )
     return docs

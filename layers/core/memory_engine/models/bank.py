@@ -157,6 +157,19 @@ class FactRevisionView(Sparse):
     supersededBy: str | None = Field(None, exclude_if=absent_when_none)
 
 
+class KeyFactView(BaseModel):
+    """One key fact of a memory extracted from dialogue, with its history: its wordings oldest
+    first, the last one as it reads now (`invalidAt` once replaced by a later statement or retired)."""
+
+    index: int
+    revisions: list[FactRevisionView]
+
+
+class ListKeyFactsResponse(BaseModel):
+    name: str
+    keyFacts: list[KeyFactView]
+
+
 class ListRevisionsResponse(BaseModel):
     name: str
     # Oldest first; the last is the fact as it reads now (with `invalidAt` once retired).

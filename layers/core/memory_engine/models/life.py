@@ -36,8 +36,22 @@ class KeyFactLife(BaseModel):
     # Whose fact it is: the character the key fact is about (its speaker for "I ..." statements).
     subject: str = ""
     invalid_at: datetime
-    superseded_by: str
+    # The memory whose statement replaced it; None when a caller retired it (`reason` "retire").
+    superseded_by: str | None = None
     reason: EndReason = "update"
+
+
+class KeyFactRevision(BaseModel):
+    """An earlier wording of a thread memory's key fact (`fields.key_facts[index]`), corrected
+    through the API: it read `fact` from `valid_from` until `invalid_at`."""
+
+    model_config = ConfigDict(frozen=True)
+
+    index: int = Field(ge=0)
+    fact: str
+    valid_from: datetime | None = None
+    invalid_at: datetime
+    reason: EndReason = "correct"
 
 
 class FactRevision(BaseModel):
@@ -53,6 +67,22 @@ class FactRevision(BaseModel):
     superseded_by: str | None = None
 
 
+class EventDate(BaseModel):
+    """A time a turn spoke of in relative words ("yesterday", "지난달", "two days ago"), resolved
+    at write against that turn's own timestamp: [start, end) in UTC, a day, week, month or year."""
+
+    model_config = ConfigDict(frozen=True)
+
+    phrase: str
+    start: datetime
+    end: datetime
+    dialog_uuid: str  # the turn that said it
+
+    def meets(self, since: datetime | None, until: datetime | None) -> bool:
+        """Whether the span overlaps the (inclusive, open-ended) range."""
+        return (until is None or self.start <= until) and (since is None or self.end > since)
+
+
 class MemoryLife(BaseModel):
     """The life of a memory (a thread memory's key facts) or of a bank fact (the memory itself)."""
 
@@ -64,10 +94,15 @@ class MemoryLife(BaseModel):
     invalid_at: datetime | None = None
     superseded_by: str | None = None
     end_reason: EndReason | None = None
-    # A thread memory: its key facts that later statements replaced.
+    # A thread memory: its key facts that later statements replaced (or a caller retired).
     key_facts: list[KeyFactLife] = Field(default_factory=list)
+    # A thread memory: earlier wordings of its key facts, corrected through the API, oldest first.
+    key_fact_revisions: list[KeyFactRevision] = Field(default_factory=list)
     # A bank fact: its earlier wordings, oldest first (a PATCH or an update keeps the old one here).
     revisions: list[FactRevision] = Field(default_factory=list)
+    # A thread memory: the times its turns spoke of in relative words, resolved at write
+    # (`extraction.event_dates`); a date-range retrieve finds the memory by them too.
+    event_dates: list[EventDate] = Field(default_factory=list)
 
     def still_holds(self, moment: datetime | None = None) -> bool:
         """Whether the memory (as a whole: a bank fact) was not yet retired at `moment` (None: now)."""

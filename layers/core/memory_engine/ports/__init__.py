@@ -21,6 +21,7 @@ from memory_engine.ports.index import (
     IndexBootstrap,
     IndexDocument,
     IndexHit,
+    Period,
     SearchIndex,
 )
 from memory_engine.ports.keys import KeyStore
@@ -55,6 +56,7 @@ __all__ = [
     "IndexHit",
     "JobSource",
     "KeyStore",
+    "Period",
     "Queue",
     "QueueInspector",
     "ReadsCurrentFacts",

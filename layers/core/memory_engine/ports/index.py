@@ -35,6 +35,9 @@ class IndexDocument(BaseModel):
     # For a "turn" document: the vector of the turn with its neighbours (`indexing.documents.
     # window_text`), whose cosine retrieval mixes into the turn's. None: scored by `vector` alone.
     window_vector: list[float] | None = Field(default=None, repr=False)
+    # The days it speaks of in relative words, resolved at write ("yesterday" said on 9 May: 8 May,
+    # `extraction.event_dates`): an event-time range holding one of them finds it too.
+    spoken_of: list[datetime] = Field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +62,22 @@ class IndexHit:
     window: float | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class Period:
+    """Event-time bounds of a search, each end inclusive or open (None): a document said outside
+    them is no candidate at all, so a narrow range still fills k, unless one of the days it speaks
+    of (`IndexDocument.spoken_of`) is inside them; one without a time (a fact) always is one."""
+
+    since: datetime | None = None
+    until: datetime | None = None
+
+    def holds(self, moment: datetime | None) -> bool:
+        """Whether a document said at `moment` is a candidate."""
+        if moment is None:
+            return True
+        return (self.since is None or moment >= self.since) and (self.until is None or moment <= self.until)
+
+
 class SearchIndex(Protocol):
     """Derived data: rebuilt from the store whenever needed.
 
@@ -79,6 +98,7 @@ class SearchIndex(Protocol):
         vector: Sequence[float],
         k: int,
         kind: DocKind = "memory",
+        said: Period | None = None,
     ) -> list[IndexHit]:
         """Up to k dense and up to k lexical candidates of one kind within the threads, merged by doc id.
 
@@ -86,9 +106,10 @@ class SearchIndex(Protocol):
         kind, so a turn's lexical score is never diluted by memory-sized documents. Each hit has
         both scores (the other retriever's computed for it, 0 BM25 when it shares no word), dense
         hits first, best first, then lexical-only ones (`retrieval.candidates.merge`). An empty
-        `vector` searches by words only, an empty `text` by meaning only.
+        `vector` searches by words only, an empty `text` by meaning only. `said`: only documents
+        said within it (or with no time) are candidates, filtered by the index's own query.
         """
-        return self.search_kinds(tenant, threads, text, vector, {kind: k})[kind]
+        return self.search_kinds(tenant, threads, text, vector, {kind: k}, said)[kind]
 
     def search_kinds(
         self,
@@ -97,6 +118,7 @@ class SearchIndex(Protocol):
         text: str,
         vector: Sequence[float],
         k: Mapping[DocKind, int],
+        said: Period | None = None,
     ) -> dict[DocKind, list[IndexHit]]:
         """`search` for several kinds at once, up to `k[kind]` candidates of each: one call, so a
         remote index answers every kind in the same request. Every kind asked for has a list,

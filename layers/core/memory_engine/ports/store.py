@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field
 
 from memory_engine.errors import InvalidInput
 from memory_engine.models.domain import Memory, Session, Turn
+from memory_engine.models.life import MemoryLife
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,10 @@ class RemovalOutcome(BaseModel):
     deleted_dialogs: list[str] = Field(default_factory=list)
     rebuffered_dialogs: list[str] = Field(default_factory=list)
     buffered_count: int = 0
+    # A memory's removal: its session and the turns it left as forgotten history, for the sweep
+    # (a tenant's retention removes them too); never part of a response.
+    session_uuid: str = Field("", exclude=True)
+    forgotten_dialogs: list[str] = Field(default_factory=list, exclude=True)
 
 
 class ForkPlan(BaseModel):
@@ -117,6 +122,12 @@ class Store(Protocol):
     def save_turn_vectors(self, tenant: str, session_uuid: str, vectors: Mapping[str, list[float]]) -> int:
         """Store each turn's passage vector (`Turn.embedding`), by dialog uuid; turns no longer
         stored are skipped. Returns how many were written."""
+        ...
+
+    def oldest_buffered(self) -> list[tuple[str, str, datetime]]:
+        """(tenant, session_uuid, arrival of its oldest buffered turn) of every session whose
+        buffer holds a turn: what the sweep forces to extraction once a tenant's retention has
+        passed over it (cost: the buffered turns read, as `full_buffers`)."""
         ...
 
     def full_buffers(self, at_least: int) -> list[tuple[str, str]]:
@@ -212,10 +223,13 @@ class Store(Protocol):
         visits every memory of the thread once, even while others are added or deleted."""
         ...
 
-    def update_memory(self, memory: Memory) -> bool:
+    def update_memory(self, memory: Memory, *, expected_life: MemoryLife | None = None) -> bool:
         """Replace the stored memory of the same tenant and id with `memory` (fields, embedding,
         source text, metadata, scope); its session, thread and source turns cannot change.
-        False (writing nothing) when no such memory is stored."""
+        False (writing nothing) when no such memory is stored, or when `expected_life` is given
+        and the stored memory's life is no longer it: a compare-and-set for a read-modify-write
+        of what replaced what, which two workers of one thread may do at once (the caller reads
+        the memory again and retries)."""
         ...
 
     def delete_session(self, tenant: str, session_uuid: str) -> RemovalOutcome:

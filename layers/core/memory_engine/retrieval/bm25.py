@@ -12,8 +12,21 @@ import math
 from collections import Counter
 from collections.abc import Collection, Iterable, Mapping
 from collections.abc import Set as AbstractSet
+from typing import NamedTuple
 
-__all__ = ["Bm25", "bm25_scores"]
+__all__ = ["Bm25", "TermCounts", "bm25_counted", "bm25_scores"]
+
+
+class TermCounts(NamedTuple):
+    """A document as BM25 reads it: each term's frequency, and how many terms it has in all."""
+
+    counts: Mapping[str, int]
+    length: int
+
+    @classmethod
+    def of(cls, tokens: Iterable[str]) -> TermCounts:
+        counts = Counter(tokens)
+        return cls(dict(counts), sum(counts.values()))
 
 
 class Bm25:
@@ -111,7 +124,34 @@ def bm25_scores(
 
     For scoring candidates that live outside the index, such as still-buffered raw turns.
     """
-    index = Bm25(k1=k1, b=b)
-    for doc_id, tokens in docs.items():
-        index.add(doc_id, tokens)
-    return index.scores(query_tokens)
+    return bm25_counted(
+        {doc_id: TermCounts.of(tokens) for doc_id, tokens in docs.items()}, query_tokens, k1, b
+    )
+
+
+def bm25_counted(
+    docs: Mapping[str, TermCounts], query_tokens: Iterable[str], k1: float = 1.2, b: float = 0.75
+) -> dict[str, float]:
+    """`bm25_scores` over documents counted beforehand (`TermCounts`), the same scores as `Bm25`.
+
+    Its cost follows the number of documents times the query's distinct terms, not the documents'
+    length: a request scoring long texts it counted once pays for them once.
+    """
+    if k1 < 0 or not 0.0 <= b <= 1.0:
+        raise ValueError(f"BM25 needs k1 >= 0 and 0 <= b <= 1, got k1={k1}, b={b}")
+    n_docs = len(docs)
+    if n_docs == 0:
+        return {}
+    avgdl = sum(doc.length for doc in docs.values()) / n_docs or 1.0
+    base = k1 * (1.0 - b)
+    per_len = k1 * b / avgdl
+    out: dict[str, float] = {}
+    for term, repeats in Counter(query_tokens).items():
+        postings = [(doc_id, tf, doc.length) for doc_id, doc in docs.items() if (tf := doc.counts.get(term))]
+        if not postings:
+            continue
+        df = len(postings)
+        weight = repeats * math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
+        for doc_id, tf, length in postings:
+            out[doc_id] = out.get(doc_id, 0.0) + weight * tf / (tf + base + per_len * length)
+    return out

@@ -88,3 +88,16 @@ class RetrievalConfig:
         if mostly_korean(query):
             return with_lexical_share(self.weights, self.korean_lexical_share)
         return self.weights
+
+
+# Defaults per embedder (MEMORY_ENGINE_EMBEDDER): the weights that suit each model's dense signal,
+# each tuned with bench/quality/locomo/tune.py on that model's vectors (docs/retrieval.md,
+# "Per embedder"). An embedder not named here (e5, MiniLM, the remote ones, which serve e5 by
+# default) ranks with the measured default above. The one map: `for_embedder` reads nothing else.
+PROFILES: dict[str, dict[str, object]] = {}
+
+
+def for_embedder(embedder: str) -> RetrievalConfig:
+    """The retrieval configuration an engine embedding with `embedder` ranks with."""
+    profile = PROFILES.get(embedder)
+    return RetrievalConfig(**profile) if profile else RetrievalConfig()  # type: ignore[arg-type]

@@ -1,17 +1,19 @@
 """Dates a question names ("in May 2023", "on 13 October", "2023년 5월"), and whether a turn's date
 matches one: retrieval adds a bonus to turns spoken on a date the question asks about.
 
-Relative dates ("어제", "지난주", "last month") are calendar dates once the asker's date is known:
-`relative_dates` turns them into the days or month they mean.
+Relative dates ("어제", "지난주", "last month", "two days ago", "이틀 전") are calendar dates once
+the speaker's date is known: `relative_dates` turns them into the days or month they mean (a
+question's), `relative_spans` into the stretch of time each covers (a turn's, resolved at write).
+Calendar units are UTC's, as the turns' timestamps are.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
-__all__ = ["DateMention", "date_match", "named_dates", "relative_dates"]
+__all__ = ["DateMention", "RelativeSpan", "date_match", "named_dates", "relative_dates", "relative_spans"]
 
 _MONTHS = (
     *("january", "february", "march", "april", "may", "june"),
@@ -136,20 +138,116 @@ _RELATIVE: tuple[tuple[re.Pattern[str], str, int], ...] = tuple(
 )
 # "지지난주" contains "지난주": the longer pattern comes first, and what it covers is not read again.
 
+# A count of units back: "two days ago", "3 weeks ago", "a month ago"; "이틀 전", "3일 전", "두 달 전".
+_EN_COUNT = {
+    "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+    "eight": 8, "nine": 9, "ten": 10, "a couple of": 2, "a few": 3,
+}  # fmt: skip
+_EN_AGO = re.compile(
+    rf"\b(?P<count>\d{{1,3}}|{'|'.join(sorted(_EN_COUNT, key=len, reverse=True))})\s+"
+    r"(?P<unit>day|week|month|year)s?\s+ago\b",
+    re.IGNORECASE,
+)
+# Native Korean day counts stand alone ("이틀 전"); other counts take a unit ("3일 전", "두 달 전").
+# "한 달 전부터" (for a month now) is a duration, not a date.
+_KO_DAYS = {"하루": 1, "이틀": 2, "사흘": 3, "나흘": 4, "닷새": 5, "엿새": 6, "이레": 7, "열흘": 10}
+_KO_COUNT = {
+    "한": 1,
+    "두": 2,
+    "세": 3,
+    "네": 4,
+    "다섯": 5,
+    "여섯": 6,
+    "일곱": 7,
+    "여덟": 8,
+    "아홉": 9,
+    "열": 10,
+}
+_KO_UNIT = {
+    "일": "day",
+    "주": "week",
+    "주일": "week",
+    "달": "month",
+    "개월": "month",
+    "년": "year",
+    "해": "year",
+}
+_KO_COUNTS = "|".join(sorted(_KO_COUNT, key=len, reverse=True))
+_KO_AGO = re.compile(
+    rf"(?:(?P<days>{'|'.join(_KO_DAYS)})|(?P<count>\d{{1,3}}|{_KO_COUNTS})"
+    r"\s*(?P<unit>주일|개월|일|주|달|년|해))\s*전(?!부터|까지)"
+)
+
+
+@dataclass(frozen=True)
+class RelativeSpan:
+    """A relative expression of a text and the stretch of time it means: [start, end) in UTC."""
+
+    phrase: str
+    start: datetime
+    end: datetime
+
+
+def _relative(text: str) -> list[tuple[re.Match[str], str, int]]:
+    """Each relative expression of `text` with its unit and offset, in order of appearance; a
+    longer one hides the shorter ones inside it."""
+    found: list[tuple[re.Match[str], str, int]] = []
+    covered: list[tuple[int, int]] = []
+
+    def add(match: re.Match[str], unit: str, offset: int) -> None:
+        if any(start < match.end() and match.start() < end for start, end in covered):
+            return
+        covered.append(match.span())
+        found.append((match, unit, offset))
+
+    for match in _EN_AGO.finditer(text):
+        count = match.group("count").lower()
+        add(match, match.group("unit").lower(), -(int(count) if count.isdigit() else _EN_COUNT[count]))
+    for match in _KO_AGO.finditer(text):
+        if match.group("days"):
+            add(match, "day", -_KO_DAYS[match.group("days")])
+            continue
+        count = match.group("count")
+        add(match, _KO_UNIT[match.group("unit")], -(int(count) if count.isdigit() else _KO_COUNT[count]))
+    for pattern, unit, offset in _RELATIVE:
+        for match in pattern.finditer(text):
+            add(match, unit, offset)
+    found.sort(key=lambda item: item[0].start())
+    return found
+
 
 def relative_dates(text: str, now: datetime) -> list[DateMention]:
     """The dates that relative expressions in `text` mean when said at `now` ("어제" → yesterday,
-    "지난주" → each day of last week, "다음 달" → next month), in order of appearance."""
-    found: list[tuple[int, list[DateMention]]] = []
-    covered: list[tuple[int, int]] = []
-    for pattern, unit, offset in _RELATIVE:
-        for match in pattern.finditer(text):
-            if any(start < match.end() and match.start() < end for start, end in covered):
-                continue
-            covered.append(match.span())
-            found.append((match.start(), _resolve(unit, offset, now)))
-    found.sort(key=lambda item: item[0])
-    return list(dict.fromkeys(mention for _, mentions in found for mention in mentions))
+    "지난주" → each day of last week, "다음 달" → next month, "이틀 전" → two days before), in
+    order of appearance."""
+    found = [_resolve(unit, offset, now) for _, unit, offset in _relative(text)]
+    return list(dict.fromkeys(mention for mentions in found for mention in mentions))
+
+
+def relative_spans(text: str, said_at: datetime) -> list[RelativeSpan]:
+    """The stretch of time each relative expression of `text` means when said at `said_at`
+    ("yesterday" said on 9 May: 8 May; "지난달": April; "next week": its Monday to Sunday)."""
+    return [
+        RelativeSpan(match.group(0).strip(), *_span(unit, offset, said_at))
+        for match, unit, offset in _relative(text)
+    ]
+
+
+def _span(unit: str, offset: int, now: datetime) -> tuple[datetime, datetime]:
+    moment = now.astimezone(UTC) if now.tzinfo is not None else now.replace(tzinfo=UTC)
+    day = datetime(moment.year, moment.month, moment.day, tzinfo=UTC)
+    if unit == "day":
+        start = day + timedelta(days=offset)
+        return start, start + timedelta(days=1)
+    if unit == "week":
+        start = day - timedelta(days=day.weekday()) + timedelta(weeks=offset)
+        return start, start + timedelta(weeks=1)
+    if unit == "month":
+        index = day.year * 12 + day.month - 1 + offset
+        start = datetime(index // 12, index % 12 + 1, 1, tzinfo=UTC)
+        following = index + 1
+        return start, datetime(following // 12, following % 12 + 1, 1, tzinfo=UTC)
+    return datetime(day.year + offset, 1, 1, tzinfo=UTC), datetime(day.year + offset + 1, 1, 1, tzinfo=UTC)
 
 
 def _resolve(unit: str, offset: int, now: datetime) -> list[DateMention]:

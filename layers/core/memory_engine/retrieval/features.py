@@ -25,14 +25,16 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import NamedTuple
 
+from memory_engine.retrieval.bm25 import TermCounts
 from memory_engine.retrieval.dates import DateMention, date_match, named_dates, relative_dates
-from memory_engine.retrieval.speakers import SpeakerMatch
+from memory_engine.retrieval.speakers import SpeakerMatch, speakers
 from memory_engine.retrieval.text import tokenize
 
 __all__ = [
     "MEMORY_FEATURES",
     "QUERY_SCORERS",
     "TURN_FEATURES",
+    "AnalysedText",
     "FoundTurn",
     "MemoryCandidate",
     "Query",
@@ -58,6 +60,20 @@ class Query:
         return cls(text, terms, named_dates(text) + relative_dates(text, now), SpeakerMatch(terms))
 
 
+class AnalysedText(NamedTuple):
+    """What the ranking reads of a text it scores outside the index, read once and kept
+    (`engine.TermCache`): its words for BM25 and its speaker labels."""
+
+    terms: TermCounts
+    speakers: tuple[str, ...]
+
+    @classmethod
+    def read(cls, words: str, labels: str) -> AnalysedText:
+        """The terms of `words` and the distinct speakers of `labels` (the whole text: labels are
+        cheap to find, while the words are analysed from a bounded head)."""
+        return cls(TermCounts.of(tokenize(words)), tuple(dict.fromkeys(speakers(labels))))
+
+
 class FoundTurn(NamedTuple):
     """A candidate turn as its source found it, before any normalisation."""
 
@@ -68,6 +84,9 @@ class FoundTurn(NamedTuple):
     bm25: float  # raw BM25 against its own source's statistics
     text: str  # "speaker: line" as indexed
     said: datetime | None  # when the turn was said, where known
+    # Its speaker labels where the source read them beforehand (a buffered turn: once, with its
+    # words, `usecases.turn_terms`); None: read from `text` (`retrieval.speakers`).
+    speakers: tuple[str, ...] | None = None
 
 
 class TurnCandidate(NamedTuple):
@@ -97,7 +116,9 @@ QUERY_SCORERS: dict[str, Scorer] = {
     # 1 when the turn was said on a date the question names, 0.5 in that month (retrieval.dates).
     "date": lambda query, turn: date_match(turn.said, query.dates),
     # 1 when the question names one of the turn's speakers (retrieval.speakers).
-    "speaker": lambda query, turn: query.speakers(turn.text),
+    "speaker": lambda query, turn: (
+        query.speakers(turn.text) if turn.speakers is None else query.speakers.among(turn.speakers)
+    ),
 }
 # Every feature of a turn candidate, in the order `options.explain` shows them.
 TURN_FEATURES: tuple[str, ...] = ("dense", "window", "lexical", *QUERY_SCORERS)

@@ -43,9 +43,13 @@ class SpeakerMatch:
         self._terms = frozenset(terms)
 
     def __call__(self, text: str) -> float:
+        return self.among(speakers(text))
+
+    def among(self, names: Iterable[str]) -> float:
+        """The same match against speaker labels read beforehand (`speakers`)."""
         if not self._terms:
             return 0.0
-        for name in speakers(text):
+        for name in names:
             terms = _name_terms(name)
             if terms and terms <= self._terms:
                 return 1.0

@@ -10,12 +10,14 @@ topic (`query_topics` empty) asks about none, so it is ranked as before.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
 from memory_engine.models.api import FactHistory
 from memory_engine.models.domain import Memory
-from memory_engine.models.life import KeyFactLife
+from memory_engine.models.life import EventDate, KeyFactLife
+from memory_engine.ports import Period
 
 _I = re.IGNORECASE
 # A question's words for each slot family of `extraction.fact_slots` ("pet" covers "pet:dog").
@@ -85,14 +87,33 @@ class Window:
 
     def admits(self, moment: datetime | None) -> bool:
         """Whether something said at `moment` is inside the window (unknown times always are)."""
-        if moment is None:
-            return True
-        latest = self.latest
-        return (self.since is None or moment >= self.since) and (latest is None or moment <= latest)
+        return self.period.holds(moment)
+
+    def admits_spoken(self, moment: datetime | None, spoken: Sequence[EventDate]) -> bool:
+        """`admits`, or one of the times it speaks of (resolved at write) meets the window."""
+        return self.admits(moment) or any(date.meets(self.since, self.latest) for date in spoken)
+
+    @property
+    def period(self) -> Period:
+        """The event times a hit may have, as the index filters them."""
+        return Period(since=self.since, until=self.latest)
 
     @property
     def bounded(self) -> bool:
         return any(moment is not None for moment in (self.as_of, self.since, self.until))
+
+
+def wording(memory: Memory, as_of: datetime | None) -> tuple[str, datetime] | None:
+    """The memory's text that held at `as_of` (None: now) and when it was stated: a bank fact
+    reworded since reads as its earlier wording (`life.revisions`); None when nothing of it was
+    stated yet at `as_of`."""
+    if as_of is None or memory.stated_at <= as_of:
+        return memory.content, memory.stated_at
+    for revision in memory.life.revisions:  # oldest first
+        stated = revision.valid_from or memory.created_at
+        if stated <= as_of < revision.invalid_at:
+            return revision.fact, stated
+    return None
 
 
 def replaced_for(memory: Memory, topics: frozenset[str], as_of: datetime | None) -> list[KeyFactLife]:
@@ -149,6 +170,16 @@ def history(memory: Memory, as_of: datetime | None) -> list[FactHistory]:
             )
         )
     facts = memory.fields.key_facts
+    past += [
+        FactHistory(
+            fact=revision.fact,
+            valid_from=revision.valid_from,
+            invalid_at=revision.invalid_at,
+            reason=revision.reason,
+        )
+        for revision in memory.life.key_fact_revisions
+        if as_of is None or revision.invalid_at <= as_of
+    ]
     past += [
         FactHistory(
             fact=facts[fact.index],

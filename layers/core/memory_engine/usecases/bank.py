@@ -57,9 +57,17 @@ def patch(engine: Engine, tenant: str, memory_id: str, request: PatchMemoryReque
     else:
         vector = engine.embedder.embed([request.fact], mode="passage")[0]
         changed = facts.reworded(memory, request.fact, vector, now, "correct")
-    if not engine.store.update_memory(changed):
-        raise NotFound(
-            f"memories/{memory_id} was deleted meanwhile.", [{"field": "id", "message": "deleted"}]
+    # Over the life just read: a correction or retirement that landed meanwhile is never
+    # overwritten (its revision would be lost without a trace); the caller reads and decides.
+    if not engine.store.update_memory(changed, expected_life=memory.life):
+        if engine.store.get_memory(tenant, memory_id) is None:
+            raise NotFound(
+                f"memories/{memory_id} was deleted meanwhile.", [{"field": "id", "message": "deleted"}]
+            )
+        raise Conflict(
+            f"memories/{memory_id} was corrected or retired by another request meanwhile; read it again "
+            "(GET /v1/memories/{id}) and send the change again if it still applies.",
+            [{"field": "id", "message": "changed meanwhile"}],
         )
     if request.fact is not None:
         engine.index.upsert([index_document(changed)])

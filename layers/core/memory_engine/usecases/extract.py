@@ -12,6 +12,7 @@ from memory_engine.embedding import CHUNK_CHARS, embedded_chars
 from memory_engine.engine import Engine
 from memory_engine.extraction.batching import cut_batches, extraction_point
 from memory_engine.extraction.budget import JobBudget
+from memory_engine.extraction.event_dates import dated
 from memory_engine.extraction.registry import update_registry
 from memory_engine.indexing.documents import (
     embedding_text,
@@ -188,13 +189,15 @@ def _extract_one(
         current_facts=supersede.current_facts(engine, first.tenant, session.parent_session_uuid, shown),
     )
     extraction = engine.extractor.extract(batch, context)
+    # Relative dates ("yesterday", "지난달") fixed against each turn's own time, whatever extracted.
+    fields, spoken_of = dated(extraction.fields, batch)
     created_at = engine.clock.now()
     draft = Memory(
         tenant=first.tenant,
         memory_id=new_memory_id(created_at),
         session_uuid=first.session_uuid,
         parent_session_uuid=session.parent_session_uuid,
-        fields=extraction.fields,
+        fields=fields,
         source_dialog_uuids=[turn.dialog_uuid for turn in batch],
         first_seq=batch[0].seq,
         last_seq=batch[-1].seq,
@@ -202,7 +205,7 @@ def _extract_one(
         created_at=created_at,
         metadata=extraction.metadata,
         # Event time: when its facts were said, not when the worker got to them.
-        life=MemoryLife(valid_from=min(turn.timestamp for turn in batch)),
+        life=MemoryLife(valid_from=min(turn.timestamp for turn in batch), event_dates=spoken_of),
         expires_at=_expiry(batch, created_at),
     )
     # The turns' vectors (searched as turn documents) were stored with them before extraction;

@@ -7,6 +7,7 @@ A fact is a `Memory` in the engine's one store and index (see `Memory`): its thr
 
 from __future__ import annotations
 
+import logging
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -19,6 +20,8 @@ from memory_engine.models.bank import rfc3339
 from memory_engine.models.domain import FACT_KIND, Memory, MemoryFields, new_memory_id, scope_key
 from memory_engine.models.life import EndReason, FactRevision, MemoryLife
 from memory_engine.ports import EventuallyConsistent
+
+log = logging.getLogger("memory_engine.facts")
 
 # The writes below load the injection rules and the index's document layout on first use: a bank
 # search's handler imports this module and reads facts only (cold start, bench/speed/cold_start).
@@ -104,7 +107,7 @@ def create(
     tenant: str,
     scope: Mapping[str, str],
     texts: Sequence[str],
-    origin: Mapping[str, str] | None = None,
+    origin: Mapping[str, str | int | float] | None = None,
     stated_at: datetime | None = None,
     *,
     expires_at: datetime | None = None,
@@ -153,7 +156,11 @@ def merge(
     are added, changed ones updated in place (same id, the earlier wording kept as a revision),
     contradicted ones retired (kept as history with `invalid_at`, reported DELETED), repeated ones
     left alone; a fact that reads as orders to a model (`injection.is_instruction`) is neither
-    added nor written over another. Engine memories of the scope are never touched."""
+    added nor written over another. Engine memories of the scope are never touched.
+
+    What a model's extraction cost (`FactExtraction.spent`) is logged once per call and written
+    on the facts it creates or updates, as an extraction's on its memory; a failed call's error
+    carries it (`spent`), for the worker's log and dead letter."""
     from memory_engine.extraction.injection import is_instruction
 
     said = [message for message in messages if message.strip()]
@@ -161,27 +168,33 @@ def merge(
         return []
     candidates = nearest(engine, tenant, scope, "\n".join(said), MERGE_CANDIDATES)
     existing = {memory.memory_id: memory for memory, _ in candidates if memory.is_fact}
+    extraction = engine.facts.extract_facts(
+        said, [(memory_id, memory.content) for memory_id, memory in existing.items()], language
+    )
     operations = [
         op
-        for op in engine.facts.extract_facts(
-            said, [(memory_id, memory.content) for memory_id, memory in existing.items()], language
-        )
+        for op in extraction.operations
         # An extractor (a model above all) may take an order for a fact: it is never kept as one,
         # so it cannot reach a chat model's prompt dressed as something remembered.
         if op.op not in ("add", "update") or not is_instruction(op.fact)
     ]
+    spent = extraction.spent
+    if spent:
+        # Counted once per call, whatever it changed (the facts it writes carry it too).
+        log.info("facts extracted", extra={"operations": len(operations), **spent})
     changes: list[FactChange] = []
     updates = [(existing[op.id], op.fact) for op in operations if op.op == "update" and op.id in existing]
     if updates:
         vectors = engine.embedder.embed([text for _, text in updates], mode="passage")
         for (old, text), vector in zip(updates, vectors, strict=True):
-            changes.extend(_update(engine, old, text, vector))
+            changes.extend(_update(engine, old, text, vector, spent))
     # What a retired fact's `superseded_by` names: the fact that now states its slot, if one does.
     successor = next((change.memory.memory_id for change in changes if change.action == "UPDATED"), None)
     for op in operations:
         if op.op == "delete" and op.id in existing:
             changes.extend(_retire(engine, existing[op.id], successor))
-    added = create(engine, tenant, scope, [op.fact for op in operations if op.op == "add"], origin)
+    written = {**(origin or {}), **spent}
+    added = create(engine, tenant, scope, [op.fact for op in operations if op.op == "add"], written)
     changes.extend(FactChange("CREATED", memory) for memory in added)
     return changes
 
@@ -192,8 +205,11 @@ def _index(engine: Engine, memories: Sequence[Memory]) -> None:
     engine.index.upsert([index_document(memory) for memory in memories])
 
 
-def _update(engine: Engine, old: Memory, text: str, vector: list[float]) -> list[FactChange]:
+def _update(
+    engine: Engine, old: Memory, text: str, vector: list[float], spent: Mapping[str, str | int | float]
+) -> list[FactChange]:
     new = reworded(old, text, vector, engine.clock.now(), "update")
+    new = new.model_copy(update={"metadata": {**new.metadata, **spent}})
     if not engine.store.update_memory(new):
         return []  # deleted meanwhile: nothing to update
     _index(engine, [new])

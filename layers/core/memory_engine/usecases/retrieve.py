@@ -6,17 +6,16 @@ import operator
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
-from functools import lru_cache
 from itertools import islice
 
 from memory_engine import deadline
 from memory_engine.engine import Engine
+from memory_engine.extraction.event_dates import event_dates
 from memory_engine.indexing.documents import spoken_line, turn_lexical_text
 from memory_engine.models.api import RetrievedMemory, RetrieveRequest, RetrieveResponse, TurnEvidence
 from memory_engine.models.domain import Memory, Turn
 from memory_engine.ports import DocKind
-from memory_engine.retrieval.bm25 import bm25_scores
-from memory_engine.retrieval.config import RetrievalConfig
+from memory_engine.retrieval.bm25 import bm25_counted
 from memory_engine.retrieval.features import (
     FoundTurn,
     MemoryCandidate,
@@ -27,12 +26,8 @@ from memory_engine.retrieval.features import (
 )
 from memory_engine.retrieval.fusion import RankedUnit, rank
 from memory_engine.retrieval.packing import pack, smallest_piece
-from memory_engine.retrieval.text import tokenize
-from memory_engine.retrieval.timeline import Window
-from memory_engine.usecases import retrieve_time, turn_vectors
-
-# Candidates asked of the index per wanted one when an event-time window drops some of them.
-WINDOW_OVERFETCH = 3
+from memory_engine.retrieval.timeline import Window, wording
+from memory_engine.usecases import retrieve_time, turn_terms, turn_vectors
 
 
 @dataclass(frozen=True)
@@ -103,14 +98,13 @@ def gather(engine: Engine, tenant: str, request: RetrieveRequest) -> Gathered:
     deadline.check()
 
     window = retrieve_time.window_of(request)
-    # Candidates outside the event-time window are dropped below: ask for more when it is bounded.
-    more = WINDOW_OVERFETCH if window.bounded else 1
-    wanted: dict[DocKind, int] = {"memory": max(config.memory_candidates, limit * 4) * more}
+    wanted: dict[DocKind, int] = {"memory": max(config.memory_candidates, limit * 4)}
     if config.turn_documents:
-        wanted["turn"] = max(config.turn_candidates, limit * 4) * more
-    found = engine.index.search_kinds(tenant, threads, request.user_input.query, vector, wanted)
-    memory_hits = [hit for hit in found["memory"] if window.admits(hit.occurred_at)]
-    turn_hits = [hit for hit in found.get("turn", []) if window.admits(hit.occurred_at)]
+        wanted["turn"] = max(config.turn_candidates, limit * 4)
+    # The index keeps to the event-time window itself, so a narrow one still fills the candidates.
+    said = window.period if window.bounded else None
+    found = engine.index.search_kinds(tenant, threads, request.user_input.query, vector, wanted, said)
+    memory_hits, turn_hits = found["memory"], found.get("turn", [])
     deadline.check()
     query = Query.read(request.user_input.query, engine.clock.now())
     indexed = [
@@ -129,7 +123,7 @@ def gather(engine: Engine, tenant: str, request: RetrieveRequest) -> Gathered:
     buffered = {
         _turn_key(turn): turn
         for turn in engine.store.buffered_turns_in_threads(tenant, threads)
-        if turn.dialog_uuid not in excluded and window.admits(turn.timestamp)
+        if turn.dialog_uuid not in excluded and _in_window(window, turn)
     }
     pooled, scale = _buffered_found(engine, buffered, query, vector, indexed)
     sources, scales = (indexed, pooled), (None, scale)
@@ -180,12 +174,20 @@ def _first_hits(
         # Deleted since it was indexed, or the caller already has all of it (a fact has no dialogs).
         if memory is None or (memory.source_dialog_uuids and set(memory.source_dialog_uuids) <= excluded):
             continue
-        if not gathered.window.admits(memory.stated_at):
-            continue  # a fact (indexed without a time) stated outside the window
+        # What it said at `as_of`: a bank fact reworded after it reads as it did then.
+        said = wording(memory, gathered.window.as_of)
+        if said is None or not gathered.window.admits_spoken(said[1], memory.life.event_dates):
+            continue  # stated after as_of, or a fact (indexed without a time) stated outside the window
         if not (gathered.history or memory.life.still_holds(gathered.window.as_of)):
             continue  # a retired fact: history, shown on request (options.history)
         given += 1
-        yield _memory_hit(memory, unit, gathered.lines), memory
+        yield _memory_hit(memory, unit, gathered.lines, said), memory
+
+
+def _in_window(window: Window, turn: Turn) -> bool:
+    """A buffered turn said within the window, or speaking of a time within it ("yesterday"
+    resolved against its own timestamp, as extraction will write it)."""
+    return not window.bounded or window.admits_spoken(turn.timestamp, event_dates([turn]))
 
 
 def _turn_key(turn: Turn) -> str:
@@ -199,12 +201,17 @@ def _buffered_found(
     pooled with the indexed turn candidates (their text as indexed), and that pool's best BM25 as
     the scale. The best of the buffered turns alone would count as 1 however weakly it matched:
     beside extracted memories, a handful of buffered turns would then outrank the turn documents
-    that match the question's words far better."""
+    that match the question's words far better.
+
+    Each text is analysed once and kept, a bounded head of it, within a budget per request
+    (`turn_terms`): a buffered turn not analysed yet is scored by its vector alone."""
     if not turns:
         return [], None
-    pool = _analysed(turns, engine.retrieval)
-    pool.update((f"indexed:{turn.key}", list(_terms(turn.text))) for turn in indexed)
-    lexical = bm25_scores(pool, query.terms)
+    newest = sorted(turns.items(), key=lambda item: (item[1].timestamp, item[1].seq), reverse=True)
+    texts = [(key, turn_lexical_text(turn, engine.retrieval)) for key, turn in newest]
+    texts += [(f"indexed:{turn.key}", turn.text) for turn in indexed]
+    read = turn_terms.analysed(engine, texts, engine.limits.retrieve_embed_budget_chars)
+    lexical = bm25_counted({key: analysed.terms for key, analysed in read.items()}, query.terms)
     scale = max(lexical.values(), default=0.0) or None
     # Stored with the turn by the worker, or cached; at most a budget embedded here (turn_vectors).
     vectors = turn_vectors.for_query(
@@ -219,53 +226,34 @@ def _buffered_found(
             bm25=lexical.get(key, 0.0),
             text=turn.text(),
             said=turn.timestamp,
+            speakers=read[key].speakers if key in read else (),
         )
         for key, turn in turns.items()
     ]
     return found, scale
 
 
-def _analysed(turns: dict[str, Turn], config: RetrievalConfig) -> dict[str, list[str]]:
-    """The buffered turns' words for BM25, newest first. A long turn (Korean morphology reads
-    some 50-100k characters a second) is analysed only while the request has
-    `time_for_optional_work`: past that, the answer comes in time and such a turn is scored by its
-    vector alone. Analyses are cached, so the next retrieve finds more of them ready."""
-    analysed: dict[str, list[str]] = {}
-    for key, turn in sorted(turns.items(), key=lambda item: (item[1].timestamp, item[1].seq), reverse=True):
-        text = turn_lexical_text(turn, config)
-        if len(text) > SHORT_TEXT_CHARS and not turn_vectors.time_for_optional_work():
-            continue
-        analysed[key] = list(_terms(text))
-    return analysed
-
-
 def _dot(a: list[float], b: list[float]) -> float:
     return sum(map(operator.mul, a, b))
 
 
-# Turns up to this long are always analysed: a few milliseconds at most.
-SHORT_TEXT_CHARS = 4_096
-
-
-@lru_cache(maxsize=4096)
-def _terms(text: str) -> tuple[str, ...]:
-    """A buffered turn is analysed once, not once per query, while it stays buffered."""
-    return tuple(tokenize(text))
-
-
 def _memory_hit(
-    memory: Memory, unit: RankedUnit, lines: dict[str, tuple[str, datetime | None]]
+    memory: Memory,
+    unit: RankedUnit,
+    lines: dict[str, tuple[str, datetime | None]],
+    said: tuple[str, datetime],
 ) -> RetrievedMemory:
+    content, stated_at = said
     return RetrievedMemory(
         memory_id=memory.memory_id,
-        content=memory.content,
+        content=content,
         score=unit.score,
         kind="memory",
         session_uuid=memory.session_uuid,
         source_dialog_uuids=memory.source_dialog_uuids,
         evidence=list(_memory_evidence(memory, unit, lines)),
         score_parts=_rounded(unit.parts),
-        stated_at=memory.stated_at,
+        stated_at=stated_at,
     )
 
 

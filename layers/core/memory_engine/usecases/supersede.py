@@ -19,7 +19,8 @@ shown them (`current_facts`) and names the ones its key facts update or contradi
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+import logging
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from itertools import pairwise
@@ -30,10 +31,15 @@ from memory_engine.models.domain import Memory
 from memory_engine.models.life import KeyFactLife
 from memory_engine.ports import CurrentFact
 
+log = logging.getLogger("memory_engine.worker")
+
 # A thread's memories read per written memory, oldest first: bounded work per batch. A thread
 # longer than this compares the new memory with its first MAX_SCANNED memories only.
 MAX_SCANNED = 500
 _PAGE = 100
+# Compare-and-set rounds of marking one memory: each lost round means another worker of the
+# thread marked it meanwhile, so a handful covers any real contention.
+MAX_MARK_ATTEMPTS = 8
 
 
 @dataclass(frozen=True, order=True)
@@ -111,13 +117,8 @@ def supersede(engine: Engine, memory: Memory) -> list[Memory]:
                 superseded_by=later.memory_id,
             )
     for memory_id, lives in replaced.items():
-        owner = thread[memory_id]
-        kept = {fact.index: fact for fact in owner.life.key_facts}
-        merged = sorted({**kept, **lives}.values(), key=lambda fact: fact.index)
-        if merged == owner.life.key_facts:
-            continue
-        updated = owner.model_copy(update={"life": owner.life.model_copy(update={"key_facts": merged})})
-        if engine.store.update_memory(updated):
+        updated = _mark(engine, thread[memory_id], lives, _earlier_end)
+        if updated is not None:
             changed = [m for m in changed if m.memory_id != updated.memory_id] + [updated]
     return changed
 
@@ -152,15 +153,54 @@ def _marked(engine: Engine, memory: Memory) -> list[Memory]:
         if owner is None or owner.parent_session_uuid != memory.parent_session_uuid:
             continue
         valid = {index: life for index, life in lives.items() if index < len(owner.fields.key_facts)}
-        kept = {fact.index: fact for fact in owner.life.key_facts}
-        fresh = {index: life for index, life in valid.items() if index not in kept}
-        if not fresh:
-            continue
-        merged = sorted({**kept, **fresh}.values(), key=lambda fact: fact.index)
-        updated = owner.model_copy(update={"life": owner.life.model_copy(update={"key_facts": merged})})
-        if engine.store.update_memory(updated):
+        updated = _mark(engine, owner, valid, _first_kept)
+        if updated is not None:
             changed.append(updated)
     return changed
+
+
+def _earlier_end(kept: KeyFactLife, new: KeyFactLife) -> KeyFactLife:
+    """Two marks of one key fact: the one ending it sooner. A key fact ends at the next statement
+    of its slot, and a writer that saw more of the thread finds an earlier one (or the same), so
+    the merge is the same in any order two writers reach it."""
+    return new if new.invalid_at <= kept.invalid_at else kept
+
+
+def _first_kept(kept: KeyFactLife, new: KeyFactLife) -> KeyFactLife:
+    """What the extractor names is added to a key fact not marked yet, never over a mark."""
+    return kept
+
+
+def _mark(
+    engine: Engine,
+    owner: Memory,
+    lives: Mapping[int, KeyFactLife],
+    merge: Callable[[KeyFactLife, KeyFactLife], KeyFactLife],
+) -> Memory | None:
+    """Merge `lives` into the owner's replaced key facts and store it; the stored memory if it
+    changed. A compare-and-set on its life: when another worker of the thread marked it since
+    it was read, it is read again and merged again (at most MAX_MARK_ATTEMPTS times), so two
+    writers marking facts of one memory at once both keep their marks."""
+    for _ in range(MAX_MARK_ATTEMPTS):
+        kept = {fact.index: fact for fact in owner.life.key_facts}
+        for index, life in lives.items():
+            kept[index] = merge(kept[index], life) if index in kept else life
+        merged = sorted(kept.values(), key=lambda fact: fact.index)
+        if merged == owner.life.key_facts:
+            return None
+        updated = owner.model_copy(update={"life": owner.life.model_copy(update={"key_facts": merged})})
+        if engine.store.update_memory(updated, expected_life=owner.life):
+            return updated
+        fresh = engine.store.get_memory(owner.tenant, owner.memory_id)
+        if fresh is None:
+            return None  # deleted meanwhile: nothing left to mark
+        owner = fresh
+    # Never seen outside a test: the memory stays as it is (its facts read as current) rather
+    # than failing a job whose memory is written already, and a later statement marks it again.
+    log.warning(
+        "memory %s kept changing while its replaced facts were marked; left unmarked", owner.memory_id
+    )
+    return None
 
 
 def _thread_memories(engine: Engine, tenant: str, thread: str) -> Iterator[Memory]:

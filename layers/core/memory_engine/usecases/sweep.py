@@ -21,7 +21,8 @@ from memory_engine.engine import Engine
 from memory_engine.errors import MemoryEngineError, NotFound
 from memory_engine.extraction.batching import extraction_point
 from memory_engine.models.messages import ExtractionJob
-from memory_engine.usecases import index_purge
+from memory_engine.ports import RemovalOutcome
+from memory_engine.usecases import index_purge, retention
 
 log = logging.getLogger("memory_engine.sweep")
 
@@ -52,6 +53,12 @@ def run(engine: Engine) -> list[ExtractionJob]:
         engine.queue.send(job)
     if sent:
         log.info("sweep queued extraction for %d sessions with full buffers", len(sent))
+    forced = {(job.tenant, job.session_uuid) for job in sent}
+    sent += [
+        job
+        for job in retention.extract_past_retention(engine)
+        if (job.tenant, job.session_uuid) not in forced
+    ]
     return sent
 
 
@@ -60,14 +67,17 @@ def expire(engine: Engine, limit: int = EXPIRED_PER_SWEEP) -> list[tuple[str, st
     returns the (tenant, memory_id) removed."""
     removed: list[tuple[str, str]] = []
     by_tenant: dict[str, list[str]] = {}
+    outcomes: dict[str, list[RemovalOutcome]] = {}
     for tenant, memory_id in engine.store.expired_memories(engine.clock.now(), limit):
         # Deleted meanwhile (a user's delete, another sweep): its index purge still runs.
         with suppress(NotFound):
-            engine.store.delete_memory(tenant, memory_id)
+            outcomes.setdefault(tenant, []).append(engine.store.delete_memory(tenant, memory_id))
         removed.append((tenant, memory_id))
         by_tenant.setdefault(tenant, []).append(memory_id)
     for tenant, memory_ids in by_tenant.items():
         index_purge.delete(engine, tenant, memory_ids)
+    # Under a tenant's retention the raw turns go too, once their memory (and its documents) went.
+    turns = sum(retention.forget_turns(engine, tenant, found) for tenant, found in outcomes.items())
     if removed:
-        log.info("sweep removed %d expired memories", len(removed))
+        log.info("sweep removed %d expired memories and %d raw turns past retention", len(removed), turns)
     return removed

@@ -41,7 +41,8 @@ def delete_memory(table: DynamoTable, tenant: str, memory_id: str) -> RemovalOut
             )
         memory = reads.memories(table, [found])[0]
         actions = _memory_removal(found, memory)
-        for turn in _owned_turns(table, memory):
+        owned = _owned_turns(table, memory)
+        for turn in owned:
             actions.append(
                 update(
                     _turn_key(turn),
@@ -57,7 +58,13 @@ def delete_memory(table: DynamoTable, tenant: str, memory_id: str) -> RemovalOut
             backoff(attempt)
             continue
         count = reads.buffered_count(table, tenant, memory.session_uuid)
-        return RemovalOutcome(deleted_memories=[memory_id], buffered_count=count)
+        forgotten = [turn.dialog_uuid for turn in owned]
+        return RemovalOutcome(
+            deleted_memories=[memory_id],
+            buffered_count=count,
+            session_uuid=memory.session_uuid,
+            forgotten_dialogs=forgotten,
+        )
     raise Unavailable(f"Memory {memory_id} kept changing while being deleted; retry shortly.")
 
 

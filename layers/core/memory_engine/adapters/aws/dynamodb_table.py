@@ -73,12 +73,6 @@ def delete(item_key: Item, condition: str | None = None, values: Item | None = N
     return {"Delete": body}
 
 
-def check(item_key: Item, condition: str, values: Item | None = None) -> Action:
-    body: Item = {"Key": item_key}
-    _conditioned(body, condition, values)
-    return {"ConditionCheck": body}
-
-
 def _conditioned(body: Item, condition: str | None, values: Item | None, return_old: bool = False) -> None:
     if condition:
         body["ConditionExpression"] = condition

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from memory_engine.adapters.encoding import pack_half_text, unit_vector
-from memory_engine.ports import DocKind, IndexDocument
+from memory_engine.ports import DocKind, IndexDocument, Period
 from memory_engine.retrieval.text import STOP_WORDS
 
 Engine = Literal["faiss", "lucene"]
@@ -99,6 +99,7 @@ def index_body(dimension: int, engine: Engine = "faiss", analyzer: Analyzer = "n
                 "source_dialog_uuids": keyword,
                 "created_at": {"type": "date"},
                 "occurred_at": {"type": "date"},
+                "spoken_of": {"type": "date"},
                 "text": {"type": "text", "analyzer": TEXT_ANALYZER},
                 "turn_text": {"type": "text", "analyzer": TEXT_ANALYZER},
                 "window_vector": PACKED_VECTOR,
@@ -124,8 +125,10 @@ def scope_filter(
     threads: Sequence[str] | None = None,
     doc_ids: Sequence[str] | None = None,
     kind: DocKind | None = None,
+    said: Period | None = None,
 ) -> list[Body]:
-    """The filter clauses of every query: always the tenant, then the threads, documents or kind."""
+    """The filter clauses of every query: always the tenant, then the threads, documents, kind or
+    event-time range."""
     clauses: list[Body] = [{"term": {"tenant": tenant}}]
     if threads is not None:
         clauses.append({"terms": {"thread": list(threads)}})
@@ -133,7 +136,23 @@ def scope_filter(
         clauses.append({"terms": {"doc_id": list(doc_ids)}})
     if kind is not None:
         clauses.append({"term": {"kind": kind}})
+    if said is not None and (said.since is not None or said.until is not None):
+        clauses.append(said_filter(said))
     return clauses
+
+
+def said_filter(said: Period) -> Body:
+    """Documents said within the period (both ends inclusive), speaking of a day within it
+    (`spoken_of`), or with no time at all (a fact's `occurred_at` is null, which OpenSearch leaves
+    unindexed): `Period.holds`."""
+    bounds: Body = {}
+    if said.since is not None:
+        bounds["gte"] = said.since.isoformat()
+    if said.until is not None:
+        bounds["lte"] = said.until.isoformat()
+    undated: Body = {"bool": {"must_not": [{"exists": {"field": "occurred_at"}}]}}
+    within = [{"range": {"occurred_at": bounds}}, {"range": {"spoken_of": bounds}}, undated]
+    return {"bool": {"should": within, "minimum_should_match": 1}}
 
 
 def memories_and_their_turns(tenant: str, memory_ids: Sequence[str]) -> list[Body]:
@@ -147,6 +166,7 @@ def added_fields() -> Body:
     return {
         "properties": {
             "occurred_at": {"type": "date"},
+            "spoken_of": {"type": "date"},
             "window_vector": PACKED_VECTOR,
             HALF_VECTOR_FIELD: PACKED_VECTOR,
         }
@@ -160,27 +180,42 @@ def _returned(kind: DocKind) -> list[str]:
     return [*fields, TEXT_FIELD[kind], "window_vector"] if kind == "turn" else fields
 
 
-def _knn_clause(tenant: str, threads: Sequence[str], vector: Sequence[float], k: int, kind: DocKind) -> Body:
-    """The k nearest documents of the kind among the tenant's threads (filtered inside the clause)."""
+def _knn_clause(
+    tenant: str, threads: Sequence[str], vector: Sequence[float], k: int, kind: DocKind, said: Period | None
+) -> Body:
+    """The k nearest documents of the kind among the tenant's threads, said within `said` (filtered
+    inside the clause, so a narrow range still yields k)."""
     return {
         "knn": {
             "vector": {
                 "vector": list(vector),
                 "k": k,
-                "filter": {"bool": {"filter": scope_filter(tenant, threads, kind=kind)}},
+                "filter": {"bool": {"filter": scope_filter(tenant, threads, kind=kind, said=said)}},
             }
         }
     }
 
 
 def knn_query(
-    tenant: str, threads: Sequence[str], vector: Sequence[float], k: int, kind: DocKind = "memory"
+    tenant: str,
+    threads: Sequence[str],
+    vector: Sequence[float],
+    k: int,
+    kind: DocKind = "memory",
+    said: Period | None = None,
 ) -> Body:
-    return {"size": k, "_source": _returned(kind), "query": _knn_clause(tenant, threads, vector, k, kind)}
+    clause = _knn_clause(tenant, threads, vector, k, kind, said)
+    return {"size": k, "_source": _returned(kind), "query": clause}
 
 
 def nearest_words_query(
-    tenant: str, threads: Sequence[str], text: str, vector: Sequence[float], k: int, kind: DocKind = "memory"
+    tenant: str,
+    threads: Sequence[str],
+    text: str,
+    vector: Sequence[float],
+    k: int,
+    kind: DocKind = "memory",
+    said: Period | None = None,
 ) -> Body:
     """The k nearest documents (those `knn_query` finds) scored by their k-NN score plus their BM25:
     the k-NN clause is the bool query's `must` and the match its `should`, whose scores a bool
@@ -198,9 +233,9 @@ def nearest_words_query(
         "_source": ["doc_id"],
         "query": {
             "bool": {
-                "must": [_knn_clause(tenant, threads, vector, k, kind)],
+                "must": [_knn_clause(tenant, threads, vector, k, kind, said)],
                 "should": [_match(text, kind)],
-                "filter": scope_filter(tenant, threads, kind=kind),
+                "filter": scope_filter(tenant, threads, kind=kind, said=said),
             }
         },
     }
@@ -210,13 +245,21 @@ def _match(text: str, kind: DocKind) -> Body:
     return {"match": {TEXT_FIELD[kind]: {"query": text}}}
 
 
-def lexical_query(tenant: str, threads: Sequence[str], text: str, k: int, kind: DocKind = "memory") -> Body:
+def lexical_query(
+    tenant: str,
+    threads: Sequence[str],
+    text: str,
+    k: int,
+    kind: DocKind = "memory",
+    said: Period | None = None,
+) -> Body:
     """BM25 over the kind's text field; returns the documents' half vectors too, so a document
     found only by its words still gets its cosine to the query (fusion needs both scores)."""
+    within = scope_filter(tenant, threads, kind=kind, said=said)
     return {
         "size": k,
         "_source": [*_returned(kind), HALF_VECTOR_FIELD],
-        "query": {"bool": {"must": [_match(text, kind)], "filter": scope_filter(tenant, threads, kind=kind)}},
+        "query": {"bool": {"must": [_match(text, kind)], "filter": within}},
     }
 
 
@@ -255,6 +298,7 @@ def document(doc: IndexDocument, vector: Sequence[float], copy_id: str | None = 
         "source_dialog_uuids": doc.source_dialog_uuids,
         "created_at": doc.created_at.isoformat(),
         "occurred_at": doc.occurred_at.isoformat() if doc.occurred_at else None,
+        **({"spoken_of": [day.isoformat() for day in doc.spoken_of]} if doc.spoken_of else {}),
         TEXT_FIELD[doc.kind]: doc.text,
         "vector": list(vector),
         HALF_VECTOR_FIELD: pack_half_text(vector),

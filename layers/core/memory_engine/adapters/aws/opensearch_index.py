@@ -23,7 +23,7 @@ from memory_engine.adapters.aws.clients import unavailable
 from memory_engine.adapters.aws.opensearch_bodies import Body
 from memory_engine.adapters.encoding import unit_vector
 from memory_engine.errors import InvalidInput, Unavailable
-from memory_engine.ports import DocKind, IndexDocument, IndexHit, SearchIndex
+from memory_engine.ports import DocKind, IndexDocument, IndexHit, Period, SearchIndex
 from memory_engine.retrieval import candidates
 
 _PAGE = 500
@@ -188,10 +188,12 @@ class OpenSearchIndex(SearchIndex):
         text: str,
         vector: Sequence[float],
         k: Mapping[DocKind, int],
+        said: Period | None = None,
     ) -> dict[DocKind, list[IndexHit]]:
         """One `_msearch` for every kind: its k-NN search, its BM25 search and the BM25 scores of
         its k nearest documents (`bodies.nearest_words_query`), so every candidate has both scores
-        and `candidates.merge` orders them as it does for the local index."""
+        and `candidates.merge` orders them as it does for the local index. `said` filters each of
+        them (inside the k-NN clause too)."""
         found: dict[DocKind, list[IndexHit]] = {kind: [] for kind in k}
         threads = list(dict.fromkeys(threads))
         wanted = {kind: n for kind, n in k.items() if n > 0}
@@ -209,11 +211,11 @@ class OpenSearchIndex(SearchIndex):
         searches: list[Body] = []
         for kind, n in wanted.items():
             if by_meaning:
-                searches.append(bodies.knn_query(tenant, threads, query, n, kind))
+                searches.append(bodies.knn_query(tenant, threads, query, n, kind, said))
             if by_words:
-                searches.append(bodies.lexical_query(tenant, threads, text, n, kind=kind))
+                searches.append(bodies.lexical_query(tenant, threads, text, n, kind, said))
             if by_meaning and by_words:
-                searches.append(bodies.nearest_words_query(tenant, threads, text, query, n, kind))
+                searches.append(bodies.nearest_words_query(tenant, threads, text, query, n, kind, said))
         responses = iter(self._msearch(searches))
         parsed = []
         for _ in wanted:  # the responses come back in the order of the searches

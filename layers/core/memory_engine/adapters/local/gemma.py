@@ -31,12 +31,15 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-__all__ = ["GemmaEncoder", "configured_gemma_dir"]
+__all__ = ["GemmaEncoder", "configured_gemma_dir", "token_cap"]
 
 # Tokens per model call, <bos> and <eos> included: what the model computes for a text of up to
 # that many tokens (its sliding layers' band included); attention costs the square of the window,
 # and a turn is rarely past 200 tokens.
 WINDOW = 512
+# The most tokens a text is embedded from, its prompt included: the context EmbeddingGemma was
+# trained for (sentence-transformers' max_seq_length), 4 windows.
+MAX_TOKENS = 2_048
 # The graph's own version, part of its cache key: a change to gemma_onnx.py bumps it, so graphs
 # written by an older engine are written again.
 GRAPH_VERSION = 2
@@ -165,15 +168,33 @@ class GemmaEncoder:
 
     def token_ids(self, texts: Sequence[str], mode: EmbedMode) -> list[list[int]]:
         prompt = self.prompts[mode]
+        stripped = [text.strip() for text in texts]
         encodings = self.tokenizer.encode_batch(
-            [prompt + text.strip() for text in texts], add_special_tokens=False
+            [prompt + text for text in stripped], add_special_tokens=False
         )
-        return [encoding.ids for encoding in encodings]
+        head = len(self.tokenizer.encode(prompt, add_special_tokens=False).ids)
+        return [
+            token_cap(encoding.ids, len(text), head)
+            for encoding, text in zip(encodings, stripped, strict=True)
+        ]
 
     def word_rows(self, ids: NDArray[np.int64]) -> NDArray[np.float32]:
         import numpy as np
 
         return np.asarray(self._table[ids], dtype=np.float32)
+
+
+def token_cap(ids: list[int], chars: int, prompt_tokens: int) -> list[int]:
+    """A text's token ids (its prompt's first) cut, by the tokenizer's count, to at most one token
+    per character of the text and to `MAX_TOKENS` in all.
+
+    The engine's embed bounds count characters (MEMORY_ENGINE_EMBED_MAX_CHARS per text,
+    ..._REQUEST_MAX_CHARS per request), sized on e5's and MiniLM's tokenizers, which give at most
+    about one token per character. Gemma's gives up to ~4 on emoji and rare scripts (byte
+    fallback), so a text of 2,048 such characters would be ~8,000 tokens: past the model's context
+    and 4x the time the bounds promise. Ordinary text is far below one token per character
+    (~0.25 in English, under 1 in Korean), so its vector is the model's own, uncut."""
+    return ids[: min(MAX_TOKENS, prompt_tokens + max(chars, 1))]
 
 
 def _token_id(tokenizer: Any, token: str) -> int:

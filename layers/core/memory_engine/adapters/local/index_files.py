@@ -43,9 +43,10 @@ __all__ = ["FORMAT_VERSION", "IndexFileError", "PersistedIndex", "stored_memory_
 
 log = logging.getLogger("memory_engine.index")
 
-# 4: HNSW graphs in usearch's files, float16 (3: voyager's; 2: hand-written array files and a
-# journal); any other is rebuilt.
-FORMAT_VERSION = 4
+# 5: tantivy documents carry `said`, what an event-time range filters on (4: HNSW graphs in
+# usearch's files, float16; 3: voyager's; 2: hand-written array files and a journal); any other
+# is rebuilt.
+FORMAT_VERSION = 5
 MANIFEST = "manifest.json"
 
 

@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from memory_engine.ports import DocKind, IndexDocument
+from memory_engine.ports import DocKind, IndexDocument, Period
 from memory_engine.retrieval.text import tokenize
 
 if TYPE_CHECKING:
@@ -33,6 +33,10 @@ __all__ = ["KINDS", "Details", "Found", "LexicalIndex", "Stored", "details"]
 KINDS: tuple[DocKind, ...] = ("memory", "turn")
 _SEP = "\x1f"  # between tenant and id in a key: a character no id or thread holds in practice
 _HEAP = 50_000_000  # tantivy's indexing buffer (bytes); a write batch is a few documents
+# `said` of a document with no time (a fact): below every real one, so an event-time range with an
+# open start holds it without a clause of its own, and one with a start names it (`Period.holds`).
+_UNDATED = -(2**63)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 class Stored(NamedTuple):
@@ -75,6 +79,9 @@ def _schema() -> tantivy.Schema:
         builder.add_text_field(field, tokenizer_name="raw", index_option="basic")
     builder.add_text_field("body", tokenizer_name="whitespace", index_option="freq")
     builder.add_unsigned_field("gen", indexed=True)  # the checkpoint a document was written after
+    # When it was said, and each day it speaks of (`IndexDocument.spoken_of`), in microseconds
+    # since the epoch: an event-time range filters the search on any of them.
+    builder.add_integer_field("said", indexed=True, fast=True)
     # Stored only: what a hit echoes (small, decoded for every hit of a retrieve), the text, the rest.
     for field in ("hit", "text", "rest"):
         builder.add_bytes_field(field, stored=True, indexed=False)
@@ -144,6 +151,9 @@ class LexicalIndex:
                 fields["part_of"] = _key(doc.tenant, doc.memory_id)
             document = tantivy.Document(**fields)
             document.add_unsigned("gen", self.generation)
+            document.add_integer("said", _micros(doc.occurred_at) if doc.occurred_at else _UNDATED)
+            for day in doc.spoken_of:  # a range holding a day it speaks of finds it too
+                document.add_integer("said", _micros(day))
             writer.add_document(document)
             touched.add(doc.kind)
         self._commit(touched)
@@ -239,6 +249,7 @@ class LexicalIndex:
         k: int,
         named: Sequence[str] = (),
         whole: bool = False,
+        said: Period | None = None,
     ) -> Found:
         """The k best documents of the kind in the tenant's threads by BM25, and the BM25 of each
         `named` one (the dense hits: 0 for one holding no term; left out when the index does not
@@ -246,7 +257,8 @@ class LexicalIndex:
 
         `whole`: the threads hold every document of the kind, so the top k is searched without
         the threads' filter, where tantivy skips blocks of postings that cannot reach it
-        (block-max WAND; a filtered search scores every document holding a word).
+        (block-max WAND; a filtered search scores every document holding a word). `said`: only
+        documents said within it (or undated) are among the k best.
 
         Each document is read once, in the order of tantivy's store: hits of neighbouring
         documents share a compressed block (half the cost of reading them in score order)."""
@@ -259,13 +271,14 @@ class LexicalIndex:
         Occur, Query = tantivy.Occur, tantivy.Query
         words = _any_of(self.schema, "body", terms) if terms else None
         best: list[tuple[float, Any]] = []
-        if words is not None and whole:
+        if words is not None and whole and said is None:
             best = searcher.search(words, k, count=False).hits
         elif words is not None:
             scope = Query.term_set_query(self.schema, "scope", [_key(tenant, thread) for thread in threads])
-            within = Query.const_score_query(scope, 0.0)
-            query = Query.boolean_query([(Occur.Must, words), (Occur.Must, within)])
-            best = searcher.search(query, k, count=False).hits
+            clauses = [(Occur.Must, words), (Occur.Must, Query.const_score_query(scope, 0.0))]
+            if said is not None:
+                clauses.append((Occur.Must, Query.const_score_query(self._said(said), 0.0)))
+            best = searcher.search(Query.boolean_query(clauses), k, count=False).hits
         others: list[tuple[float, Any]] = []
         if named:
             # One term query per key, not a term set: a term set walks the key dictionary with an
@@ -287,6 +300,45 @@ class LexicalIndex:
             found.lexical_of[row.doc_id] = score
             found.stored[row.doc_id] = row
         return found
+
+    def said_within(
+        self, kind: DocKind, tenant: str, threads: Sequence[str], said: Period, most: int
+    ) -> dict[str, Stored] | None:
+        """The documents of the kind in the tenant's threads said within `said` (or undated), when
+        there are at most `most` of them; None when there are more (too many to read one by one)."""
+        import tantivy
+
+        searcher = self._searcher(kind)
+        if not searcher.num_docs:
+            return {}
+        Occur, Query = tantivy.Occur, tantivy.Query
+        scope = Query.term_set_query(self.schema, "scope", [_key(tenant, thread) for thread in threads])
+        query = Query.boolean_query([(Occur.Must, scope), (Occur.Must, self._said(said))])
+        found = searcher.search(query, most + 1, count=False)
+        if len(found.hits) > most:
+            return None
+        return {row.doc_id: row for row in _read(searcher, [address for _, address in found.hits]).values()}
+
+    def _said(self, said: Period) -> Any:
+        """Documents said within the period, and those without a time (facts)."""
+        import tantivy
+
+        Query, Integer = tantivy.Query, tantivy.FieldType.Integer
+        since = _micros(said.since) if said.since else None
+        until = _micros(said.until) if said.until else None
+        if since is None and until is None:
+            return Query.all_query()
+        dated = Query.range_query(self.schema, "said", Integer, since, until)
+        if since is None:
+            return dated  # the open start already holds the undated (`_UNDATED` is below all)
+        undated = Query.range_query(self.schema, "said", Integer, _UNDATED, _UNDATED)
+        return Query.boolean_query([(tantivy.Occur.Should, dated), (tantivy.Occur.Should, undated)])
+
+
+def _micros(moment: datetime) -> int:
+    """Microseconds since the epoch, exact (a naive time is read as UTC, as the models do)."""
+    aware = moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+    return (aware - _EPOCH) // timedelta(microseconds=1)
 
 
 def _any_of(schema: Any, field: str, values: Sequence[str]) -> Any:

@@ -25,7 +25,7 @@ from memory_engine.adapters.local.locked import ReadWriteLock
 from memory_engine.adapters.local.shards import Shard, ShardKey
 from memory_engine.adapters.local.vectors import ExactVectors, GraphParams, GraphVectors
 from memory_engine.errors import InvalidInput
-from memory_engine.ports import DocKind, IndexDocument, IndexHit, SearchIndex
+from memory_engine.ports import DocKind, IndexDocument, IndexHit, Period, SearchIndex
 from memory_engine.retrieval import candidates
 from memory_engine.retrieval.text import tokenize
 
@@ -40,6 +40,10 @@ __all__ = ["DEFAULT_ANN_THRESHOLD", "LocalSearchIndex"]
 # Past this many documents a shard searches an HNSW graph instead of scanning: below it an exact
 # scan costs a few milliseconds and keeps writes free of graph inserts (docs/performance.md).
 DEFAULT_ANN_THRESHOLD = 20_000
+# An event-time range holding at most this many documents of the threads has each of them scored
+# exactly (their ids read from tantivy); a wider one filters the nearest documents, asked for in
+# growing numbers until k are inside it (`_dense_within`).
+READ_AT_MOST = 4_096
 
 
 class LocalSearchIndex(SearchIndex):
@@ -224,11 +228,13 @@ class LocalSearchIndex(SearchIndex):
         text: str,
         vector: Sequence[float],
         k: Mapping[DocKind, int],
+        said: Period | None = None,
     ) -> dict[DocKind, list[IndexHit]]:
         """Each kind's shards of the threads searched under one hold of the lock.
 
         A document found by one retriever gets the other's score computed too: its BM25 from
-        tantivy, or its cosine from the shard's vectors.
+        tantivy, or its cosine from the shard's vectors. `said` filters both retrievers: the k
+        best of each are the k best said within it.
         """
         found: dict[DocKind, list[IndexHit]] = {kind: [] for kind in k}
         if not any(n > 0 for n in k.values()):
@@ -252,7 +258,7 @@ class LocalSearchIndex(SearchIndex):
             for kind, n in k.items():
                 shards = {t: self.shards[tenant, kind, t] for t in unique if (tenant, kind, t) in self.shards}
                 if n > 0 and shards:
-                    found[kind] = self._search(kind, tenant, shards, query, terms, n)
+                    found[kind] = self._search(kind, tenant, shards, query, terms, n, said)
             return found
 
     def _search(
@@ -263,11 +269,14 @@ class LocalSearchIndex(SearchIndex):
         query: Matrix | None,
         terms: list[str],
         k: int,
+        said: Period | None = None,
     ) -> list[IndexHit]:
         """Up to k dense and k lexical candidates over the threads' shards of one kind, with both
         scores and what each hit echoes."""
         dense: dict[str, float] = {}
-        if query is not None:
+        if query is not None and said is not None:
+            dense = self._dense_within(kind, tenant, shards, query, k, said)
+        elif query is not None:
             best = [
                 (score, doc_id) for shard in shards.values() for score, doc_id in shard.vectors.top(query, k)
             ]
@@ -279,7 +288,7 @@ class LocalSearchIndex(SearchIndex):
         # of the kind (one tenant, one thread: the worst case for a filter) need no filter.
         whole = sum(len(shard) for shard in shards.values()) == self.lexical.count(kind)
         lexical, lexical_of, stored = self.lexical.search(
-            kind, tenant, list(shards), terms, k, list(dense), whole
+            kind, tenant, list(shards), terms, k, list(dense), whole, said
         )
         dense_of: dict[str, float] = {}
         window_of: dict[str, float | None] = {}
@@ -293,6 +302,34 @@ class LocalSearchIndex(SearchIndex):
             for doc_id, dense_score, lexical_score in candidates.merge(dense, lexical, dense_of, lexical_of)
             if doc_id in stored  # a dense hit the lexical side no longer holds: gone mid-write
         ]
+
+    def _dense_within(
+        self, kind: DocKind, tenant: str, shards: dict[str, Shard], query: Matrix, k: int, said: Period
+    ) -> dict[str, float]:
+        """The k nearest documents said within `said`: each of them scored when the range holds
+        few (exact whatever the shard), else the nearest asked for in fours-fold larger numbers,
+        up to every document of the threads, until k of them are inside it."""
+        inside = self.lexical.said_within(kind, tenant, list(shards), said, READ_AT_MOST)
+        best: list[tuple[float, str]] = []
+        if inside is not None:
+            for thread, ids in _by_thread(list(inside), inside).items():
+                if thread in shards:
+                    best += zip(shards[thread].vectors.cosines(ids, query), ids, strict=True)
+        else:
+            total, wanted = sum(len(shard) for shard in shards.values()), 4 * k
+            while True:
+                near = [pair for shard in shards.values() for pair in shard.vectors.top(query, wanted)]
+                said_at = self.lexical.lookup(tenant, [doc_id for _, doc_id in near])
+                best = [(score, doc_id) for score, doc_id in near if _said_in(said_at.get(doc_id), said)]
+                if len(best) >= k or wanted >= total:
+                    break
+                wanted *= 4
+        best.sort(key=_best_first)
+        return {doc_id: score for score, doc_id in best[:k]}
+
+
+def _said_in(found: tuple[DocKind, Stored] | None, said: Period) -> bool:
+    return found is not None and said.holds(found[1].occurred_at)
 
 
 def _ids(shard: Shard) -> list[str]:

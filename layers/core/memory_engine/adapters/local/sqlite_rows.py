@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 from memory_engine.adapters.local.sqlite_db import pack_vector, to_text, unpack_vector
@@ -169,6 +170,15 @@ def save_retention(conn: sqlite3.Connection, tenant: str, days: int | None) -> N
         " ON CONFLICT (tenant) DO UPDATE SET retention_days = excluded.retention_days",
         (tenant, days),
     )
+
+
+def oldest_buffered(conn: sqlite3.Connection) -> list[tuple[str, str, datetime]]:
+    """Per session with buffered turns, the arrival of its oldest one (`Store.oldest_buffered`)."""
+    rows = conn.execute(
+        "SELECT tenant, session_uuid, MIN(created_at) AS oldest FROM turns WHERE status = 'buffered'"
+        " GROUP BY tenant, session_uuid ORDER BY tenant, session_uuid"
+    ).fetchall()
+    return [(row["tenant"], row["session_uuid"], datetime.fromisoformat(row["oldest"])) for row in rows]
 
 
 def expired_ids(conn: sqlite3.Connection, now: str, limit: int) -> list[tuple[str, str]]:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from memory_engine.adapters.openai.errors import LlmUnavailable
 from memory_engine.errors import InvalidInput
-from memory_engine.extraction.fact_extractor import FactOperation, normalize
+from memory_engine.extraction.fact_extractor import FactExtraction, FactOperation, normalize
 from memory_engine.extraction.grounding import ground
 from memory_engine.extraction.prompts.base import PromptSet
 from memory_engine.extraction.prompts.render import facts_messages, memory_messages
@@ -127,24 +127,26 @@ class LlmExtractor:
 
     def extract_facts(
         self, messages: Sequence[str], existing: Sequence[tuple[str, str]], language: str = "ko"
-    ) -> list[FactOperation]:
-        """Fact operations for the user's `messages` against the scope's `(id, fact)` pairs.
+    ) -> FactExtraction:
+        """Fact operations for the user's `messages` against the scope's `(id, fact)` pairs, and
+        what the call's requests cost (`spent`, as a memory's metadata counts it; a failed call's
+        error carries it too, as `spent`).
 
         The model sees existing facts numbered 0, 1, ...; numbers map back to the real ids here and
         operations naming a number that was not shown are dropped, so no id is ever invented.
         """
         if not any(message.strip() for message in messages):
-            return []
+            return FactExtraction(operations=[])
         facts = [fact for _, fact in existing]
         schema = strict_json_schema(FactOperationsOut)
         _, prompt = facts_messages(messages, facts, language, schema, self._chat.structured_output)
-        out, _ = self._chat.structured(
+        out, usage = self._chat.structured(
             lambda mode: facts_messages(messages, facts, language, schema, mode)[0],
             FactOperationsOut,
             FACTS_SCHEMA_NAME,
             _repair_texts(prompt),
         )
-        return map_fact_operations(out, existing)
+        return FactExtraction(operations=map_fact_operations(out, existing), spent=_spent(usage))
 
 
 def map_fact_operations(out: FactOperationsOut, existing: Sequence[tuple[str, str]]) -> list[FactOperation]:
@@ -187,6 +189,17 @@ def speakers(turns: Sequence[Turn]) -> list[str]:
     `npc_id` is shown to the model as "assistant", a label rather than a character)."""
     names = [name for turn in turns for name in (turn.user_name, turn.npc_id) if name]
     return list(dict.fromkeys(names))
+
+
+def _spent(usage: Usage) -> dict[str, str | int | float]:
+    """What a call's requests cost, under the names a memory's metadata uses."""
+    return {
+        "model": usage.model,
+        "prompt_tokens": usage.prompt_tokens,
+        "completion_tokens": usage.completion_tokens,
+        "attempts": usage.requests,
+        "tokens_estimated": int(usage.estimated),
+    }
 
 
 def _usage_metadata(usage: Usage, prompt: PromptSet) -> dict[str, str | int | float]:

@@ -2,14 +2,16 @@
 
 The ONNX Runtime models (e5, MiniLM, EmbeddingGemma) run in process; the remote ones call a
 Lambda function or a SageMaker endpoint. Each builder imports its adapter itself: the two
-families share no dependency. A remote provider brings its own settings (`LambdaEmbedderSettings`,
-`SageMakerEmbedderSettings`), read from the environment when it is chosen: `EmbeddingSettings`
-holds what every model shares.
+families share no dependency. A provider with settings of its own brings them (`GemmaSettings`,
+`LambdaEmbedderSettings`, `SageMakerEmbedderSettings`), read from the environment when it is
+chosen: `EmbeddingSettings` holds what every model shares.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal
+
+from pydantic import Field, field_validator
 
 from memory_engine.settings import EmbeddingSettings, Piece
 
@@ -56,8 +58,31 @@ class SageMakerEmbedderSettings(Piece):
         return missing
 
 
+# The dimensions EmbeddingGemma was trained to be cut to (Matryoshka representation learning).
+GEMMA_DIMENSIONS = (768, 512, 256, 128)
+
+
+class GemmaSettings(Piece):
+    """MEMORY_ENGINE_EMBEDDER=gemma: what only EmbeddingGemma has (its weights' folder is the
+    shared MEMORY_ENGINE_EMBEDDING_MODEL_DIR, which MiniLM reads too)."""
+
+    # Its vectors cut to their first this many components and renormalised (Matryoshka: trained
+    # for each of these); a smaller index, and a little less recall.
+    gemma_dimension: int = Field(768, description="EmbeddingGemma's dimension: 768, 512, 256 or 128")
+
+    @field_validator("gemma_dimension")
+    @classmethod
+    def _a_trained_cut(cls, value: int) -> int:
+        if value not in GEMMA_DIMENSIONS:
+            raise ValueError(
+                f"MEMORY_ENGINE_GEMMA_DIMENSION must be one of {', '.join(map(str, GEMMA_DIMENSIONS))} "
+                f"(EmbeddingGemma's Matryoshka dimensions), not {value}"
+            )
+        return value
+
+
 def gemma(settings: EmbeddingSettings) -> OnnxEmbedder:
-    return _onnx("gemma", settings, dimension=settings.gemma_dimension)
+    return _onnx("gemma", settings, dimension=GemmaSettings().gemma_dimension)
 
 
 def lambda_function(settings: EmbeddingSettings) -> RemoteEmbedder:

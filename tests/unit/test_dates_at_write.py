@@ -1,0 +1,146 @@
+"""Issue #45: relative dates in a turn ("yesterday", "지난달", "two days ago", "그저께") are resolved
+against that turn's own timestamp when its memory is written, kept as absolute dates on the
+memory (`life.event_dates`, and after the key fact that says them), and a retrieve with
+since/until finds the memory by the resolved date. English and Korean, both store backends."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from memory_engine.engine import Engine
+from memory_engine.extraction.builtin import BuiltinExtractor
+from memory_engine.extraction.event_dates import spoken_span
+from memory_engine.models.api import RetrievedMemory, RetrieveRequest
+from memory_engine.retrieval.dates import relative_spans
+from memory_engine.usecases import retrieve
+from tests.fakes.engine import ENGINE_BACKENDS
+from tests.unit.test_thread_fact_life import TENANT, THREAD, say
+
+# Saturday 9 May 2026, 10:00 UTC; the memory is written (and read) weeks later.
+SAID = datetime(2026, 5, 9, 10, 0, tzinfo=UTC)
+
+
+def day(month: int, number: int) -> datetime:
+    return datetime(2026, month, number, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("text", "phrase", "start", "end"),
+    [
+        ("I went hiking yesterday.", "yesterday", day(5, 8), day(5, 9)),
+        ("Two days ago I adopted a cat.", "Two days ago", day(5, 7), day(5, 8)),
+        ("I start a new job next month.", "next month", day(6, 1), day(7, 1)),
+        ("We moved last week.", "last week", day(4, 27), day(5, 4)),
+        ("I broke my arm 3 weeks ago.", "3 weeks ago", day(4, 13), day(4, 20)),
+        ("어제 북한산에 등산 갔어.", "어제", day(5, 8), day(5, 9)),
+        ("그저께 병원에 다녀왔어.", "그저께", day(5, 7), day(5, 8)),
+        ("지난달에 부산으로 이사했어.", "지난달", day(4, 1), day(5, 1)),
+        ("다음 주에 제주도로 여행 가.", "다음 주", day(5, 11), day(5, 18)),
+        ("이틀 전에 고양이를 입양했어.", "이틀 전", day(5, 7), day(5, 8)),
+        ("두 달 전에 회사를 그만뒀어.", "두 달 전", day(3, 1), day(4, 1)),
+    ],
+)
+def test_a_relative_date_is_the_span_it_meant_when_said(
+    text: str, phrase: str, start: datetime, end: datetime
+) -> None:
+    [span] = relative_spans(text, SAID)
+
+    assert (span.phrase, span.start, span.end) == (phrase, start, end)
+
+
+def test_a_duration_is_not_a_date() -> None:
+    # "for a month now" and "from two days ago until now" name no day
+    assert relative_spans("한 달 전부터 요가를 하고 있어.", SAID) == []
+
+
+@pytest.fixture(params=sorted(ENGINE_BACKENDS))
+def engine(request: pytest.FixtureRequest) -> Iterator[Engine]:
+    with ENGINE_BACKENDS[request.param]() as engine:
+        engine.extractor = BuiltinExtractor()
+        yield engine
+
+
+def ask(engine: Engine, query: str, **options: object) -> list[RetrievedMemory]:
+    request = RetrieveRequest.model_validate(
+        {"parent_session_uuids": [THREAD], "user_input": {"query": query}, "options": options}
+    )
+    return retrieve.run(engine, TENANT, request).data
+
+
+CASES = {
+    "en": ("I went hiking at Bukhansan yesterday.", "hiking", "8 May 2026"),
+    "ko": ("어제 북한산에 등산 갔어.", "북한산 등산", "2026년 5월 8일"),
+}
+
+
+@pytest.mark.parametrize("language", sorted(CASES))
+def test_yesterday_is_written_as_the_day_before_the_turn_and_found_by_that_day(
+    engine: Engine, language: str
+) -> None:
+    # Given a turn said on 9 May saying "yesterday", extracted weeks later
+    text, query, shown = CASES[language]
+    engine.clock.now = lambda: SAID + timedelta(days=30)  # type: ignore[method-assign]
+    memory = say(engine, "s1", text, "Nice!", SAID)
+    other = say(engine, "s2", "I went hiking again, this time at Dobongsan." if language == "en"
+                else "도봉산에 또 등산 갔어.", "Great!", SAID + timedelta(days=10))  # fmt: skip
+
+    # Then the memory keeps 8 May (not the day it was written), in its life and after its fact
+    stored = engine.store.get_memory(TENANT, memory.memory_id)
+    assert stored is not None
+    [date] = stored.life.event_dates
+    assert (date.start, date.end, date.dialog_uuid) == (day(5, 8), day(5, 9), "s1-d1")
+    if stored.fields.key_facts:  # the built-in extractor keeps the English line as a key fact
+        assert all(shown in fact for fact in stored.fields.key_facts if "yesterday" in fact)
+
+    # When a retrieve asks for 8 May only (the turn was said on the 9th)
+    hits = ask(
+        engine, query, since=day(5, 8).isoformat(), until=(day(5, 9) - timedelta(seconds=1)).isoformat()
+    )
+
+    # Then the memory is found by the resolved day, and the hike of the 19th is not
+    assert [hit.memory_id for hit in hits] == [memory.memory_id]
+    assert other.memory_id not in {hit.memory_id for hit in ask(engine, query, until=day(5, 9).isoformat())}
+
+
+def test_a_key_fact_with_a_relative_date_carries_the_absolute_date_after_it(engine: Engine) -> None:
+    # Given "two days ago" said on 9 May
+    memory = say(engine, "s1", "Two days ago I adopted a cat named Nabi.", "Congratulations!", SAID)
+
+    # Then its key fact says 7 May, whenever it is read
+    facts = [fact for fact in memory.fields.key_facts if "ago" in fact]
+    assert facts and all(fact.endswith("(7 May 2026)") for fact in facts)
+
+
+def test_a_span_is_written_in_the_language_of_its_phrase() -> None:
+    assert spoken_span("지난달", day(4, 1), day(5, 1)) == "2026년 4월"
+    assert spoken_span("last week", day(4, 27), day(5, 4)) == "week of 27 April 2026"
+    assert spoken_span("다음 주", day(5, 11), day(5, 18)) == "2026년 5월 11일 주"
+    assert spoken_span("last year", datetime(2025, 1, 1, tzinfo=UTC), day(1, 1)) == "2025"
+
+
+def test_a_buffered_turn_is_found_by_the_day_it_speaks_of(engine: Engine) -> None:
+    # Given a turn still in the buffer, said on 9 May about "yesterday"
+    from memory_engine.models.api import ConsolidateRequest
+    from memory_engine.usecases import consolidate
+
+    request = ConsolidateRequest.model_validate(
+        {
+            "session_uuid": "s9",
+            "parent_session_uuid": THREAD,
+            "user_name": "Mina",
+            "new_dialog": {
+                "uuid": "s9-d1",
+                "query": "어제 북한산에 등산 갔어.",
+                "answer": "좋았겠다!",
+                "timestamp": SAID,
+            },
+        }
+    )
+    consolidate.run(engine, TENANT, request)
+
+    # When a retrieve asks for 8 May only / Then the buffered turn is a hit
+    hits = ask(engine, "등산", since=day(5, 8).isoformat(), until=day(5, 8).replace(hour=23).isoformat())
+    assert [hit.source_dialog_uuids for hit in hits] == [["s9-d1"]]

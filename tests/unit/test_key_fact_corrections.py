@@ -1,0 +1,118 @@
+"""Issue #45: an operator or the user corrects or retires one key fact of a memory extracted from
+dialogue, with history, as bank facts are (`usecases.key_facts`). Both store backends."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from memory_engine.engine import Engine
+from memory_engine.errors import Conflict, InvalidInput
+from memory_engine.extraction.builtin import BuiltinExtractor
+from memory_engine.models.api import RetrievedMemory, RetrieveRequest
+from memory_engine.models.bank import CreateMemoryRequest, PatchMemoryRequest
+from memory_engine.models.domain import Memory
+from memory_engine.usecases import bank, inspection, key_facts, retrieve
+from tests.fakes.engine import ENGINE_BACKENDS
+from tests.fakes.ports import SetClock
+from tests.unit.test_thread_fact_life import MARCH, TENANT, THREAD, say
+
+
+@pytest.fixture
+def clock() -> SetClock:
+    return SetClock(MARCH)
+
+
+@pytest.fixture(params=sorted(ENGINE_BACKENDS))
+def engine(request: pytest.FixtureRequest, clock: SetClock) -> Iterator[Engine]:
+    with ENGINE_BACKENDS[request.param](clock=clock) as engine:
+        engine.extractor = BuiltinExtractor()
+        yield engine
+
+
+@pytest.fixture
+def memory(engine: Engine, clock: SetClock) -> Memory:
+    said = say(engine, "s1", "I have a dog named Max, a beagle.", "Cute!", MARCH)
+    assert said.fields.key_facts, "the built-in extractor keeps the statement as a key fact"
+    clock.advance(86_400)
+    return said
+
+
+def ask(engine: Engine, query: str, **options: object) -> list[RetrievedMemory]:
+    request = RetrieveRequest.model_validate(
+        {"parent_session_uuids": [THREAD], "user_input": {"query": query}, "options": options}
+    )
+    return retrieve.run(engine, TENANT, request).data
+
+
+def test_a_corrected_key_fact_keeps_its_earlier_wording_as_history(
+    engine: Engine, memory: Memory, clock: SetClock
+) -> None:
+    # Given a memory whose key fact says Max is a beagle
+    before = memory.fields.key_facts[0]
+
+    # When the operator corrects it
+    view = key_facts.patch_key_fact(
+        engine, TENANT, memory.memory_id, 0, PatchMemoryRequest(fact="Mina: Max is a corgi.")
+    )
+
+    # Then the stored memory says the new wording, and its history the old one, ended now
+    stored = engine.store.get_memory(TENANT, memory.memory_id)
+    assert stored is not None and stored.fields.key_facts[0] == "Mina: Max is a corgi."
+    [earlier, now] = view.revisions
+    assert (earlier.fact, earlier.reason, earlier.invalidAt) == (before, "correct", now.validFrom)
+    assert now.fact == "Mina: Max is a corgi." and now.invalidAt is None
+    assert key_facts.list_key_facts(engine, TENANT, memory.memory_id).keyFacts[0] == view
+    # And a retrieve finds the new wording by its words, with the old one in its history
+    [hit] = [hit for hit in ask(engine, "corgi", history=True) if hit.memory_id == memory.memory_id]
+    assert [(past.fact, past.reason) for past in hit.history or []] == [(before, "correct")]
+
+
+def test_a_retired_key_fact_no_longer_holds_and_stays_readable(engine: Engine, memory: Memory) -> None:
+    # When the user retires the key fact about the dog
+    view = key_facts.patch_key_fact(engine, TENANT, memory.memory_id, 0, PatchMemoryRequest(retire=True))
+
+    # Then it reads as ended by a retirement, and the memory is not current for a question about pets
+    [only] = view.revisions
+    assert only.reason == "retire" and only.invalidAt is not None and only.supersededBy is None
+    hits = [hit for hit in ask(engine, "Does Mina have a dog now?") if hit.memory_id == memory.memory_id]
+    assert hits and not hits[0].current
+    # And it cannot be changed again: it is history
+    with pytest.raises(Conflict, match="stopped holding"):
+        key_facts.patch_key_fact(engine, TENANT, memory.memory_id, 0, PatchMemoryRequest(fact="x"))
+
+
+def test_an_index_out_of_range_is_a_4xx_naming_it(engine: Engine, memory: Memory) -> None:
+    with pytest.raises(InvalidInput) as raised:
+        key_facts.patch_key_fact(engine, TENANT, memory.memory_id, 7, PatchMemoryRequest(retire=True))
+
+    assert raised.value.errors == [
+        {"field": "index", "message": f"out of range 0..{len(memory.fields.key_facts) - 1}"}
+    ]
+
+
+def test_a_stored_fact_has_no_key_facts_and_says_which_route_corrects_it(engine: Engine) -> None:
+    created = bank.create(engine, TENANT, CreateMemoryRequest(fact="Mina likes tea.", scope={"user_id": "u"}))
+
+    with pytest.raises(Conflict, match="PATCH /v1/memories/"):
+        key_facts.list_key_facts(engine, TENANT, created.name.removeprefix("memories/"))
+
+
+def test_the_inspector_shows_a_corrected_key_facts_earlier_wording(engine: Engine, memory: Memory) -> None:
+    # Given a key fact corrected through the API
+    before = memory.fields.key_facts[0]
+    key_facts.patch_key_fact(
+        engine, TENANT, memory.memory_id, 0, PatchMemoryRequest(fact="Mina: Max is a corgi.")
+    )
+
+    # When the inspector lists the thread's memories
+    [view] = [
+        view
+        for view in inspection.memories(engine, TENANT, THREAD).memories
+        if view.memory_id == memory.memory_id
+    ]
+
+    # Then the memory's view carries the earlier wording with when and why it ended (the page lists it)
+    [revision] = view.life.key_fact_revisions
+    assert (revision.index, revision.fact, revision.reason) == (0, before, "correct")
