@@ -27,7 +27,6 @@ from memory_engine.composition.providers import (
 from memory_engine.engine import Engine
 from memory_engine.errors import Unavailable
 from memory_engine.limits import Limits
-from memory_engine.retrieval import config as retrieval_config
 
 if TYPE_CHECKING:
     from memory_engine.extraction.fact_extractor import FactExtractor
@@ -67,6 +66,10 @@ def _built_engine() -> Engine:
 def assemble(settings: config.Settings, index: IndexBuilder | None = None) -> Engine:
     """The engine the settings describe; `index` builds its search index where the caller owns
     that choice (the local server's persisted index), else the factory map does."""
+    # The ranking's modules load with the first engine, not with a handler's import: a bank
+    # search's function never ranks (cold start, bench/speed/cold_start).
+    from memory_engine.retrieval import config as retrieval_config
+
     store = build_store(settings)
     return Engine(
         limits=Limits.of(settings),
