@@ -67,10 +67,6 @@ def _built_engine() -> Engine:
 def assemble(settings: config.Settings, index: IndexBuilder | None = None) -> Engine:
     """The engine the settings describe; `index` builds its search index where the caller owns
     that choice (the local server's persisted index), else the factory map does."""
-    # The ranking's modules load with the first engine, not with a handler's import: a bank
-    # search's function never ranks (cold start, bench/speed/cold_start).
-    from memory_engine.retrieval import config as retrieval_config
-
     store = build_store(settings)
     return Engine(
         limits=Limits.of(settings),
