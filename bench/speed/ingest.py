@@ -83,6 +83,9 @@ def local_engine(data_dir: Path) -> Iterator[None]:
     os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
     reset_settings()
     wiring.reset()
+    # As the local server does at start: its engine, with the index files it owns, installed in
+    # `wiring` for the handlers (wiring alone refuses to open them).
+    served.engine()
     try:
         yield
     finally:
