@@ -27,10 +27,10 @@ from memory_engine.composition.providers import (
 from memory_engine.engine import Engine
 from memory_engine.errors import Unavailable
 from memory_engine.limits import Limits
-from memory_engine.retrieval import config as retrieval_config
 
 if TYPE_CHECKING:
     from memory_engine.extraction.fact_extractor import FactExtractor
+    from memory_engine.retrieval.config import RetrievalConfig
 
 # Builds the engine's index from the settings and its store.
 IndexBuilder = Callable[[config.Settings, ports.Store], ports.SearchIndex]
@@ -78,7 +78,7 @@ def assemble(settings: config.Settings, index: IndexBuilder | None = None) -> En
         facts=build_fact_extractor(settings),
         chat=build_chat_upstream(settings),
         # Ranking weights that suit the configured embedder's dense signal (one map, documented).
-        retrieval=retrieval_config.for_embedder(settings.embedder),
+        retrieval=_ranking_for(settings.embedder),
     )
 
 
@@ -173,3 +173,11 @@ def bootstrap_index() -> None:
             "nothing can create it at deploy time."
         )
     index.ensure_index()
+
+
+def _ranking_for(embedder: str) -> RetrievalConfig:
+    # Imported when an engine is built: a bank search ranks by distance alone, and its handler's
+    # cold start should not pay for the ranking's rules (bench/speed/cold_start).
+    from memory_engine.retrieval.config import for_embedder
+
+    return for_embedder(embedder)
