@@ -80,7 +80,10 @@ def llm_extraction(result: dict[str, Any]) -> list[str]:
 def tuning(result: dict[str, Any]) -> list[str]:
     """The fusion weights chosen on the dev split, and how each held-out conversation fared."""
     cv = result["cross_validation"]
-    folds = [[fold["held_out"], fold["objective"], cell(fold["chosen"])] for fold in cv["folds"]]
+    folds = [
+        [fold["held_out"], fold["objective"], fold.get("shipped_default", "—"), cell(fold["chosen"])]
+        for fold in cv["folds"]
+    ]
     count = len(folds)
     words = {2: "two", 3: "three", 4: "four", 5: "five", 6: "six", 7: "seven"}
     others = "the other one" if count == 2 else f"the other {words.get(count - 1, count - 1)}"
@@ -88,7 +91,9 @@ def tuning(result: dict[str, Any]) -> list[str]:
         f"Objective: {result['objective']} (noise {result['noise']}). Chosen on all "
         f"{words.get(count, count)} conversations: {cell(result['chosen'])}.",
         "",
-        *table(["held-out conversation", "objective", f"weights chosen on {others}"], folds),
+        *table(
+            ["held-out conversation", "objective", "shipped default's", f"weights chosen on {others}"], folds
+        ),
         "",
         "; ".join(f"{key.replace('_', ' ')}: {cell(value)}" for key, value in cv.items() if key != "folds")
         + ".",

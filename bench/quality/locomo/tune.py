@@ -185,6 +185,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
 
     folds = []
     held_scores: list[float] = []
+    shipped = _shipped_point()
     for held in samples:
         train = set(samples) - {held}
         fold_rows = [
@@ -193,7 +194,10 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         pick = _simplest(fold_rows)
         held_out = _mean(grid[tuple(pick[name] for name in GRID)], {held})
         held_scores.append(held_out)
-        folds.append({"held_out": held, "chosen": {name: pick[name] for name in GRID}, "objective": held_out})
+        fold = {"held_out": held, "chosen": {name: pick[name] for name in GRID}, "objective": held_out}
+        if shipped in grid:  # what the shipped default scores on the same held-out conversation
+            fold["shipped_default"] = _mean(grid[shipped], {held})
+        folds.append(fold)
     summary = {
         "mean": statistics.fmean(held_scores),
         "sd": statistics.pstdev(held_scores),
@@ -216,6 +220,13 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     }
     write_json(args.out, payload)
     return payload
+
+
+def _shipped_point() -> Point:
+    """The shipped default (`retrieval.config`) as a grid point."""
+    from memory_engine.retrieval.config import DEFAULT_WEIGHTS, DEFAULT_WINDOW_SHARE
+
+    return tuple(DEFAULT_WINDOW_SHARE if name == "window_share" else DEFAULT_WEIGHTS[name] for name in GRID)
 
 
 def _embedder_name() -> str:
