@@ -91,6 +91,7 @@ def test_an_existing_index_is_kept_unless_recreate_is_asked_and_gets_the_fields_
     assert mapping.body == {
         "properties": {
             "occurred_at": {"type": "date"},
+            "spoken_of": {"type": "date"},
             "window_vector": {"type": "binary"},
             "half_vector": {"type": "binary"},
         }
