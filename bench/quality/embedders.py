@@ -137,6 +137,7 @@ def quality(choice: Choice, quick: int, quiet: bool, ablations: bool = False) ->
     for key, (data, extra) in runs.items():
         scratch = CACHE / f"embedders-{key}-{choice.cache}-{choice.dimension or 'full'}.json"
         argv = ["--data", str(data), "--no-plot", "--results", str(scratch), *extra]
+        argv += ["--profile", choice.model]  # ranked with its embedder's profile (retrieval.config.PROFILES)
         if quiet:
             argv.append("--quiet")
         if quick and key == "locomo_dev":
