@@ -272,8 +272,8 @@ QUALITY = (
     Entry(
         "embedders",
         "e5 or EmbeddingGemma",
-        "multilingual-e5-small (the default) against EmbeddingGemma-300M in float32, int8 and cut to 256 "
-        "dimensions, through the same harness and on the same machine ([configuration.md]"
+        "multilingual-e5-small (the default) against EmbeddingGemma-300M in float32, int8 and cut to 512 "
+        "and 256 dimensions, through the same harness and on the same machine ([configuration.md]"
         "(configuration.md#embeddinggemma) says which to use where).",
         "GEMMA_MODEL_DIR=... python -m bench.quality.embedders",
         quality.embedders,
