@@ -78,8 +78,9 @@ BANK_RETRIEVE = needs(*READ, SEARCH, EMBED)
 # Merges facts: the nearest read, new ones put, changed or contradicted ones rewritten in place.
 BANK_GENERATE = needs(*READ, *REWRITE_MEMORY, PUT, SEARCH, INDEX, EMBED, EXTRACT)
 # A correction (a fact's wording, or a key fact of an extracted memory) rewrites the memory in
-# place, re-embeds what it changed and writes its documents again.
-BANK_PATCH = needs(*REWRITE_MEMORY, INDEX, EMBED)
+# place, re-embeds what it changed and writes its documents again (an extracted memory's with its
+# turns' documents: the session's turns are queried for their lines and dates).
+BANK_PATCH = needs(*REWRITE_MEMORY, QUERY, INDEX, EMBED)
 # Chat: reads the user's memories, calls the upstream model (its key is the extractor's
 # configuration), queues the exchange for the worker.
 CHAT = needs(*READ, SEARCH, EMBED, SEND, EXTRACT)

@@ -1,6 +1,6 @@
 """Issue #45: relative dates in a turn ("yesterday", "지난달", "two days ago", "그저께") are resolved
 against that turn's own timestamp when its memory is written, kept as absolute dates on the
-memory (`life.event_dates`, and after the key fact that says them), and a retrieve with
+memory (`life.event_dates`), and a retrieve with
 since/until finds the memory by the resolved date. English and Korean, both store backends."""
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ import pytest
 
 from memory_engine.engine import Engine
 from memory_engine.extraction.builtin import BuiltinExtractor
-from memory_engine.extraction.event_dates import spoken_span
 from memory_engine.models.api import RetrievedMemory, RetrieveRequest
 from memory_engine.retrieval.dates import relative_spans
 from memory_engine.usecases import retrieve
@@ -71,8 +70,8 @@ def ask(engine: Engine, query: str, **options: object) -> list[RetrievedMemory]:
 
 
 CASES = {
-    "en": ("I went hiking at Bukhansan yesterday.", "hiking", "8 May 2026"),
-    "ko": ("어제 북한산에 등산 갔어.", "북한산 등산", "2026년 5월 8일"),
+    "en": ("I went hiking at Bukhansan yesterday.", "hiking"),
+    "ko": ("어제 북한산에 등산 갔어.", "북한산 등산"),
 }
 
 
@@ -81,19 +80,22 @@ def test_yesterday_is_written_as_the_day_before_the_turn_and_found_by_that_day(
     engine: Engine, language: str
 ) -> None:
     # Given a turn said on 9 May saying "yesterday", extracted weeks later
-    text, query, shown = CASES[language]
+    text, query = CASES[language]
     engine.clock.now = lambda: SAID + timedelta(days=30)  # type: ignore[method-assign]
     memory = say(engine, "s1", text, "Nice!", SAID)
     other = say(engine, "s2", "I went hiking again, this time at Dobongsan." if language == "en"
                 else "도봉산에 또 등산 갔어.", "Great!", SAID + timedelta(days=10))  # fmt: skip
 
-    # Then the memory keeps 8 May (not the day it was written), in its life and after its fact
+    # Then the memory keeps 8 May (not the day it was written, nor the day it is read)
     stored = engine.store.get_memory(TENANT, memory.memory_id)
     assert stored is not None
     [date] = stored.life.event_dates
-    assert (date.start, date.end, date.dialog_uuid) == (day(5, 8), day(5, 9), "s1-d1")
-    if stored.fields.key_facts:  # the built-in extractor keeps the English line as a key fact
-        assert all(shown in fact for fact in stored.fields.key_facts if "yesterday" in fact)
+    assert (date.phrase, date.start, date.end, date.dialog_uuid) == (
+        text.split()[0] if language == "ko" else "yesterday",
+        day(5, 8),
+        day(5, 9),
+        "s1-d1",
+    )
 
     # When a retrieve asks for 8 May only (the turn was said on the 9th)
     hits = ask(
@@ -103,22 +105,6 @@ def test_yesterday_is_written_as_the_day_before_the_turn_and_found_by_that_day(
     # Then the memory is found by the resolved day, and the hike of the 19th is not
     assert [hit.memory_id for hit in hits] == [memory.memory_id]
     assert other.memory_id not in {hit.memory_id for hit in ask(engine, query, until=day(5, 9).isoformat())}
-
-
-def test_a_key_fact_with_a_relative_date_carries_the_absolute_date_after_it(engine: Engine) -> None:
-    # Given "two days ago" said on 9 May
-    memory = say(engine, "s1", "Two days ago I adopted a cat named Nabi.", "Congratulations!", SAID)
-
-    # Then its key fact says 7 May, whenever it is read
-    facts = [fact for fact in memory.fields.key_facts if "ago" in fact]
-    assert facts and all(fact.endswith("(7 May 2026)") for fact in facts)
-
-
-def test_a_span_is_written_in_the_language_of_its_phrase() -> None:
-    assert spoken_span("지난달", day(4, 1), day(5, 1)) == "2026년 4월"
-    assert spoken_span("last week", day(4, 27), day(5, 4)) == "week of 27 April 2026"
-    assert spoken_span("다음 주", day(5, 11), day(5, 18)) == "2026년 5월 11일 주"
-    assert spoken_span("last year", datetime(2025, 1, 1, tzinfo=UTC), day(1, 1)) == "2025"
 
 
 def test_a_buffered_turn_is_found_by_the_day_it_speaks_of(engine: Engine) -> None:
@@ -144,3 +130,25 @@ def test_a_buffered_turn_is_found_by_the_day_it_speaks_of(engine: Engine) -> Non
     # When a retrieve asks for 8 May only / Then the buffered turn is a hit
     hits = ask(engine, "등산", since=day(5, 8).isoformat(), until=day(5, 8).replace(hour=23).isoformat())
     assert [hit.source_dialog_uuids for hit in hits] == [["s9-d1"]]
+
+
+def test_each_turn_of_a_batch_is_read_against_its_own_time() -> None:
+    # Given one batch whose turns were said two days apart, both saying "yesterday" / "어제"
+    from memory_engine.extraction.event_dates import days_spoken_of, event_dates
+    from memory_engine.models.domain import Turn
+
+    def turn(uuid: str, query: str, said: datetime) -> Turn:
+        common = {"tenant": TENANT, "session_uuid": "s1", "seq": 0, "answer": "", "created_at": said}
+        return Turn(dialog_uuid=uuid, query=query, timestamp=said, **common)
+
+    batch = [
+        turn("d1", "I went hiking yesterday.", SAID),
+        turn("d2", "어제 영화 봤어.", SAID + timedelta(days=2)),
+    ]
+
+    # When the batch's dates are resolved
+    dates = event_dates(batch)
+
+    # Then each is the day before its own turn, and the index is given those days
+    assert [(date.dialog_uuid, date.start) for date in dates] == [("d1", day(5, 8)), ("d2", day(5, 10))]
+    assert days_spoken_of(dates) == [day(5, 8), day(5, 10)]

@@ -13,6 +13,7 @@ from memory_engine.extraction.builtin import BuiltinExtractor
 from memory_engine.models.api import RetrievedMemory, RetrieveRequest
 from memory_engine.models.bank import CreateMemoryRequest, PatchMemoryRequest
 from memory_engine.models.domain import Memory
+from memory_engine.models.life import KeyFactLife
 from memory_engine.usecases import bank, inspection, key_facts, retrieve
 from tests.fakes.engine import ENGINE_BACKENDS
 from tests.fakes.ports import SetClock
@@ -116,3 +117,26 @@ def test_the_inspector_shows_a_corrected_key_facts_earlier_wording(engine: Engin
     # Then the memory's view carries the earlier wording with when and why it ended (the page lists it)
     [revision] = view.life.key_fact_revisions
     assert (revision.index, revision.fact, revision.reason) == (0, before, "correct")
+
+
+def test_a_change_that_landed_meanwhile_is_never_overwritten_but_answered_409(
+    engine: Engine, memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given another request retiring the key fact between this correction's read and its write
+    real = engine.store.update_memory
+
+    def retired_first(changed: Memory, **kwargs: object) -> bool:
+        stored = engine.store.get_memory(TENANT, memory.memory_id)
+        assert stored is not None
+        ended = KeyFactLife(index=0, slot="", invalid_at=stored.created_at, reason="retire")
+        real(stored.model_copy(update={"life": stored.life.model_copy(update={"key_facts": [ended]})}))
+        return real(changed, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(engine.store, "update_memory", retired_first)
+
+    # When the correction writes / Then it is a 409 and the retirement stands
+    with pytest.raises(Conflict, match="changed meanwhile"):
+        key_facts.patch_key_fact(engine, TENANT, memory.memory_id, 0, PatchMemoryRequest(fact="x"))
+    stored = engine.store.get_memory(TENANT, memory.memory_id)
+    assert stored is not None and [fact.reason for fact in stored.life.key_facts] == ["retire"]
+    assert stored.life.key_fact_revisions == []

@@ -144,6 +144,22 @@ def _fork_of_the_full_buffer(event: dict[str, Any], state: dict[str, str]) -> No
     event["body"] = json.dumps(body, ensure_ascii=False)
 
 
+class _NothingToCorrect(Exception):
+    """The variant's extractor gave the memory no key fact (the replay's LLM answers none)."""
+
+
+def _with_key_fact_correction(event: dict[str, Any], state: dict[str, str]) -> None:
+    """bank_patch's sample turned into PATCH /v1/memories/{id}/keyFacts/0 (the same function) on
+    the extracted memory whose key facts were just read, when it has one."""
+    memory_id = state.get("key_fact_memory")
+    if memory_id is None:
+        raise _NothingToCorrect
+    event["pathParameters"] = {"id": memory_id, "index": "0"}
+    event["path"] = event["requestContext"]["path"] = f"/v1/memories/{memory_id}/keyFacts/0"
+    event["resource"] = event["requestContext"]["resourcePath"] = "/v1/memories/{id}/keyFacts/{index}"
+    event["body"] = json.dumps({"fact": "Corrected by the operator."})
+
+
 def _queue(function: str = WORKER) -> Step:
     return Step(function, None)
 
@@ -180,6 +196,7 @@ STEPS: tuple[Step, ...] = (
     Step("bank_patch", "bank_patch", _with_fact),
     Step("bank_get", "bank_get", _with_fact_revisions),
     Step("bank_get", "bank_get", _with_key_facts),
+    Step("bank_patch", "bank_patch", _with_key_fact_correction),
     Step("bank_delete", "bank_delete", _with_fact),
     Step("chat_completions", "chat_completions"),
     Step("chat_models", "chat_models"),
@@ -234,6 +251,8 @@ def run(stack: ReplayStack) -> list[Outcome]:
                     step.edit(event, state)
                 answer = stack.invoke(step.function, event)
             succeeded, detail = _judge(step, answer)
+        except _NothingToCorrect:
+            succeeded, detail = True, "skipped: the memory has no key fact in this variant"
         except Exception as error:  # the step's failure is reported with the others
             succeeded, detail = False, f"raised {error!r}"
         if step.function == "bank_create" and succeeded:
@@ -243,6 +262,8 @@ def run(stack: ReplayStack) -> list[Outcome]:
                 hit["memory_id"] for hit in json.loads(answer["body"])["data"] if hit.get("kind") == "memory"
             ]
             state.update({"memory": memories[0]} if memories else {})
+        if step.function == "bank_get" and succeeded and json.loads(answer["body"]).get("keyFacts"):
+            state["key_fact_memory"] = state["memory"]
         denied = [call for call in stack.ledger.calls[before:] if not call.allowed]
         outcomes.append(Outcome(step.name, succeeded and not denied, detail, denied))
     return outcomes

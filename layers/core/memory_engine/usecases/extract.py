@@ -12,7 +12,7 @@ from memory_engine.embedding import CHUNK_CHARS, embedded_chars
 from memory_engine.engine import Engine
 from memory_engine.extraction.batching import cut_batches, extraction_point
 from memory_engine.extraction.budget import JobBudget
-from memory_engine.extraction.event_dates import dated
+from memory_engine.extraction.event_dates import event_dates
 from memory_engine.extraction.registry import update_registry
 from memory_engine.indexing.documents import (
     embedding_text,
@@ -190,14 +190,14 @@ def _extract_one(
     )
     extraction = engine.extractor.extract(batch, context)
     # Relative dates ("yesterday", "지난달") fixed against each turn's own time, whatever extracted.
-    fields, spoken_of = dated(extraction.fields, batch)
+    spoken_of = event_dates(batch)
     created_at = engine.clock.now()
     draft = Memory(
         tenant=first.tenant,
         memory_id=new_memory_id(created_at),
         session_uuid=first.session_uuid,
         parent_session_uuid=session.parent_session_uuid,
-        fields=fields,
+        fields=extraction.fields,
         source_dialog_uuids=[turn.dialog_uuid for turn in batch],
         first_seq=batch[0].seq,
         last_seq=batch[-1].seq,

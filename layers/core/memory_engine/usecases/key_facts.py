@@ -80,9 +80,17 @@ def patch_key_fact(
         )
         vector = engine.embedder.embed([embedding_text(changed)], mode="passage")[0]
         changed = changed.model_copy(update={"embedding": vector})
-    if not engine.store.update_memory(changed):
-        raise NotFound(
-            f"memories/{memory_id} was deleted meanwhile.", [{"field": "id", "message": "deleted"}]
+    # Over the life just read: a correction, retirement or replacement that landed meanwhile (a
+    # worker marking a key fact replaced) is never overwritten; the caller reads and decides.
+    if not engine.store.update_memory(changed, expected_life=memory.life):
+        if engine.store.get_memory(tenant, memory_id) is None:
+            raise NotFound(
+                f"memories/{memory_id} was deleted meanwhile.", [{"field": "id", "message": "deleted"}]
+            )
+        raise Conflict(
+            f"memories/{memory_id} changed meanwhile (a key fact corrected, retired or replaced); read it "
+            f"again (GET /v1/memories/{memory_id}/keyFacts) and send the change again if it still applies.",
+            [{"field": "id", "message": "changed meanwhile"}],
         )
     if request.fact is not None:
         # Its words and meaning changed: the memory's documents (its turns' too) are written again.
