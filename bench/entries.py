@@ -262,10 +262,19 @@ QUALITY = (
         quality.forming,
     ),
     Entry(
+        "forming_retrieval_gemma",
+        "While memories form (LoCoMo dev, EmbeddingGemma)",
+        "The forming benchmark on LoCoMo dev with EmbeddingGemma-300M (float32, 768 dimensions) as the "
+        "engine's embedder, ranked with its retrieval profile ([retrieval.md](retrieval.md#per-embedder)).",
+        "MEMORY_ENGINE_EMBEDDING_MODEL_DIR=... python -m bench.quality.locomo_retrieval --forming "
+        "--embedder gemma --conversations 2 --results bench/results/forming_retrieval_gemma.json",
+        quality.forming,
+    ),
+    Entry(
         "embedders",
         "e5 or EmbeddingGemma",
-        "multilingual-e5-small (the default) against EmbeddingGemma-300M in float32, int8 and cut to 256 "
-        "dimensions, through the same harness and on the same machine ([configuration.md]"
+        "multilingual-e5-small (the default) against EmbeddingGemma-300M in float32, int8 and cut to 512 "
+        "and 256 dimensions, through the same harness and on the same machine ([configuration.md]"
         "(configuration.md#embeddinggemma) says which to use where).",
         "GEMMA_MODEL_DIR=... python -m bench.quality.embedders",
         quality.embedders,
@@ -276,6 +285,19 @@ QUALITY = (
         "The fusion weights chosen on the dev split by grid search, cross-validated by leaving one "
         "conversation out.",
         "python -m bench.quality.locomo.tune",
+        quality.tuning,
+    ),
+    Entry(
+        "locomo_tuning_gemma",
+        "Fusion weights for EmbeddingGemma",
+        "The same search on EmbeddingGemma's vectors (float32, 768), on LoCoMo dev's first two "
+        "conversations (the others' Gemma vectors were not computed), around the shipped weights: whether "
+        "its profile should differ ([retrieval.md](retrieval.md#per-embedder)).",
+        "MEMORY_ENGINE_EMBEDDER=gemma MEMORY_ENGINE_EMBEDDING_MODEL_DIR=... "
+        "python -m bench.quality.locomo.tune "
+        '--conversations 2 --out bench/results/locomo_tuning_gemma.json --grid \'{"dense": [0.9, 0.95, 1.0], '
+        '"window_share": [0.25, 0.5], "date": [0.1], "speaker": [0.05], "memory": [0.1, 0.15, 0.25], '
+        '"memory_dense": [0.1, 0.25], "handicap": [0.0, 0.1]}\'',
         quality.tuning,
     ),
     Entry(

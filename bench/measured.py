@@ -238,10 +238,12 @@ MEASURED: dict[str, Measures] = {
             ("korean_retrieval", ("bench/data/korean",)),
             ("korean_set_english_retrieval", ("bench/data/korean",)),
             ("locomo_tuning", ()),
+            ("locomo_tuning_gemma", ()),
             ("candidate_counts", ("bench/data/korean",)),
             ("forming_retrieval", ()),
             ("forming_korean_retrieval", ("bench/data/korean",)),
             ("forming_korean_retrieval_gemma", ("bench/data/korean",)),
+            ("forming_retrieval_gemma", ()),
         )
     },
     # Facts that change over sessions: the built-in extractor, what marks a fact replaced at write and

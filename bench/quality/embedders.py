@@ -85,6 +85,7 @@ CHOICES = (
     Choice("e5 (multilingual-e5-small, float32, 384)", "e5"),
     Choice("gemma (EmbeddingGemma-300M, float32, 768)", "gemma"),
     Choice("gemma int8 (768)", "gemma", "int8"),
+    Choice("gemma 512 (float32, Matryoshka)", "gemma", dimension=512),
     Choice("gemma 256 (float32, Matryoshka)", "gemma", dimension=256),
 )
 
@@ -136,6 +137,7 @@ def quality(choice: Choice, quick: int, quiet: bool, ablations: bool = False) ->
     for key, (data, extra) in runs.items():
         scratch = CACHE / f"embedders-{key}-{choice.cache}-{choice.dimension or 'full'}.json"
         argv = ["--data", str(data), "--no-plot", "--results", str(scratch), *extra]
+        argv += ["--profile", choice.model]  # ranked with its embedder's profile (retrieval.config.PROFILES)
         if quiet:
             argv.append("--quiet")
         if quick and key == "locomo_dev":
@@ -313,7 +315,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--repeats", type=int, default=5, help="rounds of the 6 questions per model")
     parser.add_argument("--skip-quality", action="store_true", help="the costs only")
-    parser.add_argument("--only", default="", help="comma-separated keys: e5, gemma, gemma-int8, gemma-256")
+    parser.add_argument(
+        "--only", default="", help="comma-separated keys: e5, gemma, gemma-int8, gemma-512, gemma-256"
+    )
     parser.add_argument("--quiet", action="store_true")
     parser.add_argument(
         "--retrieve",

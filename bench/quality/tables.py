@@ -77,15 +77,29 @@ def llm_extraction(result: dict[str, Any]) -> list[str]:
     return llm_report(result)
 
 
+def _four(value: float | None) -> str:
+    """An objective to four places: the folds differ in the third."""
+    return "—" if value is None else f"{value:.4f}"
+
+
 def tuning(result: dict[str, Any]) -> list[str]:
     """The fusion weights chosen on the dev split, and how each held-out conversation fared."""
     cv = result["cross_validation"]
-    folds = [[fold["held_out"], fold["objective"], cell(fold["chosen"])] for fold in cv["folds"]]
+    folds = [
+        [fold["held_out"], _four(fold["objective"]), _four(fold.get("shipped_default")), cell(fold["chosen"])]
+        for fold in cv["folds"]
+    ]
+    count = len(folds)
+    words = {2: "two", 3: "three", 4: "four", 5: "five", 6: "six", 7: "seven"}
+    others = "the other one" if count == 2 else f"the other {words.get(count - 1, count - 1)}"
+    every = "both" if count == 2 else f"all {words.get(count, count)}"
     return [
-        f"Objective: {result['objective']} (noise {result['noise']}). Chosen on all six conversations: "
-        f"{cell(result['chosen'])}.",
+        f"Objective: {result['objective']} (noise {result['noise']}). Chosen on {every} "
+        f"conversations: {cell(result['chosen'])}.",
         "",
-        *table(["held-out conversation", "objective", "weights chosen on the other five"], folds),
+        *table(
+            ["held-out conversation", "objective", "shipped default's", f"weights chosen on {others}"], folds
+        ),
         "",
         "; ".join(f"{key.replace('_', ' ')}: {cell(value)}" for key, value in cv.items() if key != "folds")
         + ".",

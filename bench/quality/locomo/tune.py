@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import json
 import pickle
 import statistics
 import tempfile
@@ -152,13 +153,25 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--data", type=Path, default=default_data())
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--cases", type=Path, default=None, help="pickle of gathered evidence (reused)")
+    parser.add_argument("--conversations", type=int, default=0, help="only the first N conversations")
+    parser.add_argument(
+        "--grid",
+        type=json.loads,
+        default={},
+        help="JSON: values in place of GRID's for some names, e.g. '{\"memory\": [0.1, 0.25]}' (a smaller "
+        "search around a profile: each point costs a replay of every question)",
+    )
     args = parser.parse_args(argv)
+    grid_values = {name: tuple(args.grid.get(name, values)) for name, values in GRID.items()}
+    unknown = set(args.grid) - set(GRID)
+    if unknown:
+        parser.error(f"--grid names {sorted(unknown)}; the grid's names are {list(GRID)}")
     cases = _cases(args)
     samples = sorted({case.question.sample_id for case in cases})
 
     grid: dict[Point, dict[str, list[float]]] = {}
     rebuilt: dict[float, dict[int, list[TurnCandidate]]] = {}
-    for values in itertools.product(*GRID.values()):
+    for values in itertools.product(*grid_values.values()):
         point = dict(zip(GRID, values, strict=True))
         share = point["window_share"]
         if share not in rebuilt:
@@ -172,6 +185,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
 
     folds = []
     held_scores: list[float] = []
+    shipped = _shipped_point()
     for held in samples:
         train = set(samples) - {held}
         fold_rows = [
@@ -180,7 +194,10 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         pick = _simplest(fold_rows)
         held_out = _mean(grid[tuple(pick[name] for name in GRID)], {held})
         held_scores.append(held_out)
-        folds.append({"held_out": held, "chosen": {name: pick[name] for name in GRID}, "objective": held_out})
+        fold = {"held_out": held, "chosen": {name: pick[name] for name in GRID}, "objective": held_out}
+        if shipped in grid:  # what the shipped default scores on the same held-out conversation
+            fold["shipped_default"] = _mean(grid[shipped], {held})
+        folds.append(fold)
     summary = {
         "mean": statistics.fmean(held_scores),
         "sd": statistics.pstdev(held_scores),
@@ -194,13 +211,28 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     payload = {
         "objective": "mean of Recall@5, Recall@10 and NDCG@10 over categories 1-4 of the dev split",
         "noise": NOISE,
-        "grid": {name: list(values) for name, values in GRID.items()},
+        "grid": {name: list(values) for name, values in grid_values.items()},
+        "conversations": samples,
+        "embedder": _embedder_name(),
         "chosen": {name: chosen[name] for name in GRID},
         "cross_validation": {"folds": folds, **summary},
         "points": sorted(rows, key=lambda row: -row["objective"]),
     }
     write_json(args.out, payload)
     return payload
+
+
+def _shipped_point() -> Point:
+    """The shipped default (`retrieval.config`) as a grid point."""
+    from memory_engine.retrieval.config import DEFAULT_WEIGHTS, DEFAULT_WINDOW_SHARE
+
+    return tuple(DEFAULT_WINDOW_SHARE if name == "window_share" else DEFAULT_WEIGHTS[name] for name in GRID)
+
+
+def _embedder_name() -> str:
+    import os
+
+    return os.environ.get("MEMORY_ENGINE_EMBEDDER") or "e5"
 
 
 def _cases(args: argparse.Namespace) -> list[Case]:
@@ -212,7 +244,7 @@ def _cases(args: argparse.Namespace) -> list[Case]:
     from memory_engine.settings import Settings
 
     settings = Settings()
-    conversations = load(args.data)
+    conversations = load(args.data)[: args.conversations or None]
     embedder = CachingEmbedder(build_embedder(settings), CACHE / f"embeddings-{cache_name(settings)}.pkl")
     with tempfile.TemporaryDirectory(prefix="locomo-tune-") as workdir:
         # Gathered as the configured embedder's engine indexes (its profile's window vectors).
