@@ -211,10 +211,10 @@ FACT_UPDATES_HEADER = [
 FACT_UPDATES_LLM_HEADER = [FACT_UPDATES_HEADER[0], "extractor", *FACT_UPDATES_HEADER[1:]]
 
 
-def fact_updates_llm_cells(row: dict[str, Any]) -> list[Any]:
+def fact_updates_cells(row: dict[str, Any]) -> list[Any]:
+    """One row of the fact-update table: set, state, variant, Recall@5 per kind, Recall@10, latest first."""
     return [
         row["set"],
-        row["extractor"],
         row["state"],
         row["variant"],
         row["current"]["recall_5"],
@@ -223,6 +223,11 @@ def fact_updates_llm_cells(row: dict[str, Any]) -> list[Any]:
         row["recall_10"],
         row["latest_first"],
     ]
+
+
+def fact_updates_llm_cells(row: dict[str, Any]) -> list[Any]:
+    set_name, *rest = fact_updates_cells(row)
+    return [set_name, row["extractor"], *rest]
 
 
 def fact_updates_llm(result: dict[str, Any]) -> list[str]:
@@ -242,18 +247,6 @@ def fact_updates_llm(result: dict[str, Any]) -> list[str]:
 def fact_updates(result: dict[str, Any]) -> list[str]:
     """Per set, state and variant: Recall@5 per kind of question, Recall@10 over all, latest first."""
     header = FACT_UPDATES_HEADER
-    rows = [
-        [
-            row["set"],
-            row["state"],
-            row["variant"],
-            row["current"]["recall_5"],
-            row["earlier"]["recall_5"],
-            row["when"]["recall_5"],
-            row["recall_10"],
-            row["latest_first"],
-        ]
-        for row in result["rows"]
-    ]
+    rows = [fact_updates_cells(row) for row in result["rows"]]
     counts = ", ".join(f"{language} {count}" for language, count in result["meta"]["questions"].items())
     return [f"Questions: {counts}; embedder: {result['meta']['embedder']}.", "", *table(header, rows)]
