@@ -36,7 +36,7 @@ from bench.common import print_table, save
 from bench.quality.locomo.data import Conversation, Question, load
 from bench.quality.locomo.engine_run import CachingEmbedder, ask, build_engine, cache_name, expand, ingest
 from bench.quality.locomo.metrics import recall_at
-from bench.quality.tables import FACT_UPDATES_HEADER
+from bench.quality.tables import FACT_UPDATES_HEADER, fact_updates_cells
 from memory_engine.ports import Embedder, Extractor
 from memory_engine.retrieval.config import RetrievalConfig
 from memory_engine.usecases import retrieve_time, supersede
@@ -81,7 +81,7 @@ def main(argv: Sequence[str] | None = None, embedder: Embedder | None = None) ->
                 if not args.quiet:
                     print(f"{language} / {state} / {variant}: done", flush=True)
         cached.save()
-    print_table(FACT_UPDATES_HEADER, [_cells(row) for row in rows])
+    print_table(FACT_UPDATES_HEADER, [fact_updates_cells(row) for row in rows])
     meta = {
         "questions": {language: sum(len(c.questions) for c in load(path)) for language, path in SETS},
         "embedder": name,
@@ -176,19 +176,6 @@ def _summary(asked: Sequence[Asked]) -> dict[str, Any]:
 def _mean(values: Iterator[float] | Sequence[float]) -> float:
     items = list(values)
     return round(sum(items) / len(items), 3) if items else 0.0
-
-
-def _cells(row: dict[str, Any]) -> list[Any]:
-    return [
-        row["set"],
-        row["state"],
-        row["variant"],
-        row["current"]["recall_5"],
-        row["earlier"]["recall_5"],
-        row["when"]["recall_5"],
-        row["recall_10"],
-        row["latest_first"],
-    ]
 
 
 if __name__ == "__main__":
