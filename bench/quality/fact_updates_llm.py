@@ -10,8 +10,9 @@ the built-in extractor on the same conversations.
 A small model on a shared CPU takes about a minute per batch, so the run takes a few conversations
 per language (both sets have the same ones) and keeps each batch's answer in bench/.cache: the
 states and variants that show the model the same batch with the same current facts reuse it (the
-facts' ids are random per run, so the cache keeps their positions). The model is told the set's
-language (the LoCoMo ingest path marks every session English). A batch the model gives up on
+facts' ids are random per run, so the cache keeps their positions); a remembered answer is checked
+against the turns again by today's grounding, so a change there needs no new model run. The model
+is told the set's language (the LoCoMo ingest path marks every session English). A batch the model gives up on
 (its deadline, invalid answers) is extracted by the built-in extractor and counted in `fell_back`
 (remembered too, so a second run gives the same figures without waiting for the model again).
 Saved to bench/results/fact_updates_llm.json after every row.
@@ -34,6 +35,8 @@ from bench.quality.locomo.engine_run import CachingEmbedder
 from bench.quality.tables import FACT_UPDATES_LLM_HEADER, fact_updates_llm_cells
 from memory_engine.composition.providers.llm import LlmExtractorSettings, llm_extractor
 from memory_engine.extraction.builtin import BuiltinExtractor
+from memory_engine.extraction.grounding import ground
+from memory_engine.extraction.registry import update_registry
 from memory_engine.models.domain import Turn
 from memory_engine.ports import Extraction, ExtractionContext, Extractor, ReadsCurrentFacts
 
@@ -66,7 +69,8 @@ class RememberedLlm:
         ids = [fact.id for fact in context.current_facts]
         if path.exists():
             self.answered += 1
-            return _with_ids(Extraction.model_validate_json(path.read_text(encoding="utf-8")), ids)
+            remembered = Extraction.model_validate_json(path.read_text(encoding="utf-8"))
+            return _grounded(_with_ids(remembered, ids), turns, context)
         failed = path.with_suffix(".failed")
         if failed.exists() or self._cached_only:  # given up on before: the same figure, no wait
             self.fell_back += 1
@@ -83,6 +87,19 @@ class RememberedLlm:
         path.write_text(_with_positions(extraction, ids).model_dump_json(), encoding="utf-8")
         self.answered += 1
         return extraction
+
+
+def _grounded(extraction: Extraction, turns: Sequence[Turn], context: ExtractionContext) -> Extraction:
+    """A remembered answer checked against the turns by today's grounding (`extraction.grounding`):
+    the model's words are remembered, what the engine keeps of them is the code's. Grounding an
+    answer grounded before changes nothing, so a new answer is unchanged."""
+    characters = json.loads(str(extraction.metadata.get("characters_json") or "{}"))
+    registry = update_registry(context.known_characters, characters)
+    fields, changes = ground(extraction.fields, turns, context, registry)
+    metadata = {**extraction.metadata}
+    for name, count in changes.items():
+        metadata[f"grounding_{name}"] = int(metadata.get(f"grounding_{name}", 0)) + count
+    return extraction.model_copy(update={"fields": fields, "metadata": metadata})
 
 
 def _key(turns: Sequence[Turn], context: ExtractionContext) -> str:

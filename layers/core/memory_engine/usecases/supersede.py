@@ -8,6 +8,10 @@ one's event time) and `superseded_by` (the memory that states it) in its memory'
 `life.key_facts`. Nothing is deleted: the replaced key fact stays in its memory as history, and
 retrieve puts the replacing memory first (`retrieval.timeline`).
 
+A key fact written in the third person, as an LLM writes it ("Mina moved to Seoul."), is read as
+the statement of the character it opens with (`extraction.fact_subjects`), so it pairs with the
+built-in extractor's "Mina: I live in Busan." and with a buffered turn of Mina's.
+
 Event time, not arrival order: a session written late (an import, a slow client) whose facts were
 stated before the thread's current ones is itself the one replaced.
 
@@ -23,10 +27,9 @@ import logging
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from itertools import pairwise
 
 from memory_engine.engine import Engine
-from memory_engine.extraction.fact_slots import slot_of
+from memory_engine.extraction.fact_subjects import stated
 from memory_engine.models.domain import Memory
 from memory_engine.models.life import KeyFactLife
 from memory_engine.ports import CurrentFact
@@ -54,15 +57,14 @@ class Statement:
 
 
 def statements(memory: Memory) -> list[Statement]:
-    """The memory's key facts that state a one-value fact, with their character."""
+    """The memory's key facts that state a one-value fact, with their character: a speaker's line
+    ("Mina: I moved to Seoul.") or a fact about one of the memory's characters ("Mina moved to
+    Seoul.", as an LLM writes it; `extraction.fact_subjects`)."""
     found: list[Statement] = []
     for index, line in enumerate(memory.fields.key_facts):
-        subject, separator, text = line.partition(": ")
-        if not separator:
-            subject, text = "", line
-        slot = slot_of(text)
-        if slot is not None:
-            found.append(Statement(memory.stated_at, memory.memory_id, index, slot, subject.strip()))
+        read = stated(line, memory.fields.characters)
+        if read is not None:
+            found.append(Statement(memory.stated_at, memory.memory_id, index, *read))
     return found
 
 
@@ -108,7 +110,12 @@ def supersede(engine: Engine, memory: Memory) -> list[Memory]:
     replaced: dict[str, dict[int, KeyFactLife]] = {}
     for group in by_group.values():
         ordered = sorted(group)
-        for earlier, later in pairwise(ordered):
+        for position, earlier in enumerate(ordered):
+            # The next statement of another memory: a memory stating both values holds the later
+            # one itself, and marking its own fact would make it read as replaced by itself.
+            later = next((s for s in ordered[position + 1 :] if s.memory_id != earlier.memory_id), None)
+            if later is None:
+                continue
             replaced.setdefault(earlier.memory_id, {})[earlier.index] = KeyFactLife(
                 index=earlier.index,
                 slot=earlier.slot,
