@@ -133,3 +133,22 @@ def test_a_reference_to_a_fact_it_was_not_shown_replaces_nothing(
     # Then nothing is marked: no id is invented
     stored = engine.store.get_memory(TENANT, old.memory_id)
     assert stored is not None and stored.life.key_facts == []
+
+
+def test_a_fact_the_turns_do_not_say_replaces_nothing_though_the_model_marked_it(
+    engine: Engine, server: FakeOpenAIServer
+) -> None:
+    # Given a model that restates the current fact it was shown, marked an update of it, for a
+    # batch that never speaks of it (a small model copied its prompt's current facts)
+    server.script(
+        (200, chat_completion(answer("Mina enjoys walks by the sea."))),
+        (200, chat_completion(answer("Mina enjoys walks by the sea.", "update", "F1"))),
+    )
+    old = say(engine, "s1", "I enjoy walks by the sea.", MARCH, "en")
+
+    new = say(engine, "s2", "Pizza tonight!", MAY, "en")
+
+    # Then grounding dropped that fact, and it replaces nothing
+    assert new.fields.key_facts == [] and "replaces_json" not in new.metadata
+    stored = engine.store.get_memory(TENANT, old.memory_id)
+    assert stored is not None and stored.life.key_facts == []
