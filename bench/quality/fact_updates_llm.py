@@ -43,15 +43,21 @@ from memory_engine.ports import Extraction, ExtractionContext, Extractor, ReadsC
 CACHE = ROOT / "bench" / ".cache" / "fact_updates_llm"
 DEFAULT_CONVERSATIONS = ("moves-and-pets", "trips-and-tastes")
 LANGUAGES = {"English": "en", "Korean": "ko"}
+# Per language: batch (without the current facts shown) → the answer the model last gave it, so
+# `--replay` scores today's code on the answers of the last run that asked the model.
+ANSWERED = "answered_batches.json"
 
 
 class RememberedLlm:
     """The LLM extractor behind a disk cache keyed by what the model is shown (current facts by
     text and position, not id), in the set's language; the built-in extractor when it gives up."""
 
-    def __init__(self, inner: Any, language: str, cache: Path, cached_only: bool = False) -> None:
+    def __init__(
+        self, inner: Any, language: str, cache: Path, cached_only: bool = False, replay: bool = False
+    ) -> None:
         self._inner = inner
-        self._cached_only = cached_only
+        self._cached_only = cached_only or replay
+        self._replay = replay
         self._language = language
         self._cache = cache
         self._fallback = BuiltinExtractor()
@@ -67,6 +73,8 @@ class RememberedLlm:
         context = context.model_copy(update={"language": self._language})
         path = self._cache / f"{_key(turns, context)}.json"
         ids = [fact.id for fact in context.current_facts]
+        if self._replay:
+            return self._replayed(turns, context)
         if path.exists():
             self.answered += 1
             remembered = Extraction.model_validate_json(path.read_text(encoding="utf-8"))
@@ -85,8 +93,20 @@ class RememberedLlm:
             self.fell_back += 1
             return self._fallback.extract(turns, context)
         path.write_text(_with_positions(extraction, ids).model_dump_json(), encoding="utf-8")
+        _note(turns, context, self._cache, path.name)
         self.answered += 1
         return extraction
+
+    def _replayed(self, turns: Sequence[Turn], context: ExtractionContext) -> Extraction:
+        """The answer the batch was last given (`--replay`), else the built-in extractor's."""
+        answered = _answered(turns, context, self._cache)
+        if answered is None:
+            self.fell_back += 1
+            return self._fallback.extract(turns, context)
+        self.answered += 1
+        # What it marked replaced named the facts it was shown then, not these.
+        metadata = {k: v for k, v in answered.metadata.items() if k != "replaces_json"}
+        return _grounded(answered.model_copy(update={"metadata": metadata}), turns, context)
 
 
 def _grounded(extraction: Extraction, turns: Sequence[Turn], context: ExtractionContext) -> Extraction:
@@ -100,6 +120,33 @@ def _grounded(extraction: Extraction, turns: Sequence[Turn], context: Extraction
     for name, count in changes.items():
         metadata[f"grounding_{name}"] = int(metadata.get(f"grounding_{name}", 0)) + count
     return extraction.model_copy(update={"fields": fields, "metadata": metadata})
+
+
+def _batch_key(turns: Sequence[Turn], context: ExtractionContext) -> str:
+    """The batch and what the model is told of it, without the current facts it is shown."""
+    shown = {
+        "turns": [[turn.user_name, turn.query, turn.answer, str(turn.timestamp)] for turn in turns],
+        "context": context.model_dump(mode="json", exclude={"current_facts"}),
+    }
+    return hashlib.sha256(json.dumps(shown, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:24]
+
+
+def _note(turns: Sequence[Turn], context: ExtractionContext, cache: Path, name: str) -> None:
+    """Remember the answer the model last gave a batch (ANSWERED), whatever current facts it showed."""
+    index = cache / ANSWERED
+    known = json.loads(index.read_text(encoding="utf-8")) if index.exists() else {}
+    known[_batch_key(turns, context)] = name
+    index.write_text(json.dumps(known, indent=1, sort_keys=True), encoding="utf-8")
+
+
+def _answered(turns: Sequence[Turn], context: ExtractionContext, cache: Path) -> Extraction | None:
+    """The answer a batch was last given (`--replay`), if any."""
+    index = cache / ANSWERED
+    known = json.loads(index.read_text(encoding="utf-8")) if index.exists() else {}
+    name = known.get(_batch_key(turns, context))
+    if name is None or not (cache / name).exists():
+        return None
+    return Extraction.model_validate_json((cache / name).read_text(encoding="utf-8"))
 
 
 def _key(turns: Sequence[Turn], context: ExtractionContext) -> str:
@@ -139,6 +186,13 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--variants", default="after,before", help="in the order to run them")
     parser.add_argument("--sets", default="English,Korean", help="the languages to run, in order")
     parser.add_argument(
+        "--replay",
+        action="store_true",
+        help="ask the model nothing: each batch gets the answer it was last given (bench/.cache/"
+        f"fact_updates_llm/<language>/{ANSWERED}), whatever current facts it was shown then; scores a code"
+        " change on the same answers",
+    )
+    parser.add_argument(
         "--cached-only",
         action="store_true",
         help="ask the model nothing: a batch without a remembered answer counts as given up (re-recording)",
@@ -166,6 +220,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
                     LANGUAGES[language],
                     CACHE / LANGUAGES[language],
                     args.cached_only,
+                    args.replay,
                 ),
             )
             assert isinstance(llm, ReadsCurrentFacts)
@@ -184,7 +239,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
                     }
                     rows.append(row)
                     print(f"{language} / {extractor_name} / {state} / {variant}: done", flush=True)
-                    _save(rows, models, sorted(wanted), settings, started)
+                    _save(rows, models, sorted(wanted), settings, started, args.replay)
             embedder.save()
     print_table(FACT_UPDATES_LLM_HEADER, [fact_updates_llm_cells(row) for row in rows])
     return {"rows": rows}
@@ -196,6 +251,7 @@ def _save(
     wanted: list[str],
     settings: Any,
     started: float,
+    replay: bool,
 ) -> None:
     meta = {
         "conversations": wanted,
@@ -205,9 +261,10 @@ def _save(
         "llm_calls": sum(model.calls for model in models.values()),
         "answered": sum(model.answered for model in models.values()),
         "fell_back": sum(model.fell_back for model in models.values()),
+        "replayed": replay,
         "seconds": round(time.perf_counter() - started, 1),
     }
-    save("fact_updates_llm", {"rows": rows, "meta": meta})
+    save("fact_updates_llm_replay" if replay else "fact_updates_llm", {"rows": rows, "meta": meta})
 
 
 if __name__ == "__main__":
