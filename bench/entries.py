@@ -351,7 +351,7 @@ QUALITY = (
     Entry(
         "fact_updates_llm_replay",
         "Facts that change over sessions, with the LLM extractor, on the same answers",
-        "The table above on the answers the model last gave each batch of its conversations, replayed"
+        "The table above on the first answer the model gave each batch of its conversations, replayed"
         " whatever current facts the model was shown then (`--replay`): the engine's code, not the model,"
         ' is what differs from a run that recorded them. "before" and "after" as above.',
         "python -m bench.quality.fact_updates_llm --replay",

@@ -285,7 +285,7 @@ MEASURED: dict[str, Measures] = {
         ),
         (*EMBEDDING_PACKAGES, "openai"),
     ),
-    # The same, on the answers the model last gave each batch (`--replay`): a code change scored
+    # The same, on the first answer the model gave each batch (`--replay`): a code change scored
     # on the same answers, no model run.
     "fact_updates_llm_replay": Measures(
         (

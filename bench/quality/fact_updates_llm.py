@@ -11,11 +11,15 @@ A small model on a shared CPU takes about a minute per batch, so the run takes a
 per language (both sets have the same ones) and keeps each batch's answer in bench/.cache: the
 states and variants that show the model the same batch with the same current facts reuse it (the
 facts' ids are random per run, so the cache keeps their positions); a remembered answer is checked
-against the turns again by today's grounding, so a change there needs no new model run. The model
-is told the set's language (the LoCoMo ingest path marks every session English). A batch the model gives up on
-(its deadline, invalid answers) is extracted by the built-in extractor and counted in `fell_back`
-(remembered too, so a second run gives the same figures without waiting for the model again).
-Saved to bench/results/fact_updates_llm.json after every row.
+against the turns again by today's grounding, so a change there needs no new model run. The
+model is told the set's language (the LoCoMo ingest path marks every session English). A batch the
+model gives up on (its deadline, invalid answers) is extracted by the built-in extractor and
+counted in `fell_back` (remembered too, so a second run gives the same figures without waiting for
+the model again). Saved to bench/results/fact_updates_llm.json after every row.
+
+`--replay` asks the model nothing and gives each batch the first answer the model gave it, whatever
+current facts it was shown then, so a code change is scored on the same answers (saved as
+bench/results/fact_updates_llm_replay.json).
 """
 
 from __future__ import annotations
@@ -43,8 +47,8 @@ from memory_engine.ports import Extraction, ExtractionContext, Extractor, ReadsC
 CACHE = ROOT / "bench" / ".cache" / "fact_updates_llm"
 DEFAULT_CONVERSATIONS = ("moves-and-pets", "trips-and-tastes")
 LANGUAGES = {"English": "en", "Korean": "ko"}
-# Per language: batch (without the current facts shown) → the answer the model last gave it, so
-# `--replay` scores today's code on the answers of the last run that asked the model.
+# Per language: batch (without the current facts shown) → the first answer the model gave it, so
+# `--replay` scores today's code on the same answers as the run that first asked the model.
 ANSWERED = "answered_batches.json"
 
 
@@ -76,6 +80,7 @@ class RememberedLlm:
         if self._replay:
             return self._replayed(turns, context)
         if path.exists():
+            _note(turns, context, self._cache, path.name)
             self.answered += 1
             remembered = Extraction.model_validate_json(path.read_text(encoding="utf-8"))
             return _grounded(_with_ids(remembered, ids), turns, context)
@@ -98,7 +103,7 @@ class RememberedLlm:
         return extraction
 
     def _replayed(self, turns: Sequence[Turn], context: ExtractionContext) -> Extraction:
-        """The answer the batch was last given (`--replay`), else the built-in extractor's."""
+        """The first answer the batch was given (`--replay`), else the built-in extractor's."""
         answered = _answered(turns, context, self._cache)
         if answered is None:
             self.fell_back += 1
@@ -132,15 +137,18 @@ def _batch_key(turns: Sequence[Turn], context: ExtractionContext) -> str:
 
 
 def _note(turns: Sequence[Turn], context: ExtractionContext, cache: Path, name: str) -> None:
-    """Remember the answer the model last gave a batch (ANSWERED), whatever current facts it showed."""
+    """Remember the first answer the model gave a batch (ANSWERED), whatever current facts it
+    showed: later runs, shown other facts, replay that one."""
     index = cache / ANSWERED
     known = json.loads(index.read_text(encoding="utf-8")) if index.exists() else {}
+    if _batch_key(turns, context) in known:
+        return
     known[_batch_key(turns, context)] = name
     index.write_text(json.dumps(known, indent=1, sort_keys=True), encoding="utf-8")
 
 
 def _answered(turns: Sequence[Turn], context: ExtractionContext, cache: Path) -> Extraction | None:
-    """The answer a batch was last given (`--replay`), if any."""
+    """The first answer a batch was given (`--replay`), if any."""
     index = cache / ANSWERED
     known = json.loads(index.read_text(encoding="utf-8")) if index.exists() else {}
     name = known.get(_batch_key(turns, context))
@@ -188,7 +196,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument(
         "--replay",
         action="store_true",
-        help="ask the model nothing: each batch gets the answer it was last given (bench/.cache/"
+        help="ask the model nothing: each batch gets the first answer the model gave it (bench/.cache/"
         f"fact_updates_llm/<language>/{ANSWERED}), whatever current facts it was shown then; scores a code"
         " change on the same answers",
     )

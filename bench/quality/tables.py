@@ -242,7 +242,7 @@ def fact_updates_llm(result: dict[str, Any]) -> list[str]:
     )
     if meta.get("replayed"):
         about += (
-            " Answers replayed: each batch got the answer the model last gave it, whatever current facts"
+            " Answers replayed: each batch got the first answer the model gave it, whatever current facts"
             " it was shown then; no model ran."
         )
     rows = [fact_updates_llm_cells(row) for row in result["rows"]]
