@@ -86,7 +86,7 @@ def _describe(memory: Memory) -> None:
         print(f"    fact {index}: {fact}")
     print(f"    statements: {[(s.slot, s.subject, s.index) for s in statements(memory)]}")
     print(f"    replaces_json: {memory.metadata.get('replaces_json')}")
-    marked = [(f.index, f.slot, f.superseded_by[-6:]) for f in memory.life.key_facts]
+    marked = [(f.index, f.slot, (f.superseded_by or "")[-6:]) for f in memory.life.key_facts]
     print(f"    marked replaced: {marked}")
 
 

@@ -20,7 +20,7 @@ pytest.importorskip("openai")
 from memory_engine.adapters.openai import LlmExtractor
 from memory_engine.engine import Engine
 from memory_engine.extraction.builtin import BuiltinExtractor
-from memory_engine.models.api import ConsolidateRequest, RetrieveRequest
+from memory_engine.models.api import ConsolidateRequest, RetrievedMemory, RetrieveRequest
 from memory_engine.models.domain import Memory
 from memory_engine.usecases import consolidate, retrieve
 from tests.fakes.engine import ENGINE_BACKENDS, run_worker
@@ -125,7 +125,7 @@ def answer(fields: object) -> str:
     return as_content(memory_answer(key_dialogue=[], intent="", location="", keywords=["move"], **fields))
 
 
-def ask(engine: Engine, query: str, history: bool = False) -> list:  # type: ignore[type-arg]
+def ask(engine: Engine, query: str, history: bool = False) -> list[RetrievedMemory]:
     body = {"parent_session_uuids": [THREAD], "user_input": {"query": query}, "options": {"history": history}}
     return retrieve.run(engine, TENANT, RetrieveRequest.model_validate(body)).data
 
