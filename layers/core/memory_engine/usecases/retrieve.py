@@ -132,7 +132,10 @@ def gather(engine: Engine, tenant: str, request: RetrieveRequest) -> Gathered:
     share = 1.0
     if config.one_lexical_scale and pooled:
         # One BM25 for every turn candidate (the pool's), and the memory documents' on its scale.
-        share = memory_lexical_share(lexical, (_pooled_key(turn) for turn in indexed))
+        share = (
+            memory_lexical_share(lexical, (_pooled_key(turn) for turn in indexed))
+            ** config.memory_share_power
+        )
         indexed, scales = _on_pool_scale(indexed, lexical, scale), (scale, scale)
     sources = (indexed, pooled)
     deadline.check()
