@@ -136,12 +136,12 @@ def test_a_memory_indexed_by_a_killed_worker_is_never_returned_and_its_turns_sta
     engine = replace(engine, store=killed)  # type: ignore[arg-type]
     for n in range(1, 21):
         text = FACT if n == 3 else f"Filler remark number {n} about the weather"
-        request = {
+        said = {
             "session_uuid": "s1",
             "parent_session_uuid": THREAD,
             "new_dialog": {"uuid": f"d{n}", "query": text, "answer": ""},
         }
-        consolidate.run(engine, TENANT, ConsolidateRequest.model_validate(request))
+        consolidate.run(engine, TENANT, ConsolidateRequest.model_validate(said))
     with pytest.raises(Killed):
         run_worker(engine)
     [(stale, _)] = killed.seen
@@ -150,10 +150,10 @@ def test_a_memory_indexed_by_a_killed_worker_is_never_returned_and_its_turns_sta
     assert stale in index.memory_ids().get(TENANT, set())  # the index entry its memory never got
 
     # When the fact is asked for
-    request = RetrieveRequest.model_validate(
+    asked = RetrieveRequest.model_validate(
         {"parent_session_uuids": [THREAD], "user_input": {"query": QUESTION}, "options": {"limit": 50}}
     )
-    hits = retrieve.run(engine, TENANT, request).data
+    hits = retrieve.run(engine, TENANT, asked).data
 
     # Then the stale entry is not a hit, and the fact is found as the buffered turn it still is
     assert stale not in {hit.memory_id for hit in hits}
