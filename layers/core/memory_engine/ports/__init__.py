@@ -5,6 +5,7 @@ One module per port, each re-exported here: import ports from `memory_engine.por
 
 from __future__ import annotations
 
+from memory_engine.ports.arrivals import TurnArrivals
 from memory_engine.ports.chat import ChatUpstream
 from memory_engine.ports.clock import Clock
 from memory_engine.ports.embedder import CopyableEmbedder, Embedder, EmbedMode
@@ -64,5 +65,6 @@ __all__ = [
     "SearchIndex",
     "SingleConsumerQueue",
     "Store",
+    "TurnArrivals",
     "UsagePlanKeys",
 ]
