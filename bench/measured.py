@@ -241,6 +241,7 @@ MEASURED: dict[str, Measures] = {
         )
         for name, data in (
             ("locomo_retrieval", ()),
+            ("locomo_retrieval_gemma", ()),
             ("korean_retrieval", ("bench/data/korean",)),
             ("korean_set_english_retrieval", ("bench/data/korean",)),
             ("locomo_tuning", ()),
