@@ -13,12 +13,13 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-import memory_engine
 from memory_engine import settings
 
 ROOT = Path(__file__).resolve().parents[2]
-# Packages whose modules define the core's records (adapters and composition define none).
-MODEL_PACKAGES = ("memory_engine.models", "memory_engine.ports", "memory_engine.extraction")
+# Where the models a function imports are defined: its records, its API bodies, its settings.
+# (extraction's output schemas load only when an extraction runs, never at a function's import.)
+MODEL_PACKAGES = ("memory_engine.models", "memory_engine.ports")
+CHECKED = (*MODEL_PACKAGES, "memory_engine.settings")
 
 
 def _models() -> list[type[BaseModel]]:
@@ -30,7 +31,7 @@ def _models() -> list[type[BaseModel]]:
     while pending:
         model = pending.pop()
         pending.extend(model.__subclasses__())
-        if model.__module__.startswith(f"{memory_engine.__name__}."):
+        if model.__module__.startswith(CHECKED):
             found.append(model)
     return found
 
@@ -56,7 +57,8 @@ import json
 import functions.health.handler
 from memory_engine.models import api, bank
 from memory_engine.models.api import HealthResponse
-before = {m.__name__: m.__pydantic_complete__ for m in (HealthResponse, api.RetrieveResponse, bank.RetrieveMemoriesRequest)}
+models = (HealthResponse, api.RetrieveResponse, bank.RetrieveMemoriesRequest)
+before = {m.__name__: m.__pydantic_complete__ for m in models}
 HealthResponse().model_dump()
 print(json.dumps([before, HealthResponse.__pydantic_complete__]))
 """

@@ -7,16 +7,15 @@ import re
 from collections.abc import Sequence
 from typing import Literal, Protocol
 
-from pydantic import ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from memory_engine.extraction.fact_slots import slot_of
 from memory_engine.extraction.injection import is_instruction
-from memory_engine.models.base import Model
 
 FactOp = Literal["add", "update", "delete", "keep"]
 
 
-class FactOperation(Model):
+class FactOperation(BaseModel):
     """One change to a scope's facts. `id` names an existing fact for update/delete/keep and is
     None for add; `fact` is the text to store (for delete/keep: the existing text)."""
 
@@ -27,7 +26,7 @@ class FactOperation(Model):
     fact: str
 
 
-class FactExtraction(Model):
+class FactExtraction(BaseModel):
     """What one fact extraction gives: its operations, and what it cost where a model was asked
     (`spent`: the memory metadata's names, `prompt_tokens`, `completion_tokens`, `attempts`,
     `tokens_estimated`, `model`; empty for the built-in extractor)."""

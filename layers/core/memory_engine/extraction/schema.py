@@ -31,7 +31,6 @@ from memory_engine.extraction.registry import (
     tidy,
     update_registry,
 )
-from memory_engine.models.base import Model
 from memory_engine.models.domain import MAX_KEY_FACTS, MAX_KEYWORDS, MemoryFields
 
 MAX_QUOTES_PER_CHARACTER = 4
@@ -40,7 +39,7 @@ MAX_SUMMARY_SENTENCES = 12
 MAX_INTENT_SENTENCES = 4
 
 
-class _Out(Model):
+class _Out(BaseModel):
     model_config = ConfigDict(extra="ignore", str_strip_whitespace=True)
 
 
