@@ -26,7 +26,11 @@ class Piece(BaseSettings):
     """What every piece shares: the environment's names and where the process runs."""
 
     # hide_input_in_errors: a validation message must never echo the environment (keys, secrets).
-    model_config = SettingsConfigDict(env_prefix="MEMORY_ENGINE_", extra="ignore", hide_input_in_errors=True)
+    # defer_build: a piece's validator is built when the piece is first read; a function reads a
+    # few of the pieces, and building all of them was ~10 ms of every cold import (issue 46).
+    model_config = SettingsConfigDict(
+        env_prefix="MEMORY_ENGINE_", extra="ignore", hide_input_in_errors=True, defer_build=True
+    )
 
     aws_region: str | None = Field(
         None, validation_alias=AliasChoices("AWS_REGION", "AWS_DEFAULT_REGION", "MEMORY_ENGINE_AWS_REGION")

@@ -7,9 +7,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from memory_engine.errors import InvalidInput
+from memory_engine.models.base import Model
 from memory_engine.models.domain import Memory, Session, Turn
 from memory_engine.models.life import MemoryLife
 
@@ -37,7 +38,7 @@ class FactScope:
     facts: int
 
 
-class RemovalOutcome(BaseModel):
+class RemovalOutcome(Model):
     deleted_memories: list[str] = Field(default_factory=list)
     deleted_dialogs: list[str] = Field(default_factory=list)
     rebuffered_dialogs: list[str] = Field(default_factory=list)
@@ -50,7 +51,7 @@ class RemovalOutcome(BaseModel):
     deleted_session: bool = False
 
 
-class ForkPlan(BaseModel):
+class ForkPlan(Model):
     """Everything a fork writes, computed by the use case and written by the store in one go."""
 
     target: Session
