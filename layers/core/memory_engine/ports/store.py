@@ -12,6 +12,7 @@ from pydantic import BaseModel, Field
 from memory_engine.errors import InvalidInput
 from memory_engine.models.domain import Memory, Session, Turn
 from memory_engine.models.life import MemoryLife
+from memory_engine.models.statements import ThreadStatements
 
 
 @dataclass(frozen=True)
@@ -191,6 +192,17 @@ class Store(Protocol):
 
     def save_characters(self, tenant: str, thread: str, registry: dict[str, list[str]]) -> None:
         """Replace the thread's character registry."""
+        ...
+
+    def get_statements(self, tenant: str, thread: str) -> ThreadStatements | None:
+        """The thread's statements record (`models.statements`), None when none is stored yet.
+        One read of one record, whatever the thread holds: what supersession reads."""
+        ...
+
+    def save_statements(self, record: ThreadStatements) -> bool:
+        """Store `record` with its version plus one, only if the stored record's version is still
+        `record.version` (0: none stored). False (writing nothing) otherwise: another worker of the
+        thread wrote it since it was read; the caller reads it again and merges (compare-and-set)."""
         ...
 
     def create_fork(self, plan: ForkPlan) -> None:

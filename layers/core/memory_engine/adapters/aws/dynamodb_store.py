@@ -4,7 +4,8 @@ The class is the port's face; every write the engine's guarantees rest on is one
 TransactWriteItems call, each in the module of its records: `dynamodb_turns` (consolidate, turn
 reads), `dynamodb_memory_writes` (save and update a memory), `dynamodb_removal` (deletes of a
 memory, a dialog, a whole session), `dynamodb_fork`, `dynamodb_sessions` (listings) and
-`dynamodb_lifecycle` (expiry, retention). Memory reads and the character registry are here.
+`dynamodb_lifecycle` (expiry, retention). Memory reads, the character registry and the statements
+record are here.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from memory_engine.adapters.aws.dynamodb_table import DynamoTable
 from memory_engine.errors import InvalidInput
 from memory_engine.models.domain import Memory, Session, Turn
 from memory_engine.models.life import MemoryLife
+from memory_engine.models.statements import ThreadStatements
 from memory_engine.ports import Clock, ConsolidateOutcome, FactScope, ForkPlan, RemovalOutcome
 from memory_engine.ports.clock import SystemClock
 
@@ -228,3 +230,25 @@ class DynamoDbStore:
         if chunks:
             raise InvalidInput(f"The character registry of thread {thread} is over 300 KB compressed.")
         self.table.put(item)
+
+    # -- the thread's statements record (supersession) ---------------------------------------
+
+    def get_statements(self, tenant: str, thread: str) -> ThreadStatements | None:
+        item = self.table.get(keys.thread_pk(tenant, thread), keys.STATEMENTS_SK)
+        if item is None:
+            return None
+        record = ThreadStatements.model_validate_json(items.unpack(item, ["record"])["record"])
+        return record.model_copy(update={"version": items.number(item, "version")})
+
+    def save_statements(self, record: ThreadStatements) -> bool:
+        base = {
+            **keys.key(keys.thread_pk(record.tenant, record.thread), keys.STATEMENTS_SK),
+            "kind": items.s("statements"),
+            "version": items.n(record.version + 1),
+        }
+        item, chunks = items.pack(base, {"record": record.model_dump_json(exclude={"version"})})
+        if chunks:  # MAX_STATEMENTS keeps it far below: some 30 KB compressed at the bound
+            raise InvalidInput(f"The statements record of thread {record.thread} is over 300 KB compressed.")
+        if record.version == 0:
+            return self.table.put_if(item, "attribute_not_exists(pk)")
+        return self.table.put_if(item, "version = :version", {":version": items.n(record.version)})

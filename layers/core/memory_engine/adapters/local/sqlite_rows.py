@@ -85,6 +85,15 @@ CREATE TABLE IF NOT EXISTS characters (
     registry TEXT NOT NULL,
     PRIMARY KEY (tenant, thread)
 );
+
+-- A thread's statements record (models/statements.py), written with a compare-and-set on version.
+CREATE TABLE IF NOT EXISTS statements (
+    tenant TEXT NOT NULL,
+    thread TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    record TEXT NOT NULL,
+    PRIMARY KEY (tenant, thread)
+);
 """
 
 

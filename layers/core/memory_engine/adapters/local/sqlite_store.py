@@ -2,7 +2,8 @@
 
 The class is the port's face; each kind of record has its own module of SQL over the database:
 `sqlite_turns` (sessions and turns), `sqlite_memories` (memories), `sqlite_removal` (deletes and
-forks). The tenant's retention and the thread's character registry are one row each, kept here.
+forks). The tenant's retention, the thread's character registry and its statements record are one row
+each, kept here.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from memory_engine.adapters.local.sqlite_rows import (
 )
 from memory_engine.models.domain import Memory, Session, Turn
 from memory_engine.models.life import MemoryLife
+from memory_engine.models.statements import ThreadStatements
 from memory_engine.ports import Clock, ConsolidateOutcome, FactScope, ForkPlan, RemovalOutcome
 from memory_engine.ports.clock import SystemClock
 
@@ -159,3 +161,32 @@ class SqliteStore:
                 " ON CONFLICT (tenant, thread) DO UPDATE SET registry = excluded.registry",
                 (tenant, thread, json.dumps(registry, ensure_ascii=False)),
             )
+
+    # -- the thread's statements record (supersession) ---------------------------------------
+
+    def get_statements(self, tenant: str, thread: str) -> ThreadStatements | None:
+        with self._db.read() as conn:
+            row = conn.execute(
+                "SELECT version, record FROM statements WHERE tenant = ? AND thread = ?", (tenant, thread)
+            ).fetchone()
+        if row is None:
+            return None
+        record = ThreadStatements.model_validate_json(row["record"])
+        return record.model_copy(update={"version": row["version"]})
+
+    def save_statements(self, record: ThreadStatements) -> bool:
+        stored = record.model_dump_json(exclude={"version"})
+        with self._db.write() as conn:
+            if record.version == 0:
+                cursor = conn.execute(
+                    "INSERT INTO statements (tenant, thread, version, record) VALUES (?, ?, 1, ?)"
+                    " ON CONFLICT (tenant, thread) DO NOTHING",
+                    (record.tenant, record.thread, stored),
+                )
+            else:
+                cursor = conn.execute(
+                    "UPDATE statements SET version = version + 1, record = ?"
+                    " WHERE tenant = ? AND thread = ? AND version = ?",
+                    (stored, record.tenant, record.thread, record.version),
+                )
+            return cursor.rowcount == 1
