@@ -38,6 +38,16 @@ class FactScope:
     facts: int
 
 
+@dataclass(frozen=True, order=True)
+class Buffer:
+    """A session whose buffer holds turns: how many, and when the oldest of them arrived."""
+
+    tenant: str
+    session_uuid: str
+    turns: int
+    oldest: datetime
+
+
 class RemovalOutcome(BaseModel):
     deleted_memories: list[str] = Field(default_factory=list)
     deleted_dialogs: list[str] = Field(default_factory=list)
@@ -127,16 +137,11 @@ class Store(Protocol):
         stored are skipped. Returns how many were written."""
         ...
 
-    def oldest_buffered(self) -> list[tuple[str, str, datetime]]:
-        """(tenant, session_uuid, arrival of its oldest buffered turn) of every session whose
-        buffer holds a turn: what the sweep forces to extraction once a tenant's retention has
-        passed over it (cost: the buffered turns read, as `full_buffers`)."""
-        ...
-
-    def full_buffers(self, at_least: int) -> list[tuple[str, str]]:
-        """(tenant, session_uuid) of every session, of every tenant, that buffers `at_least` turns
-        or more, sorted: what the sweep queues extraction for (cost: the buffered turns, not the
-        whole store)."""
+    def buffers(self) -> list[Buffer]:
+        """Every session, of every tenant, whose buffer holds a turn, with its count of buffered
+        turns and its oldest one's arrival, sorted by (tenant, session): what the sweep reads,
+        once per run, to queue the full buffers and force those past a tenant's retention (cost:
+        one read of the buffered turns, not the whole store)."""
         ...
 
     def save_memory(self, memory: Memory) -> bool:

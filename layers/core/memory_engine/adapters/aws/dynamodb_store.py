@@ -35,7 +35,7 @@ from memory_engine.errors import InvalidInput
 from memory_engine.models.domain import Memory, Session, Turn
 from memory_engine.models.life import MemoryLife
 from memory_engine.models.statements import ThreadStatements
-from memory_engine.ports import Clock, ConsolidateOutcome, FactScope, ForkPlan, RemovalOutcome
+from memory_engine.ports import Buffer, Clock, ConsolidateOutcome, FactScope, ForkPlan, RemovalOutcome
 from memory_engine.ports.clock import SystemClock
 
 _PAGE = 100
@@ -95,11 +95,8 @@ class DynamoDbStore:
     def save_turn_vectors(self, tenant: str, session_uuid: str, vectors: Mapping[str, list[float]]) -> int:
         return turns.save_turn_vectors(self.table, tenant, session_uuid, vectors)
 
-    def oldest_buffered(self) -> list[tuple[str, str, datetime]]:
-        return lifecycle.oldest_buffered(self.table)
-
-    def full_buffers(self, at_least: int) -> list[tuple[str, str]]:
-        return turns.full_buffers(self.table, at_least)
+    def buffers(self) -> list[Buffer]:
+        return turns.buffers(self.table)
 
     # -- memories ----------------------------------------------------------------------------
 

@@ -20,16 +20,16 @@ from memory_engine.adapters.local import sqlite_turns as turns
 from memory_engine.adapters.local.sqlite_db import SqliteDatabase
 from memory_engine.adapters.local.sqlite_rows import (
     STORE_SCHEMA,
+    buffers,
     expired_ids,
     migrate_store,
-    oldest_buffered,
     retention_days,
     save_retention,
 )
 from memory_engine.models.domain import Memory, Session, Turn
 from memory_engine.models.life import MemoryLife
 from memory_engine.models.statements import ThreadStatements
-from memory_engine.ports import Clock, ConsolidateOutcome, FactScope, ForkPlan, RemovalOutcome
+from memory_engine.ports import Buffer, Clock, ConsolidateOutcome, FactScope, ForkPlan, RemovalOutcome
 from memory_engine.ports.clock import SystemClock
 
 
@@ -77,12 +77,9 @@ class SqliteStore:
     def save_turn_vectors(self, tenant: str, session_uuid: str, vectors: Mapping[str, list[float]]) -> int:
         return turns.save_turn_vectors(self._db, tenant, session_uuid, vectors)
 
-    def oldest_buffered(self) -> list[tuple[str, str, datetime]]:
+    def buffers(self) -> list[Buffer]:
         with self._db.read() as conn:
-            return oldest_buffered(conn)
-
-    def full_buffers(self, at_least: int) -> list[tuple[str, str]]:
-        return turns.full_buffers(self._db, at_least)
+            return buffers(conn)
 
     # -- memories ----------------------------------------------------------------------------
 
