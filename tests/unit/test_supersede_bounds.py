@@ -1,7 +1,7 @@
 """What marking replaced facts may read per written memory, on both backends: the thread's
 statements record and the few memories beside the new statements, however long the thread. A
 thread without a record is scanned once, within `thread_statements.SEED_SCANNED`; the LLM's
-current facts stay within `supersede.MAX_SCANNED`."""
+current facts read the thread's newest memories, as many as facts it is shown."""
 
 from __future__ import annotations
 
@@ -27,10 +27,8 @@ SCANNED = 6
 
 @pytest.fixture(params=sorted(ENGINE_BACKENDS))
 def engine(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[Engine]:
-    monkeypatch.setattr(supersede, "MAX_SCANNED", SCANNED)
-    monkeypatch.setattr(supersede, "_PAGE", 4)  # pages that do not divide the bound
     monkeypatch.setattr(thread_statements, "SEED_SCANNED", SCANNED)
-    monkeypatch.setattr(thread_statements, "_PAGE", 4)
+    monkeypatch.setattr(thread_statements, "_PAGE", 4)  # pages that do not divide the bound
     with ENGINE_BACKENDS[request.param]() as engine:
         yield engine
 
@@ -52,6 +50,11 @@ class CountingStore:
     def get_memory(self, tenant: str, memory_id: str) -> Memory | None:
         self.got.append(memory_id)
         found: Memory | None = self._inner.get_memory(tenant, memory_id)
+        return found
+
+    def latest_thread_memories(self, tenant: str, thread: str, limit: int) -> list[Memory]:
+        found: list[Memory] = self._inner.latest_thread_memories(tenant, thread, limit)
+        self.listed += len(found)
         return found
 
     def get_statements(self, tenant: str, thread: str) -> ThreadStatements | None:
@@ -132,18 +135,20 @@ def test_a_thread_without_a_record_is_scanned_once_within_the_bound(engine: Engi
     assert [fact.superseded_by for fact in busan.life.key_facts] == ["m099"]
 
 
-def test_the_llms_current_facts_read_a_bounded_share_of_a_long_thread(engine: Engine) -> None:
-    # Given a thread four times longer than the bound
+def test_the_llms_current_facts_are_the_newest_of_a_long_thread_read_within_their_number(
+    engine: Engine,
+) -> None:
+    # Given a thread of 24 memories, each a fact of Mina's that still holds
     for number in range(4 * SCANNED):
-        saved(engine, number, f"Mina: I moved to city {number}.")
+        saved(engine, number, f"Mina: I have a pet number {number}.")
     counting = CountingStore(engine.store)
 
-    # When the LLM's current facts are gathered
-    facts = supersede.current_facts(replace(engine, store=counting), TENANT, THREAD, limit=30)
+    # When the LLM's 5 current facts are gathered
+    facts = supersede.current_facts(replace(engine, store=counting), TENANT, THREAD, limit=5)
 
-    # Then they read at most the bound of the thread's memories
-    assert counting.listed <= SCANNED
-    assert len(facts) <= SCANNED
+    # Then they are the newest 5, oldest first, read from 5 memories
+    assert [fact.id for fact in facts] == [f"m{number:03d}#0" for number in range(19, 24)]
+    assert counting.listed == 5
 
 
 def test_a_statement_whose_memory_was_deleted_replaces_nothing_and_leaves_the_record(engine: Engine) -> None:

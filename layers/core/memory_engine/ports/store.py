@@ -242,6 +242,11 @@ class Store(Protocol):
         visits every memory of the thread once, even while others are added or deleted."""
         ...
 
+    def latest_thread_memories(self, tenant: str, thread: str, limit: int) -> list[Memory]:
+        """The thread's `limit` newest memories (by memory id: creation order), newest first: what
+        an extractor is shown of the thread's current facts, whatever the thread's length."""
+        ...
+
     def update_memory(self, memory: Memory, *, expected_life: MemoryLife | None = None) -> bool:
         """Replace the stored memory of the same tenant and id with `memory` (fields, embedding,
         source text, metadata, scope); its session, thread and source turns cannot change.

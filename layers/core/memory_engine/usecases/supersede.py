@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -33,9 +33,6 @@ from memory_engine.usecases import thread_statements
 
 log = logging.getLogger("memory_engine.worker")
 
-# A thread's memories the LLM's current facts are read from, oldest first: bounded work per batch.
-MAX_SCANNED = 500
-_PAGE = 100
 # Compare-and-set rounds of marking one memory: each lost round means another worker of the
 # thread marked it meanwhile, so a handful covers any real contention.
 MAX_MARK_ATTEMPTS = 8
@@ -61,11 +58,12 @@ def statements(memory: Memory) -> list[Statement]:
 
 
 def current_facts(engine: Engine, tenant: str, thread: str, limit: int) -> list[CurrentFact]:
-    """The thread's newest `limit` key facts that still hold, oldest first (bounded scan)."""
+    """The key facts that still hold in the thread's `limit` newest memories, the newest `limit`
+    of them, oldest first: one bounded read, whatever the thread's length."""
     if limit <= 0:
-        return []  # an extractor that reads none: no scan
+        return []  # an extractor that reads none: no read
     found: list[tuple[datetime, str, CurrentFact]] = []
-    for memory in _thread_memories(engine, tenant, thread):
+    for memory in engine.store.latest_thread_memories(tenant, thread, limit):
         replaced = {fact.index for fact in memory.life.key_facts}
         found.extend(
             (
@@ -219,15 +217,3 @@ def _mark(
         "memory %s kept changing while its replaced facts were marked; left unmarked", owner.memory_id
     )
     return None
-
-
-def _thread_memories(engine: Engine, tenant: str, thread: str) -> Iterator[Memory]:
-    after: str | None = None
-    seen = 0
-    while seen < MAX_SCANNED:
-        page = engine.store.list_thread_memories(tenant, thread, after, min(_PAGE, MAX_SCANNED - seen))
-        if not page:
-            return
-        yield from page
-        seen += len(page)
-        after = page[-1].memory_id

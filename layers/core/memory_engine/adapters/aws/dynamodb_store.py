@@ -178,6 +178,24 @@ class DynamoDbStore:
             page += sorted(found, key=lambda memory: memory.memory_id)
         return page
 
+    def latest_thread_memories(self, tenant: str, thread: str, limit: int) -> list[Memory]:
+        if limit <= 0:
+            return []
+        # gsi3 backwards: the newest keys first; a memory deleted since is skipped and the page
+        # filled from further back, as for the pages above.
+        listed = self.table.query(
+            IndexName=keys.GSI3,
+            KeyConditionExpression="gsi3pk = :thread",
+            ExpressionAttributeValues={":thread": items.s(keys.thread_pk(tenant, thread))},
+            ScanIndexForward=False,
+            Limit=limit,
+        )
+        page: list[Memory] = []
+        while len(page) < limit and (wanted := list(islice(listed, limit - len(page)))):
+            found = self._live(reads.memories(self.table, self.table.batch_get(reads.keys_of(wanted))))
+            page += sorted(found, key=lambda memory: memory.memory_id, reverse=True)
+        return page
+
     def memories_after(self, tenant: str, after: str | None, limit: int) -> list[Memory]:
         return lifecycle.memories_after(self.table, tenant, after, limit, self._live)
 

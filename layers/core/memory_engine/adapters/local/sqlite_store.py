@@ -105,6 +105,9 @@ class SqliteStore:
     ) -> list[Memory]:
         return memories.list_thread_memories(self._db, self._now(), tenant, thread, after, limit)
 
+    def latest_thread_memories(self, tenant: str, thread: str, limit: int) -> list[Memory]:
+        return memories.latest_thread_memories(self._db, self._now(), tenant, thread, limit)
+
     def update_memory(self, memory: Memory, *, expected_life: MemoryLife | None = None) -> bool:
         return memories.update_memory(self._db, memory, expected_life)
 
