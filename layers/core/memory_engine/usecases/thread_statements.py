@@ -63,8 +63,9 @@ def add(engine: Engine, tenant: str, thread: str, new: list[StatementRef]) -> Th
         if engine.store.save_statements(updated):
             return updated.model_copy(update={"version": record.version + 1})
         record = engine.store.get_statements(tenant, thread) or _seeded(engine, tenant, thread)
-    # Never seen outside a test: supersession goes on with what it read, and the next batch of
-    # the thread adds these statements again (its own are added the same way).
+    # Never seen outside a test: supersession goes on with what it read (these statements still
+    # replace their predecessors), but they stay out of the record, so a later statement of their
+    # slot would not replace them: logged to be seen.
     log.warning("the statements record of thread %s kept changing; %d statements left out", thread, len(new))
     return record.added(new)
 
