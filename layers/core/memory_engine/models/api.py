@@ -10,6 +10,7 @@ from pydantic import ConfigDict, Field, StringConstraints, field_validator, mode
 from memory_engine.models.base import Model
 from memory_engine.models.domain import is_reserved_thread
 from memory_engine.models.expiry import MAX_TTL_SECONDS
+from memory_engine.models.life import EventDate
 from memory_engine.models.messages import CHAT_SESSION_PREFIX
 from memory_engine.models.strict import StrictBody
 from memory_engine.models.timestamps import Timestamp
@@ -198,6 +199,10 @@ class RetrievedMemory(Model):
     current: bool = True
     # With options.history: the hit's facts that later statements replaced, oldest first.
     history: list[FactHistory] | None = None
+    # The times the hit's turns spoke of in relative words ("yesterday", "지난달"), resolved at
+    # write against each turn's own timestamp: the memory's `life.event_dates`; [] for a
+    # buffered turn (resolved when it becomes a memory) and for a memory that named none.
+    event_dates: list[EventDate] = Field(default_factory=list)
 
 
 class RetrieveResponse(Model):

@@ -33,10 +33,11 @@ from memory_engine.ports.queue import (
     QueueInspector,
     SingleConsumerQueue,
 )
-from memory_engine.ports.store import ConsolidateOutcome, FactScope, ForkPlan, RemovalOutcome, Store
+from memory_engine.ports.store import Buffer, ConsolidateOutcome, FactScope, ForkPlan, RemovalOutcome, Store
 from memory_engine.ports.usage_plan import UsagePlanKeys
 
 __all__ = [
+    "Buffer",
     "ChatUpstream",
     "Clock",
     "ConsolidateOutcome",
