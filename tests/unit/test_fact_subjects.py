@@ -36,6 +36,7 @@ from memory_engine.extraction.fact_subjects import stated
             ["지수", "보리"],
             ("pet:dog", "지수"),
         ),
+        ("미나는 지난주에 보리라는 강아지를 입양했어, 진돗개 믹스야.", ["재현", "미나"], ("pet:dog", "미나")),
         ("지수: 서울 집은 마포구 망원동이야.", ["지수"], None),
     ],
 )
