@@ -3,9 +3,10 @@ extracted it, so a later statement can replace them.
 
 Supersession reads a memory's key facts (`usecases/supersede.py`). A small local model often writes
 none (6 of 8 answers on the fact-update set), or writes them about someone it cannot name, so a
-move never replaced the old address (issue #45, docs/research/extraction.md). The turns say it whatever the model answered: each speaker's
-sentence that states a one-value fact the key facts do not already state for that speaker is added
-as the speaker's line, as the built-in extractor writes it ("Mina: I moved to Seoul last week.").
+move never replaced the old address (issue #45, docs/research/extraction.md). The turns say it
+whatever the model answered: each speaker's sentence that states a one-value fact the key facts do
+not already state for that speaker is added as the speaker's line, as the built-in extractor
+writes it ("Mina: I moved to Seoul last week.").
 Within the batch a speaker's later sentence of a slot wins, as in the built-in extractor. The line
 is the speaker's own words, so it is grounded by construction.
 """
