@@ -242,7 +242,7 @@ def _buffered_found(
     newest = sorted(turns.items(), key=lambda item: (item[1].timestamp, item[1].seq), reverse=True)
     texts = [(key, turn_lexical_text(turn, engine.retrieval)) for key, turn in newest]
     texts += [(_pooled_key(turn), turn.text) for turn in indexed]
-    read = turn_terms.analysed(engine, texts, engine.limits.retrieve_embed_budget_chars)
+    read = turn_terms.analysed(engine, texts, engine.limits.retrieve_analyse_budget_chars)
     lexical = bm25_counted({key: analysed.terms for key, analysed in read.items()}, query.terms)
     lexical = {key: lexical.get(key, 0.0) for key in read}
     scale = max(lexical.values(), default=0.0) or None
