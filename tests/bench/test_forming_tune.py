@@ -36,7 +36,9 @@ def engine() -> Engine:
 
 
 @pytest.mark.parametrize("power", [1.0, 2.0])
-def test_a_replayed_question_ranks_as_the_engine_does_at_its_share_power(engine: Engine, power: float) -> None:
+def test_a_replayed_question_ranks_as_the_engine_does_at_its_share_power(
+    engine: Engine, power: float
+) -> None:
     engine = replace(engine, retrieval=replace(engine.retrieval, memory_share_power=power))
     with forming_tune.Recorder() as recorder:
         captured = recorder.question(engine, QUESTION)
