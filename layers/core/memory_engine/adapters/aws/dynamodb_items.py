@@ -275,6 +275,9 @@ def memory_item(memory: Memory) -> tuple[Item, list[bytes]]:
         base |= fact_listing_keys(memory.tenant, memory.parent_session_uuid, memory.memory_id)
     if memory.expires_at is not None:
         base.update(expiry_attributes(memory))
+        if memory.is_fact and not memory.session_uuid:
+            # Only the sweep removes a fact, with its scope's count (`dynamodb_fact_counts`).
+            del base[keys.TTL_ATTRIBUTE]
     if memory.embedding:
         base["embedding"] = b(pack_vector(memory.embedding))
     if memory.turn_embeddings:

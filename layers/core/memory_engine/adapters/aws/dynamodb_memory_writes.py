@@ -2,6 +2,7 @@
 
 - save_memory: the memory is put only if its id is new and every source turn is claimed only
   while still buffered, so two workers or a retry can never write a second memory for a turn;
+  a memory-bank fact adds one to its scope's count in the same call (`dynamodb_fact_counts`);
 - update_memory: the memory is put only over the item just read (still there, same version and
   overflow parts), keeping its session, thread, source turns and creation time; given the life
   the caller read, only while the stored memory's life is still that one (compare-and-set).
@@ -9,6 +10,7 @@
 
 from __future__ import annotations
 
+from memory_engine.adapters.aws import dynamodb_fact_counts as fact_counts
 from memory_engine.adapters.aws import dynamodb_items as items
 from memory_engine.adapters.aws import dynamodb_keys as keys
 from memory_engine.adapters.aws import dynamodb_reads as reads
@@ -49,6 +51,8 @@ def save_memory(table: DynamoTable, memory: Memory, retention_days: int | None) 
         # A memory-bank fact has no session: no reference, so a tenant's facts never pile up
         # in one partition (the session "" one) that every fact write would have to hit.
         actions.append(put(items.memref_item(memory)))
+    if fact_counts.counted(memory):
+        actions.append(fact_counts.added(memory))
     pk = keys.session_pk(memory.tenant, memory.session_uuid)
     for uuid in sources:
         actions.append(
