@@ -21,7 +21,7 @@ class Need(StrEnum):
     TABLE_BATCH_GET = "table:batch-get"  # BatchGetItem: listed records, and any record's overflow parts
     TABLE_PUT = "table:put"  # PutItem: new records (alone or in a transaction)
     TABLE_UPDATE = "table:update"  # UpdateItem: counters, claims, statuses
-    TABLE_DELETE = "table:delete"  # DeleteItem: removals, and a shrunk record's spare parts
+    TABLE_DELETE = "table:delete"  # DeleteItem: removals
     TABLE_BATCH_WRITE = "table:batch-write"  # BatchWriteItem: clearing an interrupted fork
     KEYS_READ = "keys:read"  # GetItem only: the authorizer's hashed-key lookup
     QUEUE_SEND = "queue:send"  # SendMessage to the extraction queue
@@ -51,8 +51,9 @@ ENGINE_NEEDS = frozenset({*READ, PUT, UPDATE, DELETE, SEND, SEARCH, INDEX, EMBED
 REMOVE_MEMORY = (GET, BATCH_GET, DELETE, UPDATE)
 # A turn appended (`Store.append_turn`): the session read, then created or its counters moved.
 APPEND_TURN = (GET, PUT, UPDATE)
-# A memory rewritten in place (`Store.update_memory`): read, put over, spare parts deleted.
-REWRITE_MEMORY = (GET, BATCH_GET, PUT, DELETE)
+# A memory rewritten in place (`Store.update_memory`): read, put over (over every overflow part it
+# had, so no part is ever left to delete).
+REWRITE_MEMORY = (GET, BATCH_GET, PUT)
 
 
 def needs(*wanted: Need) -> frozenset[Need]:
