@@ -246,3 +246,41 @@ def test_every_synthesized_variant_is_replayed_or_plays_against_the_same_as_one_
 def test_no_two_replayed_variants_play_against_the_same(templates: dict[str, dict[str, Any]]) -> None:
     inputs = [json.dumps(handled(replayed_inputs(templates[name])), sort_keys=True) for name in REPLAYED]
     assert len(set(inputs)) == len(REPLAYED)
+
+
+# What CDK's SqsEventSource grants a function's role for Lambda's poller, which receives, hides,
+# deletes and looks the queue up with that role (`queue.grantConsumeMessages`).
+POLLER_ACTIONS = {
+    "sqs:ReceiveMessage",
+    "sqs:ChangeMessageVisibility",
+    "sqs:GetQueueUrl",
+    "sqs:DeleteMessage",
+    "sqs:GetQueueAttributes",
+}
+
+
+@pytest.mark.parametrize("variant", REPLAYED)
+def test_an_unreached_queue_grant_is_only_one_the_event_source_mapping_adds_for_its_poller(
+    variant: str, templates: dict[str, dict[str, Any]]
+) -> None:
+    # Given the queue grants no replayed call needs (Lambda's poller, not the function's code,
+    # makes them, so the replay cannot)
+    template = templates[variant]
+    unreached = [grant.split(": ") for grant in UNREACHED[variant] if ": sqs:" in grant]
+    assert unreached
+    mappings = [
+        cfn.render(body["Properties"])
+        for body in cfn.resources(template, "AWS::Lambda::EventSourceMapping").values()
+    ]
+    for folder, action in unreached:
+        function_id = cfn.functions_by_folder(template)[folder]
+        (granting,) = [
+            statement
+            for statement in cfn.statements(template, cfn.role_of(template, function_id))
+            if action in cfn.listed(statement["Action"])
+        ]
+        # Then it comes in the statement of the poller's actions, on a queue the function's event
+        # source mapping polls
+        assert set(cfn.listed(granting["Action"])) == POLLER_ACTIONS
+        polled = [m["EventSourceArn"] for m in mappings if m["FunctionName"] == f"<{function_id}>"]
+        assert cfn.listed(granting["Resource"]) == polled
