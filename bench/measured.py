@@ -79,10 +79,16 @@ LOCAL_SERVER = (
     "memory_engine_app/server",
     "memory_engine_app/local_engine.py",
     "memory_engine_app/worker.py",
+    "memory_engine_app/turn_embedder.py",
     "functions",
-    *_core("edge/http.py", "edge/resolver.py", "edge/ratelimit.py", "deadline.py"),
+    *_core("edge/http.py", "edge/resolver.py", "edge/ratelimit.py", "deadline.py", "usecases/arrived.py"),
 )
-SEARCH_SETTINGS = ("local_index_ann_threshold", "retrieve_embed_budget", "retrieve_embed_budget_chars")
+SEARCH_SETTINGS = (
+    "local_index_ann_threshold",
+    "retrieve_embed_budget",
+    "retrieve_embed_budget_chars",
+    "retrieve_analyse_budget_chars",
+)
 LOCOMO = ("bench/quality/locomo", "bench/quality/locomo_retrieval.py")
 
 MEASURED: dict[str, Measures] = {
@@ -235,6 +241,7 @@ MEASURED: dict[str, Measures] = {
         )
         for name, data in (
             ("locomo_retrieval", ()),
+            ("locomo_retrieval_gemma", ()),
             ("korean_retrieval", ("bench/data/korean",)),
             ("korean_set_english_retrieval", ("bench/data/korean",)),
             ("locomo_tuning", ()),

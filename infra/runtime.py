@@ -51,6 +51,9 @@ def base_environment() -> dict[str, str]:
         "POWERTOOLS_SERVICE_NAME": SERVICE,
         "POWERTOOLS_METRICS_NAMESPACE": METRICS_NAMESPACE,
         "POWERTOOLS_LOG_LEVEL": "INFO",
+        # The functions use no pydantic plugin; without this, building the first model scans every
+        # installed distribution's entry points for one (part of each cold start, issue 46).
+        "PYDANTIC_DISABLE_PLUGINS": "__all__",
     }
 
 

@@ -16,6 +16,7 @@ from memory_engine.settings import get_settings
 from memory_engine.usecases import jobs
 from memory_engine.usecases import sweep as sweeping
 from memory_engine_app.local_index import local_index
+from memory_engine_app.turn_embedder import TurnEmbedder
 from memory_engine_app.worker import LocalWorker
 
 _lock = Lock()
@@ -32,15 +33,18 @@ def engine() -> Engine:
         return built
 
 
-def local_worker(built: Engine | None = None, sweep: bool = True) -> LocalWorker:
+def local_worker(
+    built: Engine | None = None, sweep: bool = True, working: Engine | None = None
+) -> LocalWorker:
     """The in-process worker over the engine's queue (the configured one by default): each job
     runs through `usecases.jobs.attempt` with the configured retries and backoff, and the worker
-    sweeps for stuck buffers at start-up and every MEMORY_ENGINE_WORKER_SWEEP_SECONDS."""
+    sweeps for stuck buffers at start-up and every MEMORY_ENGINE_WORKER_SWEEP_SECONDS. `working`
+    is the engine its jobs run with (`worker_engine`, made here when not given)."""
     target = built or engine()
     source = wiring.job_source(target)
     settings = get_settings()  # the local worker's own knobs: poll, sweep, priority, slots
     policy = jobs.RetryPolicy.of(target.limits)
-    working = worker_engine(target)
+    working = working or worker_engine(target)
     return LocalWorker(
         source,
         lambda message: jobs.attempt(working, source, message, policy),
@@ -52,6 +56,14 @@ def local_worker(built: Engine | None = None, sweep: bool = True) -> LocalWorker
         warm=(lambda: working.embedder.embed(["warm up"])) if working is not target else None,
         slots=settings.worker_slots,
     )
+
+
+def turn_embedder(target: Engine, working: Engine) -> TurnEmbedder:
+    """The background step that embeds each arriving turn (`turn_embedder`), with the worker's
+    model copy and priority, told of arrivals by `target` (the engine the handlers share)."""
+    embedder = TurnEmbedder(working, nice=get_settings().worker_nice)
+    target.arrivals = embedder
+    return embedder
 
 
 def worker_engine(target: Engine) -> Engine:

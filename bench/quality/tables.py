@@ -106,31 +106,37 @@ def tuning(result: dict[str, Any]) -> list[str]:
     ]
 
 
+CATEGORIES = {"1": "multi-hop", "2": "temporal", "3": "open-domain", "4": "single-hop"}
+
+
+def _scope(row: dict[str, Any]) -> str:
+    """How much of LoCoMo dev a row's quality ran on (`--quick N`: its first N conversations)."""
+    quick = row.get("quick") or 0
+    return f"first {quick}" if quick else "all 6"
+
+
 def embedders(result: dict[str, Any]) -> list[str]:
     """e5 against EmbeddingGemma: what each retrieves (the engine's default ranking) and costs."""
     rows = result["rows"]
-    quick = {row.get("quick") for row in rows} - {0, None}
-    first = min(quick) if quick else 0
-    scope = "LoCoMo dev" if not quick else f"the first {first} conversations of LoCoMo dev"
-    if first == 1:
-        scope = "LoCoMo dev's first conversation"
     lines = [
-        f"Quality: the engine's default ranking on {scope}, the Korean set and its English translation "
-        "(Recall@10, categories 1–4), and the embedder alone over turns (the harness's dense baseline "
-        "run on that embedder). Costs on this machine (2 shared cores: each row's load average beside "
-        "it): query embedding p50/p95 (one question per call), passages per second (batches of 32 "
-        "LoCoMo lines), a fresh process's first query vector (graphs already written; writing them "
-        "is once per machine), its peak resident memory after 64 passages, size on disk, and "
-        "`retrieve` p95 at 10k memories on the speed fixture's data of that vector length, the "
+        "Quality: the engine's default ranking on LoCoMo dev (each row says on how many of its six "
+        "conversations: the first two, or all), the Korean set and its English translation (Recall@10, "
+        "categories 1–4; LoCoMo's per category too), and the embedder alone over turns (the harness's "
+        "dense baseline run on that embedder). Costs on this machine (2 shared cores: each row's load "
+        "average beside it): query embedding p50/p95 (one question per call), passages per second "
+        "(batches of 32 LoCoMo lines), a fresh process's first query vector (graphs already written; "
+        "writing them is once per machine), its peak resident memory after 64 passages, size on disk, "
+        "and `retrieve` p95 at 10k memories on the speed fixture's data of that vector length, the "
         "question embedded by the model in every call.",
         "",
     ]
     header = [
         "embedder",
+        "LoCoMo conversations",
         "LoCoMo R@10",
         "R@5",
         "NDCG@10",
-        "multi-hop R@10",
+        *(f"{name} R@10" for name in CATEGORIES.values()),
         "embedder alone R@10",
         "Korean R@10",
         "Korean set (en) R@10",
@@ -150,10 +156,11 @@ def embedders(result: dict[str, Any]) -> list[str]:
         body.append(
             [
                 row["name"],
+                _scope(row) if locomo else None,
                 engine.get("all", {}).get("recall_10"),
                 engine.get("all", {}).get("recall_5"),
                 engine.get("all", {}).get("ndcg_10"),
-                engine.get("1", {}).get("recall_10"),
+                *(engine.get(category, {}).get("recall_10") for category in CATEGORIES),
                 alone.get("recall_10"),
                 r10("korean"),
                 r10("korean_english"),

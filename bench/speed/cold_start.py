@@ -4,7 +4,8 @@
 
 For each function in functions/routes.py (plus the authorizer, the extraction worker and the
 embedding image), `python -X importtime -c "import functions.<f>.handler"` runs in a fresh
-process; the figures are
+process with the functions' runtime environment (`PYDANTIC_DISABLE_PLUGINS`, infra/runtime.py);
+the figures are
 the wall time of the import (median of runs; the target applies to it), the sum of -X importtime's
 cumulative times, and the CPU time of the import, which other work on a shared machine inflates
 far less than wall time.
@@ -232,6 +233,8 @@ def _env(root: Path) -> dict[str, str]:
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(root / "layers" / "core"), str(root)]),
         "PYTHONDONTWRITEBYTECODE": "0",
+        # As every function's environment sets it (infra/runtime.py): no pydantic plugin scan.
+        "PYDANTIC_DISABLE_PLUGINS": "__all__",
     }
 
 

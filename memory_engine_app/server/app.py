@@ -76,7 +76,9 @@ def serve(host: str = "127.0.0.1", port: int | None = None) -> None:
             print(key_line(settings, key, created), file=sys.stderr, flush=True)
         raise
     engine = local_engine.engine()
-    worker = local_engine.local_worker(engine)
+    working = local_engine.worker_engine(engine)
+    worker = local_engine.local_worker(engine, working=working)
+    arrivals = local_engine.turn_embedder(engine, working)
 
     def stop(signum: int, frame: FrameType | None) -> None:
         server.stopping.set()  # running requests and the worker's job see it at their next check
@@ -85,6 +87,7 @@ def serve(host: str = "127.0.0.1", port: int | None = None) -> None:
     signal.signal(signal.SIGINT, stop)
     signal.signal(signal.SIGTERM, stop)
     worker.start()
+    arrivals.start()
     # Load the model now, not on the first retrieve.
     threading.Thread(target=lambda: engine.embedder.embed(["warm up"]), daemon=True).start()
     bound_host, bound_port = server.server_address[:2]
@@ -99,6 +102,7 @@ def serve(host: str = "127.0.0.1", port: int | None = None) -> None:
         server.server_close()
         idle = server.wait_idle(STOP_GRACE_S)
         stopped = worker.stop(STOP_GRACE_S)
+        stopped = arrivals.stop(STOP_GRACE_S) and stopped
         if not (idle and stopped):
             # A thread still inside the model would abort the interpreter's own exit (status 134):
             # leave now. The index is not checkpointed (the next start checks it against the

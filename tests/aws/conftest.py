@@ -17,20 +17,28 @@ DYNAMODB_WRITES = frozenset({"PutItem", "UpdateItem", "DeleteItem", "TransactWri
 
 
 class AwsCalls:
-    """Counts API calls per service and operation, from botocore's own `before-call` events."""
+    """Counts API calls per service and operation, from botocore's own `before-call` events, and
+    the items DynamoDB's scans examined (`ScannedCount`: what a Scan pays for)."""
 
     def __init__(self) -> None:
         self.counts: Counter[tuple[str, str]] = Counter()
+        self.scanned = 0
 
     def watch(self, service: str) -> None:
         events = clients.client(service, REGION).meta.events
         events.register(f"before-call.{service}.*", self._count)
+        if service == "dynamodb":
+            events.register("after-call.dynamodb.Scan", self._scanned)
 
     def _count(self, model: Any, **_: Any) -> None:
         self.counts[(model.service_model.service_name, model.name)] += 1
 
+    def _scanned(self, parsed: dict[str, Any], **_: Any) -> None:
+        self.scanned += int(parsed.get("ScannedCount", 0))
+
     def reset(self) -> None:
         self.counts.clear()
+        self.scanned = 0
 
     def dynamodb_writes(self) -> int:
         return sum(

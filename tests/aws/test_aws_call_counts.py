@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from memory_engine.engine import Engine
 from memory_engine.models.api import ConsolidateRequest, RetrieveRequest
-from memory_engine.usecases import consolidate, retrieve
+from memory_engine.usecases import consolidate, retrieve, sweep
 from tests.aws.conftest import AwsCalls
 from tests.fakes.engine import run_worker
 
 
-def say(engine: Engine, n: int, **options: object) -> None:
+def say(engine: Engine, n: int, session: str = "s1", thread: str = "thread-1", **options: object) -> None:
     request = ConsolidateRequest.model_validate(
         {
-            "session_uuid": "s1",
-            "parent_session_uuid": "thread-1",
+            "session_uuid": session,
+            "parent_session_uuid": thread,
             "new_dialog": {"uuid": f"d{n}", "query": f"turn number {n}", "answer": "ok"},
             "options": options,
         }
@@ -121,3 +121,20 @@ def test_a_turn_below_the_threshold_reads_the_session_once(engine: Engine, aws_c
     # Then the store's own read of the session is the only read: the thread check and "is the
     # session new" come from the write, not from a read in the use case
     assert aws_calls.of("dynamodb") == {"GetItem": 1, "TransactWriteItems": 1}
+
+
+def test_a_sweep_reads_each_buffered_turn_once(engine: Engine, aws_calls: AwsCalls) -> None:
+    # Given 12 sessions of 3 buffered turns each, under a tenant's retention (its forced
+    # extraction reads the buffers too)
+    engine.store.set_retention("acme", 30)
+    for session in range(12):
+        for n in range(1, 4):
+            say(engine, n, session=f"s{session}", thread=f"thread-{session}")
+    aws_calls.reset()
+
+    # When the sweep runs (full buffers to queue, buffers past the retention to force)
+    sweep.run(engine)
+
+    # Then one scan of the buffered turns served both: 36 items examined, not twice that
+    assert aws_calls.of("dynamodb").get("Scan") == 1
+    assert aws_calls.scanned == 36

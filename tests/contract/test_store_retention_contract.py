@@ -16,7 +16,6 @@ from tests.contract.builders import (
     make_fork_plan,
     make_memory,
     make_session,
-    make_turn,
 )
 from tests.fakes.ports import SetClock
 
@@ -86,20 +85,6 @@ def test_setting_a_retention_stamps_the_memories_already_stored(store: Store, st
     assert store.expired_memories(store_clock.now(), 10) == [(TENANT, old.memory_id)]
     kept = store.get_memory(TENANT, recent.memory_id)
     assert kept is not None and kept.expires_at == recent.created_at + 30 * DAY
-
-
-def test_the_oldest_buffered_turn_of_each_session_is_listed_with_its_arrival(store: Store) -> None:
-    # Given two sessions with buffered turns and one whose turns were all extracted
-    append_turns(store, make_session(SESSION), "d1", "d2")
-    append_turns(store, make_session("other-session", tenant=OTHER_TENANT), "o1")
-    append_turns(store, make_session("extracted"), "e1")
-    assert store.save_memory(make_memory("e1", session_uuid="extracted"))
-
-    # When the sessions holding buffered turns are listed / Then each comes with its oldest arrival
-    arrived = make_turn("d1").created_at
-    assert sorted(store.oldest_buffered()) == sorted(
-        [(TENANT, SESSION, arrived), (OTHER_TENANT, "other-session", arrived)]
-    )
 
 
 def test_removing_a_memory_names_its_session_and_the_turns_it_left_forgotten(store: Store) -> None:

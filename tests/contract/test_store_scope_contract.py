@@ -191,3 +191,15 @@ def test_a_forks_copied_memories_are_listed_under_the_targets_thread(store: Stor
 
     assert store.list_thread_memories(TENANT, plan.target.parent_session_uuid) == plan.memories
     assert ids(store.list_thread_memories(TENANT, THREAD)) == [memory.memory_id]
+
+
+def test_a_threads_latest_memories_are_its_newest_first_and_no_more(store: Store) -> None:
+    # Given five memories of one thread, and one of another thread
+    for number in range(5):
+        assert store.save_memory(make_fact(f"fact {number}", parent=THREAD, memory_id=f"m{number}"))
+    assert store.save_memory(make_fact("elsewhere", parent="other-thread", memory_id="m9"))
+
+    # When its three latest are read / Then they are the newest three, newest first
+    assert [m.memory_id for m in store.latest_thread_memories(TENANT, THREAD, 3)] == ["m4", "m3", "m2"]
+    assert store.latest_thread_memories(TENANT, THREAD, 0) == []
+    assert store.latest_thread_memories(OTHER_TENANT, THREAD, 3) == []

@@ -22,6 +22,8 @@ ENGINE = {
     "MEMORY_ENGINE_EMBEDDING_DIMENSION",
 }
 POWERTOOLS = {"POWERTOOLS_SERVICE_NAME", "POWERTOOLS_METRICS_NAMESPACE"}
+# Set in every function: what the runtime itself is told, beside each function's own settings.
+RUNTIME = {*POWERTOOLS, "POWERTOOLS_LOG_LEVEL", "PYDANTIC_DISABLE_PLUGINS"}
 
 
 def env(template: dict[str, Any], folder: str) -> dict[str, Any]:
@@ -35,6 +37,15 @@ def test_every_function_names_its_service_and_metrics_namespace(dev: dict[str, A
         variables = cfn.environment(dev, name)
         assert variables["POWERTOOLS_SERVICE_NAME"] == "memory-engine", name
         assert variables["POWERTOOLS_METRICS_NAMESPACE"] == "MemoryEngine", name
+
+
+def test_every_python_function_skips_pydantics_plugin_scan(dev: dict[str, Any]) -> None:
+    # Given every function of the template but CDK's own (Node.js) ones
+    for name, body in cfn.resources(dev, "AWS::Lambda::Function").items():
+        if body["Properties"].get("Handler", "").startswith("framework."):
+            continue
+        # Then its cold start does not scan the installed distributions for pydantic plugins
+        assert cfn.environment(dev, name)["PYDANTIC_DISABLE_PLUGINS"] == "__all__", name
 
 
 def test_engine_functions_get_the_whole_aws_backend_configuration(dev: dict[str, Any]) -> None:
@@ -54,11 +65,11 @@ def test_engine_functions_get_the_whole_aws_backend_configuration(dev: dict[str,
 
 
 def test_health_gets_no_backend_configuration(dev: dict[str, Any]) -> None:
-    assert set(env(dev, "health")) == POWERTOOLS | {"POWERTOOLS_LOG_LEVEL"}
+    assert set(env(dev, "health")) == RUNTIME
 
 
 def test_the_authorizer_gets_only_the_table(dev: dict[str, Any]) -> None:
-    assert set(env(dev, "authorizer")) - POWERTOOLS - {"POWERTOOLS_LOG_LEVEL"} == {
+    assert set(env(dev, "authorizer")) - RUNTIME == {
         "MEMORY_ENGINE_BACKEND",
         "MEMORY_ENGINE_TABLE_NAME",
     }

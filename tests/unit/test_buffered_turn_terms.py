@@ -78,7 +78,7 @@ def gather(engine: Engine, query: str) -> retrieve.Gathered:
 
 def test_a_long_buffered_turn_is_analysed_once_and_only_its_head(marker: str, analyser: Analyser) -> None:
     # Given two buffered turns of 2 x 100,000 characters, and a budget that covers both heads
-    engine = fake_engine(extraction_threshold=1000, retrieve_embed_budget_chars=2 * LEXICAL_MAX_CHARS)
+    engine = fake_engine(extraction_threshold=1000, retrieve_analyse_budget_chars=2 * LEXICAL_MAX_CHARS)
     say_long(engine, marker, 2)
 
     # When the thread is retrieved twice
@@ -95,7 +95,7 @@ def test_one_retrieve_analyses_long_turns_within_its_budget_newest_first(
     marker: str, analyser: Analyser
 ) -> None:
     # Given five long buffered turns and a budget of one turn's head per retrieve
-    engine = fake_engine(extraction_threshold=1000, retrieve_embed_budget_chars=LEXICAL_MAX_CHARS)
+    engine = fake_engine(extraction_threshold=1000, retrieve_analyse_budget_chars=LEXICAL_MAX_CHARS)
     say_long(engine, marker, 5)
 
     # When the thread is retrieved five times

@@ -107,6 +107,22 @@ def test_yesterday_is_written_as_the_day_before_the_turn_and_found_by_that_day(
     assert other.memory_id not in {hit.memory_id for hit in ask(engine, query, until=day(5, 9).isoformat())}
 
 
+@pytest.mark.parametrize("language", sorted(CASES))
+def test_a_memory_hit_carries_the_dates_its_turns_spoke_of(engine: Engine, language: str) -> None:
+    # Given a memory of a turn said on 9 May about "yesterday" / "어제"
+    text, query = CASES[language]
+    memory = say(engine, "s1", text, "Nice!", SAID)
+
+    # When a retrieve finds it
+    [hit] = [hit for hit in ask(engine, query) if hit.memory_id == memory.memory_id]
+
+    # Then the hit says which day its turn meant: 8 May, as the memory keeps it
+    assert [(d.phrase.lower(), d.start, d.end, d.dialog_uuid) for d in hit.event_dates] == [
+        (text.split()[0] if language == "ko" else "yesterday", day(5, 8), day(5, 9), "s1-d1")
+    ]
+    assert hit.model_dump(mode="json")["event_dates"][0]["start"] == "2026-05-08T00:00:00Z"
+
+
 def test_a_buffered_turn_is_found_by_the_day_it_speaks_of(engine: Engine) -> None:
     # Given a turn still in the buffer, said on 9 May about "yesterday"
     from memory_engine.models.api import ConsolidateRequest
@@ -127,9 +143,10 @@ def test_a_buffered_turn_is_found_by_the_day_it_speaks_of(engine: Engine) -> Non
     )
     consolidate.run(engine, TENANT, request)
 
-    # When a retrieve asks for 8 May only / Then the buffered turn is a hit
+    # When a retrieve asks for 8 May only / Then the buffered turn is a hit (its dates are
+    # resolved when it becomes a memory: none on the hit yet)
     hits = ask(engine, "등산", since=day(5, 8).isoformat(), until=day(5, 8).replace(hour=23).isoformat())
-    assert [hit.source_dialog_uuids for hit in hits] == [["s9-d1"]]
+    assert [(hit.source_dialog_uuids, hit.event_dates) for hit in hits] == [(["s9-d1"], [])]
 
 
 def test_each_turn_of_a_batch_is_read_against_its_own_time() -> None:

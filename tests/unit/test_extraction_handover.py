@@ -110,3 +110,51 @@ def test_a_memory_the_store_refuses_leaves_no_documents_in_the_index(engine: Eng
     stored = {memory.memory_id for memory in engine.store.iter_memories()}
     assert stored and refused not in stored
     assert index.memory_ids().get(TENANT, set()) == stored
+
+
+class Killed(BaseException):
+    """The worker's process ending mid-job (not an error the job's code handles)."""
+
+
+class KilledStore(WatchedStore):
+    """A store whose worker is killed at its first memory write: after the index write, before
+    the store's."""
+
+    def save_memory(self, memory: Memory) -> bool:
+        if not self.seen:
+            self.seen.append((memory.memory_id, False))
+            raise Killed
+        return bool(self._inner.save_memory(memory))
+
+
+def test_a_memory_indexed_by_a_killed_worker_is_never_returned_and_its_turns_stay_findable(
+    engine: Engine,
+) -> None:
+    # Given 20 buffered turns (a job queued), d3 holding a fact, and a worker killed between its
+    # first memory's index write and the store's
+    killed = KilledStore(engine.store)
+    engine = replace(engine, store=killed)  # type: ignore[arg-type]
+    for n in range(1, 21):
+        text = FACT if n == 3 else f"Filler remark number {n} about the weather"
+        said = {
+            "session_uuid": "s1",
+            "parent_session_uuid": THREAD,
+            "new_dialog": {"uuid": f"d{n}", "query": text, "answer": ""},
+        }
+        consolidate.run(engine, TENANT, ConsolidateRequest.model_validate(said))
+    with pytest.raises(Killed):
+        run_worker(engine)
+    [(stale, _)] = killed.seen
+    index = engine.index
+    assert isinstance(index, LocalSearchIndex)
+    assert stale in index.memory_ids().get(TENANT, set())  # the index entry its memory never got
+
+    # When the fact is asked for
+    asked = RetrieveRequest.model_validate(
+        {"parent_session_uuids": [THREAD], "user_input": {"query": QUESTION}, "options": {"limit": 50}}
+    )
+    hits = retrieve.run(engine, TENANT, asked).data
+
+    # Then the stale entry is not a hit, and the fact is found as the buffered turn it still is
+    assert stale not in {hit.memory_id for hit in hits}
+    assert any(hit.kind == "dialog" and hit.source_dialog_uuids == ["d3"] for hit in hits)

@@ -88,6 +88,35 @@ def test_a_lease_whose_receipt_went_stale_stops_renewing() -> None:
     assert (len(source.extended), lease.lost) == (1, True)
 
 
+def test_a_renewal_stuck_in_the_queue_does_not_keep_the_job_from_ending() -> None:
+    # Given a queue whose extension never answers until the test lets it
+    class Stuck(RecordingJobSource):
+        def __init__(self) -> None:
+            super().__init__()
+            self.entered = threading.Event()
+            self.release = threading.Event()
+            self.returned = threading.Event()
+
+        def extend(self, receipt: str, visibility_seconds: float) -> bool:
+            self.entered.set()
+            self.release.wait(WAIT_S)
+            self.returned.set()
+            return True
+
+    source = Stuck()
+    ticks = Ticks()
+    try:
+        # When the job ends while a renewal is inside the queue's call
+        with held(source, "r1", 30.0, wait=ticks.wait, join_seconds=0.0):
+            ticks.tick()
+            assert source.entered.wait(WAIT_S)
+
+        # Then the lease let go with the renewal still in flight (before, it joined without a bound)
+        assert not source.returned.is_set()
+    finally:
+        source.release.set()
+
+
 def test_a_job_in_hand_has_its_receipt_renewed_while_it_runs(monkeypatch: pytest.MonkeyPatch) -> None:
     # Given a job that runs until its receipt has been renewed once
     source = Extending()

@@ -60,7 +60,19 @@ def test_indexed_and_buffered_turns_are_scored_by_one_bm25(engine: Engine) -> No
     assert 0.0 < max(lexical[turn.key] for turn in gathered.turns if turn.memory_id) < 1.0
 
 
-def test_the_best_memory_document_counts_what_the_memory_sides_best_turn_counts(engine: Engine) -> None:
+def test_the_best_memory_document_counts_the_square_of_the_memory_sides_best_turn(engine: Engine) -> None:
+    gathered = _gather(engine, "tortoise")
+
+    best_indexed = max(turn.features["lexical"] for turn in gathered.turns if turn.memory_id)
+    best_document = max(memory.features["memory"] for memory in gathered.memories)
+    assert 0.0 < best_indexed < 1.0
+    assert best_document == pytest.approx(best_indexed**2)
+
+
+def test_at_share_power_1_the_best_memory_document_counts_what_the_memory_sides_best_turn_counts(
+    engine: Engine,
+) -> None:
+    engine = replace(engine, retrieval=replace(engine.retrieval, memory_share_power=1.0))
     gathered = _gather(engine, "tortoise")
 
     best_indexed = max(turn.features["lexical"] for turn in gathered.turns if turn.memory_id)

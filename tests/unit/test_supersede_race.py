@@ -1,8 +1,9 @@
 """Two workers of one thread marking replaced facts of the same memory at once: neither mark is lost.
 
-Marking a fact replaced is a read-modify-write of another memory (`supersede`). The interleaving is
-forced, not timed: the store wrapper runs the second writer's whole supersession at the moment the
-first writer is about to write, after it has read the memory. On both store backends."""
+Marking a fact replaced is a read-modify-write of another memory (`supersede`), and adding a
+memory's statements to the thread's record is one of that record. The interleaving is forced, not
+timed: the store wrapper runs the second writer's whole supersession at the moment the first
+writer is about to write, after it has read. On both store backends."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import pytest
 from memory_engine.engine import Engine
 from memory_engine.models.domain import Memory, MemoryFields
 from memory_engine.models.life import MemoryLife
+from memory_engine.models.statements import ThreadStatements
 from memory_engine.usecases import supersede
 from tests.fakes.engine import ENGINE_BACKENDS
 
@@ -94,31 +96,49 @@ def test_two_writers_marking_facts_of_one_memory_at_once_both_keep_their_marks(e
     assert marks == {(0, "residence", "m-may", MAY), (1, "job", "m-june", JUNE)}
 
 
-def test_a_mark_ending_a_fact_sooner_wins_whichever_writer_comes_last(engine: Engine) -> None:
-    # Given March's residence, and two later moves (May, June) written by two workers at once,
-    # the June worker having seen only March and June
-    saved(engine, "m-march", "s1", MARCH, "Mina: I live in Busan.")
+class InterleavingRecordStore:
+    """The engine's store, running `before_first_save` once, just before the first statements
+    record write."""
+
+    def __init__(self, inner: Any, before_first_save: Callable[[], None]) -> None:
+        self._inner = inner
+        self._before: Callable[[], None] | None = before_first_save
+        self.refused = 0
+
+    def save_statements(self, record: ThreadStatements) -> bool:
+        if self._before is not None:
+            run, self._before = self._before, None
+            run()
+        written: bool = self._inner.save_statements(record)
+        self.refused += not written
+        return written
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+def test_two_writers_adding_to_the_statements_record_at_once_mark_in_event_time_order(engine: Engine) -> None:
+    # Given March's residence, written by the worker
+    supersede.supersede(engine, saved(engine, "m-march", "s1", MARCH, "Mina: I live in Busan."))
+    # And two later moves (May, June) written by two workers at once
     may = saved(engine, "m-may", "s2", MAY, "Mina: I moved to Seoul.")
     june = saved(engine, "m-june", "s3", JUNE, "Mina: I moved to Tokyo.")
     inner = engine.store
-    hidden = {"m-may"}
 
-    class Partial:
-        """The store as the June worker saw it: May's memory not listed yet."""
+    # When the May worker has read the thread's record and, just before it writes it, the June
+    # worker's supersession runs whole (it sees March only)
+    racing = InterleavingRecordStore(inner, lambda: supersede.supersede(replace(engine, store=inner), june))
+    supersede.supersede(replace(engine, store=racing), may)
 
-        def list_thread_memories(self, *args: Any, **kwargs: Any) -> list[Memory]:
-            found: list[Memory] = inner.list_thread_memories(*args, **kwargs)
-            return [memory for memory in found if memory.memory_id not in hidden]
-
-        def __getattr__(self, name: str) -> Any:
-            return getattr(inner, name)
-
-    # When the May worker marks first and the June worker's stale view comes after
-    supersede.supersede(engine, may)
-    supersede.supersede(replace(engine, store=Partial()), june)
-
-    # Then March stays replaced by May (the sooner end), not by June
-    march = inner.get_memory(TENANT, "m-march")
-    assert march is not None
-    [fact] = march.life.key_facts
-    assert (fact.superseded_by, fact.invalid_at) == ("m-may", MAY)
+    # Then the May worker's record write was refused once (its read was stale) and done again
+    assert racing.refused == 1
+    record = inner.get_statements(TENANT, THREAD)
+    assert record is not None
+    assert [s.memory_id for s in record.statements] == ["m-march", "m-may", "m-june"]
+    # And March is replaced by May (the sooner end), May by June, and June holds
+    lives = {}
+    for memory_id in ("m-march", "m-may", "m-june"):
+        stored = inner.get_memory(TENANT, memory_id)
+        assert stored is not None
+        lives[memory_id] = [(fact.superseded_by, fact.invalid_at) for fact in stored.life.key_facts]
+    assert lives == {"m-march": [("m-may", MAY)], "m-may": [("m-june", JUNE)], "m-june": []}

@@ -11,9 +11,9 @@ import pytest
 
 from memory_engine.engine import Engine
 from memory_engine.extraction.builtin import BuiltinExtractor
-from memory_engine.models.api import ConsolidateRequest
+from memory_engine.models.api import ConsolidateRequest, ForkRequest
 from memory_engine.models.domain import Memory
-from memory_engine.usecases import consolidate, inspection
+from memory_engine.usecases import consolidate, fork, inspection
 from tests.fakes.engine import ENGINE_BACKENDS, run_worker
 
 TENANT = "acme"
@@ -115,3 +115,27 @@ def test_the_inspector_shows_which_key_fact_was_replaced_when_and_by_what(engine
     life = views[first.memory_id].life
     assert life.valid_from == MARCH
     assert [(fact.superseded_by, fact.invalid_at) for fact in life.key_facts] == [(second.memory_id, MAY)]
+
+
+def test_a_forked_copy_of_a_fact_is_replaced_by_a_later_statement_of_the_thread(engine: Engine) -> None:
+    # Given Mina's March residence, and its session forked into another session of the same thread
+    first = say(engine, "s1", "I live in Busan with my parents.", "Good to know.", MARCH)
+    request = ForkRequest(
+        source_session_uuid="s1",
+        target_session_uuid="s1-fork",
+        cutoff_dialog_uuid="s1-d1",
+        target_parent_session_uuid=THREAD,
+    )
+    [copy_id] = fork.run(engine, TENANT, request).data.copied_memories
+
+    # When she states in May that she moved
+    second = say(engine, "s2", "I moved to Seoul last week for a new job.", "Congratulations!", MAY)
+
+    # Then the copy's fact is replaced by May's, and the original by its copy (one statement
+    # stated twice, as the thread's history), so neither reads as current
+    copy = engine.store.get_memory(TENANT, copy_id)
+    assert copy is not None
+    assert [(life.superseded_by, life.invalid_at) for life in copy.life.key_facts] == [
+        (second.memory_id, MAY)
+    ]
+    assert [life.superseded_by for life in stored(engine, first).life.key_facts] == [copy_id]

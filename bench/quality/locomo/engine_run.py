@@ -21,7 +21,9 @@ between runs, per model), so the baselines and every variant share one embedding
 
 from __future__ import annotations
 
+import os
 import pickle
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,17 +58,24 @@ class CachingEmbedder:
 
     Models with query/passage instructions (e5) embed a text differently per mode, so the mode is
     part of the key. `path` (one file per model) keeps the vectors between runs, so tuning and
-    reruns embed only what is new; `save` writes it.
+    reruns embed only what is new; `save` writes it. A slow model (EmbeddingGemma on CPU: over an
+    hour for LoCoMo dev) embeds in chunks of `CHUNK` and writes the file every `save_every`
+    seconds, so a crash or a stop loses minutes, not the run.
     """
 
-    def __init__(self, inner: Embedder, path: Path | None = None) -> None:
+    CHUNK = 16
+
+    def __init__(self, inner: Embedder, path: Path | None = None, save_every: float = 120.0) -> None:
         self._inner = inner
         self._path = path
+        self._save_every = save_every
         self._vectors: dict[tuple[str, str], list[float]] = {}
+        self._seen_mtime = 0.0
         if path is not None and path.exists():
-            with path.open("rb") as saved:
-                self._vectors = {key: list(map(float, vector)) for key, vector in pickle.load(saved).items()}
+            self._vectors = _read(path)
+            self._seen_mtime = path.stat().st_mtime
         self._fresh = 0
+        self._saved_at = time.monotonic()
 
     @property
     def dimension(self) -> int:
@@ -74,20 +83,36 @@ class CachingEmbedder:
 
     def embed(self, texts: Sequence[str], mode: EmbedMode = "passage") -> list[list[float]]:
         missing = list(dict.fromkeys(text for text in texts if (mode, text) not in self._vectors))
-        if missing:
-            vectors = self._inner.embed(missing, mode)
-            fresh = zip(missing, vectors, strict=True)
-            self._vectors.update(((mode, text), vector) for text, vector in fresh)
-            self._fresh += len(missing)
+        for start in range(0, len(missing), self.CHUNK):
+            chunk = missing[start : start + self.CHUNK]
+            vectors = self._inner.embed(chunk, mode)
+            self._vectors.update(((mode, text), vector) for text, vector in zip(chunk, vectors, strict=True))
+            self._fresh += len(chunk)
+            if time.monotonic() - self._saved_at >= self._save_every:
+                self.save()
         return [self._vectors[mode, text] for text in texts]
 
     def save(self) -> None:
+        """Write the vectors: merged with what another run wrote meanwhile (the cache is shared),
+        to a temporary file renamed over the old one, so a crash mid-write keeps the last copy."""
+        self._saved_at = time.monotonic()
         if self._path is None or not self._fresh:
             return
         self._path.parent.mkdir(parents=True, exist_ok=True)
-        with self._path.open("wb") as out:
+        if self._path.exists() and self._path.stat().st_mtime != self._seen_mtime:
+            for key, vector in _read(self._path).items():
+                self._vectors.setdefault(key, vector)
+        partial = self._path.with_name(f"{self._path.name}.{os.getpid()}.partial")
+        with partial.open("wb") as out:
             pickle.dump(self._vectors, out)
+        os.replace(partial, self._path)
+        self._seen_mtime = self._path.stat().st_mtime
         self._fresh = 0
+
+
+def _read(path: Path) -> dict[tuple[str, str], list[float]]:
+    with path.open("rb") as saved:
+        return {key: list(map(float, vector)) for key, vector in pickle.load(saved).items()}
 
 
 def cache_name(settings: Settings) -> str:

@@ -156,7 +156,11 @@ def record(
         "tolerance": TOLERANCE,
         "target": check(systems[default_name]),
         "variants": {
-            v.name: {"own_document": v.config.own_document, "one_lexical_scale": v.config.one_lexical_scale}
+            v.name: {
+                "own_document": v.config.own_document,
+                "one_lexical_scale": v.config.one_lexical_scale,
+                "memory_share_power": v.config.memory_share_power,
+            }
             for v in variants
         },
         "systems": {

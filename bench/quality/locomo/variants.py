@@ -19,6 +19,7 @@ DEFAULT_NAME = "engine (default)"
 FORCED_NAME = "client ends each session with force_summary"
 UNCLOSED_NAME = "− closing earlier sessions (leftovers stay buffered)"
 OWN_DOCUMENT_NAME = "− a buffered turn's own document features (memory parts only for memories)"
+SHARE_POWER_NAME = "− squared memory share (memory documents' BM25 times the memory side's share itself)"
 ONE_SCALE_NAME = "− one lexical scale (each source's BM25 over its own best, memory documents' too)"
 BEFORE_41_NAME = "before issue 41 (no own document features; each source's BM25 on its own scale)"
 
@@ -69,6 +70,7 @@ def build(default: RetrievalConfig) -> tuple[Variant, ...]:
         ),
         Variant("− memory-document cosine (its summary vector)", without("memory_dense")),
         Variant(OWN_DOCUMENT_NAME, replace(default, own_document=False)),
+        Variant(SHARE_POWER_NAME, replace(default, memory_share_power=1.0)),
         Variant(ONE_SCALE_NAME, replace(default, one_lexical_scale=False)),
     )
 
@@ -77,12 +79,14 @@ VARIANTS: tuple[Variant, ...] = build(DEFAULT)
 
 
 def forming_variants(variants: tuple[Variant, ...]) -> tuple[Variant, ...]:
-    """The forming benchmark's rows (bench/quality/locomo/forming.py): the default, the ranking
-    with each source's BM25 on its own scale, and the one in which a buffered turn has no document
+    """The forming benchmark's rows (bench/quality/locomo/forming.py): the default, the memory
+    documents' BM25 times the memory side's share unsquared, the ranking with each source's BM25
+    on its own scale, and the one in which a buffered turn has no document
     features of its own either (main before issue 41)."""
     default = variants[0].config
     return (
         variants[0],
+        variants[-2],
         variants[-1],
         Variant(BEFORE_41_NAME, replace(default, own_document=False, one_lexical_scale=False)),
     )

@@ -99,6 +99,18 @@ class NewDialog(BaseModel):
     npc_id: Annotated[NpcId | None, Field(title="Npc Id")] = None
 
 
+class EventDate(BaseModel):
+    """
+    A time a turn spoke of in relative words ("yesterday", "지난달", "two days ago"), resolved
+    at write against that turn's own timestamp: [start, end) in UTC, a day, week, month or year.
+    """
+
+    phrase: Annotated[str, Field(title="Phrase")]
+    start: Annotated[AwareDatetime, Field(title="Start")]
+    end: Annotated[AwareDatetime, Field(title="End")]
+    dialog_uuid: Annotated[str, Field(title="Dialog Uuid")]
+
+
 class FactHistory(BaseModel):
     """
     A fact of a hit that a later statement replaced: it held from `valid_from` to `invalid_at`.
@@ -655,18 +667,6 @@ class ThreadsResponse(BaseModel):
     next_scopes_after: Annotated[str | None, Field(title="Next Scopes After")] = None
 
 
-class EventDate(BaseModel):
-    """
-    A time a turn spoke of in relative words ("yesterday", "지난달", "two days ago"), resolved
-    at write against that turn's own timestamp: [start, end) in UTC, a day, week, month or year.
-    """
-
-    phrase: Annotated[str, Field(title="Phrase")]
-    start: Annotated[AwareDatetime, Field(title="Start")]
-    end: Annotated[AwareDatetime, Field(title="End")]
-    dialog_uuid: Annotated[str, Field(title="Dialog Uuid")]
-
-
 class FactRevision(BaseModel):
     """
     An earlier wording of a bank fact, as it read from `valid_from` until `invalid_at`.
@@ -981,6 +981,7 @@ class RetrievedMemory(BaseModel):
     stated_at: Annotated[AwareDatetime | None, Field(title="Stated At")] = None
     current: Annotated[bool, Field(title="Current")] = True
     history: Annotated[list[FactHistory] | None, Field(title="History")] = None
+    event_dates: Annotated[list[EventDate] | None, Field(title="Event Dates")] = None
 
 
 class DeleteResponse(BaseModel):

@@ -563,6 +563,27 @@ export interface components {
             npc_id?: string | null;
         };
         /**
+         * EventDate
+         * @description A time a turn spoke of in relative words ("yesterday", "지난달", "two days ago"), resolved
+         *     at write against that turn's own timestamp: [start, end) in UTC, a day, week, month or year.
+         */
+        EventDate: {
+            /** Phrase */
+            phrase: string;
+            /**
+             * Start
+             * Format: date-time
+             */
+            start: string;
+            /**
+             * End
+             * Format: date-time
+             */
+            end: string;
+            /** Dialog Uuid */
+            dialog_uuid: string;
+        };
+        /**
          * FactHistory
          * @description A fact of a hit that a later statement replaced: it held from `valid_from` to `invalid_at`.
          */
@@ -704,6 +725,8 @@ export interface components {
             current: boolean;
             /** History */
             history?: components["schemas"]["FactHistory"][] | null;
+            /** Event Dates */
+            event_dates?: components["schemas"]["EventDate"][];
         };
         /**
          * TurnEvidence
@@ -1231,27 +1254,6 @@ export interface components {
             next_after?: string | null;
             /** Next Scopes After */
             next_scopes_after?: string | null;
-        };
-        /**
-         * EventDate
-         * @description A time a turn spoke of in relative words ("yesterday", "지난달", "two days ago"), resolved
-         *     at write against that turn's own timestamp: [start, end) in UTC, a day, week, month or year.
-         */
-        EventDate: {
-            /** Phrase */
-            phrase: string;
-            /**
-             * Start
-             * Format: date-time
-             */
-            start: string;
-            /**
-             * End
-             * Format: date-time
-             */
-            end: string;
-            /** Dialog Uuid */
-            dialog_uuid: string;
         };
         /**
          * FactRevision

@@ -29,6 +29,7 @@ export type NewDialog = Schemas["NewDialog"];
 export type ConsolidateResponse = Schemas["ConsolidateResponse"];
 export type RetrieveResponse = Schemas["RetrieveResponse"];
 export type RetrievedMemory = Schemas["RetrievedMemory"];
+export type EventDate = Schemas["EventDate"];
 export type DeleteResponse = Schemas["DeleteResponse"];
 export type ForkResponse = Schemas["ForkResponse"];
 export type HealthResponse = Schemas["HealthResponse"];

@@ -167,6 +167,23 @@ describe("against a running memory-engine", { skip: live ? false : "MEMORY_ENGIN
     assert.ok(found.tokens !== null && found.tokens <= 300);
   });
 
+  it("gives a memory's hit the dates its turns spoke of, resolved against the turn's own time", async () => {
+    const t = thread();
+    const said = "2026-05-09T10:00:00Z";
+    await engine.consolidate(
+      t, t, { uuid: `${t}-d1`, query: "Yesterday I planted tomatoes in the garden.", answer: "Nice!", timestamp: said },
+      { language: "en", forceSummary: true },
+    );
+
+    await engine.waitForExtraction(t, { timeoutMs: 90_000, intervalMs: 200 });
+    const found = await engine.retrieve(t, "What did I plant?", { limit: 1 });
+
+    const [date] = found.data[0].event_dates;
+    assert.equal(found.data[0].kind, "memory");
+    assert.deepEqual([date.phrase.toLowerCase(), date.dialog_uuid], ["yesterday", `${t}-d1`]);
+    assert.equal(new Date(date.start).toISOString(), "2026-05-08T00:00:00.000Z");
+  });
+
   it("names the fields of a request the API refuses, and says what is missing", async () => {
     await assert.rejects(
       engine.consolidate("s", "t", { uuid: "d", query: "x" }, { language: "x".repeat(40) }),

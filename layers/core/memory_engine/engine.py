@@ -10,7 +10,17 @@ from typing import TYPE_CHECKING, Any
 
 from memory_engine.errors import Unavailable
 from memory_engine.limits import Limits
-from memory_engine.ports import ChatUpstream, Clock, Embedder, Extractor, Queue, SearchIndex, Store
+from memory_engine.ports import (
+    ChatUpstream,
+    Clock,
+    Embedder,
+    Extractor,
+    Queue,
+    SearchIndex,
+    Store,
+    TurnArrivals,
+)
+from memory_engine.ports.arrivals import NoArrivals
 from memory_engine.ports.clock import SystemClock
 
 if TYPE_CHECKING:
@@ -109,6 +119,8 @@ class Engine:
     clock: Clock = field(default_factory=SystemClock)
     turn_vectors: VectorCache = field(default_factory=VectorCache)
     turn_terms: TermCache = field(default_factory=TermCache)
+    # Told of each newly buffered turn (the local server embeds it in the background).
+    arrivals: TurnArrivals = field(default_factory=NoArrivals)
     # The API dialects: short-fact extraction (memory bank, chat memory) and the chat model.
     facts: FactExtractor = field(default_factory=_builtin_fact_extractor)
     chat: ChatUpstream = field(default_factory=NoChatUpstream)

@@ -22,10 +22,11 @@ class Limits:
     # What embedding may cost: each text's characters, one embed request's.
     embed_max_chars: int
     embed_request_max_chars: int
-    # One retrieve: its largest limit and the buffered turns it may embed.
+    # One retrieve: its largest limit, the buffered turns it may embed and analyse.
     retrieve_max_limit: int
     retrieve_embed_budget: int
     retrieve_embed_budget_chars: int
+    retrieve_analyse_budget_chars: int
     # Chat and facts.
     chat_model: str | None
     chat_memory_limit: int
@@ -51,6 +52,7 @@ class Limits:
             retrieve_max_limit=settings.retrieve_max_limit,
             retrieve_embed_budget=settings.retrieve_embed_budget,
             retrieve_embed_budget_chars=settings.retrieve_embed_budget_chars,
+            retrieve_analyse_budget_chars=settings.retrieve_analyse_budget_chars,
             chat_model=settings.chat_model,
             chat_memory_limit=settings.chat_memory_limit,
             chat_memory_max_chars=settings.chat_memory_max_chars,

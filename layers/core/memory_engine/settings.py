@@ -26,7 +26,11 @@ class Piece(BaseSettings):
     """What every piece shares: the environment's names and where the process runs."""
 
     # hide_input_in_errors: a validation message must never echo the environment (keys, secrets).
-    model_config = SettingsConfigDict(env_prefix="MEMORY_ENGINE_", extra="ignore", hide_input_in_errors=True)
+    # defer_build: a piece's validator is built when the piece is first read; a function reads a
+    # few of the pieces, and building all of them was ~10 ms of every cold import (issue 46).
+    model_config = SettingsConfigDict(
+        env_prefix="MEMORY_ENGINE_", extra="ignore", hide_input_in_errors=True, defer_build=True
+    )
 
     aws_region: str | None = Field(
         None, validation_alias=AliasChoices("AWS_REGION", "AWS_DEFAULT_REGION", "MEMORY_ENGINE_AWS_REGION")
@@ -121,13 +125,18 @@ class SearchSettings(StorageSettings, VectorSettings):
     # The local stacks only: show each index write this many seconds late, as OpenSearch does
     # (Serverless: 10-30 s), so an application meets locally what it meets on AWS. 0: at once.
     local_index_settle_seconds: float = Field(0.0, ge=0, le=3600)
-    # Buffered turns without a stored vector that one retrieve may embed (the newest first); the
-    # worker stores every buffered turn's vector, so this only bounds the wait for it.
+    # Buffered turns without a vector that one retrieve may embed (the newest first). A turn's
+    # vector is made off the request path (the local server's background step when it arrives,
+    # the worker's job), so this only covers the wait for it.
     retrieve_embed_budget: int = Field(32, ge=0)
-    # ... and at most this many characters of them (each text capped at embed_max_chars): the
-    # budget counts size, so long turns cannot make one retrieve embed for minutes. The same
-    # budget bounds the long buffered turns' words it analyses (`usecases.turn_terms`).
-    retrieve_embed_budget_chars: int = Field(16_384, ge=0)
+    # ... and at most this many characters of them (each text capped at embed_max_chars): a few
+    # short turns, so a retrieve's embedding stays small beside a neighbour's long turns; a turn
+    # past it is scored by its words until its vector is made.
+    retrieve_embed_budget_chars: int = Field(1_024, ge=0)
+    # Characters of buffered turns' words one retrieve may analyse that it has not seen
+    # (`usecases.turn_terms`): analysis is cheap beside embedding, so a turn is findable by its
+    # words at once.
+    retrieve_analyse_budget_chars: int = Field(16_384, ge=0)
 
     def missing_variables(self) -> list[tuple[str, str]]:
         missing = super().missing_variables()

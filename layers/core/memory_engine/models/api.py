@@ -5,10 +5,12 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
+from pydantic import ConfigDict, Field, StringConstraints, field_validator, model_validator
 
+from memory_engine.models.base import Model
 from memory_engine.models.domain import is_reserved_thread
 from memory_engine.models.expiry import MAX_TTL_SECONDS
+from memory_engine.models.life import EventDate
 from memory_engine.models.messages import CHAT_SESSION_PREFIX
 from memory_engine.models.strict import StrictBody
 from memory_engine.models.timestamps import Timestamp
@@ -82,7 +84,7 @@ class ConsolidateRequest(Body):
     _session_not_reserved = field_validator("session_uuid")(not_reserved_session)
 
 
-class StatusResponse(BaseModel):
+class StatusResponse(Model):
     status: Literal["success"] = "success"
     message: str | None = None
 
@@ -157,7 +159,7 @@ class RetrieveRequest(Body):
         return excluded
 
 
-class TurnEvidence(BaseModel):
+class TurnEvidence(Model):
     """One turn of a hit that matched the query, and how well (the hit's fused turn score)."""
 
     dialog_uuid: str
@@ -165,7 +167,7 @@ class TurnEvidence(BaseModel):
     text: str
 
 
-class FactHistory(BaseModel):
+class FactHistory(Model):
     """A fact of a hit that a later statement replaced: it held from `valid_from` to `invalid_at`."""
 
     fact: str
@@ -176,7 +178,7 @@ class FactHistory(BaseModel):
     reason: str = "update"
 
 
-class RetrievedMemory(BaseModel):
+class RetrievedMemory(Model):
     memory_id: str
     content: str
     score: float
@@ -197,9 +199,13 @@ class RetrievedMemory(BaseModel):
     current: bool = True
     # With options.history: the hit's facts that later statements replaced, oldest first.
     history: list[FactHistory] | None = None
+    # The times the hit's turns spoke of in relative words ("yesterday", "지난달"), resolved at
+    # write against each turn's own timestamp: the memory's `life.event_dates`; [] for a
+    # buffered turn (resolved when it becomes a memory) and for a memory that named none.
+    event_dates: list[EventDate] = Field(default_factory=list)
 
 
-class RetrieveResponse(BaseModel):
+class RetrieveResponse(Model):
     status: Literal["success"] = "success"
     data: list[RetrievedMemory]
     # With options.max_tokens: tokens of `content` returned, counted by retrieval.tokens.
@@ -213,13 +219,13 @@ class DeleteRequest(Body):
     dialog_uuid: str = Identifier
 
 
-class DeleteResult(BaseModel):
+class DeleteResult(Model):
     deleted_memories: list[str]
     deleted_dialogs: list[str]
     rebuffered_dialogs: list[str]
 
 
-class DeleteResponse(BaseModel):
+class DeleteResponse(Model):
     status: Literal["success"] = "success"
     message: str
     data: DeleteResult
@@ -238,7 +244,7 @@ class ForkRequest(Body):
     _target_not_reserved = field_validator("target_session_uuid")(not_reserved_session)
 
 
-class ForkResult(BaseModel):
+class ForkResult(Model):
     target_session_uuid: str
     target_parent_session_uuid: str
     copied_dialogs: int
@@ -246,7 +252,7 @@ class ForkResult(BaseModel):
     buffered_dialogs: list[str]
 
 
-class ForkResponse(BaseModel):
+class ForkResponse(Model):
     status: Literal["success"] = "success"
     message: str
     data: ForkResult
@@ -269,7 +275,7 @@ class EmbedRequest(Body):
         return value
 
 
-class EmbedResponse(BaseModel):
+class EmbedResponse(Model):
     model_config = ConfigDict(extra="allow")
 
     dimension: int
@@ -281,6 +287,6 @@ class EmbedResponse(BaseModel):
         return cls(**payload)
 
 
-class HealthResponse(BaseModel):
+class HealthResponse(Model):
     status: Literal["ok"] = "ok"
     service: str = "memory-engine"

@@ -8,7 +8,6 @@ from typing import Any, Literal
 from pydantic import (
     AliasChoices,
     AliasGenerator,
-    BaseModel,
     ConfigDict,
     Field,
     ValidationInfo,
@@ -18,6 +17,7 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 
 from memory_engine.models.api import no_nul
+from memory_engine.models.base import Model
 from memory_engine.models.domain import Memory
 from memory_engine.models.expiry import Expiring
 from memory_engine.models.strict import StrictBody
@@ -34,7 +34,7 @@ def _has_control(text: str) -> bool:
     return any(ord(char) < 0x20 or ord(char) == 0x7F for char in text)
 
 
-class Sparse(BaseModel):
+class Sparse(Model):
     """Its fields marked `exclude_if=absent_when_none` are left out when None, so optional parts
     (distance, next_page_token) are absent rather than null, as clients of this API expect. Field
     by field, not by a model serializer, so the OpenAPI document (and the clients generated from
@@ -157,7 +157,7 @@ class FactRevisionView(Sparse):
     supersededBy: str | None = Field(None, exclude_if=absent_when_none)
 
 
-class KeyFactView(BaseModel):
+class KeyFactView(Model):
     """One key fact of a memory extracted from dialogue, with its history: its wordings oldest
     first, the last one as it reads now (`invalidAt` once replaced by a later statement or retired)."""
 
@@ -165,18 +165,18 @@ class KeyFactView(BaseModel):
     revisions: list[FactRevisionView]
 
 
-class ListKeyFactsResponse(BaseModel):
+class ListKeyFactsResponse(Model):
     name: str
     keyFacts: list[KeyFactView]
 
 
-class ListRevisionsResponse(BaseModel):
+class ListRevisionsResponse(Model):
     name: str
     # Oldest first; the last is the fact as it reads now (with `invalidAt` once retired).
     revisions: list[FactRevisionView]
 
 
-class DeleteMemoryResponse(BaseModel):
+class DeleteMemoryResponse(Model):
     name: str
     deleted: bool = True
 
@@ -249,10 +249,10 @@ class GenerateMemoriesRequest(Scoped):
     language: str | None = Field(None, min_length=2, max_length=16)
 
 
-class GeneratedMemory(BaseModel):
+class GeneratedMemory(Model):
     memory: BankMemory
     action: Literal["CREATED", "UPDATED", "DELETED"]
 
 
-class GenerateMemoriesResponse(BaseModel):
+class GenerateMemoriesResponse(Model):
     generated_memories: list[GeneratedMemory]

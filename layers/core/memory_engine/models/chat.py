@@ -9,8 +9,9 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, field_validator
 
+from memory_engine.models.base import Model
 from memory_engine.models.strict import StrictTypes
 
 MAX_MESSAGES = 2_000
@@ -98,7 +99,7 @@ class ChatCompletionRequest(StrictTypes):
         return self.model_dump(mode="json", exclude_unset=True, exclude={"userid"})
 
 
-class UserMemoryDeleted(BaseModel):
+class UserMemoryDeleted(Model):
     object: str = "user.memory.deleted"
     userid: str
     deleted: bool = True
@@ -106,7 +107,7 @@ class UserMemoryDeleted(BaseModel):
     deleted_dialogs: int
 
 
-class ModelCard(BaseModel):
+class ModelCard(Model):
     """One model in OpenAI's model list."""
 
     id: str
@@ -115,7 +116,7 @@ class ModelCard(BaseModel):
     owned_by: str = "memory-engine"
 
 
-class ModelList(BaseModel):
+class ModelList(Model):
     """`GET /v1/models` in OpenAI's shape, so OpenAI-style front-ends can connect and pick a model."""
 
     object: str = "list"

@@ -11,9 +11,10 @@ from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from enum import IntEnum, StrEnum
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from memory_engine.errors import Conflict
+from memory_engine.models.base import Model
 from memory_engine.models.life import MemoryLife
 
 MEMORY_ID_PATTERN = re.compile(r"^\d{8}_\d{6}_[0-9a-f]{6}$")
@@ -35,7 +36,7 @@ class TurnType(IntEnum):
     RECORDED = 1  # recorded through the game API's recordmemory
 
 
-class Session(BaseModel):
+class Session(Model):
     model_config = ConfigDict(frozen=True)
 
     tenant: str
@@ -58,7 +59,7 @@ def check_thread(session_uuid: str, thread: str, requested: str) -> None:
         )
 
 
-class Turn(BaseModel):
+class Turn(Model):
     """One dialogue turn: a user message and the reply to it, in session order (`seq`)."""
 
     model_config = ConfigDict(frozen=True)
@@ -112,7 +113,7 @@ MAX_KEYWORDS = 65
 MAX_KEY_FACTS = 18
 
 
-class MemoryFields(BaseModel):
+class MemoryFields(Model):
     """The structure extraction produces for one batch (bounds from docs/api.md)."""
 
     summary: str
@@ -124,7 +125,7 @@ class MemoryFields(BaseModel):
     characters: list[str] = Field(default_factory=list)
 
 
-class Memory(BaseModel):
+class Memory(Model):
     """A memory extracted from consecutive turns of one session, searchable under its thread.
 
     Facts (memory bank, chat memory) are memories too, in the same store and index: one short

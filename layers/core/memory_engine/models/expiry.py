@@ -11,9 +11,10 @@ import re
 from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any
 
-from pydantic import BaseModel, Field, PlainValidator, TypeAdapter, WithJsonSchema, model_validator
+from pydantic import Field, PlainValidator, TypeAdapter, WithJsonSchema, model_validator
 
 from memory_engine.errors import InvalidInput
+from memory_engine.models.base import Model
 
 __all__ = ["MAX_TTL_SECONDS", "Expiring", "ExpiryTime", "expiry_of"]
 
@@ -55,7 +56,7 @@ ExpiryTime = Annotated[
 ]
 
 
-class Expiring(BaseModel):
+class Expiring(Model):
     """The expiry fields of a request body: at most one of them."""
 
     expires_at: ExpiryTime | None = Field(

@@ -14,9 +14,10 @@ import binascii
 import json
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from memory_engine.errors import InvalidInput
+from memory_engine.models.base import Model
 from memory_engine.models.domain import Memory, Session, Turn
 from memory_engine.models.strict import StrictBody
 
@@ -30,7 +31,7 @@ SESSION_LEFT_OUT = frozenset({"tenant", "next_seq"})
 MAX_CURSOR_CHARS = 2_000
 
 
-class ExportRecord(BaseModel):
+class ExportRecord(Model):
     """One line: `kind`, `version`, then the fields of that kind of record."""
 
     model_config = ConfigDict(extra="allow", json_schema_extra={"additionalProperties": True})
@@ -84,7 +85,7 @@ class Selection(StrictBody):
         return self
 
 
-class Cursor(BaseModel):
+class Cursor(Model):
     """Where the next page starts: sessions (keyset on thread, session) then the other memories
     (keyset on memory id). Opaque to callers: URL-safe base64 of its JSON."""
 
@@ -109,7 +110,7 @@ class Cursor(BaseModel):
             ) from None
 
 
-class ExportPage(BaseModel):
+class ExportPage(Model):
     records: list[ExportRecord]
     next_cursor: str | None = Field(
         None,
@@ -118,7 +119,7 @@ class ExportPage(BaseModel):
     )
 
 
-class ImportReport(BaseModel):
+class ImportReport(Model):
     """What an import did, by kind: records written, and records already there (left alone)."""
 
     written: dict[str, int] = Field(default_factory=dict)

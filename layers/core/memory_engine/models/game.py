@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import Field, field_validator
 
 from memory_engine.models.api import MAX_TURN_CHARS, Body, Identifier, IdentifierStr, no_nul
 from memory_engine.models.bank import Sparse, absent_when_none
+from memory_engine.models.base import Model
 from memory_engine.models.domain import Turn, TurnType
 
 MAX_RECORDED_CHATS = 100
@@ -32,7 +33,7 @@ def unix_seconds(moment: datetime) -> str:
     return str(int(moment.astimezone(UTC).timestamp()))
 
 
-class GameMemoryItem(BaseModel):
+class GameMemoryItem(Model):
     SessionID: str
     Source: str
     BotIndex: str
@@ -64,7 +65,7 @@ class GameMemoryData(Sparse):
     next_page_token: str | None = Field(None, exclude_if=absent_when_none)
 
 
-class GameMemoryResponse(BaseModel):
+class GameMemoryResponse(Model):
     code: int = 0
     msg: str = "ok"
     data: GameMemoryData
@@ -86,6 +87,6 @@ class RecordMemoryRequest(Body):
     chats: list[RecordedChat] = Field(min_length=1, max_length=MAX_RECORDED_CHATS)
 
 
-class RecordMemoryResponse(BaseModel):
+class RecordMemoryResponse(Model):
     code: int = 0
     msg: str

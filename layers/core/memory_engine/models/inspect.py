@@ -9,9 +9,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from memory_engine.models.api import Body, Identifier
+from memory_engine.models.base import Model
 from memory_engine.models.domain import MemoryFields, Session, Turn, TurnStatus, TurnType
 from memory_engine.models.life import MemoryLife
 from memory_engine.models.messages import Job, chat_session_uuid
@@ -20,7 +21,7 @@ from memory_engine.models.queue import DeadJob
 CHAT_SESSION_PREFIX = chat_session_uuid("")
 
 
-class SessionView(BaseModel):
+class SessionView(Model):
     session_uuid: str
     parent_session_uuid: str
     user_name: str
@@ -42,12 +43,12 @@ class SessionView(BaseModel):
         )
 
 
-class ThreadView(BaseModel):
+class ThreadView(Model):
     thread: str
     sessions: list[SessionView]
 
 
-class ScopeView(BaseModel):
+class ScopeView(Model):
     """A memory-bank scope that holds facts (chat users' scopes `{"userid": ...}` included)."""
 
     scope: dict[str, str]
@@ -55,7 +56,7 @@ class ScopeView(BaseModel):
     facts: int
 
 
-class ThreadsResponse(BaseModel):
+class ThreadsResponse(Model):
     """A page of the key's sessions (grouped by thread: a thread's sessions may continue on the
     next page) and a page of its fact scopes, each with the cursor of its next page."""
 
@@ -68,7 +69,7 @@ class ThreadsResponse(BaseModel):
     next_scopes_after: str | None = None
 
 
-class TurnView(BaseModel):
+class TurnView(Model):
     dialog_uuid: str
     seq: int
     status: TurnStatus
@@ -86,7 +87,7 @@ class TurnView(BaseModel):
         return cls.model_validate(turn.model_dump(include=set(cls.model_fields)))
 
 
-class MemoryView(BaseModel):
+class MemoryView(Model):
     memory_id: str
     session_uuid: str
     parent_session_uuid: str
@@ -105,13 +106,13 @@ class MemoryView(BaseModel):
     life: MemoryLife = Field(default_factory=MemoryLife)
 
 
-class TurnCounts(BaseModel):
+class TurnCounts(Model):
     buffered: int = 0
     extracted: int = 0
     forgotten: int = 0
 
 
-class SessionResponse(BaseModel):
+class SessionResponse(Model):
     status: Literal["success"] = "success"
     session: SessionView
     counts: TurnCounts
@@ -119,7 +120,7 @@ class SessionResponse(BaseModel):
     memories: list[MemoryView]
 
 
-class MemoriesResponse(BaseModel):
+class MemoriesResponse(Model):
     status: Literal["success"] = "success"
     memories: list[MemoryView]
     # The thread's character registry: each character's one name → the aliases folded into it.
@@ -127,14 +128,14 @@ class MemoriesResponse(BaseModel):
     next_after: str | None = Field(None, description="pass as `after` for the next page; null at the end")
 
 
-class QueueResponse(BaseModel):
+class QueueResponse(Model):
     status: Literal["success"] = "success"
     # Null where the queue cannot list its jobs (SQS: only the worker may receive from it).
     pending: list[Job] | None
     dead: list[DeadJob] | None
 
 
-class DeletePreview(BaseModel):
+class DeletePreview(Model):
     """What DELETE /v1/engine/delete/ would do with the same two ids, computed without writing."""
 
     status: Literal["success"] = "success"
@@ -149,7 +150,7 @@ class ExtractRequest(Body):
     session_uuid: str = Identifier
 
 
-class ExtractResponse(BaseModel):
+class ExtractResponse(Model):
     status: Literal["success"] = "success"
     message: str
     buffered: int

@@ -7,14 +7,16 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
+
+from memory_engine.models.base import Model
 
 KEY_ID_PATTERN = r"^[0-9a-f]{12}$"
 # Tenants name every store key (DynamoDB `pk = KEY#...`, `TENANT#...`): no separators, no spaces.
 TENANT_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
 
 
-class ApiKey(BaseModel):
+class ApiKey(Model):
     """One stored key. `revoked_at` in the future is a grace period (set by rotation)."""
 
     model_config = ConfigDict(frozen=True)
@@ -31,14 +33,14 @@ class ApiKey(BaseModel):
         return self.revoked_at is None or now < self.revoked_at
 
 
-class IssuedKey(BaseModel):
+class IssuedKey(Model):
     """What creating or rotating a key returns: the only time the full key is ever seen."""
 
     key: str = Field(repr=False)
     record: ApiKey
 
 
-class UsagePlanSync(BaseModel):
+class UsagePlanSync(Model):
     """What `memory-engine keys sync` did (or, dry, would do) to the usage plan."""
 
     added: list[str] = Field(default_factory=list, description="key ids given a usage-plan key")

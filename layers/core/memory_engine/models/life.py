@@ -15,7 +15,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
+
+from memory_engine.models.base import Model
 
 # Why a fact stopped holding: a later statement of the same slot replaced it ("update"), a model
 # read a later statement as contradicting it ("contradiction"), a caller corrected its text
@@ -23,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 EndReason = Literal["update", "contradiction", "correct", "retire"]
 
 
-class KeyFactLife(BaseModel):
+class KeyFactLife(Model):
     """One key fact of a thread memory (`fields.key_facts[index]`) that a later statement replaced.
 
     Only replaced key facts are listed: one absent from `MemoryLife.key_facts` still holds."""
@@ -41,7 +43,7 @@ class KeyFactLife(BaseModel):
     reason: EndReason = "update"
 
 
-class KeyFactRevision(BaseModel):
+class KeyFactRevision(Model):
     """An earlier wording of a thread memory's key fact (`fields.key_facts[index]`), corrected
     through the API: it read `fact` from `valid_from` until `invalid_at`."""
 
@@ -54,7 +56,7 @@ class KeyFactRevision(BaseModel):
     reason: EndReason = "correct"
 
 
-class FactRevision(BaseModel):
+class FactRevision(Model):
     """An earlier wording of a bank fact, as it read from `valid_from` until `invalid_at`."""
 
     model_config = ConfigDict(frozen=True)
@@ -67,7 +69,7 @@ class FactRevision(BaseModel):
     superseded_by: str | None = None
 
 
-class EventDate(BaseModel):
+class EventDate(Model):
     """A time a turn spoke of in relative words ("yesterday", "지난달", "two days ago"), resolved
     at write against that turn's own timestamp: [start, end) in UTC, a day, week, month or year."""
 
@@ -83,7 +85,7 @@ class EventDate(BaseModel):
         return (until is None or self.start <= until) and (since is None or self.end > since)
 
 
-class MemoryLife(BaseModel):
+class MemoryLife(Model):
     """The life of a memory (a thread memory's key facts) or of a bank fact (the memory itself)."""
 
     model_config = ConfigDict(frozen=True)

@@ -15,7 +15,9 @@ import hashlib
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, TypeAdapter
+from pydantic import ConfigDict, Discriminator, Field, Tag, TypeAdapter
+
+from memory_engine.models.base import Model
 
 # Chat exchanges travel inside the message: bounded so a job always fits SQS's 256 KB limit.
 MAX_JOB_TEXT_CHARS = 32_000
@@ -30,7 +32,7 @@ def chat_session_uuid(userid: str) -> str:
     return f"{CHAT_SESSION_PREFIX}{userid}"
 
 
-class ExtractionJob(BaseModel):
+class ExtractionJob(Model):
     """Extract a session's buffered turns. `force` also takes the last, short batch.
 
     `through_seq` marks the continuation of a job that stopped at its budget
@@ -50,7 +52,7 @@ class ExtractionJob(BaseModel):
         return f"{self.tenant}#{self.session_uuid}"
 
 
-class ChatMemoryJob(BaseModel):
+class ChatMemoryJob(Model):
     """Record one chat exchange to a user's memory: the raw turn, then facts from the user's words.
 
     `dialog_uuid` makes a redelivered job write the same turn again (a no-op), never a second one.
@@ -71,7 +73,7 @@ class ChatMemoryJob(BaseModel):
         return f"{self.tenant}#{chat_session_uuid(self.userid)}"
 
 
-class ForgetUserJob(BaseModel):
+class ForgetUserJob(Model):
     """Delete a chat user's memory again, after any exchange still queued for them was recorded.
 
     Sent by DELETE /v1/users/{userid}/memory in the user's message group, so it runs after every
@@ -92,7 +94,7 @@ class ForgetUserJob(BaseModel):
 MAX_PURGE_IDS = 100
 
 
-class IndexPurgeJob(BaseModel):
+class IndexPurgeJob(Model):
     """Delete memories from the search index a second time, once it is sure to show every copy.
 
     An eventually consistent index (OpenSearch: a write is searchable after a refresh, up to tens
@@ -128,7 +130,8 @@ Job = Annotated[
     Discriminator(_kind),
 ]
 
-_JOB: TypeAdapter[Job] = TypeAdapter(Job)
+# Built on the first parse, like the job models themselves (models/base.py): only the worker parses.
+_JOB: TypeAdapter[Job] = TypeAdapter(Job, config=ConfigDict(defer_build=True))
 
 
 def parse_job(body: str | bytes) -> Job:
@@ -136,14 +139,14 @@ def parse_job(body: str | bytes) -> Job:
     return _JOB.validate_json(body)
 
 
-class EmbeddingInvocation(BaseModel):
+class EmbeddingInvocation(Model):
     """What the remote embedder sends the embedding function (Lambda invoke or SageMaker body)."""
 
     texts: list[str] = Field(min_length=1, max_length=256)
     mode: Literal["query", "passage"] = "passage"
 
 
-class EmbeddingResult(BaseModel):
+class EmbeddingResult(Model):
     """The embedding function's answer: one vector per text, in order."""
 
     embeddings: list[list[float]]

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
 
+from memory_engine.models.base import Model
 from memory_engine.models.messages import Job
 
 
-class ReceivedJob(BaseModel):
+class ReceivedJob(Model):
     """A job in hand: ack it when done, release it to have it delivered again."""
 
     model_config = ConfigDict(frozen=True)
@@ -23,7 +24,7 @@ class ReceivedJob(BaseModel):
     receive_count: int
 
 
-class DeadJob(BaseModel):
+class DeadJob(Model):
     """A job parked after its last failed attempt, with what it failed on (for `jobs list|retry`).
 
     `error` is `unsettled_reason` when no run settled it (killed, crashed, timed out); "" only
@@ -48,7 +49,7 @@ def unsettled_reason(receives: int) -> str:
     )
 
 
-class QueueSnapshot(BaseModel):
+class QueueSnapshot(Model):
     """One tenant's jobs in the queue, oldest first.
 
     None where the backend cannot list them: on SQS only the worker may receive from the queues

@@ -18,13 +18,14 @@ from typing import Any
 
 from pydantic import (
     AliasChoices,
-    BaseModel,
     ConfigDict,
     ValidationError,
     ValidatorFunctionWrapHandler,
     model_validator,
 )
 from pydantic_core import InitErrorDetails, PydanticCustomError
+
+from memory_engine.models.base import Model
 
 
 def _folded(name: str) -> str:
@@ -39,7 +40,7 @@ def unknown_field_message(name: str, known: list[str]) -> str:
     return "is not a field here: remove it (known fields: " + ", ".join(known) + ")"
 
 
-class StrictTypes(BaseModel):
+class StrictTypes(Model):
     """A request model whose values must already have their field's JSON type (no coercion).
 
     A field it knows sent as `null` is a field not given, on every route (docs/api.md): it takes

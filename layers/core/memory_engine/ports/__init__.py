@@ -5,6 +5,7 @@ One module per port, each re-exported here: import ports from `memory_engine.por
 
 from __future__ import annotations
 
+from memory_engine.ports.arrivals import TurnArrivals
 from memory_engine.ports.chat import ChatUpstream
 from memory_engine.ports.clock import Clock
 from memory_engine.ports.embedder import CopyableEmbedder, Embedder, EmbedMode
@@ -32,10 +33,11 @@ from memory_engine.ports.queue import (
     QueueInspector,
     SingleConsumerQueue,
 )
-from memory_engine.ports.store import ConsolidateOutcome, FactScope, ForkPlan, RemovalOutcome, Store
+from memory_engine.ports.store import Buffer, ConsolidateOutcome, FactScope, ForkPlan, RemovalOutcome, Store
 from memory_engine.ports.usage_plan import UsagePlanKeys
 
 __all__ = [
+    "Buffer",
     "ChatUpstream",
     "Clock",
     "ConsolidateOutcome",
@@ -64,5 +66,6 @@ __all__ = [
     "SearchIndex",
     "SingleConsumerQueue",
     "Store",
+    "TurnArrivals",
     "UsagePlanKeys",
 ]

@@ -6,12 +6,13 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Protocol, runtime_checkable
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
+from memory_engine.models.base import Model
 from memory_engine.models.domain import MemoryFields, Turn
 
 
-class CurrentFact(BaseModel):
+class CurrentFact(Model):
     """A key fact of an earlier memory of the thread that still holds: what an extractor that
     reads them (`ReadsCurrentFacts`) may mark as updated or contradicted by the batch."""
 
@@ -20,7 +21,7 @@ class CurrentFact(BaseModel):
     stated_at: datetime | None = None
 
 
-class ExtractionContext(BaseModel):
+class ExtractionContext(Model):
     """What an extractor knows beyond the batch: the user's name, language and known characters,
     and (for an extractor that reads them) the thread's current facts, newest last."""
 
@@ -31,7 +32,7 @@ class ExtractionContext(BaseModel):
     current_facts: list[CurrentFact] = Field(default_factory=list)
 
 
-class Extraction(BaseModel):
+class Extraction(Model):
     """An extractor's answer: the memory fields plus what it cost (tokens, model, prompt version)."""
 
     fields: MemoryFields

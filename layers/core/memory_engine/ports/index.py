@@ -7,14 +7,16 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
+
+from memory_engine.models.base import Model
 
 # What an index document stands for: a whole memory, or one source turn of a memory (a part that
 # points back to it through `memory_id`). Lexical statistics are kept per kind.
 DocKind = Literal["memory", "turn"]
 
 
-class IndexDocument(BaseModel):
+class IndexDocument(Model):
     """A memory, or one turn of a memory, as the search index sees it."""
 
     model_config = ConfigDict(frozen=True)

@@ -7,11 +7,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from memory_engine.errors import InvalidInput
+from memory_engine.models.base import Model
 from memory_engine.models.domain import Memory, Session, Turn
 from memory_engine.models.life import MemoryLife
+from memory_engine.models.statements import ThreadStatements
 
 
 @dataclass(frozen=True)
@@ -37,7 +39,17 @@ class FactScope:
     facts: int
 
 
-class RemovalOutcome(BaseModel):
+@dataclass(frozen=True, order=True)
+class Buffer:
+    """A session whose buffer holds turns: how many, and when the oldest of them arrived."""
+
+    tenant: str
+    session_uuid: str
+    turns: int
+    oldest: datetime
+
+
+class RemovalOutcome(Model):
     deleted_memories: list[str] = Field(default_factory=list)
     deleted_dialogs: list[str] = Field(default_factory=list)
     rebuffered_dialogs: list[str] = Field(default_factory=list)
@@ -50,7 +62,7 @@ class RemovalOutcome(BaseModel):
     deleted_session: bool = False
 
 
-class ForkPlan(BaseModel):
+class ForkPlan(Model):
     """Everything a fork writes, computed by the use case and written by the store in one go."""
 
     target: Session
@@ -126,16 +138,11 @@ class Store(Protocol):
         stored are skipped. Returns how many were written."""
         ...
 
-    def oldest_buffered(self) -> list[tuple[str, str, datetime]]:
-        """(tenant, session_uuid, arrival of its oldest buffered turn) of every session whose
-        buffer holds a turn: what the sweep forces to extraction once a tenant's retention has
-        passed over it (cost: the buffered turns read, as `full_buffers`)."""
-        ...
-
-    def full_buffers(self, at_least: int) -> list[tuple[str, str]]:
-        """(tenant, session_uuid) of every session, of every tenant, that buffers `at_least` turns
-        or more, sorted: what the sweep queues extraction for (cost: the buffered turns, not the
-        whole store)."""
+    def buffers(self) -> list[Buffer]:
+        """Every session, of every tenant, whose buffer holds a turn, with its count of buffered
+        turns and its oldest one's arrival, sorted by (tenant, session): what the sweep reads,
+        once per run, to queue the full buffers and force those past a tenant's retention (cost:
+        one read of the buffered turns, not the whole store)."""
         ...
 
     def save_memory(self, memory: Memory) -> bool:
@@ -193,6 +200,17 @@ class Store(Protocol):
         """Replace the thread's character registry."""
         ...
 
+    def get_statements(self, tenant: str, thread: str) -> ThreadStatements | None:
+        """The thread's statements record (`models.statements`), None when none is stored yet.
+        One read of one record, whatever the thread holds: what supersession reads."""
+        ...
+
+    def save_statements(self, record: ThreadStatements) -> bool:
+        """Store `record` with its version plus one, only if the stored record's version is still
+        `record.version` (0: none stored). False (writing nothing) otherwise: another worker of the
+        thread wrote it since it was read; the caller reads it again and merges (compare-and-set)."""
+        ...
+
     def create_fork(self, plan: ForkPlan) -> None:
         """Write the target session, its turns and memories at once. Raises Conflict if it exists.
 
@@ -223,6 +241,11 @@ class Store(Protocol):
         """Up to `limit` memories whose parent_session_uuid is `thread`, in memory id order,
         starting after the memory id `after` (None: from the first). Keyset pages: walking them
         visits every memory of the thread once, even while others are added or deleted."""
+        ...
+
+    def latest_thread_memories(self, tenant: str, thread: str, limit: int) -> list[Memory]:
+        """The thread's `limit` newest memories (by memory id: creation order), newest first: what
+        an extractor is shown of the thread's current facts, whatever the thread's length."""
         ...
 
     def update_memory(self, memory: Memory, *, expected_life: MemoryLife | None = None) -> bool:

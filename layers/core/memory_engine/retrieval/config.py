@@ -70,6 +70,13 @@ class RetrievalConfig:
     # LoCoMo with a quarter of its sessions extracted, R@10 0.587 against 0.706 all buffered).
     # No effect when nothing is buffered or nothing is extracted.
     one_lexical_scale: bool = True
+    # The power of that share a memory document's BM25 is multiplied by (1: the share itself).
+    # Measured, not derived: replayed over the forming benchmark's candidates of all six LoCoMo dev
+    # conversations at 25 % extracted (bench/quality/locomo/forming_tune.py), chosen on conv-26/30/41
+    # and checked on conv-42/43/44, R@10 rose from 1 to a plateau at 2 to 6 (held-out 0.638 at 1,
+    # 0.659 at 2, 0.660 at 6); 2 is the smallest on it. No effect where the share is 1 (nothing
+    # buffered, nothing extracted, or the memory side holds the best match) (docs/retrieval.md).
+    memory_share_power: float = 2.0
     # How much of the lexical terms (BM25 and the speaker match) a Korean question keeps
     # (fusion.with_lexical_share).
     # Measured on the project's Korean set (docs/korean.md): every share above 0 ranked worse in

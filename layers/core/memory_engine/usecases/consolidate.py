@@ -52,6 +52,8 @@ def run(engine: Engine, tenant: str, request: ConsolidateRequest) -> Consolidate
         memory_ttl_seconds=request.options.memory_ttl_seconds,
     )
     outcome = engine.store.append_turn(session, turn)
+    if outcome.created:
+        engine.arrivals.buffered(turn)  # in-process only: no write, no message
     limits = engine.limits
     after = outcome.buffered_count
     point = extraction_point(limits.extraction_threshold, limits.batch_size)

@@ -16,6 +16,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Literal
 
 from memory_engine.engine import Engine
+from memory_engine.errors import Conflict
 from memory_engine.models.bank import rfc3339
 from memory_engine.models.domain import FACT_KIND, Memory, MemoryFields, new_memory_id, scope_key
 from memory_engine.models.life import EndReason, FactRevision, MemoryLife
@@ -33,6 +34,11 @@ _OVERFETCH = 2
 # Facts of a scope written too recently for the index to show (read from the store instead):
 # at most this many, the oldest of them first. Bounds one search's extra store read.
 YOUNG_FACTS = 100
+
+# Compare-and-set rounds of one fact's update or retirement by a merge: each lost round means a
+# PATCH or another merge changed the fact since it was read; it is read again and the change made
+# over what is stored (its wording kept as a revision), so a handful covers any real contention.
+MAX_WRITE_ATTEMPTS = 8
 
 Action = Literal["CREATED", "UPDATED", "DELETED"]
 
@@ -183,17 +189,17 @@ def merge(
         # Counted once per call, whatever it changed (the facts it writes carry it too).
         log.info("facts extracted", extra={"operations": len(operations), **spent})
     changes: list[FactChange] = []
+    written = {**(origin or {}), **spent}
     updates = [(existing[op.id], op.fact) for op in operations if op.op == "update" and op.id in existing]
     if updates:
         vectors = engine.embedder.embed([text for _, text in updates], mode="passage")
         for (old, text), vector in zip(updates, vectors, strict=True):
-            changes.extend(_update(engine, old, text, vector, spent))
+            changes.extend(_update(engine, old, (text, vector), spent, written))
     # What a retired fact's `superseded_by` names: the fact that now states its slot, if one does.
-    successor = next((change.memory.memory_id for change in changes if change.action == "UPDATED"), None)
+    successor = next((change.memory.memory_id for change in changes), None)
     for op in operations:
         if op.op == "delete" and op.id in existing:
             changes.extend(_retire(engine, existing[op.id], successor))
-    written = {**(origin or {}), **spent}
     added = create(engine, tenant, scope, [op.fact for op in operations if op.op == "add"], written)
     changes.extend(FactChange("CREATED", memory) for memory in added)
     return changes
@@ -206,14 +212,31 @@ def _index(engine: Engine, memories: Sequence[Memory]) -> None:
 
 
 def _update(
-    engine: Engine, old: Memory, text: str, vector: list[float], spent: Mapping[str, str | int | float]
+    engine: Engine,
+    old: Memory,
+    said: tuple[str, list[float]],
+    spent: Mapping[str, str | int | float],
+    written: Mapping[str, str | int | float],
 ) -> list[FactChange]:
-    new = reworded(old, text, vector, engine.clock.now(), "update")
-    new = new.model_copy(update={"metadata": {**new.metadata, **spent}})
-    if not engine.store.update_memory(new):
-        return []  # deleted meanwhile: nothing to update
-    _index(engine, [new])
-    return [FactChange("UPDATED", new)]
+    """Reword `old` as `text`, over the life just read, as a PATCH does: when a correction or
+    another merge changed it meanwhile, it is read again and reworded over that (whose wording
+    becomes a revision too). Retired meanwhile, it stays history and `text` is a new fact (with
+    `written`, as the merge's new facts)."""
+    text, vector = said
+    for _ in range(MAX_WRITE_ATTEMPTS):
+        if old.life.invalid_at is not None:
+            added = create(engine, old.tenant, old.scope, [text], written)
+            return [FactChange("CREATED", memory) for memory in added]
+        new = reworded(old, text, vector, engine.clock.now(), "update")
+        new = new.model_copy(update={"metadata": {**new.metadata, **spent}})
+        if engine.store.update_memory(new, expected_life=old.life):
+            _index(engine, [new])
+            return [FactChange("UPDATED", new)]
+        fresh = engine.store.get_memory(old.tenant, old.memory_id)
+        if fresh is None:
+            return []  # deleted meanwhile: nothing to update
+        old = fresh
+    raise _kept_changing(old)
 
 
 def reworded(old: Memory, text: str, vector: list[float], now: datetime, reason: EndReason) -> Memory:
@@ -240,7 +263,24 @@ def retired(memory: Memory, now: datetime, reason: EndReason, successor: str | N
 def _retire(engine: Engine, memory: Memory, successor: str | None) -> list[FactChange]:
     """A contradicted fact stops holding but is never lost: it stays stored, out of the scope's
     current facts (`nearest`, the bank's listing), readable by name and through its revisions."""
-    old = retired(memory, engine.clock.now(), "contradiction", successor)
-    if not engine.store.update_memory(old):
-        return []  # deleted meanwhile
-    return [FactChange("DELETED", old)]
+    for _ in range(MAX_WRITE_ATTEMPTS):
+        if memory.life.invalid_at is not None:
+            return []  # retired meanwhile (a PATCH, another merge): history already
+        old = retired(memory, engine.clock.now(), "contradiction", successor)
+        # Over the life just read, as an update: a correction that landed meanwhile is retired
+        # with its wording, never written over.
+        if engine.store.update_memory(old, expected_life=memory.life):
+            return [FactChange("DELETED", old)]
+        fresh = engine.store.get_memory(memory.tenant, memory.memory_id)
+        if fresh is None:
+            return []  # deleted meanwhile
+        memory = fresh
+    raise _kept_changing(memory)
+
+
+def _kept_changing(memory: Memory) -> Conflict:
+    return Conflict(
+        f"memories/{memory.memory_id} kept changing while this request merged into it (corrected or "
+        "retired by other requests each time it was read); send the events again.",
+        [{"field": "scope", "message": "a fact of the scope changed meanwhile"}],
+    )

@@ -32,7 +32,7 @@ from memory_engine.models.api import ForkRequest, ForkResponse, ForkResult
 from memory_engine.models.domain import FORKED_FROM, Memory, Session, Turn, TurnStatus, new_memory_id
 from memory_engine.models.messages import ExtractionJob
 from memory_engine.ports import ForkPlan, Store
-from memory_engine.usecases import index_purge
+from memory_engine.usecases import index_purge, supersede
 
 
 def run(engine: Engine, tenant: str, request: ForkRequest) -> ForkResponse:
@@ -86,10 +86,13 @@ def _read_source(engine: Engine, tenant: str, request: ForkRequest) -> tuple[Ses
 
 
 def _finish(engine: Engine, target: Session, turns: list[Turn], memories: list[Memory]) -> ForkResponse:
-    """Everything after the store write: index the copies, queue extraction if the buffer is full.
+    """Everything after the store write: index the copies, record their statements, queue
+    extraction if the buffer is full.
 
-    Both are idempotent, so a retry may run them again over the stored fork."""
+    All are idempotent, so a retry may run them again over the stored fork."""
     index_purge.index_written(engine, memories, turns)
+    # The copies' statements join the target thread's record: later statements replace them.
+    supersede.supersede_copies(engine, memories)
     buffered = [turn.dialog_uuid for turn in turns if turn.status is TurnStatus.BUFFERED]
     if len(buffered) >= extraction_point(engine.limits.extraction_threshold, engine.limits.batch_size):
         engine.queue.send(ExtractionJob(tenant=target.tenant, session_uuid=target.session_uuid))

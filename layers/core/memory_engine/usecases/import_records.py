@@ -22,7 +22,7 @@ from memory_engine.indexing.documents import embedding_text
 from memory_engine.models.domain import THREAD_SCOPE_KEY, Memory, Session, Turn, scope_key
 from memory_engine.models.export import ExportRecord, ImportReport
 from memory_engine.ports import ForkPlan
-from memory_engine.usecases import index_purge
+from memory_engine.usecases import index_purge, supersede
 from memory_engine.usecases.reembed import rewrite
 
 # Facts embedded per model call.
@@ -118,6 +118,7 @@ class Importer:
             self._count("session", 1)
             self._count("turn", len(pending.turns))
             self._count("memory", len(memories))
+            supersede.supersede_copies(engine, memories)
         except Conflict:  # imported before (or written since): left as it is
             self._count("session", 0, 1)
             self._count("turn", 0, len(pending.turns))

@@ -22,6 +22,11 @@ log = logging.getLogger("memory_engine.worker")
 
 # Renewals per visibility timeout: two may fail (a busy queue) before the job shows again.
 RENEWALS_PER_VISIBILITY = 3
+# How long the end of a job waits for a renewal still in flight. One SQS call may take minutes
+# with its retries on a struggling network; the job's settlement (ack, retry, dead letter) must
+# not wait on it (issue 42 §8: a test hung past 300 s under load), and a late renewal of a settled
+# receipt is refused as stale.
+JOIN_SECONDS = 5.0
 
 
 class Lease:
@@ -61,9 +66,12 @@ def held(
     receipt: str,
     visibility_seconds: float,
     wait: Callable[[threading.Event, float], bool] = threading.Event.wait,
+    join_seconds: float = JOIN_SECONDS,
 ) -> Iterator[Lease]:
     """Renew `receipt` every third of `visibility_seconds` until the block ends. `wait` waits on
-    the stop event for a number of seconds (tests pass one that returns at once, to renew on cue)."""
+    the stop event for a number of seconds (tests pass one that returns at once, to renew on cue).
+    At the end a renewal still in flight gets `join_seconds`, then is left to finish on its own
+    (a daemon thread that renews nothing more)."""
     lease = Lease(source, receipt, visibility_seconds)
     done = threading.Event()
 
@@ -78,4 +86,6 @@ def held(
         yield lease
     finally:
         done.set()
-        thread.join()
+        thread.join(join_seconds)
+        if thread.is_alive():
+            log.warning("a renewal of a job's receipt is still in flight; the job is settled without it")

@@ -53,7 +53,8 @@ def reembed_buffered(store: Store, embedder: Embedder, tenant: str | None = None
     session at a time; returns how many were written. A turn without a vector is left to the
     worker, which embeds it with the configured model anyway."""
     written = 0
-    for owner, session_uuid in store.full_buffers(1):
+    for buffer in store.buffers():
+        owner, session_uuid = buffer.tenant, buffer.session_uuid
         if tenant is not None and owner != tenant:
             continue
         turns = [turn for turn in store.buffered_turns(owner, session_uuid) if turn.embedding is not None]

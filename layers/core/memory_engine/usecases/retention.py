@@ -18,14 +18,14 @@ is at most one sweep after the turn itself was `days` old.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import suppress
 from datetime import timedelta
 
 from memory_engine.engine import Engine
 from memory_engine.errors import InvalidInput, NotFound
 from memory_engine.models.messages import ExtractionJob
-from memory_engine.ports import RemovalOutcome, Store
+from memory_engine.ports import Buffer, RemovalOutcome, Store
 
 log = logging.getLogger("memory_engine.sweep")
 
@@ -85,12 +85,13 @@ def forget_turns(engine: Engine, tenant: str, removed: list[RemovalOutcome]) -> 
     return gone
 
 
-def extract_past_retention(engine: Engine) -> list[ExtractionJob]:
-    """Force the extraction of every session whose buffer holds a turn that arrived more than its
-    tenant's retention ago: it becomes a memory (and then goes with it), never dropped unread."""
+def extract_past_retention(engine: Engine, buffers: Sequence[Buffer]) -> list[ExtractionJob]:
+    """Force the extraction of every session of `buffers` (the sweep's one read of them) whose
+    buffer holds a turn that arrived more than its tenant's retention ago: it becomes a memory
+    (and then goes with it), never dropped unread."""
     now, days_of = engine.clock.now(), {}
     sent: list[ExtractionJob] = []
-    for tenant, session_uuid, oldest in engine.store.oldest_buffered():
+    for tenant, session_uuid, oldest in ((b.tenant, b.session_uuid, b.oldest) for b in buffers):
         if tenant not in days_of:
             days_of[tenant] = engine.store.get_retention(tenant)
         days = days_of[tenant]

@@ -132,7 +132,10 @@ def gather(engine: Engine, tenant: str, request: RetrieveRequest) -> Gathered:
     share = 1.0
     if config.one_lexical_scale and pooled:
         # One BM25 for every turn candidate (the pool's), and the memory documents' on its scale.
-        share = memory_lexical_share(lexical, (_pooled_key(turn) for turn in indexed))
+        share = (
+            memory_lexical_share(lexical, (_pooled_key(turn) for turn in indexed))
+            ** config.memory_share_power
+        )
         indexed, scales = _on_pool_scale(indexed, lexical, scale), (scale, scale)
     sources = (indexed, pooled)
     deadline.check()
@@ -239,7 +242,7 @@ def _buffered_found(
     newest = sorted(turns.items(), key=lambda item: (item[1].timestamp, item[1].seq), reverse=True)
     texts = [(key, turn_lexical_text(turn, engine.retrieval)) for key, turn in newest]
     texts += [(_pooled_key(turn), turn.text) for turn in indexed]
-    read = turn_terms.analysed(engine, texts, engine.limits.retrieve_embed_budget_chars)
+    read = turn_terms.analysed(engine, texts, engine.limits.retrieve_analyse_budget_chars)
     lexical = bm25_counted({key: analysed.terms for key, analysed in read.items()}, query.terms)
     lexical = {key: lexical.get(key, 0.0) for key in read}
     scale = max(lexical.values(), default=0.0) or None

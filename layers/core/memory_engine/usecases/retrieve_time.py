@@ -146,7 +146,10 @@ def _with_time(
     hit: RetrievedMemory, memory: Memory, request: RetrieveRequest, topics: frozenset[str]
 ) -> RetrievedMemory:
     as_of = request.options.as_of
-    update: dict[str, object] = {"current": is_current(memory, topics, as_of)}
+    update: dict[str, object] = {
+        "current": is_current(memory, topics, as_of),
+        "event_dates": memory.life.event_dates,
+    }
     if request.options.history:
         update["history"] = history(memory, as_of)
     return hit.model_copy(update=update)

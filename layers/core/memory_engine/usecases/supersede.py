@@ -20,23 +20,19 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from itertools import pairwise
 
 from memory_engine.engine import Engine
-from memory_engine.extraction.fact_slots import slot_of
 from memory_engine.models.domain import Memory
 from memory_engine.models.life import KeyFactLife
+from memory_engine.models.statements import StatementRef
 from memory_engine.ports import CurrentFact
+from memory_engine.usecases import thread_statements
 
 log = logging.getLogger("memory_engine.worker")
 
-# A thread's memories read per written memory, oldest first: bounded work per batch. A thread
-# longer than this compares the new memory with its first MAX_SCANNED memories only.
-MAX_SCANNED = 500
-_PAGE = 100
 # Compare-and-set rounds of marking one memory: each lost round means another worker of the
 # thread marked it meanwhile, so a handful covers any real contention.
 MAX_MARK_ATTEMPTS = 8
@@ -55,23 +51,19 @@ class Statement:
 
 def statements(memory: Memory) -> list[Statement]:
     """The memory's key facts that state a one-value fact, with their character."""
-    found: list[Statement] = []
-    for index, line in enumerate(memory.fields.key_facts):
-        subject, separator, text = line.partition(": ")
-        if not separator:
-            subject, text = "", line
-        slot = slot_of(text)
-        if slot is not None:
-            found.append(Statement(memory.stated_at, memory.memory_id, index, slot, subject.strip()))
-    return found
+    return [
+        Statement(found.stated_at, found.memory_id, found.index, found.slot, found.subject)
+        for found in thread_statements.statements(memory)
+    ]
 
 
 def current_facts(engine: Engine, tenant: str, thread: str, limit: int) -> list[CurrentFact]:
-    """The thread's newest `limit` key facts that still hold, oldest first (bounded scan)."""
+    """The key facts that still hold in the thread's `limit` newest memories, the newest `limit`
+    of them, oldest first: one bounded read, whatever the thread's length."""
     if limit <= 0:
-        return []  # an extractor that reads none: no scan
+        return []  # an extractor that reads none: no read
     found: list[tuple[datetime, str, CurrentFact]] = []
-    for memory in _thread_memories(engine, tenant, thread):
+    for memory in engine.store.latest_thread_memories(tenant, thread, limit):
         replaced = {fact.index for fact in memory.life.key_facts}
         found.extend(
             (
@@ -88,27 +80,40 @@ def current_facts(engine: Engine, tenant: str, thread: str, limit: int) -> list[
 
 def supersede(engine: Engine, memory: Memory) -> list[Memory]:
     """Record which of the thread's key facts `memory` replaces, and which of its own later
-    statements already replace; returns the memories whose life changed (already stored)."""
+    statements already replace; returns the memories whose life changed (already stored).
+
+    Reads the thread's statements record (one record, `thread_statements`) and only the memories
+    next to the new statements in event time: bounded work, however long the thread."""
     changed = _marked(engine, memory)
     memory = next((m for m in changed if m.memory_id == memory.memory_id), memory)
-    new = statements(memory)
+    return _replaced(engine, [memory], changed)
+
+
+def supersede_copies(engine: Engine, memories: Sequence[Memory]) -> None:
+    """The same for memories written without an extraction (a fork's copies, an import's): their
+    statements join their thread's record, and replace and are replaced as the worker's would."""
+    threads: dict[tuple[str, str], list[Memory]] = {}
+    for memory in memories:
+        threads.setdefault((memory.tenant, memory.parent_session_uuid), []).append(memory)
+    for written in threads.values():
+        _replaced(engine, written, [])
+
+
+def _replaced(engine: Engine, written: list[Memory], changed: list[Memory]) -> list[Memory]:
+    """Mark what the statements of `written` (memories of one thread) replace and what replaces
+    them, adding them to the thread's record first; `changed` plus the memories marked."""
+    new = [statement for memory in written for statement in thread_statements.statements(memory)]
     if not new:
         return changed
-    groups = {(s.slot, s.subject) for s in new}
-    thread: dict[str, Memory] = {memory.memory_id: memory}
-    by_group: dict[tuple[str, str], list[Statement]] = {group: [] for group in groups}
-    for other in _thread_memories(engine, memory.tenant, memory.parent_session_uuid):
-        for statement in statements(other) if other.memory_id != memory.memory_id else new:
-            if (statement.slot, statement.subject) in by_group:
-                thread[other.memory_id] = other
-                by_group[statement.slot, statement.subject].append(statement)
-    if memory.memory_id not in {s.memory_id for group in by_group.values() for s in group}:
-        for statement in new:  # not listed yet (a store that lists what it wrote a moment later)
-            by_group[statement.slot, statement.subject].append(statement)
+    record = thread_statements.add(engine, written[0].tenant, written[0].parent_session_uuid, new)
+    groups: dict[tuple[str, str], dict[tuple[str, int], StatementRef]] = {s.group: {} for s in new}
+    for statement in [*record.statements, *new]:
+        if statement.group in groups:
+            groups[statement.group][statement.memory_id, statement.index] = statement
+    reader = thread_statements.Neighbours(engine, written)
     replaced: dict[str, dict[int, KeyFactLife]] = {}
-    for group in by_group.values():
-        ordered = sorted(group)
-        for earlier, later in pairwise(ordered):
+    for group in groups.values():
+        for earlier, later in reader.pairs(sorted(group.values(), key=lambda s: s.order)):
             replaced.setdefault(earlier.memory_id, {})[earlier.index] = KeyFactLife(
                 index=earlier.index,
                 slot=earlier.slot,
@@ -116,8 +121,19 @@ def supersede(engine: Engine, memory: Memory) -> list[Memory]:
                 invalid_at=later.stated_at,
                 superseded_by=later.memory_id,
             )
+    thread_statements.prune(engine, record, reader.gone)
+    ours = {memory.memory_id for memory in written}
     for memory_id, lives in replaced.items():
-        updated = _mark(engine, thread[memory_id], lives, _earlier_end)
+        # A written memory is read as stored: the store may have set what its writer did not
+        # (a retention's expiry), and the marking writes the whole memory back.
+        owner = (
+            engine.store.get_memory(written[0].tenant, memory_id)
+            if memory_id in ours
+            else reader.read[memory_id]
+        )
+        if owner is None:
+            continue
+        updated = _mark(engine, owner, lives, _earlier_end)
         if updated is not None:
             changed = [m for m in changed if m.memory_id != updated.memory_id] + [updated]
     return changed
@@ -201,15 +217,3 @@ def _mark(
         "memory %s kept changing while its replaced facts were marked; left unmarked", owner.memory_id
     )
     return None
-
-
-def _thread_memories(engine: Engine, tenant: str, thread: str) -> Iterator[Memory]:
-    after: str | None = None
-    seen = 0
-    while seen < MAX_SCANNED:
-        page = engine.store.list_thread_memories(tenant, thread, after, min(_PAGE, MAX_SCANNED - seen))
-        if not page:
-            return
-        yield from page
-        seen += len(page)
-        after = page[-1].memory_id

@@ -45,9 +45,11 @@ def run(engine: Engine) -> list[ExtractionJob]:
         log.warning("sweep could not remove expired memories this time: %s", error.message)
     limits = engine.limits
     point = extraction_point(limits.extraction_threshold, limits.batch_size)
+    buffers = engine.store.buffers()  # one read of the buffered turns serves both uses below
     sent = [
-        ExtractionJob(tenant=tenant, session_uuid=session_uuid)
-        for tenant, session_uuid in engine.store.full_buffers(point)
+        ExtractionJob(tenant=buffer.tenant, session_uuid=buffer.session_uuid)
+        for buffer in buffers
+        if buffer.turns >= point
     ]
     for job in sent:
         engine.queue.send(job)
@@ -56,7 +58,7 @@ def run(engine: Engine) -> list[ExtractionJob]:
     forced = {(job.tenant, job.session_uuid) for job in sent}
     sent += [
         job
-        for job in retention.extract_past_retention(engine)
+        for job in retention.extract_past_retention(engine, buffers)
         if (job.tenant, job.session_uuid) not in forced
     ]
     return sent

@@ -38,7 +38,9 @@ def digest(text: str) -> str:
     return hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def analysed(engine: Engine, texts: Iterable[tuple[str, str]], budget_chars: int) -> dict[str, AnalysedText]:
+def analysed(
+    engine: Engine, texts: Iterable[tuple[str, str]], budget_chars: float
+) -> dict[str, AnalysedText]:
     """The analysed form of each (caller's key, text) of `texts`: from the cache, or read now
     within the budget (see the module's docstring); a text left out has none."""
     found: dict[str, AnalysedText] = {}

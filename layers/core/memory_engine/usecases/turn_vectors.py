@@ -5,11 +5,16 @@ is asked anything) and uses them for the memory's turn documents; when it ends, 
 stores the vectors of the turns that stay buffered (`Turn.embedding`): those extracted now leave
 the buffer and need none, so a turn costs no extra write in the common case.
 
+Where the process outlives its requests (the local server), a turn is also embedded when it
+arrives, by a background step at the worker's priority (`warm`, through the engine's `arrivals`):
+its vector is in the process's cache before the worker's job or a retrieve asks for it.
+
 Retrieve scores a buffered turn with its stored vector, or the process's cache, and
 embeds at most `retrieve_embed_budget` turns that have neither, of `retrieve_embed_budget_chars`
-characters in all (the newest first: in a conversation those are the ones just said), so its cost
-grows neither with the number of turns waiting for extraction nor with their length. A turn over
-the budget is scored lexically until it has a vector.
+characters in all (the newest that fit: in a conversation those are the ones just said), so its
+cost grows neither with the number of turns waiting for extraction nor with their length; the
+budget is a few short turns, so a retrieve never embeds a neighbour's long text. A turn left
+out is scored by its words until its vector is made.
 """
 
 from __future__ import annotations
@@ -58,6 +63,17 @@ def _embed(engine: Engine, turns: Sequence[Turn]) -> list[list[float]]:
             engine.turn_vectors.put(keys[index], vector)
             found[index] = vector
     return [vector for vector in found if vector is not None]
+
+
+def warm(engine: Engine, turns: Sequence[Turn]) -> int:
+    """Put the vectors of `turns` that have none (stored or cached) into the process's cache, off
+    the request path: the background step's side. Returns how many it embedded."""
+    missing = [
+        turn for turn in turns if turn.embedding is None and engine.turn_vectors.get(cache_key(turn)) is None
+    ]
+    if missing:
+        _embed(engine, missing)
+    return len(missing)
 
 
 def embedded(engine: Engine, turns: Sequence[Turn]) -> list[Turn]:
@@ -129,14 +145,15 @@ def for_query(
 
 
 def _chunks(turns: Sequence[tuple[str, Turn]], cap: int, budget_chars: int) -> list[list[tuple[str, Turn]]]:
-    """The turns that fit in `budget_chars` (in order, stopping at the first that does not), in
+    """The turns that fit in `budget_chars` (in order, passing over one that does not: a long turn
+    waits for its vector from off the request path, a short one after it still gets one), in
     calls of about `embedding.CHUNK_CHARS` characters each, so the deadline is asked between them."""
     chunks: list[list[tuple[str, Turn]]] = []
     spent = size = 0
     for item in turns:
         chars = min(len(turn_embedding_text(item[1])), cap)
         if spent + chars > budget_chars:
-            break
+            continue
         if not chunks or size + chars > CHUNK_CHARS:
             chunks.append([])
             size = 0

@@ -139,9 +139,9 @@ def backfill_fact_counts(table: DynamoTable) -> int:
         ExpressionAttributeValues={":memory": items.s(keys.MEMORY_SK), ":none": items.s("")},
         ExpressionAttributeNames={"#ttl": keys.TTL_ATTRIBUTE},
     ):
-        scope = (items.required(item, "tenant"), items.text(item, "parent_session_uuid") or "")
-        counts[scope] += 1
-        first.setdefault(scope, item)
+        where = (items.required(item, "tenant"), items.text(item, "parent_session_uuid") or "")
+        counts[where] += 1
+        first.setdefault(where, item)
         if keys.TTL_ATTRIBUTE in item:  # its overflow parts carry the owner's TTL too
             for key in [*reads.keys_of([item]), *items.part_keys(item)]:
                 table.update_existing(key, "REMOVE #ttl", names={"#ttl": keys.TTL_ATTRIBUTE})

@@ -15,22 +15,6 @@ from memory_engine.adapters.encoding import to_text
 from memory_engine.models.domain import Memory
 
 
-def oldest_buffered(table: DynamoTable) -> list[tuple[str, str, datetime]]:
-    """Per session with buffered turns, the arrival of its oldest one (`Store.oldest_buffered`):
-    one scan of gsi1, sparse (buffered turns only) and projecting every attribute."""
-    oldest: dict[tuple[str, str], str] = {}
-    for item in table.scan(
-        IndexName=keys.GSI1,
-        ProjectionExpression="pk, #tenant, created_at",
-        ExpressionAttributeNames={"#tenant": "tenant"},
-    ):
-        tenant = items.required(item, "tenant")
-        session = (tenant, items.required(item, "pk").removeprefix(keys.session_pk(tenant, "")))
-        arrived = items.required(item, "created_at")  # fixed-width UTC text: sorts as time
-        oldest[session] = min(oldest.get(session, arrived), arrived)
-    return [(tenant, session, datetime.fromisoformat(at)) for (tenant, session), at in sorted(oldest.items())]
-
-
 def memories_after(
     table: DynamoTable,
     tenant: str,

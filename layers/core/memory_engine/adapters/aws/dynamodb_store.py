@@ -5,7 +5,7 @@ TransactWriteItems call, each in the module of its records: `dynamodb_turns` (co
 reads), `dynamodb_memory_writes` (save and update a memory), `dynamodb_removal` (deletes of a
 memory, a dialog, a whole session), `dynamodb_fork`, `dynamodb_sessions` (listings),
 `dynamodb_fact_counts` (each scope's count of facts) and `dynamodb_lifecycle` (expiry,
-retention). Memory reads and the character registry are here.
+retention). Memory reads, the character registry and the statements record are here.
 """
 
 from __future__ import annotations
@@ -34,7 +34,8 @@ from memory_engine.adapters.aws.dynamodb_table import DynamoTable
 from memory_engine.errors import InvalidInput
 from memory_engine.models.domain import Memory, Session, Turn
 from memory_engine.models.life import MemoryLife
-from memory_engine.ports import Clock, ConsolidateOutcome, FactScope, ForkPlan, RemovalOutcome
+from memory_engine.models.statements import ThreadStatements
+from memory_engine.ports import Buffer, Clock, ConsolidateOutcome, FactScope, ForkPlan, RemovalOutcome
 from memory_engine.ports.clock import SystemClock
 
 _PAGE = 100
@@ -98,11 +99,8 @@ class DynamoDbStore:
     def save_turn_vectors(self, tenant: str, session_uuid: str, vectors: Mapping[str, list[float]]) -> int:
         return turns.save_turn_vectors(self.table, tenant, session_uuid, vectors)
 
-    def oldest_buffered(self) -> list[tuple[str, str, datetime]]:
-        return lifecycle.oldest_buffered(self.table)
-
-    def full_buffers(self, at_least: int) -> list[tuple[str, str]]:
-        return turns.full_buffers(self.table, at_least)
+    def buffers(self) -> list[Buffer]:
+        return turns.buffers(self.table)
 
     # -- memories ----------------------------------------------------------------------------
 
@@ -184,6 +182,24 @@ class DynamoDbStore:
             page += sorted(found, key=lambda memory: memory.memory_id)
         return page
 
+    def latest_thread_memories(self, tenant: str, thread: str, limit: int) -> list[Memory]:
+        if limit <= 0:
+            return []
+        # gsi3 backwards: the newest keys first; a memory deleted since is skipped and the page
+        # filled from further back, as for the pages above.
+        listed = self.table.query(
+            IndexName=keys.GSI3,
+            KeyConditionExpression="gsi3pk = :thread",
+            ExpressionAttributeValues={":thread": items.s(keys.thread_pk(tenant, thread))},
+            ScanIndexForward=False,
+            Limit=limit,
+        )
+        page: list[Memory] = []
+        while len(page) < limit and (wanted := list(islice(listed, limit - len(page)))):
+            found = self._live(reads.memories(self.table, self.table.batch_get(reads.keys_of(wanted))))
+            page += sorted(found, key=lambda memory: memory.memory_id, reverse=True)
+        return page
+
     def memories_after(self, tenant: str, after: str | None, limit: int) -> list[Memory]:
         return lifecycle.memories_after(self.table, tenant, after, limit, self._live)
 
@@ -233,3 +249,25 @@ class DynamoDbStore:
         if chunks:
             raise InvalidInput(f"The character registry of thread {thread} is over 300 KB compressed.")
         self.table.put(item)
+
+    # -- the thread's statements record (supersession) ---------------------------------------
+
+    def get_statements(self, tenant: str, thread: str) -> ThreadStatements | None:
+        item = self.table.get(keys.thread_pk(tenant, thread), keys.STATEMENTS_SK)
+        if item is None:
+            return None
+        record = ThreadStatements.model_validate_json(items.unpack(item, ["record"])["record"])
+        return record.model_copy(update={"version": items.number(item, "version")})
+
+    def save_statements(self, record: ThreadStatements) -> bool:
+        base = {
+            **keys.key(keys.thread_pk(record.tenant, record.thread), keys.STATEMENTS_SK),
+            "kind": items.s("statements"),
+            "version": items.n(record.version + 1),
+        }
+        item, chunks = items.pack(base, {"record": record.model_dump_json(exclude={"version"})})
+        if chunks:  # MAX_STATEMENTS keeps it far below: some 30 KB compressed at the bound
+            raise InvalidInput(f"The statements record of thread {record.thread} is over 300 KB compressed.")
+        if record.version == 0:
+            return self.table.put_if(item, "attribute_not_exists(pk)")
+        return self.table.put_if(item, "version = :version", {":version": items.n(record.version)})

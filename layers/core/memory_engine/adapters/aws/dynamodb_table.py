@@ -183,6 +183,22 @@ class DynamoTable:
         with self._errors():
             self.client.put_item(TableName=self.name, Item=item)
 
+    def put_if(self, item: Item, condition: str, values: Item | None = None) -> bool:
+        """One conditional PutItem; False when the condition refused it."""
+        from botocore.exceptions import ClientError
+
+        arguments: Item = {"ConditionExpression": condition}
+        if values:
+            arguments["ExpressionAttributeValues"] = values
+        try:
+            with self._errors():
+                self.client.put_item(TableName=self.name, Item=item, **arguments)
+        except ClientError as error:
+            if error_code(error) != "ConditionalCheckFailedException":
+                raise
+            return False
+        return True
+
     def update_existing(
         self,
         item_key: Item,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 
 from memory_engine.adapters.aws import dynamodb_items as items
 from memory_engine.adapters.aws import dynamodb_keys as keys
@@ -17,7 +18,7 @@ from memory_engine.adapters.aws.dynamodb_table import DynamoTable, TransactionCa
 from memory_engine.adapters.encoding import pack_vector
 from memory_engine.errors import Conflict, InvalidInput, Unavailable
 from memory_engine.models.domain import Session, Turn, TurnStatus, check_thread
-from memory_engine.ports import ConsolidateOutcome
+from memory_engine.ports import Buffer, ConsolidateOutcome
 
 MAX_ATTEMPTS = 12  # optimistic retries of one write under contention before answering 503
 NOT_THERE = "attribute_not_exists(pk)"
@@ -146,16 +147,23 @@ def save_turn_vectors(
     )
 
 
-def full_buffers(table: DynamoTable, at_least: int) -> list[tuple[str, str]]:
-    # gsi1 is sparse (buffered turns only), so the scan reads what waits, not the table. The
-    # session is what follows the tenant's part of the turn's pk (taken as it is).
+def buffers(table: DynamoTable) -> list[Buffer]:
+    """`Store.buffers`: one scan of gsi1, which is sparse (buffered turns only), so it reads what
+    waits, not the table; each turn gives its session a count and, maybe, its oldest arrival."""
     counts: Counter[tuple[str, str]] = Counter()
+    oldest: dict[tuple[str, str], str] = {}
     for item in table.scan(
         IndexName=keys.GSI1,
-        ProjectionExpression="pk, #tenant",
+        ProjectionExpression="pk, #tenant, created_at",
         ExpressionAttributeNames={"#tenant": "tenant"},
     ):
         tenant = items.required(item, "tenant")
-        session_uuid = items.required(item, "pk").removeprefix(keys.session_pk(tenant, ""))
-        counts[(tenant, session_uuid)] += 1
-    return sorted(session for session, count in counts.items() if count >= at_least)
+        # The session is what follows the tenant's part of the turn's pk (taken as it is).
+        session = (tenant, items.required(item, "pk").removeprefix(keys.session_pk(tenant, "")))
+        arrived = items.required(item, "created_at")  # fixed-width UTC text: sorts as time
+        counts[session] += 1
+        oldest[session] = min(oldest.get(session, arrived), arrived)
+    return [
+        Buffer(tenant, session_uuid, count, datetime.fromisoformat(oldest[tenant, session_uuid]))
+        for (tenant, session_uuid), count in sorted(counts.items())
+    ]

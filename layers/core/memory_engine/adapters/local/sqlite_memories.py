@@ -130,6 +130,19 @@ def list_thread_memories(
     return [memory_from_row(row) for row in rows]
 
 
+def latest_thread_memories(
+    db: SqliteDatabase, now: str, tenant: str, thread: str, limit: int
+) -> list[Memory]:
+    with db.read() as conn:
+        rows = conn.execute(
+            "SELECT * FROM memories WHERE tenant = ? AND parent_session_uuid = ?"
+            + _LIVE
+            + " ORDER BY memory_id DESC LIMIT ?",
+            (tenant, thread, now, max(limit, 0)),
+        ).fetchall()
+    return [memory_from_row(row) for row in rows]
+
+
 def memories_after(db: SqliteDatabase, now: str, tenant: str, after: str | None, limit: int) -> list[Memory]:
     with db.read() as conn:
         rows = conn.execute(

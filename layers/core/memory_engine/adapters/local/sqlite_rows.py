@@ -11,6 +11,7 @@ from typing import Any
 from memory_engine.adapters.local.sqlite_db import pack_vector, to_text, unpack_vector
 from memory_engine.models.domain import Memory, MemoryFields, Session, Turn
 from memory_engine.models.life import MemoryLife
+from memory_engine.ports.store import Buffer
 
 # Every primary key starts with the tenant, as on every other backend.
 STORE_SCHEMA = """
@@ -83,6 +84,15 @@ CREATE TABLE IF NOT EXISTS characters (
     tenant TEXT NOT NULL,
     thread TEXT NOT NULL,
     registry TEXT NOT NULL,
+    PRIMARY KEY (tenant, thread)
+);
+
+-- A thread's statements record (models/statements.py), written with a compare-and-set on version.
+CREATE TABLE IF NOT EXISTS statements (
+    tenant TEXT NOT NULL,
+    thread TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    record TEXT NOT NULL,
     PRIMARY KEY (tenant, thread)
 );
 """
@@ -234,13 +244,16 @@ def save_retention(conn: sqlite3.Connection, tenant: str, days: int | None) -> N
     )
 
 
-def oldest_buffered(conn: sqlite3.Connection) -> list[tuple[str, str, datetime]]:
-    """Per session with buffered turns, the arrival of its oldest one (`Store.oldest_buffered`)."""
+def buffers(conn: sqlite3.Connection) -> list[Buffer]:
+    """Per session with buffered turns, their count and the oldest one's arrival (`Store.buffers`)."""
     rows = conn.execute(
-        "SELECT tenant, session_uuid, MIN(created_at) AS oldest FROM turns WHERE status = 'buffered'"
-        " GROUP BY tenant, session_uuid ORDER BY tenant, session_uuid"
+        "SELECT tenant, session_uuid, COUNT(*) AS turns, MIN(created_at) AS oldest FROM turns"
+        " WHERE status = 'buffered' GROUP BY tenant, session_uuid ORDER BY tenant, session_uuid"
     ).fetchall()
-    return [(row["tenant"], row["session_uuid"], datetime.fromisoformat(row["oldest"])) for row in rows]
+    return [
+        Buffer(row["tenant"], row["session_uuid"], row["turns"], datetime.fromisoformat(row["oldest"]))
+        for row in rows
+    ]
 
 
 def expired_ids(conn: sqlite3.Connection, now: str, limit: int) -> list[tuple[str, str]]:

@@ -2,7 +2,8 @@
 
 The class is the port's face; each kind of record has its own module of SQL over the database:
 `sqlite_turns` (sessions and turns), `sqlite_memories` (memories), `sqlite_removal` (deletes and
-forks). The tenant's retention and the thread's character registry are one row each, kept here.
+forks). The tenant's retention, the thread's character registry and its statements record are one row
+each, kept here.
 """
 
 from __future__ import annotations
@@ -19,15 +20,16 @@ from memory_engine.adapters.local import sqlite_turns as turns
 from memory_engine.adapters.local.sqlite_db import SqliteDatabase
 from memory_engine.adapters.local.sqlite_rows import (
     STORE_SCHEMA,
+    buffers,
     expired_ids,
     migrate_store,
-    oldest_buffered,
     retention_days,
     save_retention,
 )
 from memory_engine.models.domain import Memory, Session, Turn
 from memory_engine.models.life import MemoryLife
-from memory_engine.ports import Clock, ConsolidateOutcome, FactScope, ForkPlan, RemovalOutcome
+from memory_engine.models.statements import ThreadStatements
+from memory_engine.ports import Buffer, Clock, ConsolidateOutcome, FactScope, ForkPlan, RemovalOutcome
 from memory_engine.ports.clock import SystemClock
 
 
@@ -75,12 +77,9 @@ class SqliteStore:
     def save_turn_vectors(self, tenant: str, session_uuid: str, vectors: Mapping[str, list[float]]) -> int:
         return turns.save_turn_vectors(self._db, tenant, session_uuid, vectors)
 
-    def oldest_buffered(self) -> list[tuple[str, str, datetime]]:
+    def buffers(self) -> list[Buffer]:
         with self._db.read() as conn:
-            return oldest_buffered(conn)
-
-    def full_buffers(self, at_least: int) -> list[tuple[str, str]]:
-        return turns.full_buffers(self._db, at_least)
+            return buffers(conn)
 
     # -- memories ----------------------------------------------------------------------------
 
@@ -105,6 +104,9 @@ class SqliteStore:
         self, tenant: str, thread: str, after: str | None = None, limit: int = 100
     ) -> list[Memory]:
         return memories.list_thread_memories(self._db, self._now(), tenant, thread, after, limit)
+
+    def latest_thread_memories(self, tenant: str, thread: str, limit: int) -> list[Memory]:
+        return memories.latest_thread_memories(self._db, self._now(), tenant, thread, limit)
 
     def update_memory(self, memory: Memory, *, expected_life: MemoryLife | None = None) -> bool:
         return memories.update_memory(self._db, memory, expected_life)
@@ -159,3 +161,32 @@ class SqliteStore:
                 " ON CONFLICT (tenant, thread) DO UPDATE SET registry = excluded.registry",
                 (tenant, thread, json.dumps(registry, ensure_ascii=False)),
             )
+
+    # -- the thread's statements record (supersession) ---------------------------------------
+
+    def get_statements(self, tenant: str, thread: str) -> ThreadStatements | None:
+        with self._db.read() as conn:
+            row = conn.execute(
+                "SELECT version, record FROM statements WHERE tenant = ? AND thread = ?", (tenant, thread)
+            ).fetchone()
+        if row is None:
+            return None
+        record = ThreadStatements.model_validate_json(row["record"])
+        return record.model_copy(update={"version": row["version"]})
+
+    def save_statements(self, record: ThreadStatements) -> bool:
+        stored = record.model_dump_json(exclude={"version"})
+        with self._db.write() as conn:
+            if record.version == 0:
+                cursor = conn.execute(
+                    "INSERT INTO statements (tenant, thread, version, record) VALUES (?, ?, 1, ?)"
+                    " ON CONFLICT (tenant, thread) DO NOTHING",
+                    (record.tenant, record.thread, stored),
+                )
+            else:
+                cursor = conn.execute(
+                    "UPDATE statements SET version = version + 1, record = ?"
+                    " WHERE tenant = ? AND thread = ? AND version = ?",
+                    (stored, record.tenant, record.thread, record.version),
+                )
+            return cursor.rowcount == 1

@@ -106,16 +106,6 @@ def save_turn_vectors(
         )
 
 
-def full_buffers(db: SqliteDatabase, at_least: int) -> list[tuple[str, str]]:
-    with db.read() as conn:
-        rows = conn.execute(
-            "SELECT tenant, session_uuid FROM turns WHERE status = ? GROUP BY tenant, session_uuid"
-            " HAVING COUNT(*) >= ? ORDER BY tenant, session_uuid",
-            (BUFFERED, at_least),
-        ).fetchall()
-    return [(row["tenant"], row["session_uuid"]) for row in rows]
-
-
 def session_row(conn: sqlite3.Connection, tenant: str, session_uuid: str) -> sqlite3.Row | None:
     row: sqlite3.Row | None = conn.execute(
         "SELECT * FROM sessions WHERE tenant = ? AND session_uuid = ?", (tenant, session_uuid)
