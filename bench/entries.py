@@ -221,11 +221,11 @@ QUALITY = (
         "locomo_retrieval_gemma",
         "LoCoMo dev, EmbeddingGemma",
         "The same harness with EmbeddingGemma-300M (float32, 768 dimensions) as the engine's embedder, "
-        "ranked with its retrieval profile ([retrieval.md](retrieval.md#per-embedder)): the default engine, "
-        "the baselines (BM25 and MiniLM over turns) and the ablations that share the default's ingestion. "
+        "ranked with its retrieval profile ([retrieval.md](retrieval.md#per-embedder)): the default engine "
+        "and the baselines (BM25 and MiniLM over turns). "
         "Beside [LoCoMo dev](#locomo-dev) (e5) it is the dev-split comparison of the two embedders.",
         "MEMORY_ENGINE_EMBEDDING_MODEL_DIR=... python -m bench.quality.locomo_retrieval --embedder gemma "
-        "--shared-ingestion-only --no-plot --results bench/results/locomo_retrieval_gemma.json",
+        "--no-ablations --no-plot --results bench/results/locomo_retrieval_gemma.json",
         quality.retrieval,
     ),
     Entry(
