@@ -221,11 +221,11 @@ QUALITY = (
         "locomo_retrieval_gemma",
         "LoCoMo dev, EmbeddingGemma",
         "The same harness with EmbeddingGemma-300M (float32, 768 dimensions) as the engine's embedder, "
-        "ranked with its retrieval profile ([retrieval.md](retrieval.md#per-embedder)): the default engine, "
-        "the baselines (BM25 and MiniLM over turns) and the ablations that share the default's ingestion. "
+        "ranked with its retrieval profile ([retrieval.md](retrieval.md#per-embedder)): the default engine "
+        "and the baselines (BM25 and MiniLM over turns). "
         "Beside [LoCoMo dev](#locomo-dev) (e5) it is the dev-split comparison of the two embedders.",
         "MEMORY_ENGINE_EMBEDDING_MODEL_DIR=... python -m bench.quality.locomo_retrieval --embedder gemma "
-        "--shared-ingestion-only --no-plot --results bench/results/locomo_retrieval_gemma.json",
+        "--no-ablations --no-plot --results bench/results/locomo_retrieval_gemma.json",
         quality.retrieval,
     ),
     Entry(
@@ -349,6 +349,15 @@ QUALITY = (
         ' marks of what a fact replaces are part of "after"). Few questions: one question moves a figure'
         " by 0.1 or more.",
         "python -m bench.quality.fact_updates_llm",
+        quality.fact_updates_llm,
+    ),
+    Entry(
+        "fact_updates_llm_replay",
+        "Facts that change over sessions, with the LLM extractor, on the same answers",
+        "The table above on the first answer the model gave each batch of its conversations, replayed"
+        " whatever current facts the model was shown then (`--replay`): the engine's code, not the model,"
+        ' is what differs from a run that recorded them. "before" and "after" as above.',
+        "python -m bench.quality.fact_updates_llm --replay",
         quality.fact_updates_llm,
     ),
     Entry(
