@@ -352,6 +352,15 @@ QUALITY = (
         quality.fact_updates_llm,
     ),
     Entry(
+        "fact_updates_llm_replay",
+        "Facts that change over sessions, with the LLM extractor, on the same answers",
+        "The table above on the first answer the model gave each batch of its conversations, replayed"
+        " whatever current facts the model was shown then (`--replay`): the engine's code, not the model,"
+        ' is what differs from a run that recorded them. "before" and "after" as above.',
+        "python -m bench.quality.fact_updates_llm --replay",
+        quality.fact_updates_llm,
+    ),
+    Entry(
         "instruction_filter",
         "Ordinary dialogue the instruction filter takes for orders",
         "The turns of LoCoMo dev and of the Korean set (Korean and English) that the filter keeping orders "

@@ -21,7 +21,7 @@ class Need(StrEnum):
     TABLE_BATCH_GET = "table:batch-get"  # BatchGetItem: listed records, and any record's overflow parts
     TABLE_PUT = "table:put"  # PutItem: new records (alone or in a transaction)
     TABLE_UPDATE = "table:update"  # UpdateItem: counters, claims, statuses
-    TABLE_DELETE = "table:delete"  # DeleteItem: removals, and a shrunk record's spare parts
+    TABLE_DELETE = "table:delete"  # DeleteItem: removals
     TABLE_BATCH_WRITE = "table:batch-write"  # BatchWriteItem: clearing an interrupted fork
     KEYS_READ = "keys:read"  # GetItem only: the authorizer's hashed-key lookup
     QUEUE_SEND = "queue:send"  # SendMessage to the extraction queue
@@ -46,12 +46,14 @@ READ = (GET, QUERY, BATCH_GET)
 # extraction claims turns (put, update), forgetting a user and the expiry sweep delete.
 ENGINE_NEEDS = frozenset({*READ, PUT, UPDATE, DELETE, SEND, SEARCH, INDEX, EMBED, EXTRACT})
 # A memory's removal (`Store.delete_memory`): read with its parts, deleted, its turns marked
-# forgotten (an engine memory's), the session's buffer count read back.
+# forgotten (an engine memory's) or its scope's count read and lowered, or deleted with the
+# scope's last fact (a fact's), the session's buffer count read back.
 REMOVE_MEMORY = (GET, BATCH_GET, DELETE, UPDATE)
 # A turn appended (`Store.append_turn`): the session read, then created or its counters moved.
 APPEND_TURN = (GET, PUT, UPDATE)
-# A memory rewritten in place (`Store.update_memory`): read, put over, spare parts deleted.
-REWRITE_MEMORY = (GET, BATCH_GET, PUT, DELETE)
+# A memory rewritten in place (`Store.update_memory`): read, put over (over every overflow part it
+# had, so no part is ever left to delete).
+REWRITE_MEMORY = (GET, BATCH_GET, PUT)
 
 
 def needs(*wanted: Need) -> frozenset[Need]:
@@ -75,8 +77,9 @@ class Route:
 # Scoped memory bank: facts are embedded and indexed as they are written; a search reads the
 # scope's young facts from the table (read-your-writes), the index's hits by key.
 BANK_RETRIEVE = needs(*READ, SEARCH, EMBED)
-# Merges facts: the nearest read, new ones put, changed or contradicted ones rewritten in place.
-BANK_GENERATE = needs(*READ, *REWRITE_MEMORY, PUT, SEARCH, INDEX, EMBED, EXTRACT)
+# Merges facts: the nearest read, new ones put (each adding one to its scope's count, an update
+# in the same transaction), changed or contradicted ones rewritten in place.
+BANK_GENERATE = needs(*READ, *REWRITE_MEMORY, PUT, UPDATE, SEARCH, INDEX, EMBED, EXTRACT)
 # A correction (a fact's wording, or a key fact of an extracted memory) rewrites the memory in
 # place, re-embeds what it changed and writes its documents again (an extracted memory's with its
 # turns' documents: the session's turns are queried for their lines and dates).
@@ -102,8 +105,9 @@ ROUTES: tuple[Route, ...] = (
     Route("POST", "/open/game/memory", "game_memory", needs=needs(*READ)),
     Route("POST", "/open/game/recordmemory", "game_record_memory", needs=needs(*APPEND_TURN, SEND)),
     # Scoped memory bank (docs/api.md §3).
-    # The tenant's retention read, the fact put (with its parts).
-    Route("POST", "/v1/memories", "bank_create", needs=needs(GET, PUT, INDEX, EMBED)),
+    # The tenant's retention read, the fact put (with its parts) and its scope's count added to
+    # (an update in the same transaction).
+    Route("POST", "/v1/memories", "bank_create", needs=needs(GET, PUT, UPDATE, INDEX, EMBED)),
     Route("GET", "/v1/memories/{id}", "bank_get", needs=needs(GET, BATCH_GET)),
     Route("GET", "/v1/memories/{id}/revisions", "bank_get", needs=needs(GET, BATCH_GET)),
     # A key fact of a memory extracted from dialogue, corrected or retired with history.

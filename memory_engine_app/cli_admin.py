@@ -81,6 +81,8 @@ def backfill_sessions() -> int:
     print(f"listed {listed} sessions written before the listing index", file=sys.stderr)
     facts = store.backfill_fact_listing()
     print(f"listed {facts} memory-bank facts written before their listing", file=sys.stderr)
+    scopes = store.backfill_fact_counts()
+    print(f"counted the facts of {scopes} memory-bank scopes", file=sys.stderr)
     return 0
 
 

@@ -95,7 +95,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     sets = {}
     for data in args.data:
         cached = args.cases / f"{data.stem}.pkl" if args.cases else None
-        cases = _cases(argparse.Namespace(data=data, cases=cached))
+        # every conversation of the set (`tune` may take the first few only)
+        cases = _cases(argparse.Namespace(data=data, cases=cached, conversations=None))
         rows = [measure(cases, t, m) for t, m in itertools.product(args.turns, args.memories)]
         for row in rows:
             print(

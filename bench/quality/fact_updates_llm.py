@@ -10,11 +10,16 @@ the built-in extractor on the same conversations.
 A small model on a shared CPU takes about a minute per batch, so the run takes a few conversations
 per language (both sets have the same ones) and keeps each batch's answer in bench/.cache: the
 states and variants that show the model the same batch with the same current facts reuse it (the
-facts' ids are random per run, so the cache keeps their positions). The model is told the set's
-language (the LoCoMo ingest path marks every session English). A batch the model gives up on
-(its deadline, invalid answers) is extracted by the built-in extractor and counted in `fell_back`
-(remembered too, so a second run gives the same figures without waiting for the model again).
-Saved to bench/results/fact_updates_llm.json after every row.
+facts' ids are random per run, so the cache keeps their positions); a remembered answer is checked
+against the turns again by today's grounding, so a change there needs no new model run. The
+model is told the set's language (the LoCoMo ingest path marks every session English). A batch the
+model gives up on (its deadline, invalid answers) is extracted by the built-in extractor and
+counted in `fell_back` (remembered too, so a second run gives the same figures without waiting for
+the model again). Saved to bench/results/fact_updates_llm.json after every row.
+
+`--replay` asks the model nothing and gives each batch the first answer the model gave it, whatever
+current facts it was shown then, so a code change is scored on the same answers (saved as
+bench/results/fact_updates_llm_replay.json).
 """
 
 from __future__ import annotations
@@ -34,21 +39,29 @@ from bench.quality.locomo.engine_run import CachingEmbedder
 from bench.quality.tables import FACT_UPDATES_LLM_HEADER, fact_updates_llm_cells
 from memory_engine.composition.providers.llm import LlmExtractorSettings, llm_extractor
 from memory_engine.extraction.builtin import BuiltinExtractor
+from memory_engine.extraction.grounding import ground
+from memory_engine.extraction.registry import update_registry
 from memory_engine.models.domain import Turn
 from memory_engine.ports import Extraction, ExtractionContext, Extractor, ReadsCurrentFacts
 
 CACHE = ROOT / "bench" / ".cache" / "fact_updates_llm"
 DEFAULT_CONVERSATIONS = ("moves-and-pets", "trips-and-tastes")
 LANGUAGES = {"English": "en", "Korean": "ko"}
+# Per language: batch (without the current facts shown) → the first answer the model gave it, so
+# `--replay` scores today's code on the same answers as the run that first asked the model.
+ANSWERED = "answered_batches.json"
 
 
 class RememberedLlm:
     """The LLM extractor behind a disk cache keyed by what the model is shown (current facts by
     text and position, not id), in the set's language; the built-in extractor when it gives up."""
 
-    def __init__(self, inner: Any, language: str, cache: Path, cached_only: bool = False) -> None:
+    def __init__(
+        self, inner: Any, language: str, cache: Path, cached_only: bool = False, replay: bool = False
+    ) -> None:
         self._inner = inner
-        self._cached_only = cached_only
+        self._cached_only = cached_only or replay
+        self._replay = replay
         self._language = language
         self._cache = cache
         self._fallback = BuiltinExtractor()
@@ -64,9 +77,13 @@ class RememberedLlm:
         context = context.model_copy(update={"language": self._language})
         path = self._cache / f"{_key(turns, context)}.json"
         ids = [fact.id for fact in context.current_facts]
+        if self._replay:
+            return self._replayed(turns, context)
         if path.exists():
+            _note(turns, context, self._cache, path.name)
             self.answered += 1
-            return _with_ids(Extraction.model_validate_json(path.read_text(encoding="utf-8")), ids)
+            remembered = Extraction.model_validate_json(path.read_text(encoding="utf-8"))
+            return _grounded(_with_ids(remembered, ids), turns, context)
         failed = path.with_suffix(".failed")
         if failed.exists() or self._cached_only:  # given up on before: the same figure, no wait
             self.fell_back += 1
@@ -81,8 +98,63 @@ class RememberedLlm:
             self.fell_back += 1
             return self._fallback.extract(turns, context)
         path.write_text(_with_positions(extraction, ids).model_dump_json(), encoding="utf-8")
+        _note(turns, context, self._cache, path.name)
         self.answered += 1
         return extraction
+
+    def _replayed(self, turns: Sequence[Turn], context: ExtractionContext) -> Extraction:
+        """The first answer the batch was given (`--replay`), else the built-in extractor's."""
+        answered = _answered(turns, context, self._cache)
+        if answered is None:
+            self.fell_back += 1
+            return self._fallback.extract(turns, context)
+        self.answered += 1
+        # What it marked replaced named the facts it was shown then, not these.
+        metadata = {k: v for k, v in answered.metadata.items() if k != "replaces_json"}
+        return _grounded(answered.model_copy(update={"metadata": metadata}), turns, context)
+
+
+def _grounded(extraction: Extraction, turns: Sequence[Turn], context: ExtractionContext) -> Extraction:
+    """A remembered answer checked against the turns by today's grounding (`extraction.grounding`):
+    the model's words are remembered, what the engine keeps of them is the code's. Grounding an
+    answer grounded before changes nothing, so a new answer is unchanged."""
+    characters = json.loads(str(extraction.metadata.get("characters_json") or "{}"))
+    registry = update_registry(context.known_characters, characters)
+    fields, changes = ground(extraction.fields, turns, context, registry)
+    metadata = {**extraction.metadata}
+    for name, count in changes.items():
+        metadata[f"grounding_{name}"] = int(metadata.get(f"grounding_{name}", 0)) + count
+    return extraction.model_copy(update={"fields": fields, "metadata": metadata})
+
+
+def _batch_key(turns: Sequence[Turn], context: ExtractionContext) -> str:
+    """The batch and what the model is told of it, without the current facts it is shown."""
+    shown = {
+        "turns": [[turn.user_name, turn.query, turn.answer, str(turn.timestamp)] for turn in turns],
+        "context": context.model_dump(mode="json", exclude={"current_facts"}),
+    }
+    return hashlib.sha256(json.dumps(shown, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:24]
+
+
+def _note(turns: Sequence[Turn], context: ExtractionContext, cache: Path, name: str) -> None:
+    """Remember the first answer the model gave a batch (ANSWERED), whatever current facts it
+    showed: later runs, shown other facts, replay that one."""
+    index = cache / ANSWERED
+    known = json.loads(index.read_text(encoding="utf-8")) if index.exists() else {}
+    if _batch_key(turns, context) in known:
+        return
+    known[_batch_key(turns, context)] = name
+    index.write_text(json.dumps(known, indent=1, sort_keys=True), encoding="utf-8")
+
+
+def _answered(turns: Sequence[Turn], context: ExtractionContext, cache: Path) -> Extraction | None:
+    """The first answer a batch was given (`--replay`), if any."""
+    index = cache / ANSWERED
+    known = json.loads(index.read_text(encoding="utf-8")) if index.exists() else {}
+    name = known.get(_batch_key(turns, context))
+    if name is None or not (cache / name).exists():
+        return None
+    return Extraction.model_validate_json((cache / name).read_text(encoding="utf-8"))
 
 
 def _key(turns: Sequence[Turn], context: ExtractionContext) -> str:
@@ -122,6 +194,13 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--variants", default="after,before", help="in the order to run them")
     parser.add_argument("--sets", default="English,Korean", help="the languages to run, in order")
     parser.add_argument(
+        "--replay",
+        action="store_true",
+        help="ask the model nothing: each batch gets the first answer the model gave it (bench/.cache/"
+        f"fact_updates_llm/<language>/{ANSWERED}), whatever current facts it was shown then; scores a code"
+        " change on the same answers",
+    )
+    parser.add_argument(
         "--cached-only",
         action="store_true",
         help="ask the model nothing: a batch without a remembered answer counts as given up (re-recording)",
@@ -149,6 +228,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
                     LANGUAGES[language],
                     CACHE / LANGUAGES[language],
                     args.cached_only,
+                    args.replay,
                 ),
             )
             assert isinstance(llm, ReadsCurrentFacts)
@@ -167,7 +247,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
                     }
                     rows.append(row)
                     print(f"{language} / {extractor_name} / {state} / {variant}: done", flush=True)
-                    _save(rows, models, sorted(wanted), settings, started)
+                    _save(rows, models, sorted(wanted), settings, started, args.replay)
             embedder.save()
     print_table(FACT_UPDATES_LLM_HEADER, [fact_updates_llm_cells(row) for row in rows])
     return {"rows": rows}
@@ -179,6 +259,7 @@ def _save(
     wanted: list[str],
     settings: Any,
     started: float,
+    replay: bool,
 ) -> None:
     meta = {
         "conversations": wanted,
@@ -188,9 +269,10 @@ def _save(
         "llm_calls": sum(model.calls for model in models.values()),
         "answered": sum(model.answered for model in models.values()),
         "fell_back": sum(model.fell_back for model in models.values()),
+        "replayed": replay,
         "seconds": round(time.perf_counter() - started, 1),
     }
-    save("fact_updates_llm", {"rows": rows, "meta": meta})
+    save("fact_updates_llm_replay" if replay else "fact_updates_llm", {"rows": rows, "meta": meta})
 
 
 if __name__ == "__main__":

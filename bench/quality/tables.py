@@ -247,6 +247,11 @@ def fact_updates_llm(result: dict[str, Any]) -> list[str]:
         f" {meta.get('answered', meta['llm_calls'])} answered by the model and {meta['fell_back']} given up"
         " (its deadline) and extracted by the built-in extractor."
     )
+    if meta.get("replayed"):
+        about += (
+            " Answers replayed: each batch got the first answer the model gave it, whatever current facts"
+            " it was shown then; no model ran."
+        )
     rows = [fact_updates_llm_cells(row) for row in result["rows"]]
     return [about, "", *table(FACT_UPDATES_LLM_HEADER, rows)]
 

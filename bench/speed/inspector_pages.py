@@ -4,7 +4,8 @@ weighs at two tenant sizes, beside what the whole-tenant listing it replaced rea
     .venv/bin/python -m bench.speed.inspector_pages [--sizes 2000 20000]
 
 Each size is a tenant of that many sessions (in threads of 4), half as many engine memories and a
-quarter as many memory-bank facts in scopes of 10, written straight to the table. For each, the
+quarter as many memory-bank facts in scopes of 10 (with each scope's count item, as the facts'
+writes keep it), written straight to the table. For each, the
 first page and a page further on of `GET /v1/inspect/threads` (limit 100) are counted: DynamoDB
 calls, the items they examined (keys and items alike: what DynamoDB bills), and the JSON answer's
 bytes; then the listing before paging (every session, every memory read to count the facts).
@@ -24,6 +25,7 @@ from unittest import mock
 
 from bench.common import save
 from memory_engine.adapters.aws import clients
+from memory_engine.adapters.aws import dynamodb_fact_counts as fact_counts
 from memory_engine.adapters.aws import dynamodb_items as items
 from memory_engine.adapters.aws.dynamodb_keys import create_table_request
 from memory_engine.adapters.aws.dynamodb_store import DynamoDbStore
@@ -91,6 +93,11 @@ def fill(
         scope = {"user_id": f"u{n // facts_per_scope:05d}"}
         memory = _memory(f"20261201_000001_{n:06x}", "", scope_key(scope), scope)
         puts.append(items.memory_item(memory)[0])
+    for first in range(0, facts, facts_per_scope):  # each scope's count, as its facts' writes keep it
+        scope = {"user_id": f"u{first // facts_per_scope:05d}"}
+        puts.append(
+            fact_counts.count_item(TENANT, scope_key(scope), scope, min(facts_per_scope, facts - first))
+        )
     for start in range(0, len(puts), 25):
         store.table.batch_write(puts[start : start + 25])
     scopes = -(-facts // facts_per_scope)

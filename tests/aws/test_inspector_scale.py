@@ -1,30 +1,27 @@
 """The inspector's thread list costs the same per page however large the tenant (DynamoDB on moto):
 a page of sessions and fact scopes reads as many keys and items as it shows, never the tenant's
-memories, while the whole-tenant listing it replaced grew with them. Counts, never timings
-(`python -m bench.speed.inspector_pages` records them at 2,000 and 20,000 sessions)."""
+memories nor a scope's facts (each scope's count is kept as its facts change), while the
+whole-tenant listing it replaced grew with them. Counts, never timings (`python -m
+bench.speed.inspector_pages` records them at 2,000 and 20,000 sessions)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from typing import Any
-from unittest import mock
 
 import pytest
 
 from bench.speed.inspector_pages import one_size
-from memory_engine.adapters.aws import dynamodb_sessions
 
-# Pages of 20, two facts a scope, 60 fact keys a Query request (1,000 deployed): both tenants have
-# more sessions and more scopes than a page holds, and more fact keys than one request reads.
+# Pages of 20: both tenants have more sessions and more scopes than a page holds, and the larger
+# one three times the sessions and memories with three times the facts in each scope.
 PAGE = 20
-KEYS_PER_READ = 60
 
 
 @pytest.fixture(scope="module")
 def sizes() -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
-    with mock.patch.object(dynamodb_sessions, "FACT_KEYS_PER_READ", KEYS_PER_READ):
-        small = one_size(240, PAGE, facts=3 * KEYS_PER_READ, facts_per_scope=2)
-        yield small, one_size(720, PAGE, facts=9 * KEYS_PER_READ, facts_per_scope=2)
+    small = one_size(240, PAGE, facts=120, facts_per_scope=2)
+    yield small, one_size(720, PAGE, facts=360, facts_per_scope=6)
 
 
 def test_a_page_reads_and_weighs_the_same_whatever_the_tenant_holds(
@@ -32,6 +29,10 @@ def test_a_page_reads_and_weighs_the_same_whatever_the_tenant_holds(
 ) -> None:
     small, large = sizes
     assert large["tenant"]["memories"] == 3 * small["tenant"]["memories"]
+    assert (
+        large["tenant"]["facts"] // large["tenant"]["scopes"]
+        == 3 * small["tenant"]["facts"] // small["tenant"]["scopes"]
+    )
     for page in ("first_page", "next_page", "next_scopes_page"):
         assert large[page]["calls"] == small[page]["calls"], page
         assert large[page]["items_read"] == small[page]["items_read"], page
@@ -41,10 +42,9 @@ def test_a_page_reads_and_weighs_the_same_whatever_the_tenant_holds(
 def test_a_page_reads_about_what_it_shows(sizes: tuple[dict[str, Any], dict[str, Any]]) -> None:
     _, large = sizes
     # A page of sessions: one more key (is there a next page?) and the session items; a page of
-    # scopes: their fact keys (two a scope) up to the next scope's first, and one fact per scope
+    # scopes: one more count item's key and the count items, whatever each scope holds
     assert large["next_page"]["items_read"] <= 2 * (PAGE + 1)
-    # scopes: the fact keys of one Query request (at most KEYS_PER_READ), one fact per scope
-    assert large["next_scopes_page"]["items_read"] <= KEYS_PER_READ + PAGE + 1
+    assert large["next_scopes_page"]["items_read"] <= 2 * (PAGE + 1)
     assert "Scan" not in large["first_page"]["calls"]
 
 

@@ -2,9 +2,12 @@
 the policy the CDK app synthesized for its role (tests/infra/replay/). A code path that needs an
 action its role lacks is refused there as on AWS, and fails its step here.
 
-Two variants cover every grant a function can hold: the default one (the embedding image,
-built-in extraction) and prod with a managed domain, SageMaker and LLM extraction (whose key the
-worker, chat and fact generation read from Secrets Manager).
+Four variants are replayed (replay/coverage.py): the default one (the embedding image, built-in
+extraction), prod with a managed domain, SageMaker and LLM extraction (whose key the worker, chat
+and fact generation read from Secrets Manager), and the two embedder/extractor pairs between
+them. Every other variant the app synthesizes is shown to play against the very same roles,
+resource policies and environment as one of them (but what the replay cannot read, each named
+with why), so replaying it would play the same calls under the same grants.
 """
 
 from __future__ import annotations
@@ -25,13 +28,12 @@ from tests.fakes.aws import moto_aws
 from tests.infra import cfn
 from tests.infra.replay import scenario
 from tests.infra.replay import stack as replay_stack
+from tests.infra.replay.coverage import NOT_CODE_CALLS, REPLAYED, SYNTHESIZED, handled, replayed_inputs
 from tests.infra.replay.llm import llm_server
 from tests.infra.replay.policy import allowed
 from tests.infra.replay.scenario import NOT_REPLAYED, STEPS, Outcome, load
 from tests.infra.replay.stack import LLM_KEY, Call, ReplayStack
-from tests.infra.variants import DEV, PROD
-
-REPLAYED = (DEV, PROD)
+from tests.infra.variants import PROD
 
 
 def replayed_stack(template: dict[str, Any]) -> Iterator[tuple[ReplayStack, list[str | None]]]:
@@ -168,20 +170,11 @@ def test_a_send_over_plain_http_is_refused_by_the_queues_tls_only_policy(
         assert refused == ["sqs:SendMessage"]
 
 
-# Granted for what runs outside the function's code, so no replayed call asks for them: the
-# Lambda service writes the function's logs and its X-Ray segments; OpenSearch's requests are
-# replayed on their own, against each grant (tests/infra/test_opensearch_grants.py).
-NOT_CODE_CALLS = ("logs:", "xray:", "aoss:", "es:")
 # Grants no replayed path reaches, by variant, each with the reason the replay cannot reach it
 # (replay/unreached.json): listed so that a new one fails the test and a closed one must be struck
 # off.
-UNREACHED: dict[str, set[str]] = {
-    variant: set(grants)
-    for variant, grants in json.loads(
-        (Path(__file__).parent / "replay" / "unreached.json").read_text()
-    ).items()
-    if variant in REPLAYED
-}
+_LISTED = json.loads((Path(__file__).parent / "replay" / "unreached.json").read_text())
+UNREACHED: dict[str, set[str]] = {variant: set(_LISTED.get(variant, {})) for variant in REPLAYED}
 
 
 def _listed(value: Any) -> list[Any]:
@@ -235,3 +228,59 @@ def test_dropping_any_granted_action_refuses_a_replayed_call(
     assert not UNREACHED[variant] - found, (
         f"now reached: strike from unreached.json {sorted(UNREACHED[variant] - found)}"
     )
+
+
+@pytest.mark.parametrize("variant", sorted(SYNTHESIZED))
+def test_every_synthesized_variant_is_replayed_or_plays_against_the_same_as_one_that_is(
+    variant: str, templates: dict[str, dict[str, Any]]
+) -> None:
+    # Given what a replay of the variant would play against: each function's statements and
+    # environment, and the resource policies (a kept table read as the table the replay creates)
+    wanted = handled(replayed_inputs(templates[variant], SYNTHESIZED[variant]))
+    # Then a replayed variant plays against the very same (itself, if it is replayed)
+    same = [name for name in REPLAYED if handled(replayed_inputs(templates[name])) == wanted]
+    assert same, f"{variant} differs from every replayed variant in what the replay reads: replay it too"
+    assert variant not in REPLAYED or same == [variant]
+
+
+def test_no_two_replayed_variants_play_against_the_same(templates: dict[str, dict[str, Any]]) -> None:
+    inputs = [json.dumps(handled(replayed_inputs(templates[name])), sort_keys=True) for name in REPLAYED]
+    assert len(set(inputs)) == len(REPLAYED)
+
+
+# What CDK's SqsEventSource grants a function's role for Lambda's poller, which receives, hides,
+# deletes and looks the queue up with that role (`queue.grantConsumeMessages`).
+POLLER_ACTIONS = {
+    "sqs:ReceiveMessage",
+    "sqs:ChangeMessageVisibility",
+    "sqs:GetQueueUrl",
+    "sqs:DeleteMessage",
+    "sqs:GetQueueAttributes",
+}
+
+
+@pytest.mark.parametrize("variant", REPLAYED)
+def test_an_unreached_queue_grant_is_only_one_the_event_source_mapping_adds_for_its_poller(
+    variant: str, templates: dict[str, dict[str, Any]]
+) -> None:
+    # Given the queue grants no replayed call needs (Lambda's poller, not the function's code,
+    # makes them, so the replay cannot)
+    template = templates[variant]
+    unreached = [grant.split(": ") for grant in UNREACHED[variant] if ": sqs:" in grant]
+    assert unreached
+    mappings = [
+        cfn.render(body["Properties"])
+        for body in cfn.resources(template, "AWS::Lambda::EventSourceMapping").values()
+    ]
+    for folder, action in unreached:
+        function_id = cfn.functions_by_folder(template)[folder]
+        (granting,) = [
+            statement
+            for statement in cfn.statements(template, cfn.role_of(template, function_id))
+            if action in cfn.listed(statement["Action"])
+        ]
+        # Then it comes in the statement of the poller's actions, on a queue the function's event
+        # source mapping polls
+        assert set(cfn.listed(granting["Action"])) == POLLER_ACTIONS
+        polled = [m["EventSourceArn"] for m in mappings if m["FunctionName"] == f"<{function_id}>"]
+        assert cfn.listed(granting["Resource"]) == polled

@@ -99,9 +99,9 @@ def test_the_model_sees_the_current_facts_and_its_update_replaces_the_named_one(
     assert f"F1 (2026-03-02): {json.dumps(fact_before, ensure_ascii=False)}" in prompt
     # And the first memory keeps its fact, marked replaced by the second as of May
     stored = engine.store.get_memory(TENANT, old.memory_id)
-    assert stored is not None and stored.fields.key_facts == [fact_before]
+    assert stored is not None and stored.fields.key_facts[0] == fact_before
     [life] = stored.life.key_facts
-    assert (life.superseded_by, life.invalid_at, life.reason) == (new.memory_id, MAY, "update")
+    assert (life.index, life.superseded_by, life.invalid_at, life.reason) == (0, new.memory_id, MAY, "update")
 
     # And retrieve returns the replacement first, the replaced one after it, not current
     ask = {"parent_session_uuids": [THREAD], "user_input": {"query": query}}
@@ -120,15 +120,35 @@ def test_the_model_sees_the_current_facts_and_its_update_replaces_the_named_one(
 def test_a_reference_to_a_fact_it_was_not_shown_replaces_nothing(
     engine: Engine, server: FakeOpenAIServer
 ) -> None:
-    # Given a model that names F7 when only one current fact was shown
+    # Given a model that names F7 when only one current fact was shown (facts of no one-value
+    # slot, so only the model's reference could mark one)
     server.script(
-        (200, chat_completion(answer("Mina lives in Busan."))),
-        (200, chat_completion(answer("Mina moved to Seoul.", "update", "F7"))),
+        (200, chat_completion(answer("Mina enjoys walks by the sea."))),
+        (200, chat_completion(answer("Mina finds the sea too cold now.", "update", "F7"))),
     )
-    old = say(engine, "s1", "I live in Busan.", MARCH, "en")
+    old = say(engine, "s1", "I enjoy walks by the sea.", MARCH, "en")
 
-    say(engine, "s2", "I'm in Seoul now!", MAY, "en")
+    say(engine, "s2", "The sea is too cold for me now!", MAY, "en")
 
     # Then nothing is marked: no id is invented
+    stored = engine.store.get_memory(TENANT, old.memory_id)
+    assert stored is not None and stored.life.key_facts == []
+
+
+def test_a_fact_the_turns_do_not_say_replaces_nothing_though_the_model_marked_it(
+    engine: Engine, server: FakeOpenAIServer
+) -> None:
+    # Given a model that restates the current fact it was shown, marked an update of it, for a
+    # batch that never speaks of it (a small model copied its prompt's current facts)
+    server.script(
+        (200, chat_completion(answer("Mina enjoys walks by the sea."))),
+        (200, chat_completion(answer("Mina enjoys walks by the sea.", "update", "F1"))),
+    )
+    old = say(engine, "s1", "I enjoy walks by the sea.", MARCH, "en")
+
+    new = say(engine, "s2", "Pizza tonight!", MAY, "en")
+
+    # Then grounding dropped that fact, and it replaces nothing
+    assert new.fields.key_facts == [] and "replaces_json" not in new.metadata
     stored = engine.store.get_memory(TENANT, old.memory_id)
     assert stored is not None and stored.life.key_facts == []

@@ -140,3 +140,62 @@ def test_a_change_that_landed_meanwhile_is_never_overwritten_but_answered_409(
     stored = engine.store.get_memory(TENANT, memory.memory_id)
     assert stored is not None and [fact.reason for fact in stored.life.key_facts] == ["retire"]
     assert stored.life.key_fact_revisions == []
+
+
+@pytest.mark.parametrize(
+    ("said", "answer", "corrected"),
+    [
+        ("I have a dog named Max, a beagle.", "Cute!", "Mina: Max is a corgi."),
+        ("나는 맥스라는 비글을 키워.", "귀엽다!", "Mina: 나는 맥스라는 웰시코기를 키워."),
+    ],
+    ids=["en", "ko"],
+)
+def test_a_correction_rewrites_the_summarys_words_that_quoted_the_fact(
+    engine: Engine, said: str, answer: str, corrected: str
+) -> None:
+    # Given a memory whose summary quotes its key fact (the built-in extractor's summary is the
+    # batch's own lines)
+    memory = say(engine, "s1", said, answer, MARCH)
+    before = memory.fields.key_facts[0]
+    assert before in memory.fields.summary
+
+    # When the key fact is corrected
+    key_facts.patch_key_fact(engine, TENANT, memory.memory_id, 0, PatchMemoryRequest(fact=corrected))
+
+    # Then the summary, and a hit's content, say the corrected words in its place
+    stored = engine.store.get_memory(TENANT, memory.memory_id)
+    assert stored is not None
+    assert corrected in stored.fields.summary and before not in stored.fields.summary
+    [hit] = [hit for hit in ask(engine, corrected) if hit.memory_id == memory.memory_id]
+    assert corrected in hit.content
+
+
+@pytest.mark.parametrize(
+    ("summary", "old", "new", "expected"),
+    [
+        (  # the local model's summary of the fact-update set's first session (it paraphrases)
+            "Jae and Mina meet at a cafe downtown in Busan. They discuss their lives.",
+            "Mina: I live in Busan with my parents, close to Haeundae beach.",
+            "Mina: I live in Daegu.",
+            "Jae and Mina meet at a cafe downtown in Busan. They discuss their lives. "
+            "(Corrected: Mina: I live in Daegu.)",
+        ),
+        (
+            "재현과 미나가 오랜만에 안부를 나눴다. 미나는 부산에 산다.",
+            "미나: 나는 부모님이랑 해운대 근처 부산에 살아.",
+            "미나: 나는 대구에 살아.",
+            "재현과 미나가 오랜만에 안부를 나눴다. 미나는 부산에 산다. (정정: 미나: 나는 대구에 살아.)",
+        ),
+        (  # the summary quotes the words without the speaker's name
+            "Mina said: I live in Busan. Jae works downtown.",
+            "Mina: I live in Busan.",
+            "Mina: I live in Daegu.",
+            "Mina said: I live in Daegu. Jae works downtown.",
+        ),
+    ],
+    ids=["paraphrase-en", "paraphrase-ko", "quoted-words"],
+)
+def test_the_summary_is_rewritten_where_it_quotes_the_words_and_told_the_correction_where_it_paraphrased(
+    summary: str, old: str, new: str, expected: str
+) -> None:
+    assert key_facts.summary_after(summary, old, new) == expected

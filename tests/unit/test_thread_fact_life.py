@@ -12,7 +12,8 @@ import pytest
 from memory_engine.engine import Engine
 from memory_engine.extraction.builtin import BuiltinExtractor
 from memory_engine.models.api import ConsolidateRequest, ForkRequest
-from memory_engine.models.domain import Memory
+from memory_engine.models.domain import Memory, MemoryFields
+from memory_engine.ports import Extraction
 from memory_engine.usecases import consolidate, fork, inspection
 from tests.fakes.engine import ENGINE_BACKENDS, run_worker
 
@@ -139,3 +140,29 @@ def test_a_forked_copy_of_a_fact_is_replaced_by_a_later_statement_of_the_thread(
         (second.memory_id, MAY)
     ]
     assert [life.superseded_by for life in stored(engine, first).life.key_facts] == [copy_id]
+
+
+class _Facts:
+    """An extractor whose memories state the given key facts (as an LLM may: both the old value
+    and the new one in one batch)."""
+
+    def __init__(self, facts: list[str]) -> None:
+        self.facts = facts
+
+    def extract(self, turns: object, context: object) -> Extraction:
+        fields = MemoryFields(summary="Mina talked about home.", key_facts=self.facts, characters=["Mina"])
+        return Extraction(fields=fields, metadata={})
+
+
+def test_a_memory_stating_the_old_and_the_new_value_is_not_replaced_by_itself(engine: Engine) -> None:
+    # Given a memory of March that says where Mina lived
+    first = say(engine, "s1", "I live in Busan.", "Nice.", MARCH)
+
+    # When one memory of May states both the old value and the new one
+    engine.extractor = _Facts(["Mina: I live in Busan.", "Mina: I moved to Seoul last week."])
+    second = say(engine, "s2", "I live in Busan. Well, I moved to Seoul last week.", "Oh!", MAY)
+
+    # Then it holds: neither of its facts is marked replaced by itself
+    assert stored(engine, second).life.key_facts == []
+    # And the March fact is replaced by it
+    assert [life.superseded_by for life in stored(engine, first).life.key_facts] == [second.memory_id]

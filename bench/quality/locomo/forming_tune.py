@@ -31,6 +31,10 @@ from memory_engine.retrieval.fusion import Weights, rank
 from memory_engine.usecases import retrieve
 
 CACHE = Path(__file__).resolve().parents[2] / ".cache"
+# The split that guards against fitting the six dev conversations: choose on three, check on three.
+CHOOSE_ON = ("conv-26", "conv-30", "conv-41")
+CHECK_ON = ("conv-42", "conv-43", "conv-44")
+POWERS = (0.0, 1.0, 1.5, 2.0, 3.0, 6.0)
 
 
 @dataclass
@@ -41,25 +45,46 @@ class Captured:
 
     question: Any
     raw_memories: list[tuple[str, float, float]]  # (memory id, cosine, raw BM25) as the index found them
-    share: float  # the memory side's lexical share the engine applied
+    share: float  # the memory side's lexical share (`features.memory_lexical_share`), before any power
     turns: list[features.TurnCandidate]
     buffered: dict[str, str]  # kept buffered turn key -> its dialog uuid
     dialogs: dict[str, tuple[str, ...]]  # memory id -> its source dialogs
     weights: dict[str, float]  # the question's fusion weights (`RetrievalConfig.weights_for`)
 
 
-def _recording() -> list[tuple[list[tuple[str, float, float]], float]]:
-    """Wrap `retrieve.memory_candidates` so each call's raw input and share are kept."""
-    seen: list[tuple[list[tuple[str, float, float]], float]] = []
-    original = features.memory_candidates
+class Recorder:
+    """While entered, keeps what `usecases.retrieve.gather` hands the memory documents: their raw
+    (id, cosine, BM25) and the memory side's lexical share before any power (1 where nothing is
+    buffered), for the last question gathered."""
 
-    def recorded(found: Any, share: float = 1.0) -> list[features.MemoryCandidate]:
-        documents = list(found)
-        seen.append((documents, share))
-        return original(documents, share)
+    def __init__(self) -> None:
+        self.raw: list[tuple[str, float, float]] = []
+        self.share = 1.0
 
-    retrieve.memory_candidates = recorded
-    return seen
+    def __enter__(self) -> Recorder:
+        self._saved = (retrieve.memory_candidates, retrieve.memory_lexical_share)
+        make, measure = self._saved
+
+        def candidates(found: Any, share: float = 1.0) -> list[features.MemoryCandidate]:
+            self.raw = list(found)
+            return make(self.raw, share)
+
+        def lexical_share(pooled: Any, indexed: Any) -> float:
+            self.share = measure(pooled, indexed)
+            return self.share
+
+        retrieve.memory_candidates = candidates
+        retrieve.memory_lexical_share = lexical_share
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        retrieve.memory_candidates, retrieve.memory_lexical_share = self._saved
+
+    def question(self, engine: Any, question: Any) -> Captured:
+        """One question gathered through the engine, slimmed (`Captured`)."""
+        self.raw, self.share = [], 1.0
+        case = tune.collect(engine, [question])[0]
+        return _slim(case, self.raw, self.share)
 
 
 def capture(conversations: int, out: Path, only: Sequence[str] = ()) -> None:
@@ -69,19 +94,14 @@ def capture(conversations: int, out: Path, only: Sequence[str] = ()) -> None:
     settings = Settings()
     chosen = load(default_data())[: conversations or None]
     embedder = CachingEmbedder(build_embedder(settings), CACHE / f"embeddings-{cache_name(settings)}.pkl")
-    seen = _recording()
     out.mkdir(parents=True, exist_ok=True)
     for state in [s for s in forming.STATES if not only or s.name in only]:
         with tempfile.TemporaryDirectory(prefix="forming-tune-") as workdir:
             engine = build_engine(Path(workdir), embedder, for_embedder(settings.embedder))
             for conversation in chosen:
                 forming.ingest_state(engine, conversation, state.extracted(len(conversation.sessions)))
-            captured = []
-            for question in (q for c in chosen for q in c.questions):
-                seen.clear()
-                case = tune.collect(engine, [question])[0]
-                raw, share = seen[-1]
-                captured.append(_slim(case, raw, share))
+            with Recorder() as recorder:
+                captured = [recorder.question(engine, q) for c in chosen for q in c.questions]
             close = getattr(engine.store, "close", None)
             if close:
                 close()
@@ -189,7 +209,7 @@ def side_share(power: float = 1.0) -> Scaler:
     return lambda item: _candidates(item, {k: v * item.share**power for k, v in _relative(item).items()})
 
 
-def own_share(fallback: str = "side", cap: bool = False) -> Scaler:
+def own_share(cap: bool = False) -> Scaler:
     """Each memory document's BM25 scaled by its own best turn's share of the pool's best."""
 
     def scale(item: Captured) -> list[features.MemoryCandidate]:
@@ -201,7 +221,7 @@ def own_share(fallback: str = "side", cap: bool = False) -> Scaler:
                 continue
             mine = own.get(memory_id)
             if mine is None:
-                mine = item.share if fallback == "side" else 0.0
+                mine = item.share  # none of its turns is a candidate: the side's share
             out[memory_id] = min(value * item.share, mine) if cap else value * mine
         return _candidates(item, out)
 
@@ -215,24 +235,32 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--states", type=int, nargs="*", default=[], help="indexes into forming.STATES")
     parser.add_argument("--out", type=Path, default=CACHE / "forming-tune-e5")
     args = parser.parse_args(argv)
+    # The pickles name this module's classes by its import path, not `__main__`.
+    from bench.quality.locomo import forming_tune as module
+
     if args.action == "capture":
-        capture(args.conversations, args.out, [forming.STATES[i].name for i in args.states])
+        module.capture(args.conversations, args.out, [forming.STATES[i].name for i in args.states])
         return
-    states = load_states(args.out)
+    states = module.load_states(args.out)
     scalers: dict[str, Scaler] = {
-        "side share (main)": side_share(1.0),
-        "side share squared": side_share(2.0),
-        "no share": side_share(0.0),
-        "own turn share": own_share(),
-        "own turn share, none->0": own_share("zero"),
-        "cap at own turn": own_share(cap=True),
+        **{f"memory side's share ^ {power:g}": side_share(power) for power in POWERS},
+        "each memory's own best turn's share": own_share(),
+        "capped at its own best turn's share": own_share(cap=True),
     }
     for name, scaler in scalers.items():
-        table = recall(states, scaler)
         print(name)
-        for state, row in table.items():
-            cells = " ".join(f"{k[-2:]}={v:.3f}" for k, v in sorted(row.items()))
-            print(f"   {state[:28]:28} {cells}")
+        for state, row in recall(states, scaler).items():
+            print(f"   {state[:36]:36} {_split(row)}")
+
+
+def _split(row: dict[str, float]) -> str:
+    """R@10 of all questions, and the mean of the choosing and of the checking conversations'."""
+    cells = [f"all {row['all']:.3f}"]
+    for label, samples in (("chosen on", CHOOSE_ON), ("checked on", CHECK_ON)):
+        known = [row[sample] for sample in samples if sample in row]
+        if known:
+            cells.append(f"{label} {'/'.join(s[-2:] for s in samples)} {sum(known) / len(known):.3f}")
+    return ", ".join(cells)
 
 
 if __name__ == "__main__":

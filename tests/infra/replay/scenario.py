@@ -2,12 +2,13 @@
 consolidated and extracted before they are retrieved, inspected, forked and deleted; a fact is
 created before it is read, corrected, its revisions listed and deleted (and the key facts of the
 extracted memory the retrieve found are read); a chat exchange is
-recorded before its user is forgotten.
+recorded (two facts of the user's) before its user is forgotten.
 Whatever a function queues is delivered to the worker (`drain`) before the next step, but where a
 step says otherwise (a user forgotten while their exchange still waits in the queue). Beyond the
 healthy path: a session whose extraction fails every time (retried, then dead-lettered), a
-second session whose engine memory is deleted through the memory bank, and searches played again
-once the index has settled (see replay/stack.py for the index, the clock and overflow parts).
+second session whose engine memory is deleted through the memory bank, a fork whose second
+transaction fails (undone, then played again), and searches played again once the index has
+settled (see replay/stack.py for the index, the clock and overflow parts).
 
 Each step says what a success looks like for its function; `run` plays them all and keeps, for
 every step, its outcome and the calls the function's role was refused.
@@ -17,14 +18,19 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
+from memory_engine.adapters.aws import dynamodb_fork
 from memory_engine.adapters.aws.dynamodb_api_keys import DynamoDbKeyStore
 from memory_engine.adapters.aws.dynamodb_store import DynamoDbStore
+from memory_engine.adapters.aws.dynamodb_table import DynamoTable
+from memory_engine.errors import Unavailable
 from memory_engine.usecases import keys
 from tests.fakes.aws import REGION
 from tests.infra.replay.stack import EMBEDDER_FAILS, SETTLE_SECONDS, TABLE, Call, ReplayStack
@@ -45,10 +51,14 @@ class Step:
     # Played once the index shows what was written before (the clock moved past its settle
     # time): a search then finds facts through the index, not among the young ones.
     settled: bool = False
+    # A failure of AWS's while the step runs (the step succeeds when the caller is told, 503,
+    # and nothing was refused), to reach what the code does about it.
+    fault: Callable[[], AbstractContextManager[Any]] | None = None
 
     @property
     def name(self) -> str:
-        return f"{self.function}:{self.event or 'queue'}" + (":settled" if self.settled else "")
+        suffix = (":settled" if self.settled else "") + (":fault" if self.fault else "")
+        return f"{self.function}:{self.event or 'queue'}" + suffix
 
 
 @dataclass(frozen=True)
@@ -160,6 +170,36 @@ def _with_key_fact_correction(event: dict[str, Any], state: dict[str, str]) -> N
     event["body"] = json.dumps({"fact": "Corrected by the operator."})
 
 
+def _second_fact(event: dict[str, Any], state: dict[str, str]) -> None:
+    """The chat user says a second fact, so forgetting them lowers their scope's count of facts
+    before it deletes the count with their last fact."""
+    body = json.loads(event["body"])
+    body["messages"][-1]["content"] = "I live in Busan."
+    event["body"] = json.dumps(body, ensure_ascii=False)
+
+
+@contextmanager
+def _fork_cut_short() -> Iterator[None]:
+    """A fork written in chunks (of 10 actions here: 100 on AWS) whose second transaction fails
+    (a throttle, the network): the fork deletes what its first one wrote (BatchWriteItem) and
+    tells its caller to retry."""
+    transact = DynamoTable.transact
+    calls = 0
+
+    def second_fails(table: DynamoTable, actions: Any) -> None:
+        nonlocal calls
+        calls += 1
+        if calls == 2:
+            raise Unavailable("DynamoDB throttled the transaction (the replay's fault)")
+        transact(table, actions)
+
+    with (
+        mock.patch.object(dynamodb_fork, "TRANSACTION_LIMIT", 10),
+        mock.patch.object(DynamoTable, "transact", second_fails),
+    ):
+        yield
+
+
 def _queue(function: str = WORKER) -> Step:
     return Step(function, None)
 
@@ -186,6 +226,7 @@ STEPS: tuple[Step, ...] = (
     Step("inspect_extract", "inspect_extract"),
     _queue(),
     Step("game_record_memory", "game_record_memory", _fills_the_buffer),
+    Step("fork", "fork", _fork_of_the_full_buffer, fault=_fork_cut_short),
     Step("fork", "fork", _fork_of_the_full_buffer),
     Step("fork", "fork"),
     Step("bank_create", "bank_create"),
@@ -200,6 +241,8 @@ STEPS: tuple[Step, ...] = (
     Step("bank_delete", "bank_delete", _with_fact),
     Step("chat_completions", "chat_completions"),
     Step("chat_models", "chat_models"),
+    _queue(),
+    Step("chat_completions", "chat_completions", _second_fact),
     _queue(),
     # The user's facts now stored and searchable: the chat reads them. Its exchange is still
     # queued when the user is forgotten, so the worker records it, then forgets it again.
@@ -228,6 +271,8 @@ def _judge(step: Step, answer: Any) -> tuple[bool, str]:
         # a job that failed for good is checked in the dead-letter queue after the replay.
         answers = answer if isinstance(answer, list) else [answer]
         return all("error" not in a for a in answers), shown
+    if step.fault is not None:
+        return int(answer.get("statusCode", 0)) == 503, shown
     return 200 <= int(answer.get("statusCode", 0)) < 300, shown
 
 
@@ -243,13 +288,14 @@ def run(stack: ReplayStack) -> list[Outcome]:
             # the same second as the cut-off would still count as young.
             stack.later += SETTLE_SECONDS + 1
         try:
-            if step.event is None:
-                answer: Any = stack.drain(step.function)
-            else:
-                event = copy.deepcopy(load(step.event))
-                if step.edit is not None:
-                    step.edit(event, state)
-                answer = stack.invoke(step.function, event)
+            with step.fault() if step.fault else nullcontext():
+                if step.event is None:
+                    answer: Any = stack.drain(step.function)
+                else:
+                    event = copy.deepcopy(load(step.event))
+                    if step.edit is not None:
+                        step.edit(event, state)
+                    answer = stack.invoke(step.function, event)
             succeeded, detail = _judge(step, answer)
         except _NothingToCorrect:
             succeeded, detail = True, "skipped: the memory has no key fact in this variant"

@@ -21,8 +21,7 @@ never meets (tests/infra/test_iam_replay.py drops each grant and expects a refus
   young facts from the table; the worker's queue is drained with that clock moved on past each
   retry's wait, never with sleeps;
 - every record above `OVERFLOW_BYTES` is stored as a body with overflow parts, as a turn or
-  memory of a few hundred kilobytes is on AWS, so writers put parts, readers batch-get them and
-  an update that shrinks a record deletes its spare parts;
+  memory of a few hundred kilobytes is on AWS, so writers put parts and readers batch-get them;
 - the embedding model fails any text holding `EMBEDDER_FAILS`, so a job is retried (its message
   hidden for the backoff) and then parked in the dead-letter queue.
 """
@@ -432,8 +431,10 @@ def _overflowing() -> list[Any]:
     """Patches storing every record above OVERFLOW_BYTES as a body with overflow parts."""
     pack = items.pack
 
-    def small(base: items.Item, payload: Mapping[str, str], limit: int = OVERFLOW_BYTES) -> Any:
-        return pack(base, payload, min(limit, OVERFLOW_BYTES))
+    def small(
+        base: items.Item, payload: Mapping[str, str], limit: int = OVERFLOW_BYTES, *, parts: int = 0
+    ) -> Any:
+        return pack(base, payload, min(limit, OVERFLOW_BYTES), parts=parts)
 
     return [
         mock.patch.object(items, "pack", small),

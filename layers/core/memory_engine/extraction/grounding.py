@@ -10,6 +10,8 @@ characters empty, wrote facts the turns do not say and an intent that only resta
   pets the turns name (the built-in extractor's, `builtin.detected_characters`);
 - a key fact none of whose words the turns contain is dropped (invented, not paraphrased: a
   paraphrase keeps the names and nouns it speaks of);
+- a one-value fact a speaker states ("I moved to Seoul") that no key fact states for them is added
+  as the speaker's line, so a later statement can replace it (`turn_statements`);
 - an intent that says what the summary says (bigram similarity at or above INTENT_RESTATES) is
   left empty.
 
@@ -26,6 +28,7 @@ from memory_engine.extraction.builtin import detected_characters
 from memory_engine.extraction.fact_extractor import normalize, similarity
 from memory_engine.extraction.registry import canonical_index, canonical_name
 from memory_engine.extraction.sentences import ASSISTANT, speakers_of
+from memory_engine.extraction.turn_statements import said_statements, with_said_statements
 from memory_engine.models.domain import MemoryFields, Turn
 from memory_engine.ports import ExtractionContext
 from memory_engine.retrieval.text import tokenize
@@ -84,6 +87,9 @@ def ground(
     detected = detected_characters(turns, context) if named_none else []
     characters = _characters(fields.characters, said, detected, index)
     counts["added_characters"] = len(characters) - len(fields.characters)
+    kept = facts
+    facts = with_said_statements(kept, characters, said_statements(turns, context.user_name, index))
+    counts["added_statements"] = len([fact for fact in facts if fact not in kept])
     intent = (
         ""
         if fields.intent and similarity(fields.intent, fields.summary) >= INTENT_RESTATES

@@ -334,16 +334,24 @@ def chosen_facts(out: MemoryOut, turn_count: int) -> list[FactOut]:
     return spread(facts, MAX_KEY_FACTS)
 
 
-def replaced_facts(out: MemoryOut, turn_count: int, current_ids: Sequence[str]) -> dict[str, list[str]]:
+def replaced_facts(
+    out: MemoryOut, turn_count: int, current_ids: Sequence[str], stored: Sequence[str] | None = None
+) -> dict[str, list[str]]:
     """Which stored key fact (its index, as text) replaces which current fact: key fact index →
     [current fact id, "update" | "contradiction"]. A reference to a fact that was not shown is
-    dropped (no id is ever invented); a fact marked "new" replaces nothing."""
+    dropped (no id is ever invented); a fact marked "new" replaces nothing. `stored`: the key facts
+    as stored, when grounding changed them: a fact it dropped (the turns do not say it; a small
+    model restated a current fact it was shown) replaces nothing either."""
     shown = {f"F{number}": fact_id for number, fact_id in enumerate(current_ids, start=1)}
+    facts = [fact.fact for fact in chosen_facts(out, turn_count)]
+    position = {
+        fact: index for index, fact in reversed(list(enumerate(stored if stored is not None else facts)))
+    }
     replaced: dict[str, list[str]] = {}
-    for index, fact in enumerate(chosen_facts(out, turn_count)):
+    for fact in chosen_facts(out, turn_count):
         target = shown.get(fact.replaces or "")
-        if target is not None and fact.status != "new":
-            replaced[str(index)] = [target, fact.status]
+        if target is not None and fact.status != "new" and fact.fact in position:
+            replaced[str(position[fact.fact])] = [target, fact.status]
     return replaced
 
 

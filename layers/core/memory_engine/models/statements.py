@@ -13,7 +13,9 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
+
+from memory_engine.models.base import Model
 
 # Statements kept per thread. Past it, replaced statements go first (oldest first): they are
 # history already, marked in their memories; a current statement goes only when a thread states
@@ -21,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 MAX_STATEMENTS = 1_000
 
 
-class StatementRef(BaseModel):
+class StatementRef(Model):
     """One key fact (`fields.key_facts[index]` of memory `memory_id`) stating `slot` of `subject`."""
 
     model_config = ConfigDict(frozen=True)
@@ -43,7 +45,7 @@ class StatementRef(BaseModel):
         return self.stated_at, self.memory_id, self.index
 
 
-class ThreadStatements(BaseModel):
+class ThreadStatements(Model):
     """The thread's statements, event-time ordered, and the record's version (0: never stored)."""
 
     tenant: str

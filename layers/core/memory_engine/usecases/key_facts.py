@@ -1,7 +1,9 @@
 """Correcting a thread memory's key facts through the API, with history, as bank facts are.
 
 An operator or the user can reword one key fact of a memory extracted from dialogue (the earlier
-wording is kept as a `KeyFactRevision`, the memory re-embedded and re-indexed) or retire it (kept
+wording is kept as a `KeyFactRevision`, the summary's words that quoted it rewritten or, when the
+summary paraphrased it, the correction added to it (`summary_after`), the memory re-embedded and
+re-indexed) or retire it (kept
 as a `KeyFactLife` with reason "retire": from then on the memory no longer counts as current for
 a question about that fact). Nothing is deleted; `GET /v1/memories/{id}/keyFacts` reads each key
 fact's wordings, oldest first, the last one as it reads now.
@@ -9,6 +11,7 @@ fact's wordings, oldest first, the last one as it reads now.
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 
 from memory_engine.engine import Engine
@@ -24,6 +27,8 @@ from memory_engine.models.bank import (
 )
 from memory_engine.models.domain import Memory
 from memory_engine.models.life import KeyFactLife, KeyFactRevision
+
+_HANGUL = re.compile(r"[가-힣]")
 
 
 def list_key_facts(engine: Engine, tenant: str, memory_id: str) -> ListKeyFactsResponse:
@@ -72,7 +77,10 @@ def patch_key_fact(
             index=index, fact=facts[index], valid_from=_since(memory, index), invalid_at=now, reason="correct"
         )
         fields = memory.fields.model_copy(
-            update={"key_facts": [request.fact if i == index else fact for i, fact in enumerate(facts)]}
+            update={
+                "key_facts": [request.fact if i == index else fact for i, fact in enumerate(facts)],
+                "summary": summary_after(memory.fields.summary, facts[index], request.fact),
+            }
         )
         revisions = [*life.key_fact_revisions, revision]
         changed = memory.model_copy(
@@ -96,6 +104,23 @@ def patch_key_fact(
         # Its words and meaning changed: the memory's documents (its turns' too) are written again.
         upsert(engine.store, engine.index, [changed], engine.retrieval)
     return _view(changed, index)
+
+
+def summary_after(summary: str, old: str, new: str) -> str:
+    """The memory's summary once key fact `old` reads `new`: the words that quoted it rewritten
+    (the built-in extractor's summary is the batch's own lines, so it quotes its key facts, the
+    speaker's name first or not), else the correction said after it, so a hit's content never
+    gives the old value as the memory's last word. The fact's earlier wording stays in its
+    revision; the summary keeps no history of its own."""
+    if old in summary:
+        return summary.replace(old, new, 1)
+    speaker, separator, words = old.partition(": ")
+    new_speaker, new_separator, new_words = new.partition(": ")
+    if separator and words and words in summary:
+        same_speaker = new_separator and new_speaker == speaker
+        return summary.replace(words, new_words if same_speaker else new, 1)
+    label = "정정" if _HANGUL.search(new) else "Corrected"
+    return f"{summary.rstrip()} ({label}: {new.strip()})"
 
 
 def _extracted(engine: Engine, tenant: str, memory_id: str) -> Memory:

@@ -8,6 +8,10 @@ one's event time) and `superseded_by` (the memory that states it) in its memory'
 `life.key_facts`. Nothing is deleted: the replaced key fact stays in its memory as history, and
 retrieve puts the replacing memory first (`retrieval.timeline`).
 
+A key fact written in the third person, as an LLM writes it ("Mina moved to Seoul."), is read as
+the statement of the character it opens with (`extraction.fact_subjects`), so it pairs with the
+built-in extractor's "Mina: I live in Busan." and with a buffered turn of Mina's.
+
 Event time, not arrival order: a session written late (an import, a slow client) whose facts were
 stated before the thread's current ones is itself the one replaced.
 
@@ -50,7 +54,8 @@ class Statement:
 
 
 def statements(memory: Memory) -> list[Statement]:
-    """The memory's key facts that state a one-value fact, with their character."""
+    """The memory's key facts that state a one-value fact, with their character (read as
+    `thread_statements.statements` reads them)."""
     return [
         Statement(found.stated_at, found.memory_id, found.index, found.slot, found.subject)
         for found in thread_statements.statements(memory)

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator, Sequence
-from itertools import pairwise
 
 from memory_engine.engine import Engine
-from memory_engine.extraction.fact_slots import slot_of
+from memory_engine.extraction.fact_subjects import stated
 from memory_engine.models.domain import Memory
 from memory_engine.models.statements import StatementRef, ThreadStatements
 
@@ -32,20 +31,20 @@ MAX_NEIGHBOUR_READS = 32
 
 
 def statements(memory: Memory) -> list[StatementRef]:
-    """The memory's key facts that state a one-value fact, with their character."""
+    """The memory's key facts that state a one-value fact, with their character: a speaker's line
+    ("Mina: I moved to Seoul.") or a fact about one of the memory's characters ("Mina moved to
+    Seoul.", as an LLM writes it; `extraction.fact_subjects`)."""
     found: list[StatementRef] = []
     for index, line in enumerate(memory.fields.key_facts):
-        subject, separator, text = line.partition(": ")
-        if not separator:
-            subject, text = "", line
-        slot = slot_of(text)
-        if slot is not None:
+        read = stated(line, memory.fields.characters)
+        if read is not None:
+            slot, subject = read
             found.append(
                 StatementRef(
                     memory_id=memory.memory_id,
                     index=index,
                     slot=slot,
-                    subject=subject.strip(),
+                    subject=subject,
                     stated_at=memory.stated_at,
                 )
             )
@@ -109,9 +108,12 @@ class Neighbours:
         self.gone: set[tuple[str, int]] = set()
 
     def pairs(self, ordered: list[StatementRef]) -> list[tuple[StatementRef, StatementRef]]:
-        """Consecutive pairs of `ordered` (one group, event-time order) with a written statement."""
+        """Each statement of `ordered` (one group, event-time order) with the next of another memory
+        (`_successions`), the pairs with a written statement."""
         while True:
-            pairs = [(a, b) for a, b in pairwise(ordered) if _key(a) in self._mine or _key(b) in self._mine]
+            pairs = [
+                (a, b) for a, b in _successions(ordered) if _key(a) in self._mine or _key(b) in self._mine
+            ]
             holding = {_key(s): self._holds(s) for pair in pairs for s in pair}
             stale = {key for key, holds in holding.items() if holds is False}
             if not stale:
@@ -132,6 +134,18 @@ class Neighbours:
         if owner is None or owner.parent_session_uuid != self._thread:
             return False
         return statement in statements(owner)
+
+
+def _successions(ordered: list[StatementRef]) -> list[tuple[StatementRef, StatementRef]]:
+    """Each statement with the next one of another memory (event-time order): a memory stating
+    both values holds the later one itself, and marking its own fact would make it read as
+    replaced by itself."""
+    out: list[tuple[StatementRef, StatementRef]] = []
+    for position, earlier in enumerate(ordered):
+        later = next((s for s in ordered[position + 1 :] if s.memory_id != earlier.memory_id), None)
+        if later is not None:
+            out.append((earlier, later))
+    return out
 
 
 def _key(statement: StatementRef) -> tuple[str, int]:

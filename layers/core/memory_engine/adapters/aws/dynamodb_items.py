@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import zlib
 from collections.abc import Mapping, Sequence
+from itertools import pairwise
 from typing import Any
 
 from memory_engine.adapters.aws import dynamodb_keys as keys
@@ -81,11 +82,14 @@ def _value_size(value: Mapping[str, Any]) -> int:
 # -- bulky payloads ----------------------------------------------------------------------------
 
 
-def pack(base: Item, payload: Mapping[str, str], limit: int = INLINE_LIMIT_BYTES) -> tuple[Item, list[bytes]]:
+def pack(
+    base: Item, payload: Mapping[str, str], limit: int = INLINE_LIMIT_BYTES, *, parts: int = 0
+) -> tuple[Item, list[bytes]]:
     """The item with its payload inline, or compressed into `body` plus overflow chunks; the item
-    itself stays within `limit` bytes (overflow parts take up to PART_BYTES each)."""
+    itself stays within `limit` bytes (overflow parts take up to PART_BYTES each). `parts`: at
+    least that many overflow chunks, for a rewrite of a record that had them (see `_spread`)."""
     inline = base | {name: s(value) for name, value in payload.items()}
-    if item_size(inline) <= limit:
+    if item_size(inline) <= limit and not parts:
         return inline, []
     body = zlib.compress(json.dumps(dict(payload), ensure_ascii=False).encode(), 6)
     # The item keeps its own attributes beside the body's first chunk, and those can be large (a
@@ -96,7 +100,21 @@ def pack(base: Item, payload: Mapping[str, str], limit: int = INLINE_LIMIT_BYTES
     room = max(min(limit, PART_BYTES) - item_size(base) - overhead, _MIN_FIRST_CHUNK)
     starts = range(room, len(body), PART_BYTES)
     chunks = [body[:room], *(body[start : start + PART_BYTES] for start in starts)]
+    if len(chunks) - 1 < parts:
+        chunks = _spread(body, room, parts)
     return base | {"body": b(chunks[0]), "parts": n(len(chunks) - 1)}, chunks[1:]
+
+
+def _spread(body: bytes, room: int, parts: int) -> list[bytes]:
+    """`body` as a first chunk of at most `room` bytes and exactly `parts` overflow chunks, none
+    larger than pack's own: a record rewritten smaller is put over every part it had, so no part
+    is ever left to delete (the rewriting roles need no DeleteItem). A body shorter than the
+    chunks is padded with zero bytes, which zlib leaves unread after the stream's end."""
+    body = body.ljust(parts + 1, b"\0")
+    first = min(room, len(body) - parts)
+    rest = body[first:]
+    bounds = [len(rest) * number // parts for number in range(parts + 1)]
+    return [body[:first], *(rest[start:end] for start, end in pairwise(bounds))]
 
 
 def part_count(item: Mapping[str, Any]) -> int:
@@ -254,7 +272,8 @@ def turn_from(item: Mapping[str, Any], parts: Sequence[Mapping[str, Any]] = ()) 
 MEMORY_PAYLOAD = ("fields", "source_text", "metadata", "scope", "life")
 
 
-def memory_item(memory: Memory) -> tuple[Item, list[bytes]]:
+def memory_item(memory: Memory, parts: int = 0) -> tuple[Item, list[bytes]]:
+    """The memory's item and overflow chunks; `parts`: at least that many (`pack`)."""
     base: Item = {
         **keys.key(keys.memory_pk(memory.tenant, memory.memory_id), keys.MEMORY_SK),
         "kind": s("memory"),
@@ -275,6 +294,9 @@ def memory_item(memory: Memory) -> tuple[Item, list[bytes]]:
         base |= fact_listing_keys(memory.tenant, memory.parent_session_uuid, memory.memory_id)
     if memory.expires_at is not None:
         base.update(expiry_attributes(memory))
+        if memory.is_fact and not memory.session_uuid:
+            # Only the sweep removes a fact, with its scope's count (`dynamodb_fact_counts`).
+            del base[keys.TTL_ATTRIBUTE]
     if memory.embedding:
         base["embedding"] = b(pack_vector(memory.embedding))
     if memory.turn_embeddings:
@@ -289,7 +311,7 @@ def memory_item(memory: Memory) -> tuple[Item, list[bytes]]:
         "scope": json.dumps(memory.scope, ensure_ascii=False),
         "life": memory.life.model_dump_json(exclude_defaults=True),
     }
-    return pack(base, payload)
+    return pack(base, payload, parts=parts)
 
 
 def memory_from(item: Mapping[str, Any], parts: Sequence[Mapping[str, Any]] = ()) -> Memory:

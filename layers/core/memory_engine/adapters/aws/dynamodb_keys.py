@@ -35,6 +35,7 @@ LSI1, LSI1_SK = "lsi1", "lsi1sk"
 SESSION_SK = "SESSION"
 MEMORY_SK = "MEMORY"
 CHARACTERS_SK = "CHARACTERS"
+FACT_COUNT_SK = "FACTS"  # in a thread's partition: its count of memory-bank facts
 STATEMENTS_SK = "STATEMENTS"
 SETTINGS_SK = "SETTINGS"
 TURN_PREFIX = "TURN#"
@@ -97,6 +98,16 @@ def fact_listing_sk(thread: str, memory_id: str) -> str:
 def fact_listing_thread(sort_key: str) -> str:
     """The thread of a fact's gsi4 sort key (memory ids hold no '#')."""
     return sort_key.rsplit("#", 1)[0].replace("##", "#")
+
+
+def tenant_fact_scopes(tenant: str) -> str:
+    """gsi4 partition listing a tenant's fact scopes' count items (`dynamodb_fact_counts`)."""
+    return f"{_tenant(tenant)}#FACTSCOPES"
+
+
+def fact_scope_listing_sk(thread: str) -> str:
+    """A scope's count item's gsi4 sort key: its thread, '#' doubled as in the other listings."""
+    return thread.replace("#", "##")
 
 
 # Above every character of a memory id: `<thread>#` + this sorts after each of the thread's facts.

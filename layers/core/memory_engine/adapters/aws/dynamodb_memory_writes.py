@@ -2,13 +2,16 @@
 
 - save_memory: the memory is put only if its id is new and every source turn is claimed only
   while still buffered, so two workers or a retry can never write a second memory for a turn;
+  a memory-bank fact adds one to its scope's count in the same call (`dynamodb_fact_counts`);
 - update_memory: the memory is put only over the item just read (still there, same version and
-  overflow parts), keeping its session, thread, source turns and creation time; given the life
-  the caller read, only while the stored memory's life is still that one (compare-and-set).
+  overflow parts), over at least as many parts as it had (so it never deletes one), keeping its
+  session, thread, source turns and creation time; given the life the caller read, only while
+  the stored memory's life is still that one (compare-and-set).
 """
 
 from __future__ import annotations
 
+from memory_engine.adapters.aws import dynamodb_fact_counts as fact_counts
 from memory_engine.adapters.aws import dynamodb_items as items
 from memory_engine.adapters.aws import dynamodb_keys as keys
 from memory_engine.adapters.aws import dynamodb_reads as reads
@@ -17,7 +20,6 @@ from memory_engine.adapters.aws.dynamodb_table import (
     DynamoTable,
     TransactionCancelled,
     backoff,
-    delete,
     put,
     update,
 )
@@ -49,6 +51,8 @@ def save_memory(table: DynamoTable, memory: Memory, retention_days: int | None) 
         # A memory-bank fact has no session: no reference, so a tenant's facts never pile up
         # in one partition (the session "" one) that every fact write would have to hit.
         actions.append(put(items.memref_item(memory)))
+    if fact_counts.counted(memory):
+        actions.append(fact_counts.added(memory))
     pk = keys.session_pk(memory.tenant, memory.session_uuid)
     for uuid in sources:
         actions.append(
@@ -99,12 +103,14 @@ def update_memory(table: DynamoTable, memory: Memory, expected_life: MemoryLife 
         if expected_life is not None and stored.life != expected_life:
             return False  # another writer changed what replaced what since the caller read it
         kept = memory.model_copy(update={name: getattr(stored, name) for name in _IDENTITY})
-        item, chunks = items.memory_item(kept)
+        # Over at least as many parts as it had: a record rewritten smaller is put over every
+        # part, none left to delete (`dynamodb_items._spread`).
+        old_parts = items.part_count(found)
+        item, chunks = items.memory_item(kept, parts=old_parts)
         # Put only over the item just read: its version (every update adds one), and the same
-        # part count, so the parts left over are known.
+        # part count, so no writer's parts are left over.
         version = items.number(found, VERSION)
         item[VERSION] = items.n(version + 1)
-        old_parts = items.part_count(found)
         condition = " AND ".join(
             (
                 "attribute_exists(pk)",
@@ -118,7 +124,6 @@ def update_memory(table: DynamoTable, memory: Memory, expected_life: MemoryLife 
         }
         actions = [put(item, condition, values or None)]
         actions += [put(part) for part in items.part_items(item, chunks)]
-        actions += [delete(part) for part in items.part_keys(found)[len(chunks) :]]
         try:
             table.transact(actions)
             return True

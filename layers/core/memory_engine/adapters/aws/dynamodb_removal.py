@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from itertools import islice
 
+from memory_engine.adapters.aws import dynamodb_fact_counts as fact_counts
 from memory_engine.adapters.aws import dynamodb_items as items
 from memory_engine.adapters.aws import dynamodb_keys as keys
 from memory_engine.adapters.aws import dynamodb_reads as reads
@@ -43,6 +44,8 @@ def delete_memory(table: DynamoTable, tenant: str, memory_id: str) -> RemovalOut
             )
         memory = reads.memories(table, [found])[0]
         actions = _memory_removal(found, memory)
+        if fact_counts.counted(memory):
+            actions += fact_counts.removed(table, memory)
         owned = _owned_turns(table, memory)
         for turn in owned:
             actions.append(

@@ -16,13 +16,9 @@ from memory_engine.adapters.aws import dynamodb_items as items
 from memory_engine.adapters.aws import dynamodb_keys as keys
 from memory_engine.adapters.aws import dynamodb_reads as reads
 from memory_engine.adapters.aws.dynamodb_table import DynamoTable
-from memory_engine.models.domain import THREAD_SCOPE_KEY, Session
-from memory_engine.ports import FactScope
+from memory_engine.models.domain import Session
 
 _PAGE = 100  # keys per BatchGetItem
-# Fact keys per Query request: a page of scopes reads at most this many keys past the ones it
-# counts (~100 KB of keys, ~13 read units), however many facts the tenant holds.
-FACT_KEYS_PER_READ = 1000
 
 
 def list_sessions(
@@ -51,41 +47,6 @@ def list_sessions(
         }
         sessions += [found[sk] for sk in sorted(found)]
     return sessions
-
-
-def fact_scopes(
-    table: DynamoTable, tenant: str, after: str | None = None, limit: int = 100
-) -> list[FactScope]:
-    """The tenant's fact scopes in listing order after the thread `after`, at most `limit`, each
-    counted from its facts' keys (a keys-only index: ~100 bytes a fact, never the fact items),
-    its scope read from one of its facts."""
-    condition, values = "gsi4pk = :facts", {":facts": items.s(keys.tenant_facts(tenant))}
-    if after is not None:
-        condition += " AND gsi4sk > :after"
-        values[":after"] = items.s(keys.fact_listing_sk(after, keys.AFTER_IDS))
-    counts: dict[str, int] = {}
-    first: dict[str, items.Item] = {}
-    listed = table.query(
-        IndexName=keys.GSI4,
-        KeyConditionExpression=condition,
-        ExpressionAttributeValues=values,
-        Limit=FACT_KEYS_PER_READ,
-    )
-    for key in listed:
-        thread = keys.fact_listing_thread(items.required(key, keys.GSI4_SK))
-        if thread not in counts:
-            if len(counts) == limit:
-                break  # the page is full, and its last scope wholly counted
-            first[thread] = key
-        counts[thread] = counts.get(thread, 0) + 1
-    read = {
-        memory.parent_session_uuid: memory
-        for memory in reads.memories(table, table.batch_get(reads.keys_of(list(first.values()))))
-    }
-    return [
-        FactScope(thread, read[thread].visible_scope if thread in read else {THREAD_SCOPE_KEY: thread}, count)
-        for thread, count in counts.items()
-    ]
 
 
 def sessions_after(

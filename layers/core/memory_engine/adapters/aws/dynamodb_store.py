@@ -3,9 +3,9 @@
 The class is the port's face; every write the engine's guarantees rest on is one conditional
 TransactWriteItems call, each in the module of its records: `dynamodb_turns` (consolidate, turn
 reads), `dynamodb_memory_writes` (save and update a memory), `dynamodb_removal` (deletes of a
-memory, a dialog, a whole session), `dynamodb_fork`, `dynamodb_sessions` (listings) and
-`dynamodb_lifecycle` (expiry, retention). Memory reads, the character registry and the statements
-record are here.
+memory, a dialog, a whole session), `dynamodb_fork`, `dynamodb_sessions` (listings),
+`dynamodb_fact_counts` (each scope's count of facts) and `dynamodb_lifecycle` (expiry,
+retention). Memory reads, the character registry and the statements record are here.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from itertools import islice
 
+from memory_engine.adapters.aws import dynamodb_fact_counts as fact_counts
 from memory_engine.adapters.aws import dynamodb_items as items
 from memory_engine.adapters.aws import dynamodb_keys as keys
 from memory_engine.adapters.aws import dynamodb_lifecycle as lifecycle
@@ -26,7 +27,6 @@ from memory_engine.adapters.aws.dynamodb_removal import delete_dialog, delete_me
 from memory_engine.adapters.aws.dynamodb_sessions import (
     backfill_fact_listing,
     backfill_session_listing,
-    fact_scopes,
     list_sessions,
     sessions_after,
 )
@@ -67,7 +67,7 @@ class DynamoDbStore:
         return list_sessions(self.table, tenant, after, limit)
 
     def fact_scopes(self, tenant: str, after: str | None = None, limit: int = 100) -> list[FactScope]:
-        return fact_scopes(self.table, tenant, after, limit)
+        return fact_counts.fact_scopes(self.table, tenant, after, limit)
 
     def sessions_after(self, tenant: str, after: tuple[str, str] | None, limit: int) -> list[Session]:
         return sessions_after(self.table, tenant, after, limit)
@@ -79,6 +79,10 @@ class DynamoDbStore:
     def backfill_fact_listing(self) -> int:
         """List the facts written before their listing existed (`dynamodb_sessions`)."""
         return backfill_fact_listing(self.table)
+
+    def backfill_fact_counts(self) -> int:
+        """Count the facts written before the scopes' counts existed (`dynamodb_fact_counts`)."""
+        return fact_counts.backfill_fact_counts(self.table)
 
     def append_turn(self, session: Session, turn: Turn) -> ConsolidateOutcome:
         return turns.append_turn(self.table, session, turn)

@@ -199,18 +199,27 @@ class DynamoTable:
             return False
         return True
 
-    def update_existing(self, item_key: Item, expression: str, values: Item) -> bool:
+    def update_existing(
+        self,
+        item_key: Item,
+        expression: str,
+        values: Item | None = None,
+        names: Mapping[str, str] | None = None,
+    ) -> bool:
         """One UpdateItem, only if the item exists; False when it does not."""
         from botocore.exceptions import ClientError
 
+        named: dict[str, Any] = {"ExpressionAttributeValues": values} if values else {}
+        if names:
+            named["ExpressionAttributeNames"] = dict(names)
         try:
             with self._errors():
                 self.client.update_item(
                     TableName=self.name,
                     Key=item_key,
                     UpdateExpression=expression,
-                    ExpressionAttributeValues=values,
                     ConditionExpression="attribute_exists(pk)",
+                    **named,
                 )
         except ClientError as error:
             if error_code(error) != "ConditionalCheckFailedException":

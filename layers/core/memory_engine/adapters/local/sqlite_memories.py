@@ -155,26 +155,15 @@ def memories_after(db: SqliteDatabase, now: str, tenant: str, after: str | None,
 
 
 def fact_scopes(db: SqliteDatabase, tenant: str, after: str | None, limit: int) -> list[FactScope]:
-    # Facts belong to no session (`facts.create`): the session index finds them without
-    # reading the engine's memories, and each scope's first fact gives its scope.
+    # One row a scope, kept by triggers as facts come and go (`sqlite_rows._FACT_COUNTS`).
     with db.read() as conn:
         counted = conn.execute(
-            "SELECT parent_session_uuid AS thread, count(*) AS facts, min(memory_id) AS first"
-            " FROM memories WHERE tenant = ? AND session_uuid = ''"
-            " AND json_extract(metadata, '$.kind') = 'fact' AND parent_session_uuid > ?"
-            " GROUP BY parent_session_uuid ORDER BY parent_session_uuid LIMIT ?",
+            "SELECT thread, facts, scope FROM fact_scopes WHERE tenant = ? AND thread > ?"
+            " ORDER BY thread LIMIT ?",
             (tenant, after or "", limit),
         ).fetchall()
-        scopes = {
-            row["memory_id"]: json.loads(row["scope"])
-            for row in conn.execute(
-                f"SELECT memory_id, scope FROM memories WHERE tenant = ? AND memory_id IN "
-                f"({','.join('?' * len(counted))})",
-                (tenant, *(row["first"] for row in counted)),
-            )
-        }
     return [
-        FactScope(row["thread"], scopes.get(row["first"]) or {THREAD_SCOPE_KEY: row["thread"]}, row["facts"])
+        FactScope(row["thread"], json.loads(row["scope"]) or {THREAD_SCOPE_KEY: row["thread"]}, row["facts"])
         for row in counted
     ]
 

@@ -117,11 +117,73 @@ def migrate_store(conn: sqlite3.Connection) -> None:
     )
     if "life" not in columns:
         conn.execute("ALTER TABLE memories ADD COLUMN life TEXT NOT NULL DEFAULT '{}'")
+    _count_facts(conn)
     turn_columns = {row["name"] for row in conn.execute("PRAGMA table_info(turns)")}
     if "embedding" not in turn_columns:
         conn.execute("ALTER TABLE turns ADD COLUMN embedding BLOB")
     if "memory_ttl_seconds" not in turn_columns:
         conn.execute("ALTER TABLE turns ADD COLUMN memory_ttl_seconds INTEGER")
+
+
+# A memory-bank fact: what a scope's count counts (`Memory.is_fact`, and no session).
+_FACT = "{row}.session_uuid = '' AND json_extract({row}.metadata, '$.kind') = 'fact'"
+# Each scope's count of facts, kept by triggers in the transaction of every insert, delete or
+# update of a fact, so the inspector's page of scopes reads one row a scope however many facts it
+# holds. A scope's row goes with its last fact. `scope` is that of the fact that made the row.
+_FACT_COUNTS = f"""
+CREATE TABLE IF NOT EXISTS fact_scopes (
+    tenant TEXT NOT NULL,
+    thread TEXT NOT NULL,
+    facts INTEGER NOT NULL,
+    scope TEXT NOT NULL,
+    PRIMARY KEY (tenant, thread)
+);
+CREATE TRIGGER IF NOT EXISTS fact_added AFTER INSERT ON memories WHEN {_FACT.format(row="NEW")}
+BEGIN
+    INSERT INTO fact_scopes (tenant, thread, facts, scope)
+    VALUES (NEW.tenant, NEW.parent_session_uuid, 1, NEW.scope)
+    ON CONFLICT (tenant, thread) DO UPDATE SET facts = facts + 1;
+END;
+CREATE TRIGGER IF NOT EXISTS fact_removed AFTER DELETE ON memories WHEN {_FACT.format(row="OLD")}
+BEGIN
+    UPDATE fact_scopes SET facts = facts - 1 WHERE tenant = OLD.tenant AND thread = OLD.parent_session_uuid;
+    DELETE FROM fact_scopes WHERE tenant = OLD.tenant AND thread = OLD.parent_session_uuid AND facts <= 0;
+END;
+CREATE TRIGGER IF NOT EXISTS fact_moved_out AFTER UPDATE OF session_uuid, parent_session_uuid, metadata
+ON memories WHEN {_FACT.format(row="OLD")}
+    AND NOT ({_FACT.format(row="NEW")} AND NEW.parent_session_uuid = OLD.parent_session_uuid)
+BEGIN
+    UPDATE fact_scopes SET facts = facts - 1 WHERE tenant = OLD.tenant AND thread = OLD.parent_session_uuid;
+    DELETE FROM fact_scopes WHERE tenant = OLD.tenant AND thread = OLD.parent_session_uuid AND facts <= 0;
+END;
+CREATE TRIGGER IF NOT EXISTS fact_moved_in AFTER UPDATE OF session_uuid, parent_session_uuid, metadata
+ON memories WHEN {_FACT.format(row="NEW")}
+    AND NOT ({_FACT.format(row="OLD")} AND NEW.parent_session_uuid = OLD.parent_session_uuid)
+BEGIN
+    INSERT INTO fact_scopes (tenant, thread, facts, scope)
+    VALUES (NEW.tenant, NEW.parent_session_uuid, 1, NEW.scope)
+    ON CONFLICT (tenant, thread) DO UPDATE SET facts = facts + 1;
+END;
+"""
+
+
+def _count_facts(conn: sqlite3.Connection) -> None:
+    """The scopes' counts and their triggers. A file written before them is counted here, once:
+    under the write lock, from scratch, so two processes opening it at once count it right."""
+    made = "SELECT 1 FROM sqlite_master WHERE type = 'trigger' AND name = 'fact_moved_in'"
+    if conn.execute(made).fetchone():
+        return
+    conn.executescript(
+        f"""BEGIN IMMEDIATE;
+        {_FACT_COUNTS}
+        DELETE FROM fact_scopes;
+        INSERT INTO fact_scopes (tenant, thread, facts, scope)
+        SELECT tenant, thread, facts, scope FROM (
+            SELECT tenant, parent_session_uuid AS thread, count(*) AS facts, scope, min(memory_id)
+            FROM memories AS m WHERE {_FACT.format(row="m")} GROUP BY tenant, parent_session_uuid
+        );
+        COMMIT;"""
+    )
 
 
 def insert_session(conn: sqlite3.Connection, session: Session) -> None:

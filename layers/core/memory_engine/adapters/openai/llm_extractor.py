@@ -115,7 +115,9 @@ class LlmExtractor:
         metadata = _usage_metadata(usage, prompt)
         metadata.update({f"grounding_{name}": count for name, count in changes.items()})
         metadata["characters_json"] = characters_json(characters)
-        replaced = replaced_facts(out, len(turns), [fact.id for fact in context.current_facts])
+        replaced = replaced_facts(
+            out, len(turns), [fact.id for fact in context.current_facts], fields.key_facts
+        )
         if replaced:
             metadata["replaces_json"] = json.dumps(replaced, ensure_ascii=False, sort_keys=True)
         return Extraction(fields=fields, metadata=metadata)
