@@ -6,16 +6,14 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from memory_engine.errors import Conflict, NotFound
+from memory_engine.errors import Conflict
 from memory_engine.models.domain import TurnStatus, TurnType
 from memory_engine.models.life import FactRevision, KeyFactLife, MemoryLife
-from memory_engine.models.statements import StatementRef, ThreadStatements
 from memory_engine.ports import ConsolidateOutcome, Store
 from tests.contract.builders import (
     EMBEDDING,
     OTHER_TENANT,
     SESSION,
-    T0,
     TENANT,
     THREAD,
     append_turns,
@@ -342,118 +340,6 @@ def test_iter_memories_streams_every_memory_or_one_tenants(store: Store) -> None
     assert len(list(store.iter_memories())) == 3
 
 
-# -- deletion ----------------------------------------------------------------------------------
-
-
-def test_deleting_a_memory_marks_its_turns_forgotten(store: Store) -> None:
-    append_turns(store, make_session(), "d1", "d2", "d3")
-    memory = make_memory("d1", "d2")
-    store.save_memory(memory)
-
-    outcome = store.delete_memory(TENANT, memory.memory_id)
-
-    assert outcome.deleted_memories == [memory.memory_id]
-    assert outcome.buffered_count == 1
-    assert store.get_memory(TENANT, memory.memory_id) is None
-    assert statuses(store) == {"d1": "forgotten", "d2": "forgotten", "d3": "buffered"}
-    turn = stored_turn(store, TENANT, SESSION, "d1")
-    assert turn is not None and turn.memory_id is None
-
-
-def test_deleting_an_unknown_memory_is_not_found(store: Store) -> None:
-    with pytest.raises(NotFound):
-        store.delete_memory(TENANT, "20260318_040037_ffffff")
-
-
-def test_deleting_a_buffered_dialog_removes_only_that_turn(store: Store) -> None:
-    append_turns(store, make_session(), "d1", "d2")
-
-    outcome = store.delete_dialog(TENANT, SESSION, "d1")
-
-    assert (outcome.deleted_dialogs, outcome.deleted_memories, outcome.buffered_count) == (["d1"], [], 1)
-    assert statuses(store) == {"d2": "buffered"}
-
-
-def test_deleting_an_extracted_dialog_deletes_its_memory_and_rebuffers_its_siblings(store: Store) -> None:
-    append_turns(store, make_session(), "d1", "d2", "d3", "d4")
-    memory = make_memory("d1", "d2", "d3")
-    store.save_memory(memory)
-
-    outcome = store.delete_dialog(TENANT, SESSION, "d2")
-
-    assert outcome.deleted_dialogs == ["d2"]
-    assert outcome.deleted_memories == [memory.memory_id]
-    assert outcome.rebuffered_dialogs == ["d1", "d3"]
-    assert outcome.buffered_count == 3
-    assert store.get_memory(TENANT, memory.memory_id) is None
-    assert [t.dialog_uuid for t in store.buffered_turns(TENANT, SESSION)] == ["d1", "d3", "d4"]
-    assert all(t.memory_id is None for t in store.list_turns(TENANT, SESSION))
-
-
-def test_deleting_a_forgotten_dialog_removes_the_turn(store: Store) -> None:
-    append_turns(store, make_session(), "d1", "d2")
-    memory = make_memory("d1", "d2")
-    store.save_memory(memory)
-    store.delete_memory(TENANT, memory.memory_id)
-
-    outcome = store.delete_dialog(TENANT, SESSION, "d1")
-
-    assert (outcome.deleted_dialogs, outcome.deleted_memories, outcome.rebuffered_dialogs) == (["d1"], [], [])
-    assert statuses(store) == {"d2": "forgotten"}
-
-
-def test_deleting_a_sessions_last_turn_deletes_the_session(store: Store) -> None:
-    # Given a session of two turns, the first extracted alone into a memory
-    append_turns(store, make_session(), "d1", "d2")
-    memory = make_memory("d1")
-    store.save_memory(memory)
-    # When both turns are deleted
-    first = store.delete_dialog(TENANT, SESSION, "d1")
-    last = store.delete_dialog(TENANT, SESSION, "d2")
-    # Then the session stayed while it held a turn, and went with its last one: nothing is listed
-    assert (first.deleted_session, last.deleted_session) == (False, True)
-    assert store.get_session(TENANT, SESSION) is None
-    assert store.list_sessions(TENANT) == []
-    assert store.get_memory(TENANT, memory.memory_id) is None
-    # And a new turn starts the session afresh
-    append_turns(store, make_session(), "d3")
-    assert [t.seq for t in store.list_turns(TENANT, SESSION)] == [0]
-
-
-def test_deleting_the_last_turn_of_an_extracted_memory_deletes_memory_and_session(store: Store) -> None:
-    append_turns(store, make_session(), "d1")
-    store.save_memory(make_memory("d1"))
-
-    outcome = store.delete_dialog(TENANT, SESSION, "d1")
-
-    assert outcome.deleted_session
-    assert store.get_session(TENANT, SESSION) is None
-
-
-def test_a_session_whose_forgotten_turn_remains_is_kept(store: Store) -> None:
-    # Given a memory deleted (its turns stay, forgotten) and one of its two turns deleted
-    append_turns(store, make_session(), "d1", "d2")
-    memory = make_memory("d1", "d2")
-    store.save_memory(memory)
-    store.delete_memory(TENANT, memory.memory_id)
-    outcome = store.delete_dialog(TENANT, SESSION, "d1")
-    # Then the session holds the other and stays
-    assert not outcome.deleted_session
-    assert store.get_session(TENANT, SESSION) is not None
-
-
-def test_deleting_a_dialog_of_an_unknown_session_is_not_found(store: Store) -> None:
-    with pytest.raises(NotFound):
-        store.delete_dialog(TENANT, "no-such-session", "d1")
-
-
-def test_deleting_an_unknown_dialog_is_not_found(store: Store) -> None:
-    append_turns(store, make_session(), "d1")
-
-    with pytest.raises(NotFound):
-        store.delete_dialog(TENANT, SESSION, "no-such-dialog")
-
-
 # -- fork --------------------------------------------------------------------------------------
 
 
@@ -485,90 +371,3 @@ def test_forking_into_an_existing_session_is_a_conflict_and_writes_nothing(store
 
     assert [t.dialog_uuid for t in store.list_turns(TENANT, "fork-1")] == ["x1"]
     assert store.list_memories(TENANT, "fork-1") == []
-
-
-# -- the thread's character registry ------------------------------------------------------------
-
-
-def test_a_thread_without_characters_has_an_empty_registry(store: Store) -> None:
-    assert store.get_characters(TENANT, THREAD) == {}
-
-
-def test_a_saved_registry_replaces_the_previous_one_and_keeps_korean_names(store: Store) -> None:
-    store.save_characters(TENANT, THREAD, {"Mira Holt": ["Mira"]})
-    store.save_characters(TENANT, THREAD, {"Mira Holt": ["Mira", "Holt"], "김민수": ["민수"]})
-
-    assert store.get_characters(TENANT, THREAD) == {"Mira Holt": ["Mira", "Holt"], "김민수": ["민수"]}
-    assert store.get_characters(OTHER_TENANT, THREAD) == {}
-
-
-# -- buffered turn vectors (embedded once by the worker, read by retrieve) -----------------------
-
-
-def test_a_turns_vector_is_stored_once_and_read_back_with_the_buffer(store: Store) -> None:
-    append_turns(store, make_session(), "d1", "d2")
-
-    written = store.save_turn_vectors(TENANT, SESSION, {"d1": EMBEDDING, "gone": EMBEDDING})
-
-    assert written == 1
-    by_uuid = {turn.dialog_uuid: turn.embedding for turn in store.buffered_turns(TENANT, SESSION)}
-    assert by_uuid == {"d1": EMBEDDING, "d2": None}
-    in_thread = store.buffered_turns_in_threads(TENANT, [THREAD])
-    assert [turn.embedding for turn in in_thread] == [EMBEDDING, None]
-
-
-def test_a_turns_vector_survives_its_extraction(store: Store) -> None:
-    append_turns(store, make_session(), "d1", "d2")
-    store.save_turn_vectors(TENANT, SESSION, {"d1": EMBEDDING, "d2": EMBEDDING})
-
-    assert store.save_memory(make_memory("d1"))
-
-    assert [turn.embedding for turn in store.list_turns(TENANT, SESSION)] == [EMBEDDING, EMBEDDING]
-
-
-# -- the thread's statements record (supersession reads it instead of the thread) --------------
-
-
-def _statements(*numbers: int) -> list[StatementRef]:
-    return [
-        StatementRef(
-            memory_id=f"m{n}", index=0, slot="residence", subject="민수", stated_at=T0 + timedelta(days=n)
-        )
-        for n in numbers
-    ]
-
-
-def test_a_thread_without_statements_has_no_record(store: Store) -> None:
-    assert store.get_statements(TENANT, THREAD) is None
-
-
-def test_a_statements_record_is_created_once_and_read_back_with_its_version(store: Store) -> None:
-    # Given a first record written for the thread
-    first = ThreadStatements(tenant=TENANT, thread=THREAD, statements=_statements(1, 2))
-    assert store.save_statements(first)
-
-    # When it is read back
-    stored = store.get_statements(TENANT, THREAD)
-
-    # Then it holds the statements (Korean character, event time) at version 1
-    assert stored == first.model_copy(update={"version": 1})
-    # And a second creation of it is refused, as is the other tenant's view of it
-    assert not store.save_statements(first)
-    assert store.get_statements(OTHER_TENANT, THREAD) is None
-
-
-def test_a_statements_record_written_from_a_stale_read_is_refused(store: Store) -> None:
-    # Given the record, read by two workers at version 1
-    assert store.save_statements(ThreadStatements(tenant=TENANT, thread=THREAD, statements=_statements(1)))
-    read = store.get_statements(TENANT, THREAD)
-    assert read is not None
-
-    # When the first writes what it added, and the second then writes from the same read
-    assert store.save_statements(read.added(_statements(2)))
-    stale_write = store.save_statements(read.added(_statements(3)))
-
-    # Then the second write is refused and the first's statements stay
-    assert not stale_write
-    stored = store.get_statements(TENANT, THREAD)
-    assert stored is not None
-    assert (stored.version, [s.memory_id for s in stored.statements]) == (2, ["m1", "m2"])

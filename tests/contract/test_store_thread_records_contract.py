@@ -1,0 +1,106 @@
+"""The Store port's contract for a thread's own records: its character registry, its buffered
+turns' vectors and its statements record, the same on every backend."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from memory_engine.models.statements import StatementRef, ThreadStatements
+from memory_engine.ports import Store
+from tests.contract.builders import (
+    EMBEDDING,
+    OTHER_TENANT,
+    SESSION,
+    T0,
+    TENANT,
+    THREAD,
+    append_turns,
+    make_memory,
+    make_session,
+)
+
+# -- the thread's character registry ------------------------------------------------------------
+
+
+def test_a_thread_without_characters_has_an_empty_registry(store: Store) -> None:
+    assert store.get_characters(TENANT, THREAD) == {}
+
+
+def test_a_saved_registry_replaces_the_previous_one_and_keeps_korean_names(store: Store) -> None:
+    store.save_characters(TENANT, THREAD, {"Mira Holt": ["Mira"]})
+    store.save_characters(TENANT, THREAD, {"Mira Holt": ["Mira", "Holt"], "김민수": ["민수"]})
+
+    assert store.get_characters(TENANT, THREAD) == {"Mira Holt": ["Mira", "Holt"], "김민수": ["민수"]}
+    assert store.get_characters(OTHER_TENANT, THREAD) == {}
+
+
+# -- buffered turn vectors (embedded once by the worker, read by retrieve) -----------------------
+
+
+def test_a_turns_vector_is_stored_once_and_read_back_with_the_buffer(store: Store) -> None:
+    append_turns(store, make_session(), "d1", "d2")
+
+    written = store.save_turn_vectors(TENANT, SESSION, {"d1": EMBEDDING, "gone": EMBEDDING})
+
+    assert written == 1
+    by_uuid = {turn.dialog_uuid: turn.embedding for turn in store.buffered_turns(TENANT, SESSION)}
+    assert by_uuid == {"d1": EMBEDDING, "d2": None}
+    in_thread = store.buffered_turns_in_threads(TENANT, [THREAD])
+    assert [turn.embedding for turn in in_thread] == [EMBEDDING, None]
+
+
+def test_a_turns_vector_survives_its_extraction(store: Store) -> None:
+    append_turns(store, make_session(), "d1", "d2")
+    store.save_turn_vectors(TENANT, SESSION, {"d1": EMBEDDING, "d2": EMBEDDING})
+
+    assert store.save_memory(make_memory("d1"))
+
+    assert [turn.embedding for turn in store.list_turns(TENANT, SESSION)] == [EMBEDDING, EMBEDDING]
+
+
+# -- the thread's statements record (supersession reads it instead of the thread) --------------
+
+
+def _statements(*numbers: int) -> list[StatementRef]:
+    return [
+        StatementRef(
+            memory_id=f"m{n}", index=0, slot="residence", subject="민수", stated_at=T0 + timedelta(days=n)
+        )
+        for n in numbers
+    ]
+
+
+def test_a_thread_without_statements_has_no_record(store: Store) -> None:
+    assert store.get_statements(TENANT, THREAD) is None
+
+
+def test_a_statements_record_is_created_once_and_read_back_with_its_version(store: Store) -> None:
+    # Given a first record written for the thread
+    first = ThreadStatements(tenant=TENANT, thread=THREAD, statements=_statements(1, 2))
+    assert store.save_statements(first)
+
+    # When it is read back
+    stored = store.get_statements(TENANT, THREAD)
+
+    # Then it holds the statements (Korean character, event time) at version 1
+    assert stored == first.model_copy(update={"version": 1})
+    # And a second creation of it is refused, as is the other tenant's view of it
+    assert not store.save_statements(first)
+    assert store.get_statements(OTHER_TENANT, THREAD) is None
+
+
+def test_a_statements_record_written_from_a_stale_read_is_refused(store: Store) -> None:
+    # Given the record, read by two workers at version 1
+    assert store.save_statements(ThreadStatements(tenant=TENANT, thread=THREAD, statements=_statements(1)))
+    read = store.get_statements(TENANT, THREAD)
+    assert read is not None
+
+    # When the first writes what it added, and the second then writes from the same read
+    assert store.save_statements(read.added(_statements(2)))
+    stale_write = store.save_statements(read.added(_statements(3)))
+
+    # Then the second write is refused and the first's statements stay
+    assert not stale_write
+    stored = store.get_statements(TENANT, THREAD)
+    assert stored is not None
+    assert (stored.version, [s.memory_id for s in stored.statements]) == (2, ["m1", "m2"])
