@@ -104,3 +104,26 @@ def test_a_statements_record_written_from_a_stale_read_is_refused(store: Store) 
     stored = store.get_statements(TENANT, THREAD)
     assert stored is not None
     assert (stored.version, [s.memory_id for s in stored.statements]) == (2, ["m1", "m2"])
+
+
+# -- forgetting a thread's own records (forget-user) ---------------------------------------------
+
+
+def test_forgetting_a_threads_records_deletes_its_registry_and_statements_only(store: Store) -> None:
+    # Given two threads of the tenant, and the same thread name in another tenant, each with a
+    # character registry and a statements record
+    for tenant, thread in ((TENANT, THREAD), (TENANT, "other-thread"), (OTHER_TENANT, THREAD)):
+        store.save_characters(tenant, thread, {"김민수": ["민수"]})
+        assert store.save_statements(
+            ThreadStatements(tenant=tenant, thread=thread, statements=_statements(1))
+        )
+
+    # When the first thread's records are forgotten, twice (the second finds nothing)
+    store.forget_thread_records(TENANT, THREAD)
+    store.forget_thread_records(TENANT, THREAD)
+
+    # Then both of its records are gone, and the others' are kept
+    assert store.get_characters(TENANT, THREAD) == {}
+    assert store.get_statements(TENANT, THREAD) is None
+    assert store.get_characters(TENANT, "other-thread") == {"김민수": ["민수"]}
+    assert store.get_statements(OTHER_TENANT, THREAD) is not None

@@ -29,7 +29,7 @@ from tests.infra.variants import (
 def synthesized(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Synthesized:
     layer = placeholder_layer(tmp_path_factory.mktemp("layer"))
     outdir = tmp_path_factory.mktemp("cdk.out")
-    if os.environ.get("MEMORY_ENGINE_SYNTH_CACHE") == "0" or request.config.cache is None:
+    if os.environ.get("MEMORY_ENGINE_SYNTH_CACHE") == "0" or getattr(request.config, "cache", None) is None:
         return synthesize(layer, outdir)
     return cached(request.config.cache.mkdir("memory-engine-synth"), layer, outdir)
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -17,6 +18,7 @@ from memory_engine.errors import InvalidInput
 from memory_engine.models.chat import ChatCompletionRequest, chat_user_id, memory_userid
 from memory_engine.models.domain import scope_key
 from memory_engine.models.messages import ChatMemoryJob, ForgetUserJob, chat_session_uuid
+from memory_engine.models.statements import StatementRef, ThreadStatements
 from memory_engine.usecases import chat, forget_user
 from memory_engine.usecases.chat_prompt import (
     MEMORY_HEADER,
@@ -264,6 +266,26 @@ def test_deleting_a_user_forgets_facts_and_exchanges_and_queues_a_late_purge(eng
     assert engine.store.get_session(TENANT, chat_session_uuid(USER)) is None
     assert engine.index.search(TENANT, [scope_key({"userid": USER})], "dog Pepper", [], 10) == []
     assert peek_jobs(engine) == [ForgetUserJob(tenant=TENANT, userid=USER)]
+
+
+def test_deleting_a_user_forgets_the_names_their_threads_records_keep(engine: Engine) -> None:
+    # Given a user whose thread holds a character registry and a statements record (what
+    # extraction and supersession keep per thread; both name the user's characters)
+    ask(engine, "My dog is named Pepper.")
+    run_worker(engine)
+    thread = scope_key({"userid": USER})
+    engine.store.save_characters(TENANT, thread, {"Mina": ["미나"]})
+    stated = StatementRef(
+        memory_id="m1", index=0, slot="pet:dog", subject="Mina", stated_at=datetime(2026, 5, 1, tzinfo=UTC)
+    )
+    assert engine.store.save_statements(ThreadStatements(tenant=TENANT, thread=thread, statements=[stated]))
+
+    # When the user's memory is deleted
+    forget_user.run(engine, TENANT, USER)
+
+    # Then neither record is left
+    assert engine.store.get_characters(TENANT, thread) == {}
+    assert engine.store.get_statements(TENANT, thread) is None
 
 
 def test_an_exchange_queued_before_the_delete_is_purged_by_the_follow_up(engine: Engine) -> None:

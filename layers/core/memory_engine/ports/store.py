@@ -211,6 +211,11 @@ class Store(Protocol):
         thread wrote it since it was read; the caller reads it again and merges (compare-and-set)."""
         ...
 
+    def forget_thread_records(self, tenant: str, thread: str) -> None:
+        """Delete the thread's own records: its character registry and its statements record
+        (both hold character names). Deleting what is not there does nothing."""
+        ...
+
     def create_fork(self, plan: ForkPlan) -> None:
         """Write the target session, its turns and memories at once. Raises Conflict if it exists.
 

@@ -37,7 +37,8 @@ def run(engine: Engine, tenant: str, userid: str) -> UserMemoryDeleted:
 
 def forget(engine: Engine, tenant: str, userid: str) -> RemovalOutcome:
     """Every memory of the user's scope (`{"userid": ...}`, exact), then their chat session with
-    its turns and any memory extracted from it; the index entries go with them."""
+    its turns and any memory extracted from it, and the scope's own records (character registry,
+    statements record); the index entries go with them."""
     thread = scope_key(user_scope(userid))
     deleted: list[str] = []
     after: str | None = None
@@ -52,6 +53,8 @@ def forget(engine: Engine, tenant: str, userid: str) -> RemovalOutcome:
         after = page[-1].memory_id
     removal = engine.store.delete_session(tenant, chat_session_uuid(userid))
     index_purge.delete(engine, tenant, removal.deleted_memories)
+    # The thread is the user's alone: its character registry and statements record name them.
+    engine.store.forget_thread_records(tenant, thread)
     return RemovalOutcome(
         deleted_memories=deleted + removal.deleted_memories, deleted_dialogs=removal.deleted_dialogs
     )

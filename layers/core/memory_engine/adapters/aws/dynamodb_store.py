@@ -250,6 +250,10 @@ class DynamoDbStore:
             raise InvalidInput(f"The character registry of thread {thread} is over 300 KB compressed.")
         self.table.put(item)
 
+    def forget_thread_records(self, tenant: str, thread: str) -> None:
+        for sk in (keys.CHARACTERS_SK, keys.STATEMENTS_SK):  # neither is ever split into parts
+            self.table.delete(keys.key(keys.thread_pk(tenant, thread), sk))
+
     # -- the thread's statements record (supersession) ---------------------------------------
 
     def get_statements(self, tenant: str, thread: str) -> ThreadStatements | None:

@@ -183,6 +183,11 @@ class DynamoTable:
         with self._errors():
             self.client.put_item(TableName=self.name, Item=item)
 
+    def delete(self, item_key: Item) -> None:
+        """One DeleteItem; deleting an item that is not there succeeds."""
+        with self._errors():
+            self.client.delete_item(TableName=self.name, Key=item_key)
+
     def put_if(self, item: Item, condition: str, values: Item | None = None) -> bool:
         """One conditional PutItem; False when the condition refused it."""
         from botocore.exceptions import ClientError

@@ -162,6 +162,11 @@ class SqliteStore:
                 (tenant, thread, json.dumps(registry, ensure_ascii=False)),
             )
 
+    def forget_thread_records(self, tenant: str, thread: str) -> None:
+        with self._db.write() as conn:
+            conn.execute("DELETE FROM characters WHERE tenant = ? AND thread = ?", (tenant, thread))
+            conn.execute("DELETE FROM statements WHERE tenant = ? AND thread = ?", (tenant, thread))
+
     # -- the thread's statements record (supersession) ---------------------------------------
 
     def get_statements(self, tenant: str, thread: str) -> ThreadStatements | None:
