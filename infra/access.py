@@ -35,8 +35,9 @@ TABLE_ACTIONS: Mapping[Need, str] = {
 
 # Functions that are not routes.
 OTHER_FUNCTION_NEEDS: Mapping[str, frozenset[Need]] = {
-    # Receiving from its queue is granted by the event source mapping, not listed here. It sends
-    # a follow-up job when a busy session still holds a batch's worth of turns.
+    # Receiving from its queue is granted with its event source mapping (infra/worker.py), not
+    # listed here. It sends a follow-up job when a busy session still holds a batch's worth of
+    # turns.
     # It builds the whole engine, so it needs what the engine does.
     "extraction_worker": ENGINE_NEEDS,
     "authorizer": frozenset({Need.KEYS_READ}),

@@ -14,12 +14,11 @@ batch (one whose job died, or was lost), see `memory_engine.usecases.sweep`.
 
 from __future__ import annotations
 
-from aws_cdk import Duration, RemovalPolicy
+from aws_cdk import Duration, Names, RemovalPolicy
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
-from aws_cdk import aws_lambda_event_sources as sources
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
@@ -30,6 +29,13 @@ BATCH_SIZE = 1  # one job per invocation: a failure retries that job alone, and 
 # keeps a message it could not hand over (the function throttled) invisible meanwhile, and a
 # shorter one lets each throttled try burn a receive until the job is dead-lettered unrun.
 VISIBILITY_PER_TIMEOUT = 6
+# The worker's actions on its queue (see `Worker.consume`): no sqs:GetQueueUrl, which nothing calls.
+CONSUME_ACTIONS = (
+    "sqs:ReceiveMessage",
+    "sqs:ChangeMessageVisibility",
+    "sqs:DeleteMessage",
+    "sqs:GetQueueAttributes",
+)
 
 
 class Worker(Construct):
@@ -64,13 +70,23 @@ class Worker(Construct):
 
     def consume(self, function: lambda_.Function) -> None:
         """Feed the queue to the function, reporting failures per message (the rest are deleted)."""
-        function.add_event_source(
-            sources.SqsEventSource(
-                self.queue,
-                batch_size=BATCH_SIZE,
-                report_batch_item_failures=True,
-                max_concurrency=self._config.worker_concurrency,
-            )
+        # The mapping CDK's SqsEventSource makes (under its construct id, so a deployed mapping is
+        # kept, not replaced), without its grant: `grantConsumeMessages` adds sqs:GetQueueUrl,
+        # which the worker never calls (it is told the queues' URLs) and Lambda's poller does not
+        # need (it is given the queue's ARN; AWS's AWSLambdaSQSQueueExecutionRole lacks it).
+        function.add_event_source_mapping(
+            f"SqsEventSource:{Names.node_unique_id(self.queue.node)}",
+            event_source_arn=self.queue.queue_arn,
+            batch_size=BATCH_SIZE,
+            report_batch_item_failures=True,
+            max_concurrency=self._config.worker_concurrency,
+        )
+        # What Lambda's poller does with the function's role (receive, delete, read the queue's
+        # attributes: that managed policy's actions), and the worker's own visibility changes (a
+        # retry's backoff, a running job's lease). The queue is SQS-managed encrypted: no key to
+        # grant.
+        function.add_to_role_policy(
+            iam.PolicyStatement(actions=list(CONSUME_ACTIONS), resources=[self.queue.queue_arn])
         )
         # SendMessage alone (CDK's grant_send_messages adds the URL and attribute lookups, which
         # the worker never makes: it is told the dead-letter queue's URL).

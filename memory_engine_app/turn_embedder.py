@@ -6,15 +6,18 @@ with the worker's copy of the model, embeds the list's turns into the process's 
 analyses their words (`usecases.arrived.prepare`), so a retrieve scores them by both without
 doing either on its own request path, and the session's extraction job finds them embedded.
 
-Bounded: at most `capacity` turns wait; past it the oldest waiting one is dropped (its vector
-then comes from the worker's job, and until then a retrieve finds it by its words).
+Bounded: at most `capacity` turns wait; past it the tenant with the most waiting loses its oldest
+one (its vector then comes from the worker's job, and until then a retrieve finds it by its
+words). Fair between tenants: each step takes their waiting turns in turn, so a tenant sending
+many long turns neither pushes another's few turns off the list nor keeps them waiting behind
+its own (issue 42: 20 turns of 200,000 characters queued ahead of another tenant's 20 short ones).
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections import deque
+from collections import OrderedDict, deque
 
 from memory_engine import deadline
 from memory_engine.deadline import Deadline
@@ -40,7 +43,9 @@ class TurnEmbedder:
     def __init__(self, engine: Engine, nice: int = 0, capacity: int = CAPACITY) -> None:
         self._engine = engine
         self._nice = nice
-        self._waiting: deque[Turn] = deque(maxlen=max(1, capacity))
+        self._capacity = max(1, capacity)
+        # Each tenant's waiting turns, oldest first; the tenants in the order they are served.
+        self._waiting: OrderedDict[str, deque[Turn]] = OrderedDict()
         self._lock = threading.Lock()
         self._ready = threading.Event()
         self._stop = threading.Event()
@@ -48,12 +53,35 @@ class TurnEmbedder:
 
     def buffered(self, turn: Turn) -> None:
         with self._lock:
-            self._waiting.append(turn)  # full: the deque drops the oldest
+            self._waiting.setdefault(turn.tenant, deque()).append(turn)
+            if sum(map(len, self._waiting.values())) > self._capacity:
+                self._drop_from_longest()
         self._ready.set()
 
     def waiting(self) -> int:
         with self._lock:
-            return len(self._waiting)
+            return sum(map(len, self._waiting.values()))
+
+    def _drop_from_longest(self) -> None:
+        """Full: the oldest turn of the tenant with the most waiting (the first served of those
+        tied) goes, so one tenant's flood never pushes out another's turns."""
+        tenant = max(self._waiting, key=lambda name: len(self._waiting[name]))
+        self._waiting[tenant].popleft()
+        if not self._waiting[tenant]:
+            del self._waiting[tenant]
+
+    def _next_step(self) -> list[Turn]:
+        """Up to `STEP_TURNS` waiting turns, one of each tenant in turn; a tenant served goes to
+        the back, so the next step starts with one that waited."""
+        step: list[Turn] = []
+        while self._waiting and len(step) < STEP_TURNS:
+            tenant, turns = next(iter(self._waiting.items()))
+            step.append(turns.popleft())
+            if turns:
+                self._waiting.move_to_end(tenant)
+            else:
+                del self._waiting[tenant]
+        return step
 
     def drain(self) -> int:
         """Embed every waiting turn that has no vector yet; returns how many were embedded. A
@@ -61,7 +89,7 @@ class TurnEmbedder:
         embedded = 0
         while not self._stop.is_set():
             with self._lock:
-                step = [self._waiting.popleft() for _ in range(min(STEP_TURNS, len(self._waiting)))]
+                step = self._next_step()
             if not step:
                 return embedded
             try:

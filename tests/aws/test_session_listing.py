@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from memory_engine.adapters.aws import dynamodb_keys as keys
+from memory_engine.adapters.aws import dynamodb_sessions
 from memory_engine.adapters.aws.dynamodb_store import DynamoDbStore
 from memory_engine.composition import wiring
 from memory_engine.settings import reset_settings
@@ -98,3 +100,44 @@ def test_the_backfill_command_lists_the_old_sessions_of_the_configured_table(
         assert code == 0
         assert "listed 1 sessions" in capsys.readouterr().err
         assert listed(store) == ["old"]
+
+
+# -- whether a thread still has a session (gsi4 is eventually consistent) ---------------------------
+
+
+def test_a_session_the_listing_still_shows_after_its_delete_is_not_counted(
+    store: DynamoDbStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a listing that still shows a session of the thread deleted an instant ago (gsi4 lags
+    # the table) before the thread's one stored session
+    append_turns(store, make_session("kept"), "d1")
+    stale = {
+        **keys.key(keys.session_pk(TENANT, "deleted"), keys.SESSION_SK),
+        keys.GSI4_PK: {"S": keys.tenant_sessions(TENANT)},
+        keys.GSI4_SK: {"S": keys.session_listing_sk("thread-1", "deleted")},
+    }
+    query = store.table.query
+
+    def lagging(**arguments: Any) -> Iterator[dict[str, Any]]:
+        if arguments.get("IndexName") == keys.GSI4:
+            yield stale
+        yield from query(**arguments)
+
+    monkeypatch.setattr(store.table, "query", lagging)
+    # Then the stored session counts, and the deleted one alone does not
+    assert store.thread_has_sessions(TENANT, "thread-1")
+    store.delete_dialog(TENANT, "kept", "d1")
+    assert not store.thread_has_sessions(TENANT, "thread-1")
+
+
+def test_a_thread_whose_own_session_lies_past_the_probe_is_taken_to_have_one(
+    store: DynamoDbStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given more sessions of threads that continue this one's name than the probe reads
+    monkeypatch.setattr(dynamodb_sessions, "_THREAD_PROBE_KEYS", 3)
+    monkeypatch.setattr(dynamodb_sessions, "_THREAD_PROBE_PAGE", 2)
+    for number in range(3):
+        append_turns(store, make_session(f"s{number}", parent=f"thread-1#{number}"), f"d{number}")
+    # Then the thread is taken to have one: its records are kept rather than forgotten on a guess
+    assert store.thread_has_sessions(TENANT, "thread-1")
+    assert not store.thread_has_sessions(TENANT, "thread-2")

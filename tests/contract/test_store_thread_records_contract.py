@@ -127,3 +127,37 @@ def test_forgetting_a_threads_records_deletes_its_registry_and_statements_only(s
     assert store.get_statements(TENANT, THREAD) is None
     assert store.get_characters(TENANT, "other-thread") == {"김민수": ["민수"]}
     assert store.get_statements(OTHER_TENANT, THREAD) is not None
+
+
+# -- whether a thread still has a session (a delete that removed one asks) ------------------------
+
+
+def test_a_thread_has_sessions_while_one_of_its_own_is_stored(store: Store) -> None:
+    # Given no session of the thread, then sessions of threads that are not it: another tenant's
+    # of the same name, and one whose name continues it after a '#' (its listing key shares the
+    # thread's prefix on DynamoDB)
+    assert not store.thread_has_sessions(TENANT, THREAD)
+    append_turns(store, make_session("s-other-tenant", tenant=OTHER_TENANT), "d1")
+    append_turns(store, make_session("s-longer", parent=f"{THREAD}#2"), "d2")
+    assert not store.thread_has_sessions(TENANT, THREAD)
+
+    # When a session of the thread is stored
+    append_turns(store, make_session(), "d3")
+
+    # Then the thread has one
+    assert store.thread_has_sessions(TENANT, THREAD)
+
+
+def test_a_dialog_delete_names_the_thread_whose_session_its_last_turn_took(store: Store) -> None:
+    # Given a thread of one session with two turns
+    append_turns(store, make_session(), "d1", "d2")
+
+    # When one turn is deleted, then the last one
+    first = store.delete_dialog(TENANT, SESSION, "d1")
+    last = store.delete_dialog(TENANT, SESSION, "d2")
+
+    # Then both outcomes name the session's thread; the last took the session, and the thread
+    # has none left (a listing the delete just made stale is read past)
+    assert (first.thread, first.deleted_session) == (THREAD, False)
+    assert (last.thread, last.deleted_session) == (THREAD, True)
+    assert not store.thread_has_sessions(TENANT, THREAD)

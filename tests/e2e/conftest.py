@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from memory_engine_client import MemoryEngine
+from tests.e2e import waits
 
 ROOT = Path(__file__).resolve().parents[2]
 API_KEY = "e2e-secret-key"
@@ -61,15 +62,16 @@ class LocalServer:
             stderr=subprocess.STDOUT,
             text=True,
         )
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            try:
-                if self.call("GET", "/v1/engine/health/", key=None)[0] == 200:
-                    return
-            except OSError:
-                time.sleep(0.2)
-        self.stop()
-        raise RuntimeError("the local server did not start in 60 s")
+        try:
+            waits.wait_started(self._healthy, self.process, "the local server")
+        except RuntimeError as failed:
+            raise RuntimeError(f"{failed}:\n{self.stop()[-4000:]}") from None
+
+    def _healthy(self) -> bool:
+        try:
+            return self.call("GET", "/v1/engine/health/", key=None)[0] == 200
+        except OSError:
+            return False
 
     def stop(self) -> str:
         for client in self.clients.values():
@@ -124,7 +126,8 @@ def started_with_chat_stub(data_dir: Path, upstream_url: str) -> LocalServer:
 
 
 def wait_for(condition: Callable[[], Any], seconds: float = 30) -> Any:
-    """Poll until `condition()` is truthy (background extraction), failing after `seconds`."""
+    """Poll until `condition()` is truthy, failing after `seconds`: for what no queued job brings
+    about (a server's state, a page); the worker's results are waited for by `wait_on_work`."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         value = condition()
@@ -132,6 +135,13 @@ def wait_for(condition: Callable[[], Any], seconds: float = 30) -> Any:
             return value
         time.sleep(0.1)
     raise AssertionError("condition not met in time")
+
+
+def wait_on_work(server: LocalServer, condition: Callable[[], Any], seconds: float = 30) -> Any:
+    """Poll until `condition()` is truthy (the worker's background work), for as long as the
+    server's queue shows a job of the test key's tenant waiting or running (`waits.wait_on_work`):
+    `seconds` only counts while it shows none, and a job parked dead fails the wait with its error."""
+    return waits.wait_on_work(condition, lambda: server.client().show_queue(), idle_seconds=seconds)
 
 
 @pytest.fixture(scope="module")

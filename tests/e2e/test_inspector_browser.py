@@ -25,7 +25,7 @@ from urllib.parse import quote, urlencode
 import pytest
 
 from memory_engine_app.server.inspector_assets import INSPECTOR_FOLDER
-from tests.e2e.conftest import API_KEY, LocalServer, wait_for
+from tests.e2e.conftest import API_KEY, LocalServer, wait_for, wait_on_work
 
 pytestmark = pytest.mark.e2e
 
@@ -77,7 +77,7 @@ def seeded(server: LocalServer) -> LocalServer:
         status, body = server.call("GET", SESSION_VIEW)
         return status == 200 and len(body["memories"]) == 2
 
-    wait_for(extracted, 60)
+    wait_on_work(server, extracted)
     return server
 
 

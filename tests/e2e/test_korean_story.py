@@ -8,7 +8,7 @@ import re
 import pytest
 
 from memory_engine.models.api import RetrievedMemory
-from tests.e2e.conftest import LocalServer, wait_for
+from tests.e2e.conftest import LocalServer, wait_on_work
 
 pytestmark = pytest.mark.e2e
 
@@ -75,7 +75,7 @@ def told(server: LocalServer) -> LocalServer:
     for n in range(24):
         consolidate(server, n, FIRST)
     consolidate(server, 100, LATER)
-    wait_for(lambda: len(memories(server)) >= 3, seconds=120)
+    wait_on_work(server, lambda: len(memories(server)) >= 3)
     return server
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from memory_engine.models.api import RetrievedMemory
 from memory_engine_client import Conflict
-from tests.e2e.conftest import LocalServer, wait_for
+from tests.e2e.conftest import LocalServer, wait_for, wait_on_work
 
 pytestmark = pytest.mark.e2e
 
@@ -57,11 +57,12 @@ def memories(server: LocalServer, threads: list[str] | None = None) -> list[Retr
 def ingested(server: LocalServer) -> LocalServer:
     for n in range(1, 26):
         consolidate(server, n)
-    wait_for(lambda: len(memories(server)) >= 2)
+    # On the work, not the clock: as long as the session's job waits or runs (a loaded machine).
+    wait_on_work(server, lambda: len(memories(server)) >= 2)
     # The one job may have found 24 turns buffered (3 batches) and still be writing the third
     # (seconds apart on a loaded machine): tests compare memory sets, so wait until the queue holds
     # no job, in flight or waiting.
-    wait_for(lambda: _queue_empty(server), 60)
+    wait_on_work(server, lambda: _queue_empty(server))
     return server
 
 
@@ -160,7 +161,7 @@ def test_no_key_or_a_wrong_key_is_a_401(server: LocalServer, key: str | None) ->
 def test_everything_survives_a_restart(ingested: LocalServer) -> None:
     # Given the queue drained: an extraction job of the session can still be waiting here (seen on a
     # loaded machine), and its memory would then appear after the restart, beside what survived it
-    wait_for(lambda: not ingested.client().show_queue().pending, seconds=90)
+    wait_on_work(ingested, lambda: _queue_empty(ingested))
     wait_for(lambda: _unchanged_for(ingested, seconds=1.0))
     before_memories = {hit.memory_id for hit in memories(ingested)}
     before_buffered = [hit.memory_id for hit in retrieve(ingested, "flight to Reykjavik")]

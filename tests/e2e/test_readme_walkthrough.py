@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import API_KEY, ROOT, LocalServer, wait_for
+from tests.e2e.conftest import API_KEY, ROOT, LocalServer, wait_on_work
 
 pytestmark = pytest.mark.e2e
 
@@ -42,7 +42,7 @@ def warm_up(server: LocalServer) -> None:
     `make run`'s banner before pasting; a loaded CI machine may take longer than that to start)."""
     api = server.client()
     api.consolidate("warm-up", "warm-up", {"uuid": "w1", "query": "Warming up."}, force_summary=True)
-    wait_for(lambda: any(hit.kind == "memory" for hit in api.retrieve("warm-up", "warming").data))
+    wait_on_work(server, lambda: any(hit.kind == "memory" for hit in api.retrieve("warm-up", "warming").data))
 
 
 def test_the_walkthrough_pasted_as_one_block_retrieves_the_memory(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ import time
 from contextlib import closing
 from pathlib import Path
 
-from tests.e2e.conftest import LocalServer, wait_for
+from tests.e2e.conftest import LocalServer, wait_on_work
 
 LONG = "We walked along the harbour and talked about the lighthouse, the boats and the winter. " * 45
 
@@ -33,7 +33,7 @@ def test_sigint_with_an_extraction_and_a_retrieve_in_flight_exits_0_within_secon
     try:
         # Given an extraction job over long turns in the worker's hands, and a retrieve of them
         say_long_turns(server)
-        wait_for(lambda: jobs_in_hand(data) == 1, seconds=60)
+        wait_on_work(server, lambda: jobs_in_hand(data) == 1)
         retrieve = {"parent_session_uuids": ["t1"], "user_input": {"query": "lighthouse"}}
         threading.Thread(
             target=lambda: server.call("POST", "/v1/engine/retrieve/", retrieve), daemon=True
@@ -65,7 +65,7 @@ def test_after_kill_9_the_restarted_server_takes_back_the_job_at_once(tmp_path: 
     server.start()
     try:
         say_long_turns(server)
-        wait_for(lambda: jobs_in_hand(data) == 1, seconds=60)
+        wait_on_work(server, lambda: jobs_in_hand(data) == 1)
         assert server.process is not None
         server.process.kill()
         server.process.wait()
@@ -78,8 +78,8 @@ def test_after_kill_9_the_restarted_server_takes_back_the_job_at_once(tmp_path: 
     server.start()
     try:
         # Then its worker takes the job again as soon as it is ready, not after the job's 600 s
-        # visibility timeout
-        wait_for(lambda: receives(data) >= 2, seconds=90)
+        # visibility timeout (the wait's ceiling is well below it)
+        wait_on_work(server, lambda: receives(data) >= 2)
     finally:
         server.stop()
 

@@ -113,6 +113,40 @@ def test_the_worker_may_extend_the_visibility_of_the_jobs_it_holds(dev: dict[str
     assert any("sqs:ChangeMessageVisibility" in cfn.actions(statement) for statement in on_queue)
 
 
+def test_the_worker_holds_on_its_queue_what_the_poller_and_its_code_call_and_no_url_lookup(
+    templates: dict[str, dict[str, Any]],
+) -> None:
+    for name, template in templates.items():
+        # Given the worker's statements on the queue its event source mapping polls
+        worker = cfn.functions_by_folder(template)["extraction_worker"]
+        polled = cfn.render(mapping(template)["EventSourceArn"])
+        granted = {
+            action
+            for statement in cfn.statements(template, cfn.role_of(template, worker))
+            if polled in cfn.listed(statement["Resource"])
+            for action in cfn.actions(statement)
+        }
+        # Then Lambda's poller may receive, delete and read the queue's attributes, the worker
+        # change a job's visibility and queue a follow-up job; nothing looks the queue's URL up
+        # (the mutation test of test_iam_replay.py shows each of these is called)
+        assert granted == {
+            "sqs:ReceiveMessage",
+            "sqs:DeleteMessage",
+            "sqs:GetQueueAttributes",
+            "sqs:ChangeMessageVisibility",
+            "sqs:SendMessage",
+        }, name
+
+
+def test_the_event_source_mapping_keeps_the_logical_id_a_deployed_stack_has(dev: dict[str, Any]) -> None:
+    # The id CDK's SqsEventSource gave it: another would replace the deployed mapping, and
+    # CloudFormation creates the new one (same queue, same function) before deleting the old.
+    (logical_id,) = cfn.resources(dev, "AWS::Lambda::EventSourceMapping")
+    assert logical_id == (
+        "ExtractionWorkerSqsEventSourceMemoryEnginedevaosslambdabuiltinQueueextractionworkerQueue062C6CA5CAD34217"
+    )
+
+
 def test_a_schedule_invokes_the_worker_with_the_sweep_event(dev: dict[str, Any]) -> None:
     # Given the stack's scheduled rules
     (rule,) = [body["Properties"] for body in cfn.resources(dev, "AWS::Events::Rule").values()]

@@ -6,7 +6,6 @@ engine's and its store's, never a sleep."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import timedelta
 
 import pytest
@@ -17,23 +16,12 @@ from memory_engine.errors import InvalidInput, NotFound
 from memory_engine.models.api import ConsolidateRequest, RetrieveRequest
 from memory_engine.models.bank import CreateMemoryRequest, RetrieveMemoriesRequest
 from memory_engine.usecases import bank, bank_retrieve, consolidate, retrieve, sweep
-from tests.fakes.engine import ENGINE_BACKENDS, run_worker
+from tests.fakes.engine import run_worker
 from tests.fakes.ports import SetClock
 
 TENANT = "acme"
 SCOPE = {"user_id": "123"}
 HOUR = 3600
-
-
-@pytest.fixture
-def clock() -> SetClock:
-    return SetClock()
-
-
-@pytest.fixture(params=sorted(ENGINE_BACKENDS))
-def engine(request: pytest.FixtureRequest, clock: SetClock) -> Iterator[Engine]:
-    with ENGINE_BACKENDS[request.param](clock=clock) as engine:
-        yield engine
 
 
 def create(engine: Engine, fact: str, **expiry: object) -> str:

@@ -8,33 +8,17 @@ items written in each fact's transaction), on a clock the test moves, never a sl
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
-import pytest
-
 from memory_engine.engine import Engine
 from memory_engine.models.api import ConsolidateRequest, ForkRequest
 from memory_engine.models.bank import CreateMemoryRequest, PatchMemoryRequest
 from memory_engine.models.domain import scope_key
 from memory_engine.usecases import bank, consolidate, facts, forget_user, fork, sweep
 from memory_engine.usecases.chat_memory import user_scope
-from tests.fakes.engine import ENGINE_BACKENDS
 from tests.fakes.ports import SetClock
 
 TENANT = "acme"
 ANN, BO = {"user_id": "ann"}, {"user_id": "bo", "app": "rpg"}
 HOUR = 3600
-
-
-@pytest.fixture
-def clock() -> SetClock:
-    return SetClock()
-
-
-@pytest.fixture(params=sorted(ENGINE_BACKENDS))
-def engine(request: pytest.FixtureRequest, clock: SetClock) -> Iterator[Engine]:
-    with ENGINE_BACKENDS[request.param](clock=clock) as engine:
-        yield engine
 
 
 def create(engine: Engine, fact: str, scope: dict[str, str] = ANN, **expiry: object) -> str:

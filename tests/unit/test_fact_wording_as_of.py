@@ -4,7 +4,6 @@ it was), one after it the new. Both store backends, on a clock the test moves.""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import datetime, timedelta
 
 import pytest
@@ -14,23 +13,11 @@ from memory_engine.models.api import RetrievedMemory, RetrieveRequest
 from memory_engine.models.bank import CreateMemoryRequest, PatchMemoryRequest
 from memory_engine.models.domain import scope_key
 from memory_engine.usecases import bank, retrieve
-from tests.fakes.engine import ENGINE_BACKENDS
 from tests.fakes.ports import SetClock
 
 TENANT = "acme"
 SCOPE = {"user_id": "u-wording"}
 DAY = 86_400
-
-
-@pytest.fixture
-def clock() -> SetClock:
-    return SetClock()
-
-
-@pytest.fixture(params=sorted(ENGINE_BACKENDS))
-def engine(request: pytest.FixtureRequest, clock: SetClock) -> Iterator[Engine]:
-    with ENGINE_BACKENDS[request.param](clock=clock) as engine:
-        yield engine
 
 
 def ask(engine: Engine, query: str, **options: object) -> list[RetrievedMemory]:

@@ -83,6 +83,21 @@ ENGINE = (
 REST = ("memory_engine.edge.http", "memory_engine.edge.resolver", "aws_lambda_powertools.event_handler")
 # Functions that serve no API route: the authorizer, the queue's workers, the deploy-time ones.
 NOT_ROUTES = ("authorizer", *WORKERS, "embedder_image", "index_bootstrap")
+# Powertools' other resolvers and the event classes of sources no function reads: their packages'
+# initialisers used to import them all (functions/__init__.py defers those initialisers).
+OTHER_RESOLVERS = tuple(
+    f"aws_lambda_powertools.event_handler.{name}"
+    for name in (
+        "appsync", "bedrock_agent", "bedrock_agent_function", "events_appsync", "graphql_appsync",
+        "http_resolver", "lambda_function_url", "vpc_lattice",
+    )
+)  # fmt: skip
+# (Powertools' batch processor, in the worker, imports the Kinesis (with CloudWatch Logs), DynamoDB
+# and Kafka records it can also process: those are its own imports, not its package's.)
+OTHER_EVENT_SOURCES = tuple(
+    f"aws_lambda_powertools.utilities.data_classes.{name}"
+    for name in ("code_pipeline_job_event", "ses_event", "s3_batch_operation_event", "secrets_manager_event")
+)
 GRAPH_PROBE = (
     "import importlib, json, sys; importlib.import_module({name!r}); print(json.dumps([*sys.modules]))"
 )
@@ -160,3 +175,41 @@ def test_the_fact_banks_search_and_generate_load_no_ranking_or_extraction_rules_
     # and a generate loads its extractor and the document layout when its engine first runs
     assert found == {"bank_retrieve": [], "bank_generate": []}
     assert _within(graphs["retrieve"], late)  # the probe sees them where a route imports them
+
+
+def test_reading_a_bank_memory_loads_no_ranking_index_layout_or_extraction_rules_at_import(
+    graphs: dict[str, set[str]],
+) -> None:
+    # Given the function that reads one memory, its revisions and its key facts (bank_get)
+    # When the ranking, the index's document layout and the extraction rules are looked for
+    late = ("memory_engine.retrieval", "memory_engine.extraction", "memory_engine.indexing")
+
+    # Then it loads none of them: only a correction (PATCH) or a delete reaches the index, and they
+    # import its layout where they use it
+    assert _within(graphs["bank_get"], late) == []
+
+
+def test_the_chat_function_loads_no_native_or_bank_api_models(graphs: dict[str, set[str]]) -> None:
+    # Given the OpenAI-compatible chat function, which merges what it learns into bank facts
+    # When the native and bank API bodies are looked for in its import graph
+    found = _within(graphs["chat_completions"], ("memory_engine.models.api", "memory_engine.models.bank"))
+
+    # Then it loads neither: a fact's timestamps are written by models.timestamps, not the bank's bodies
+    assert found == []
+    assert "memory_engine.models.bank" in graphs["bank_get"]  # where a route uses them, the probe sees them
+
+
+def test_a_function_loads_neither_powertools_other_resolvers_nor_other_event_sources(
+    graphs: dict[str, set[str]],
+) -> None:
+    # Given each function's import graph
+    # When Powertools' other resolvers (AppSync, Bedrock, VPC Lattice, ...) and the event classes of
+    # sources no function reads (Kafka, CodePipeline, ...) are looked for in it
+    found = {
+        name: _within(modules, OTHER_RESOLVERS + OTHER_EVENT_SOURCES) for name, modules in graphs.items()
+    }
+
+    # Then none loads them, while a route loads the REST resolver and the authorizer its own event
+    assert {name: modules for name, modules in found.items() if modules} == {}
+    assert "aws_lambda_powertools.event_handler.api_gateway" in graphs["retrieve"]
+    assert "aws_lambda_powertools.utilities.data_classes.api_gateway_authorizer_event" in graphs["authorizer"]

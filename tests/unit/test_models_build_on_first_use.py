@@ -77,3 +77,32 @@ def test_a_handlers_import_builds_no_model_and_its_first_use_builds_its_own() ->
     before, built = json.loads(done.stdout.splitlines()[-1])
     assert before == {"HealthResponse": False, "RetrieveResponse": False, "RetrieveMemoriesRequest": False}
     assert built is True
+
+
+ADAPTER_PROBE = """
+import importlib, json, pkgutil
+from pydantic import TypeAdapter
+import functions.health.handler
+adapters = {{}}
+for package in {packages!r}:
+    for info in pkgutil.walk_packages(importlib.import_module(package).__path__, package + "."):
+        for name, value in vars(importlib.import_module(info.name)).items():
+            if isinstance(value, TypeAdapter):
+                adapters[info.name + "." + name] = value.pydantic_complete
+print(json.dumps(adapters))
+"""
+
+
+def test_no_type_adapter_of_the_core_is_built_at_import() -> None:
+    # Given a fresh process that imports a handler and every module of the models and ports
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "layers" / "core"), str(ROOT)])}
+    code = ADAPTER_PROBE.format(packages=MODEL_PACKAGES)
+
+    # When the module-level TypeAdapters (timestamps, expiry times, jobs) are looked at
+    done = subprocess.run([sys.executable, "-c", code], env=env, cwd=ROOT, capture_output=True, text=True)
+
+    # Then none has built its validator yet: each builds on first use, as the models do
+    assert done.returncode == 0, done.stderr[-2000:]
+    adapters = json.loads(done.stdout.splitlines()[-1])
+    assert len(adapters) >= 3
+    assert {name: built for name, built in adapters.items() if built} == {}

@@ -36,10 +36,25 @@ class BrokenEmbedder(HashEmbedder):
         raise RuntimeError("the model is gone")
 
 
-def say(engine: Engine, uuid: str, text: str = "the lighthouse keeper counted ships") -> None:
+def say(
+    engine: Engine, uuid: str, text: str = "the lighthouse keeper counted ships", tenant: str = "acme"
+) -> None:
     dialog = {"uuid": uuid, "query": f"{uuid}: {text}"}
     request = {"session_uuid": "s1", "parent_session_uuid": "t1", "new_dialog": dialog}
-    consolidate.run(engine, "acme", ConsolidateRequest.model_validate(request))
+    consolidate.run(engine, tenant, ConsolidateRequest.model_validate(request))
+
+
+class Steps(CountingEmbedder):
+    """Records the passages of each embed call apart: one call per step of the list."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.steps: list[list[str]] = []
+
+    def embed(self, texts: Sequence[str], mode: EmbedMode = "passage") -> list[list[float]]:
+        if mode == "passage":
+            self.steps.append([text.split(":", 2)[1].strip() for text in texts])
+        return super().embed(texts, mode)
 
 
 @pytest.fixture
@@ -99,6 +114,44 @@ def test_past_its_capacity_the_oldest_waiting_turn_is_left_to_the_worker(engine:
     # Then the two newest were embedded, and the list held no more than two
     passages = counted(engine).passages
     assert len(passages) == 2 and "d2:" in passages[0] and "d3:" in passages[1]
+
+
+def test_a_step_takes_the_waiting_tenants_turns_in_turn(engine: Engine) -> None:
+    # Given one tenant's ten turns waiting ahead of another tenant's two
+    engine.embedder = steps = Steps()
+    embedder = TurnEmbedder(engine)
+    engine.arrivals = embedder
+    for n in range(10):
+        say(engine, f"heavy{n}", tenant="heavy")
+    say(engine, "light0", tenant="light")
+    say(engine, "light1", tenant="light")
+
+    # When the step runs
+    embedder.drain()
+
+    # Then its first call takes the two tenants' turns by turns, the light tenant's two in it,
+    # and the heavy tenant's rest come after, oldest first
+    assert steps.steps[0] == ["heavy0", "light0", "heavy1", "light1", "heavy2", "heavy3", "heavy4", "heavy5"]
+    assert steps.steps[1:] == [["heavy6", "heavy7", "heavy8", "heavy9"]]
+
+
+def test_past_its_capacity_the_tenant_with_most_waiting_loses_its_oldest_turn(engine: Engine) -> None:
+    # Given a list of four places holding a light tenant's turn and a heavy tenant's three
+    engine.embedder = steps = Steps()
+    embedder = TurnEmbedder(engine, capacity=4)
+    engine.arrivals = embedder
+    say(engine, "light0", tenant="light")
+    for n in range(3):
+        say(engine, f"heavy{n}", tenant="heavy")
+
+    # When the heavy tenant sends two more, and the light tenant one more
+    say(engine, "heavy3", tenant="heavy")
+    say(engine, "heavy4", tenant="heavy")
+    say(engine, "light1", tenant="light")
+    embedder.drain()
+
+    # Then the heavy tenant lost its oldest turns, never the light tenant's
+    assert steps.steps == [["light0", "heavy3", "light1", "heavy4"]]
 
 
 def test_a_failing_model_costs_the_step_its_turns_and_nothing_else(engine: Engine) -> None:

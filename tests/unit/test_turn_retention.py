@@ -6,31 +6,16 @@ on a clock the test moves."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
-import pytest
-
 from memory_engine.engine import Engine
 from memory_engine.models.api import ConsolidateRequest
 from memory_engine.models.domain import TurnStatus
 from memory_engine.usecases import consolidate, sweep
 from memory_engine.usecases.retention import set_retention
-from tests.fakes.engine import ENGINE_BACKENDS, run_worker
+from tests.fakes.engine import run_worker
 from tests.fakes.ports import SetClock
 
 TENANT = "acme"
 DAY = 86_400
-
-
-@pytest.fixture
-def clock() -> SetClock:
-    return SetClock()
-
-
-@pytest.fixture(params=sorted(ENGINE_BACKENDS))
-def engine(request: pytest.FixtureRequest, clock: SetClock) -> Iterator[Engine]:
-    with ENGINE_BACKENDS[request.param](clock=clock) as engine:
-        yield engine
 
 
 def say(engine: Engine, session: str, uuid: str, force: bool = False, **options: object) -> None:

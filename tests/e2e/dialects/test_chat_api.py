@@ -11,7 +11,7 @@ import pytest
 
 from memory_engine.models.chat import chat_user_id
 from memory_engine_client import NotFound
-from tests.e2e.conftest import API_KEY, LocalServer, wait_for
+from tests.e2e.conftest import API_KEY, LocalServer, wait_on_work
 from tests.e2e.dialects.conftest import CHAT_MODEL, database_rows
 from tests.fakes.openai_server import FakeOpenAIServer, chat_completion
 
@@ -104,7 +104,7 @@ def test_a_fact_told_in_one_conversation_is_in_a_later_memory_message(
     )
     if stream:
         list(first)  # a stream is recorded once it was read to the end
-    wait_for(lambda: user_facts(server, userid))
+    wait_on_work(server, lambda: user_facts(server, userid))
     # When a new conversation asks about it
     api.chat.completions.create(
         model=CHAT_MODEL,
@@ -127,7 +127,7 @@ def test_a_userid_the_service_cannot_use_is_a_422_that_leaves_no_trace(
     server: LocalServer, upstream: FakeOpenAIServer, userid: str
 ) -> None:
     # Given a server with nothing left to do
-    wait_for(lambda: not database_rows(server).get("queue_messages"))
+    wait_on_work(server, lambda: not database_rows(server).get("queue_messages"))
     before = database_rows(server)
     calls = len(upstream.requests)
     # When a chat comes with a userid that is not a UUID v4
@@ -153,7 +153,7 @@ def test_openais_user_field_remembers_through_the_openai_client(
         user="front-end-user-17",
         messages=[{"role": "user", "content": "My sister Ana lives in Porto."}],
     )
-    wait_for(lambda: user_facts(server, chat_user_id("front-end-user-17")))
+    wait_on_work(server, lambda: user_facts(server, chat_user_id("front-end-user-17")))
     # When the same user asks later
     client(server).chat.completions.create(
         model=CHAT_MODEL,
@@ -174,7 +174,7 @@ def test_deleting_a_user_forgets_everything_about_them(
         messages=[{"role": "user", "content": "I am allergic to peanuts and shellfish."}],
         extra_body={"userid": userid},
     )
-    wait_for(lambda: user_facts(server, userid))
+    wait_on_work(server, lambda: user_facts(server, userid))
 
     forgotten = server.client().forget_user(userid)
 

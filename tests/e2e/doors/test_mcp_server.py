@@ -18,6 +18,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.types import CallToolResult, TextContent
 
+from tests.e2e import waits
 from tests.e2e.conftest import API_KEY, ROOT, LocalServer, free_port
 from tests.e2e.doors.conftest import door_env
 
@@ -50,12 +51,11 @@ def start_http(
         command, cwd=ROOT, env={**door_env(server), **(env or {})}, stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
-    deadline = time.monotonic() + 60
-    while not _listening(port):
-        if process.poll() is not None or time.monotonic() > deadline:
-            process.kill()
-            raise RuntimeError(f"the MCP server did not start: {process.communicate(timeout=5)[1]}")
-        time.sleep(0.2)
+    try:
+        waits.wait_started(lambda: _listening(port), process, "the MCP server")
+    except RuntimeError as failed:
+        process.kill()
+        raise RuntimeError(f"{failed}: {process.communicate(timeout=5)[1]}") from None
     return process, port
 
 

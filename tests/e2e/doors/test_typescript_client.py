@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.e2e import waits
 from tests.e2e.conftest import API_KEY, ROOT, LocalServer, free_port
 from tests.e2e.doors.conftest import door_env
 from tests.fakes.openai_server import FakeOpenAIServer, chat_completion
@@ -75,9 +76,7 @@ def test_the_chat_back_end_example_remembers_a_user_across_requests(
     user = f"ts-example-{os.getpid()}-{time.monotonic_ns()}"
     try:
         upstream.script((200, chat_completion("Noted!")), (200, chat_completion("In Porto.")))
-        deadline = time.monotonic() + 60
-        while not listening(port) and time.monotonic() < deadline:
-            time.sleep(0.2)
+        waits.wait_started(lambda: listening(port), process, "the example chat backend")
         # When a user tells it something, then asks about it
         first = chat(port, user, "My sister Ana lives in Porto.")
         second = chat(port, user, "Where does Ana live?")

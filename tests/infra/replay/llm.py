@@ -1,11 +1,15 @@
 """An OpenAI-compatible endpoint for the replay that answers anything: a request with a JSON
 schema gets the smallest instance of it with one item in each list (so extraction writes a
-memory and fact generation adds a fact), any other a short completion. It records the
-Authorization header it was sent (the key read from Secrets Manager by the function)."""
+memory and fact generation adds a fact), any other a short completion. Its facts quote the
+request, as a model's do: each key fact of a memory is a speaker's line of the dialogue it was
+sent, and a new fact the last message (so grounding keeps the key facts, a correction has one to
+correct, and a user who said two things holds two facts). It records the Authorization header it
+was sent (the key read from Secrets Manager by the function)."""
 
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -42,9 +46,49 @@ def minimal(schema: dict[str, Any], defs: dict[str, Any]) -> Any:
     return None
 
 
+# A JSON string inside a prompt's frame (`extraction.prompts.frame.quoted` writes each text so).
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+# A dialogue line, `[1] (time) "Mina": "I live in Busan." | "assistant": "…"`, and a message
+# line of fact extraction, `- "I live in Busan."`.
+_TURN = re.compile(r"^\[\d+\]")
+_MESSAGE = re.compile(r'^- "')
+
+
+def _strings(line: str) -> list[str]:
+    return [json.loads(found) for found in _STRING.findall(line)]
+
+
+def said(request: dict[str, Any]) -> tuple[list[str], list[str]]:
+    """What the request's last user message quotes: each dialogue turn as its user's line
+    ("Mina: I live in Busan."), and the messages listed for fact extraction."""
+    users = [m.get("content") or "" for m in request.get("messages", []) if m.get("role") == "user"]
+    lines = (users[-1] if users else "").splitlines()
+    turns = [
+        f"{words[0]}: {words[1]}" for line in lines if _TURN.match(line) if len(words := _strings(line)) >= 2
+    ]
+    messages = [_strings(line)[0] for line in lines if _MESSAGE.match(line)]
+    return turns, messages
+
+
+def quoting(instance: Any, request: dict[str, Any]) -> Any:
+    """The schema's smallest instance with its facts quoting the request (see the module doc):
+    one new key fact per turn, replacing none, and a new fact added from the last message."""
+    if not isinstance(instance, dict):
+        return instance
+    turns, messages = said(request)
+    if turns and "key_facts" in instance:
+        instance["key_facts"] = [
+            {"turn": number, "fact": line, "status": "new", "replaces": None}
+            for number, line in enumerate(turns, start=1)
+        ]
+    if messages and "operations" in instance:
+        instance["operations"] = [{"op": "add", "id": None, "fact": messages[-1]}]
+    return instance
+
+
 def answer(request: dict[str, Any]) -> dict[str, Any]:
     schema = ((request.get("response_format") or {}).get("json_schema") or {}).get("schema")
-    content = json.dumps(minimal(schema, schema.get("$defs", {}))) if schema else "Noted."
+    content = json.dumps(quoting(minimal(schema, schema.get("$defs", {})), request)) if schema else "Noted."
     return {
         "id": "chatcmpl-replay",
         "object": "chat.completion",

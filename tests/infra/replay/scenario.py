@@ -1,8 +1,10 @@
 """The sample events of events/ played in an order that makes each one meaningful: turns are
 consolidated and extracted before they are retrieved, inspected, forked and deleted; a fact is
 created before it is read, corrected, its revisions listed and deleted (and the key facts of the
-extracted memory the retrieve found are read); a chat exchange is
-recorded (two facts of the user's) before its user is forgotten.
+extracted memory the retrieve found are read and one corrected); a chat exchange is
+recorded (two facts of the user's) before its user is forgotten; a time question (`as_of`) about
+a fact a later memory of its thread replaced, matching only the replaced one, reads the replacing
+memory by id.
 Whatever a function queues is delivered to the worker (`drain`) before the next step, but where a
 step says otherwise (a user forgotten while their exchange still waits in the queue). Beyond the
 healthy path: a session whose extraction fails every time (retried, then dead-lettered), a
@@ -54,6 +56,8 @@ class Step:
     # A failure of AWS's while the step runs (the step succeeds when the caller is told, 503,
     # and nothing was refused), to reach what the code does about it.
     fault: Callable[[], AbstractContextManager[Any]] | None = None
+    # What the answer must show besides a 2xx, where the step is played to reach one path.
+    expect: Callable[[dict[str, Any]], bool] | None = None
 
     @property
     def name(self) -> str:
@@ -96,7 +100,7 @@ def _with_fact_revisions(event: dict[str, Any], state: dict[str, str]) -> None:
 
 def _with_key_facts(event: dict[str, Any], state: dict[str, str]) -> None:
     """bank_get's sample turned into GET /v1/memories/{id}/keyFacts on the extracted memory the
-    retrieve found (the same function; some variants' extractors give it no key fact to patch)."""
+    retrieve found (the same function)."""
     memory_id = state["memory"]
     event["pathParameters"] = {"id": memory_id}
     event["path"] = event["requestContext"]["path"] = f"/v1/memories/{memory_id}/keyFacts"
@@ -132,6 +136,47 @@ def _with_engine_memory(event: dict[str, Any], state: dict[str, str]) -> None:
     _with_fact(event, {"fact": memory.memory_id})
 
 
+# Two sessions of one thread: Mina said where she lives in March, and that she moved in May, so
+# the May memory supersedes the March one's residence. An as_of question matching only the March
+# memory, for one hit, leaves the May one out of the hits: retrieve reads it by id to put it
+# first (the search over exact shards, and a question sharing no word with the May turn, make
+# that so whatever the embedder's scores).
+MOVED_THREAD = "thread-moved"
+LIVED, MOVED = "session-lived-in-busan", "session-moved-to-seoul"
+SAID = {
+    LIVED: ("I live in Busan.", "Busan is lovely.", "2026-03-01T09:00:00Z"),
+    MOVED: ("I moved to Seoul last week.", "Congratulations!", "2026-05-01T09:00:00Z"),
+}
+
+
+def _said_in(session: str) -> Callable[[dict[str, Any], dict[str, str]], None]:
+    def edit(event: dict[str, Any], state: dict[str, str]) -> None:
+        query, answer, when = SAID[session]
+        body = json.loads(event["body"])
+        body |= {"session_uuid": session, "parent_session_uuid": MOVED_THREAD, "user_name": "Mina"}
+        body |= {"language": "en"}
+        body["new_dialog"] = {"uuid": f"{session}-1", "query": query, "answer": answer, "timestamp": when}
+        event["body"] = json.dumps(body, ensure_ascii=False)
+
+    return edit
+
+
+def _asked_where_she_lived(event: dict[str, Any], state: dict[str, str]) -> None:
+    body = json.loads(event["body"])
+    body |= {"parent_session_uuids": [MOVED_THREAD], "last_dialog_uuid": None}
+    body["user_input"] = {"query": "Do I still live in Busan?"}
+    body["options"] = {"limit": 1, "as_of": "2026-06-01T00:00:00Z", "explain": True}
+    event["body"] = json.dumps(body, ensure_ascii=False)
+
+
+def _the_move_read_by_id(answer: dict[str, Any]) -> bool:
+    """The one hit is the May memory, read from the store to replace the March one the search
+    found (scored as a replacement, not by the search)."""
+    (moved, *_) = DynamoDbStore(TABLE, REGION).list_memories(TENANT, MOVED)
+    hits = json.loads(answer["body"])["data"]
+    return [(hit["memory_id"], set(hit["score_parts"])) for hit in hits] == [(moved.memory_id, {"replaces"})]
+
+
 # Chats recorded into session-1 at once, enough to bring its buffer to the extraction point (the
 # default threshold): the record queues the extraction, and a fork up to the last of them copies
 # a full buffer, which queues the copy's own.
@@ -154,16 +199,13 @@ def _fork_of_the_full_buffer(event: dict[str, Any], state: dict[str, str]) -> No
     event["body"] = json.dumps(body, ensure_ascii=False)
 
 
-class _NothingToCorrect(Exception):
-    """The variant's extractor gave the memory no key fact (the replay's LLM answers none)."""
-
-
 def _with_key_fact_correction(event: dict[str, Any], state: dict[str, str]) -> None:
     """bank_patch's sample turned into PATCH /v1/memories/{id}/keyFacts/0 (the same function) on
-    the extracted memory whose key facts were just read, when it has one."""
+    the extracted memory whose key facts were just read (every variant's extractor gives it one:
+    the replay's LLM quotes the turns)."""
     memory_id = state.get("key_fact_memory")
     if memory_id is None:
-        raise _NothingToCorrect
+        raise AssertionError("the extracted memory the retrieve found has no key fact to correct")
     event["pathParameters"] = {"id": memory_id, "index": "0"}
     event["path"] = event["requestContext"]["path"] = f"/v1/memories/{memory_id}/keyFacts/0"
     event["resource"] = event["requestContext"]["resourcePath"] = "/v1/memories/{id}/keyFacts/{index}"
@@ -214,6 +256,10 @@ STEPS: tuple[Step, ...] = (
     _queue(),
     Step(WORKER, "extraction_worker"),
     Step("retrieve", "retrieve"),
+    Step("consolidate", "consolidate_force_summary", _said_in(LIVED)),
+    Step("consolidate", "consolidate_force_summary", _said_in(MOVED)),
+    _queue(),
+    Step("retrieve", "retrieve", _asked_where_she_lived, settled=True, expect=_the_move_read_by_id),
     Step("embed", "embed"),
     Step("game_record_memory", "game_record_memory"),
     Step("game_memory", "game_memory"),
@@ -273,7 +319,8 @@ def _judge(step: Step, answer: Any) -> tuple[bool, str]:
         return all("error" not in a for a in answers), shown
     if step.fault is not None:
         return int(answer.get("statusCode", 0)) == 503, shown
-    return 200 <= int(answer.get("statusCode", 0)) < 300, shown
+    succeeded = 200 <= int(answer.get("statusCode", 0)) < 300
+    return succeeded and (step.expect is None or step.expect(answer)), shown
 
 
 def run(stack: ReplayStack) -> list[Outcome]:
@@ -297,13 +344,11 @@ def run(stack: ReplayStack) -> list[Outcome]:
                         step.edit(event, state)
                     answer = stack.invoke(step.function, event)
             succeeded, detail = _judge(step, answer)
-        except _NothingToCorrect:
-            succeeded, detail = True, "skipped: the memory has no key fact in this variant"
         except Exception as error:  # the step's failure is reported with the others
             succeeded, detail = False, f"raised {error!r}"
         if step.function == "bank_create" and succeeded:
             state["fact"] = json.loads(answer["body"])["name"].rsplit("/", 1)[-1]
-        if step.function == "retrieve" and succeeded:
+        if step.function == "retrieve" and step.edit is None and succeeded:
             memories = [
                 hit["memory_id"] for hit in json.loads(answer["body"])["data"] if hit.get("kind") == "memory"
             ]

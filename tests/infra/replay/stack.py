@@ -21,7 +21,8 @@ never meets (tests/infra/test_iam_replay.py drops each grant and expects a refus
   young facts from the table; the worker's queue is drained with that clock moved on past each
   retry's wait, never with sleeps;
 - every record above `OVERFLOW_BYTES` is stored as a body with overflow parts, as a turn or
-  memory of a few hundred kilobytes is on AWS, so writers put parts and readers batch-get them;
+  memory of a few hundred kilobytes is on AWS, so writers put parts and readers batch-get them
+  (but the records the store never splits, which keep their own bound);
 - the embedding model fails any text holding `EMBEDDER_FAILS`, so a job is retried (its message
   hidden for the backoff) and then parked in the dead-letter queue.
 """
@@ -427,13 +428,22 @@ class _Ahead:
         return datetime.now(UTC) + timedelta(seconds=self.stack.later)
 
 
+# Records the store never splits into parts (a thread's character registry and statements record,
+# bounded far below an item by their own limits): packed at their real limit, or a thread with
+# one statement would be refused as "over 300 KB" here, and supersession never replayed.
+_WHOLE_KINDS = frozenset({"characters", "statements"})
+
+
 def _overflowing() -> list[Any]:
-    """Patches storing every record above OVERFLOW_BYTES as a body with overflow parts."""
+    """Patches storing every record above OVERFLOW_BYTES as a body with overflow parts (but the
+    kinds the store keeps whole, _WHOLE_KINDS)."""
     pack = items.pack
 
     def small(
-        base: items.Item, payload: Mapping[str, str], limit: int = OVERFLOW_BYTES, *, parts: int = 0
+        base: items.Item, payload: Mapping[str, str], limit: int = items.INLINE_LIMIT_BYTES, *, parts: int = 0
     ) -> Any:
+        if base.get("kind", {}).get("S") in _WHOLE_KINDS:
+            return pack(base, payload, limit, parts=parts)
         return pack(base, payload, min(limit, OVERFLOW_BYTES), parts=parts)
 
     return [

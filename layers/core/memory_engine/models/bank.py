@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any, Literal
 
 from pydantic import (
@@ -21,6 +20,7 @@ from memory_engine.models.base import Model
 from memory_engine.models.domain import Memory
 from memory_engine.models.expiry import Expiring
 from memory_engine.models.strict import StrictBody
+from memory_engine.models.timestamps import rfc3339
 
 MAX_SCOPE_KEYS = 32
 MAX_SCOPE_KEY_CHARS = 128
@@ -84,10 +84,6 @@ class CreateMemoryRequest(Scoped, Expiring):
         if not fact.strip():
             raise ValueError("must not be blank")
         return no_nul(fact)
-
-
-def rfc3339(moment: datetime) -> str:
-    return moment.astimezone(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
 
 
 class BankMemory(Sparse):

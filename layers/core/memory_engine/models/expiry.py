@@ -11,7 +11,7 @@ import re
 from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any
 
-from pydantic import Field, PlainValidator, TypeAdapter, WithJsonSchema, model_validator
+from pydantic import ConfigDict, Field, PlainValidator, TypeAdapter, WithJsonSchema, model_validator
 
 from memory_engine.errors import InvalidInput
 from memory_engine.models.base import Model
@@ -22,7 +22,8 @@ __all__ = ["MAX_TTL_SECONDS", "Expiring", "ExpiryTime", "expiry_of"]
 MAX_TTL_SECONDS = 10 * 365 * 86_400
 LATEST = datetime(9000, 1, 1, tzinfo=UTC)
 _DIGITS = re.compile(r"^\s*[+-]?\d+(\.\d*)?\s*$")
-_ISO = TypeAdapter(datetime)
+# Built on first use, like every model here (models/base.py): an import builds no validator.
+_ISO = TypeAdapter(datetime, config=ConfigDict(defer_build=True))
 
 
 def parse_expiry(value: Any) -> datetime:

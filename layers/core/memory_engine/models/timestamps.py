@@ -13,15 +13,16 @@ import re
 from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any
 
-from pydantic import PlainValidator, TypeAdapter, WithJsonSchema
+from pydantic import ConfigDict, PlainValidator, TypeAdapter, WithJsonSchema
 
-__all__ = ["EARLIEST", "LEEWAY", "Timestamp", "parse_timestamp"]
+__all__ = ["EARLIEST", "LEEWAY", "Timestamp", "parse_timestamp", "rfc3339"]
 
 EARLIEST = datetime(2000, 1, 1, tzinfo=UTC)
 # Clocks disagree a little, and a client in another time zone may send its local time as UTC.
 LEEWAY = timedelta(days=1)
 _DIGITS = re.compile(r"^\s*[+-]?\d+(\.\d*)?\s*$")
-_ISO = TypeAdapter(datetime)
+# Built on first use, like every model here (models/base.py): an import builds no validator.
+_ISO = TypeAdapter(datetime, config=ConfigDict(defer_build=True))
 _SCHEMA = {
     "anyOf": [
         {"type": "string", "format": "date-time"},
@@ -78,3 +79,8 @@ def _from_seconds(seconds: float) -> datetime:
 
 
 Timestamp = Annotated[datetime, PlainValidator(parse_timestamp), WithJsonSchema(_SCHEMA)]
+
+
+def rfc3339(moment: datetime) -> str:
+    """An instant as the API writes it: RFC 3339 in UTC with microseconds, `Z` for the offset."""
+    return moment.astimezone(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")

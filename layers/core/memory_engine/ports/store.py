@@ -60,6 +60,9 @@ class RemovalOutcome(Model):
     forgotten_dialogs: list[str] = Field(default_factory=list, exclude=True)
     # A dialog delete that took the session's last turn removed the session too.
     deleted_session: bool = False
+    # The thread of the session a dialog delete touched (a removed session's included), so the
+    # caller can tell whether the thread still has a session (`Store.thread_has_sessions`).
+    thread: str = Field("", exclude=True)
 
 
 class ForkPlan(Model):
@@ -109,6 +112,13 @@ class Store(Protocol):
         None: from the first), in an order of the backend's that walking the pages keeps: every
         session is visited once, at the cost of one page each (export reads a tenant with it); a
         short page is the last."""
+        ...
+
+    def thread_has_sessions(self, tenant: str, thread: str) -> bool:
+        """Whether any session of the thread (`parent_session_uuid`) is stored: one bounded read,
+        whatever the thread's length (a delete asks it once it removed a session). On DynamoDB the
+        listing index is eventually consistent: a session it still lists after its delete is read
+        back consistently and not counted; one created an instant ago may not be counted yet."""
         ...
 
     def append_turn(self, session: Session, turn: Turn) -> ConsolidateOutcome:
@@ -189,7 +199,8 @@ class Store(Protocol):
 
     def delete_dialog(self, tenant: str, session_uuid: str, dialog_uuid: str) -> RemovalOutcome:
         """Delete a turn and, in cascade, the memories derived from it; their other turns go back
-        to the buffer. Raises NotFound when the session has no such dialog."""
+        to the buffer. The session's last turn takes the session with it (`deleted_session`); the
+        outcome names the session's thread. Raises NotFound when the session has no such dialog."""
         ...
 
     def get_characters(self, tenant: str, thread: str) -> dict[str, list[str]]:

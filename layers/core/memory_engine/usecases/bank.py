@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from memory_engine.engine import Engine
 from memory_engine.errors import Conflict, NotFound, Unavailable
-from memory_engine.indexing.documents import index_document
 from memory_engine.models.bank import (
     BankMemory,
     CreateMemoryRequest,
@@ -17,7 +16,7 @@ from memory_engine.models.bank import (
 )
 from memory_engine.models.domain import Memory
 from memory_engine.models.expiry import expiry_of
-from memory_engine.usecases import facts, index_purge
+from memory_engine.usecases import facts
 
 
 def create(engine: Engine, tenant: str, request: CreateMemoryRequest) -> BankMemory:
@@ -70,6 +69,9 @@ def patch(engine: Engine, tenant: str, memory_id: str, request: PatchMemoryReque
             [{"field": "id", "message": "changed meanwhile"}],
         )
     if request.fact is not None:
+        # Here, not at the top: reading a memory (GET) needs no index layout (issue 46, cold start).
+        from memory_engine.indexing.documents import index_document
+
         engine.index.upsert([index_document(changed)])
     return BankMemory.of(changed)
 
@@ -100,6 +102,8 @@ def revisions(engine: Engine, tenant: str, memory_id: str) -> ListRevisionsRespo
 
 def delete(engine: Engine, tenant: str, memory_id: str) -> DeleteMemoryResponse:
     """Delete one memory, a fact or an engine memory (whose turns stay as history, forgotten)."""
+    from memory_engine.usecases import index_purge  # only a delete reaches the index's layout
+
     _stored(engine, tenant, memory_id)
     engine.store.delete_memory(tenant, memory_id)
     index_purge.delete(engine, tenant, [memory_id])

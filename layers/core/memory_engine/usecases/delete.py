@@ -9,12 +9,14 @@ from memory_engine.models.api import DeleteRequest, DeleteResponse, DeleteResult
 from memory_engine.models.domain import is_memory_id
 from memory_engine.models.messages import ExtractionJob
 from memory_engine.ports import RemovalOutcome
-from memory_engine.usecases import index_purge
+from memory_engine.usecases import index_purge, thread_records
 
 
 def run(engine: Engine, tenant: str, request: DeleteRequest) -> DeleteResponse:
     """A memory id deletes that memory; a dialog uuid deletes the turn and, if it was extracted,
-    its memory, sending the memory's other turns back to the buffer to be extracted again."""
+    its memory, sending the memory's other turns back to the buffer to be extracted again. A
+    session left without turns goes, and a thread left without sessions loses its character
+    registry and statements record (`thread_records`)."""
     if is_memory_id(request.dialog_uuid):
         outcome = _delete_memory(engine, tenant, request)
     else:
@@ -23,6 +25,8 @@ def run(engine: Engine, tenant: str, request: DeleteRequest) -> DeleteResponse:
         point = extraction_point(engine.limits.extraction_threshold, engine.limits.batch_size)
         if crossed_threshold(before, outcome.buffered_count, point):
             engine.queue.send(ExtractionJob(tenant=tenant, session_uuid=request.session_uuid))
+        # The session's last turn took the session: its thread's records go with its last one.
+        thread_records.forget_ended(engine, tenant, [outcome])
     if outcome.deleted_memories:
         index_purge.delete(engine, tenant, outcome.deleted_memories)
     result = DeleteResult(

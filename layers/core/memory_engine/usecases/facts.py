@@ -17,9 +17,9 @@ from typing import Literal
 
 from memory_engine.engine import Engine
 from memory_engine.errors import Conflict
-from memory_engine.models.bank import rfc3339
 from memory_engine.models.domain import FACT_KIND, Memory, MemoryFields, new_memory_id, scope_key
 from memory_engine.models.life import EndReason, FactRevision, MemoryLife
+from memory_engine.models.timestamps import rfc3339
 from memory_engine.ports import EventuallyConsistent
 
 log = logging.getLogger("memory_engine.facts")

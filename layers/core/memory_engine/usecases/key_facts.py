@@ -3,10 +3,10 @@
 An operator or the user can reword one key fact of a memory extracted from dialogue (the earlier
 wording is kept as a `KeyFactRevision`, the summary's words that quoted it rewritten or, when the
 summary paraphrased it, the correction added to it (`summary_after`), the memory re-embedded and
-re-indexed) or retire it (kept
-as a `KeyFactLife` with reason "retire": from then on the memory no longer counts as current for
-a question about that fact). Nothing is deleted; `GET /v1/memories/{id}/keyFacts` reads each key
-fact's wordings, oldest first, the last one as it reads now.
+re-indexed, and the thread's statements record told when the fact now states another slot) or
+retire it (kept as a `KeyFactLife` with reason "retire": from then on the memory no longer counts
+as current for a question about that fact). Nothing is deleted; `GET /v1/memories/{id}/keyFacts`
+reads each key fact's wordings, oldest first, the last one as it reads now.
 """
 
 from __future__ import annotations
@@ -16,8 +16,6 @@ from datetime import datetime
 
 from memory_engine.engine import Engine
 from memory_engine.errors import Conflict, InvalidInput, NotFound
-from memory_engine.extraction.fact_slots import slot_of
-from memory_engine.indexing.documents import embedding_text, upsert
 from memory_engine.models.bank import (
     FactRevisionView,
     KeyFactView,
@@ -44,6 +42,11 @@ def patch_key_fact(
     engine: Engine, tenant: str, memory_id: str, index: int, request: PatchMemoryRequest
 ) -> KeyFactView:
     """Reword key fact `index` (`fact`) or retire it (`retire`); its earlier state stays as history."""
+    # Here, not at the top: reading key facts (GET) needs neither the slot rules nor the index's
+    # document layout (issue 46, cold start).
+    from memory_engine.extraction.fact_slots import slot_of
+    from memory_engine.indexing.documents import embedding_text, upsert
+
     memory = _extracted(engine, tenant, memory_id)
     facts = memory.fields.key_facts
     if not facts:
@@ -103,7 +106,31 @@ def patch_key_fact(
     if request.fact is not None:
         # Its words and meaning changed: the memory's documents (its turns' too) are written again.
         upsert(engine.store, engine.index, [changed], engine.retrieval)
+        _restated(engine, memory, changed)
     return _view(changed, index)
+
+
+def _restated(engine: Engine, before: Memory, after: Memory) -> None:
+    """The thread's statements record after a correction changed what a key fact states (another
+    slot or character, or none): the old statement leaves the record, a key fact it had replaced
+    holds again (or is replaced by the next statement of its slot: `supersede.reopen`), and the
+    new one joins it, replacing and replaced as a worker's would (`supersede.supersede_copies`).
+    Without it the record kept the old slot, and the new one, at the same position of the same
+    memory, was never added (the record holds one statement per position)."""
+    # Here, not at import: reading key facts (bank_get) loads no extraction rules.
+    from memory_engine.usecases import supersede, thread_statements
+
+    old = set(thread_statements.statements(before))
+    new = set(thread_statements.statements(after))
+    if old == new:
+        return
+    withdrawn = sorted(old - new, key=lambda statement: statement.order)
+    thread, keys = after.parent_session_uuid, {(s.memory_id, s.index) for s in withdrawn}
+    thread_statements.withdraw(engine, after.tenant, thread, keys)
+    # What the old statement had replaced is replaced by the next one of its slot, or holds again.
+    supersede.reopen(engine, after.tenant, thread, withdrawn)
+    if new:
+        supersede.supersede_copies(engine, [after])
 
 
 def summary_after(summary: str, old: str, new: str) -> str:

@@ -26,6 +26,7 @@ from memory_engine.engine import Engine
 from memory_engine.errors import InvalidInput, NotFound
 from memory_engine.models.messages import ExtractionJob
 from memory_engine.ports import Buffer, RemovalOutcome, Store
+from memory_engine.usecases import thread_records
 
 log = logging.getLogger("memory_engine.sweep")
 
@@ -70,7 +71,7 @@ def forget_turns(engine: Engine, tenant: str, removed: list[RemovalOutcome]) -> 
     if days is None:
         return 0
     cutoff = engine.clock.now() - timedelta(days=days)
-    gone = 0
+    gone: list[RemovalOutcome] = []
     for outcome in removed:
         if not outcome.forgotten_dialogs:
             continue
@@ -80,9 +81,10 @@ def forget_turns(engine: Engine, tenant: str, removed: list[RemovalOutcome]) -> 
                 # A forgotten turn has no memory: its removal cascades to nothing else, and its
                 # index documents went with the memory's (`usecases.index_purge`).
                 with suppress(NotFound):
-                    engine.store.delete_dialog(tenant, outcome.session_uuid, turn.dialog_uuid)
-                    gone += 1
-    return gone
+                    gone.append(engine.store.delete_dialog(tenant, outcome.session_uuid, turn.dialog_uuid))
+    # A session whose last turn went took the session; a thread without sessions, its records.
+    thread_records.forget_ended(engine, tenant, gone)
+    return len(gone)
 
 
 def extract_past_retention(engine: Engine, buffers: Sequence[Buffer]) -> list[ExtractionJob]:

@@ -222,3 +222,64 @@ def _mark(
         "memory %s kept changing while its replaced facts were marked; left unmarked", owner.memory_id
     )
     return None
+
+
+def reopen(engine: Engine, tenant: str, thread: str, withdrawn: Sequence[StatementRef]) -> list[Memory]:
+    """After statements left the thread's record (their key facts corrected to state something
+    else): each key fact one of them had replaced is replaced by the next statement of its slot and
+    character instead, or holds again when none follows. Returns the memories changed (stored).
+
+    Reads the record once and the memories just before each withdrawn statement in event time:
+    those it was paired with (`_successions`), a run of one memory's statements."""
+    record = engine.store.get_statements(tenant, thread) if withdrawn else None
+    if record is None:
+        return []
+    changed: list[Memory] = []
+    for gone in withdrawn:
+        group = [s for s in record.statements if s.group == gone.group]
+        run: list[StatementRef] = []
+        for earlier in reversed([s for s in group if s.order < gone.order]):
+            if run and earlier.memory_id != run[0].memory_id:
+                break
+            if earlier.memory_id != gone.memory_id:
+                run.append(earlier)
+        for earlier in run:
+            later = next(
+                (s for s in group if s.order > earlier.order and s.memory_id != earlier.memory_id), None
+            )
+            updated = _reopened(engine, tenant, earlier, gone.memory_id, later)
+            if updated is not None:
+                changed.append(updated)
+    return changed
+
+
+def _reopened(
+    engine: Engine, tenant: str, earlier: StatementRef, replacer: str, later: StatementRef | None
+) -> Memory | None:
+    """The owner of `earlier` with its mark by `replacer` moved to `later` (None: taken off), stored
+    with a compare-and-set on its life like `_mark`; None when it was not marked so."""
+    for _ in range(MAX_MARK_ATTEMPTS):
+        owner = engine.store.get_memory(tenant, earlier.memory_id)
+        marks = [] if owner is None else owner.life.key_facts
+        mark = next((fact for fact in marks if fact.index == earlier.index), None)
+        if owner is None or mark is None or mark.superseded_by != replacer:
+            return None
+        kept = [fact for fact in marks if fact.index != earlier.index]
+        if later is not None:
+            kept.append(
+                KeyFactLife(
+                    index=earlier.index,
+                    slot=earlier.slot,
+                    subject=earlier.subject,
+                    invalid_at=later.stated_at,
+                    superseded_by=later.memory_id,
+                )
+            )
+        life = owner.life.model_copy(update={"key_facts": sorted(kept, key=lambda fact: fact.index)})
+        updated = owner.model_copy(update={"life": life})
+        if engine.store.update_memory(updated, expected_life=owner.life):
+            return updated
+    log.warning(
+        "memory %s kept changing while a replaced fact was reopened; left as it is", earlier.memory_id
+    )
+    return None

@@ -76,6 +76,20 @@ def prune(engine: Engine, record: ThreadStatements, gone: set[tuple[str, int]]) 
         engine.store.save_statements(record.without(gone))
 
 
+def withdraw(engine: Engine, tenant: str, thread: str, gone: set[tuple[str, int]]) -> None:
+    """Take the statements at `gone` ((memory id, index)) out of the thread's record now: their
+    key facts were corrected to state something else, which takes their place (`add`). Retried
+    like `add`; a thread without a record has nothing to take out (its seed scan reads the
+    memories as they are)."""
+    for _ in range(MAX_WRITE_ATTEMPTS):
+        record = engine.store.get_statements(tenant, thread)
+        if record is None or not gone & {(s.memory_id, s.index) for s in record.statements}:
+            return
+        if engine.store.save_statements(record.without(gone)):
+            return
+    log.warning("the statements record of thread %s kept changing; %d statements left in", thread, len(gone))
+
+
 def _seeded(engine: Engine, tenant: str, thread: str) -> ThreadStatements:
     found = [statement for memory in _scanned(engine, tenant, thread) for statement in statements(memory)]
     return ThreadStatements(tenant=tenant, thread=thread).added(found)

@@ -92,7 +92,8 @@ def delete_dialog(table: DynamoTable, tenant: str, session_uuid: str, dialog_uui
                 "Send a dialog uuid of this session or a memory id."
             )
         turn = reads.turns(table, [found])[0]
-        outcome = RemovalOutcome(deleted_dialogs=[dialog_uuid])
+        thread = items.text(session, "parent_session_uuid") or ""
+        outcome = RemovalOutcome(deleted_dialogs=[dialog_uuid], thread=thread)
         actions = [_unchanged_turn_removal(found, turn), *(delete(part) for part in items.part_keys(found))]
         delta = -1 if turn.status is TurnStatus.BUFFERED else 0
         if turn.status is TurnStatus.EXTRACTED and turn.memory_id:

@@ -73,6 +73,38 @@ def sessions_after(
     return sessions
 
 
+# Keys of the listing read to tell whether a thread still has a session. Only sessions deleted an
+# instant ago (still in the eventually consistent index) or of threads whose names continue this
+# one's with a '#' come before one of the thread's own; past this many, the thread is taken to
+# have one (its records are kept, never forgotten on a guess).
+_THREAD_PROBE_KEYS = 100
+_THREAD_PROBE_PAGE = 10
+
+
+def thread_has_sessions(table: DynamoTable, tenant: str, thread: str) -> bool:
+    """Whether a session of the thread is stored: a keys-only Query of gsi4 from the thread's
+    first key, each listed session read back consistently (the index may still list one deleted
+    an instant ago), stopping at the first that is the thread's."""
+    listed = table.query(
+        IndexName=keys.GSI4,
+        KeyConditionExpression="gsi4pk = :tenant AND begins_with(gsi4sk, :thread)",
+        ExpressionAttributeValues={
+            ":tenant": items.s(keys.tenant_sessions(tenant)),
+            ":thread": items.s(keys.session_listing_sk(thread, "")),
+        },
+        Limit=_THREAD_PROBE_PAGE,
+    )
+    probed = 0
+    while page := list(islice(listed, _THREAD_PROBE_PAGE)):
+        found = table.batch_get(reads.keys_of(page), ["parent_session_uuid"])
+        if any(items.text(item, "parent_session_uuid") == thread for item in found):
+            return True
+        probed += len(page)
+        if probed >= _THREAD_PROBE_KEYS:
+            return True
+    return False
+
+
 def unlisted_sessions(table: DynamoTable) -> Iterator[items.Item]:
     """Session items without listing keys: those written before gsi4 existed (a Scan of the
     whole table, for the one-off backfill only; no function's role may Scan the table)."""

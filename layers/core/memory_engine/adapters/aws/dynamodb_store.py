@@ -29,6 +29,7 @@ from memory_engine.adapters.aws.dynamodb_sessions import (
     backfill_session_listing,
     list_sessions,
     sessions_after,
+    thread_has_sessions,
 )
 from memory_engine.adapters.aws.dynamodb_table import DynamoTable
 from memory_engine.errors import InvalidInput
@@ -65,6 +66,9 @@ class DynamoDbStore:
         self, tenant: str, after: tuple[str, str] | None = None, limit: int | None = None
     ) -> list[Session]:
         return list_sessions(self.table, tenant, after, limit)
+
+    def thread_has_sessions(self, tenant: str, thread: str) -> bool:
+        return thread_has_sessions(self.table, tenant, thread)
 
     def fact_scopes(self, tenant: str, after: str | None = None, limit: int = 100) -> list[FactScope]:
         return fact_counts.fact_scopes(self.table, tenant, after, limit)

@@ -68,7 +68,8 @@ def delete_memory(db: SqliteDatabase, tenant: str, memory_id: str) -> RemovalOut
 
 def delete_dialog(db: SqliteDatabase, tenant: str, session_uuid: str, dialog_uuid: str) -> RemovalOutcome:
     with db.write() as conn:
-        if session_row(conn, tenant, session_uuid) is None:
+        session = session_row(conn, tenant, session_uuid)
+        if session is None:
             raise NotFound(
                 f"No session {session_uuid} for this tenant; check session_uuid "
                 "(a session exists once its first turn was consolidated)."
@@ -83,7 +84,7 @@ def delete_dialog(db: SqliteDatabase, tenant: str, session_uuid: str, dialog_uui
             "DELETE FROM turns WHERE tenant = ? AND session_uuid = ? AND dialog_uuid = ?",
             (tenant, session_uuid, dialog_uuid),
         )
-        outcome = RemovalOutcome(deleted_dialogs=[dialog_uuid])
+        outcome = RemovalOutcome(deleted_dialogs=[dialog_uuid], thread=session["parent_session_uuid"] or "")
         memory_id = row["memory_id"]
         if row["status"] == EXTRACTED and memory_id is not None:
             # The memory summarised the deleted words too: it goes, and its other turns are

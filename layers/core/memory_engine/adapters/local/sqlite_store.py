@@ -62,6 +62,9 @@ class SqliteStore:
     def sessions_after(self, tenant: str, after: tuple[str, str] | None, limit: int) -> list[Session]:
         return turns.sessions_after(self._db, tenant, after, max(limit, 0))
 
+    def thread_has_sessions(self, tenant: str, thread: str) -> bool:
+        return turns.thread_has_sessions(self._db, tenant, thread)
+
     def append_turn(self, session: Session, turn: Turn) -> ConsolidateOutcome:
         return turns.append_turn(self._db, session, turn)
 

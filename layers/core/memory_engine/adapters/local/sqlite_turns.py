@@ -106,6 +106,14 @@ def save_turn_vectors(
         )
 
 
+def thread_has_sessions(db: SqliteDatabase, tenant: str, thread: str) -> bool:
+    with db.read() as conn:
+        held = conn.execute(
+            "SELECT 1 FROM sessions WHERE tenant = ? AND parent_session_uuid = ? LIMIT 1", (tenant, thread)
+        ).fetchone()
+    return held is not None
+
+
 def session_row(conn: sqlite3.Connection, tenant: str, session_uuid: str) -> sqlite3.Row | None:
     row: sqlite3.Row | None = conn.execute(
         "SELECT * FROM sessions WHERE tenant = ? AND session_uuid = ?", (tenant, session_uuid)
