@@ -327,12 +327,13 @@ MEASURED: dict[str, Measures] = {
         ),
     ),
     "cost_estimate": Measures(()),
+    # Research: the decided A/B comparisons (their baseline is a past checkout, or a sweep
+    # that chose a setting).
     "graph_beam": Measures(
         (*LOCAL_INDEX, "bench/speed/index_fixture.py", "bench/speed/retrieve_latency.py"),
         ("local_index_ann_threshold",),
         INDEX_PACKAGES,
     ),
-    # Research: the decided A/B comparisons (their baseline is a past checkout).
     "index_ab": Measures(
         (*RANKING, *LOCAL_INDEX, "bench/speed/index_fixture.py", "bench/speed/retrieve_latency.py"),
         SEARCH_SETTINGS,
