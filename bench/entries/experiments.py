@@ -29,6 +29,7 @@ EXPERIMENTS = (
             " target judged per split: no state more than 0.02 below the lower end)"
             " ([research/retrieval.md](research/retrieval.md)).",
             f"python -m bench.experiments.forming_loss variants --out <captures> --save {embedder}",
+            experiments.forming_loss,
         )
         for embedder, label in (("gemma", "EmbeddingGemma"), ("e5", "e5"))
     ),

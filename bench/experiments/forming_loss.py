@@ -41,6 +41,7 @@ DEPTH = 10
 _SESSION = re.compile(r"^D(\d+):")
 # The score parts a diagnosis compares (`fusion.rank`'s names; "handicap" is 0 as shipped).
 WINDOW_SHARE = 0.5  # RetrievalConfig's window_share, as the captures were gathered
+ENDS = (forming.ALL_BUFFERED, forming.ALL_EXTRACTED)
 PARTS = ("dense", "window", "lexical", "date", "speaker", "memory", "memory_dense")
 
 
@@ -113,13 +114,13 @@ def diagnose(
     sessions: Mapping[str, int],
     ranker: Ranker | None = None,
 ) -> dict[str, Any]:
-    """The questions of `state` that fall below both ends, by where their gold turns are, and why.
+    """The questions of `state` that fall below both ends, by where their gold turns are, and why
+    (below the one end captured where only one is: `ends` says which were compared).
 
     `sessions`: each conversation's number of sessions (which of them `state` has extracted)."""
     ranker = ranker or shipped()
     extracted = next(s for s in forming.STATES if s.name == state).extracted
-    buffered_end = per_question(states[forming.ALL_BUFFERED], ranker)
-    extracted_end = per_question(states[forming.ALL_EXTRACTED], ranker)
+    ends = {end: per_question(states[end], ranker) for end in ENDS if end in states}
     groups: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     gaps: dict[str, list[float]] = defaultdict(list)
     causes: Counter[str] = Counter()
@@ -133,11 +134,11 @@ def diagnose(
         ranked = [dialog for dialog, _ in scored.places]
         mine = recall_at(ranked, question.gold_turns, DEPTH)
         group = groups[side(question.gold_turns, extracted(sessions[question.sample_id]))]
-        lower = min(buffered_end[key], extracted_end[key])
+        lower = min(found[key] for found in ends.values())
         group["questions"] += 1
         group["recall_10"] += mine
-        group["all_buffered_recall_10"] += buffered_end[key]
-        group["all_extracted_recall_10"] += extracted_end[key]
+        for end, found in ends.items():
+            group[f"{end} recall_10"] += found[key]
         memory_places.append(sum(1 for _, unit in scored.places[:DEPTH] if unit not in item.buffered))
         if mine >= lower - 1e-9:
             continue
@@ -147,9 +148,10 @@ def diagnose(
             if gold not in ranked[:DEPTH]:
                 causes[_cause(item, scored, gold, gaps)] += 1
     total = len(memory_places)
-    means = ("recall_10", "all_buffered_recall_10", "all_extracted_recall_10")
+    means = ("recall_10", *(f"{end} recall_10" for end in ends))
     return {
         "state": state,
+        "ends": list(ends),
         "questions": total,
         "memory_places_in_first_10": round(sum(memory_places) / (DEPTH * total), 3) if total else 0.0,
         "by_side": {
@@ -238,15 +240,17 @@ def own_cosines(power: float = 2.0) -> Ranker:
     return lambda item: order(item, rank(scaler(item), _own_cosines(item), item.weights))
 
 
-def summary_cosine(weight: float, power: float = 2.0) -> Ranker:
-    """The memory documents' cosine weighted `weight` (not the shipped 0.25) while anything is
-    buffered, both the memories' and the buffered turns' own-document cosine alike."""
+def while_forming(name: str, value: float, power: float = 2.0, own: bool = False) -> Ranker:
+    """Feature `name`'s weight set to `value` only while the question has both buffered turns and
+    memory turns among its candidates (a middle state); both ends rank as shipped. `own`: memory
+    turns by their own cosine too (`own_cosines`)."""
 
     def ranker(item: forming_tune.Captured) -> Scored:
         weights = dict(item.weights)
-        if item.buffered and any(t.memory_id for t in item.turns):
-            weights["memory_dense"] = weight
-        return order(item, rank(forming_tune.side_share(power)(item), item.turns, weights))
+        if item.buffered and any(turn.memory_id for turn in item.turns):
+            weights[name] = value
+        turns = _own_cosines(item) if own else item.turns
+        return order(item, rank(forming_tune.side_share(power)(item), turns, weights))
 
     return ranker
 
@@ -294,8 +298,12 @@ def variants() -> dict[str, Ranker]:
     """The re-scorings replayed, by name."""
     out: dict[str, Ranker] = {"shipped (share^2)": shipped()}
     out["memory turns by their own cosine while forming"] = own_cosines()
-    for weight in (0.1, 0.0):
-        out[f"memory documents' cosine {weight:g} while forming"] = summary_cosine(weight)
+    for name in ("memory", "memory_dense"):
+        for weight in (0.15, 0.1, 0.05, 0.0):
+            out[f"{name} weight {weight:g} while forming"] = while_forming(name, weight)
+    out["memory weight 0.1 while forming, memory turns by their own cosine"] = while_forming(
+        "memory", 0.1, own=True
+    )
     for place in (1, 2, 3, 5):
         out[f"best buffered turn by unit {place}"] = buffered_by(place)
     for cost in (0.02, 0.05, 0.1):
@@ -364,7 +372,11 @@ def record(
         "conversations": sorted({item.question.sample_id for item in next(iter(states.values()), [])}),
         "states": list(states),
         "tolerance": forming.TOLERANCE,
-        "diagnosis": {state: diagnose(states, state, sessions) for state in middle if state in states},
+        "diagnosis": {
+            state: diagnose(states, state, sessions)
+            for state in middle
+            if state in states and any(end in states for end in ENDS)
+        },
         "variants": judged,
     }
 

@@ -3,7 +3,7 @@ places, and the ranking changes replayed over captured candidates."""
 
 from __future__ import annotations
 
-from bench.experiments import forming_loss
+from bench.experiments import forming_loss, tables
 from bench.quality.locomo import forming
 from bench.quality.locomo.data import Question
 from bench.quality.locomo.forming_tune import Captured
@@ -98,9 +98,11 @@ def _captured(
     matched: int = 0,
     question: Question | None = None,
     second_memory: float | None = None,
+    memory_bm25: float = 0.0,
 ) -> Captured:
     """One question's candidates: memory m1 (its turn `matched` with own cosine and window
-    `memory_cosine`), optionally m2, and a buffered turn D3:1 with `buffered_cosine`."""
+    `memory_cosine`; its document with raw BM25 `memory_bm25`, the best), optionally m2, and a
+    buffered turn D3:1 with `buffered_cosine`."""
 
     def memory_turn(memory_id: str, cosine: float) -> TurnCandidate:
         features = {
@@ -132,7 +134,7 @@ def _captured(
         buffered[BUFFERED] = "D3:1"
     return Captured(
         question=question or _question(["D1:1"]),
-        raw_memories=[],
+        raw_memories=[("m1", 0.0, memory_bm25)] if memory_bm25 else [],
         share=1.0,
         turns=turns,
         buffered=buffered,
@@ -156,3 +158,41 @@ def test_the_saved_record_diagnoses_each_middle_state_captured_and_keeps_every_v
     assert saved["variants"]["shipped"]["verdict"] == [
         f"all: worst 1.000 ({forming.ALL_BUFFERED}) against floor 0.980: met"
     ]
+
+
+def test_a_weight_while_forming_changes_a_middle_state_only() -> None:
+    # Given a memory whose document BM25 alone puts it ahead of a buffered turn
+    item = _captured(memory_cosine=0.5, buffered_cosine=0.55, memory_bm25=1.0)
+    assert forming_loss.shipped()(item).units[0].memory_id == "m1"
+
+    # When the memory documents' BM25 weighs nothing while forming, the buffered turn comes first
+    assert forming_loss.while_forming("memory", 0.0)(item).units[0].key == BUFFERED
+    # And with nothing buffered (an end), the weights are the shipped ones
+    alone = _captured(memory_cosine=0.5, buffered_cosine=None, memory_bm25=1.0)
+    assert forming_loss.while_forming("memory", 0.0)(alone).units == forming_loss.shipped()(alone).units
+
+
+def test_with_one_end_captured_the_diagnosis_compares_with_that_end_and_says_so() -> None:
+    question = _question(["D3:1"])
+    middle = _captured(memory_cosine=0.6, buffered_cosine=0.5, question=question, second_memory=0.58)
+    end = _captured(memory_cosine=0.0, buffered_cosine=0.5, question=question)
+    states = {forming.ALL_BUFFERED: [end], forming.STATES[1].name: [middle]}
+
+    found = forming_loss.diagnose(states, forming.STATES[1].name, {"conv-1": 3})
+
+    assert found["ends"] == [forming.ALL_BUFFERED]
+    assert found["by_side"]["buffered"]["below_both_ends"] == 1
+    assert found["by_side"]["buffered"][f"{forming.ALL_BUFFERED} recall_10"] == 1.0
+
+
+def test_the_docs_table_has_a_row_per_ranking_and_the_diagnosis_by_side() -> None:
+    question = _question(["D3:1"])
+    item = _captured(memory_cosine=0.6, buffered_cosine=0.5, question=question)
+    states = {forming.ALL_BUFFERED: [item], forming.STATES[1].name: [item]}
+    judged = forming_loss.judge(states, {"shipped": forming_loss.shipped()})
+
+    lines = tables.forming_loss(forming_loss.record(states, judged, "gemma", sessions={"conv-1": 3}))
+
+    assert lines[0] == f"| ranking | {forming.ALL_BUFFERED} | {forming.STATES[1].name} | target |"
+    assert lines[2] == "| shipped | 1.000 | 1.000 | — |"
+    assert any(line.startswith("| buffered | 1 | 1.000 | 1.000 | 0 |") for line in lines)
