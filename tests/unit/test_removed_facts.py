@@ -6,7 +6,6 @@ the work. Both store backends, the built-in extractor, English and Korean."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import datetime, timedelta
 
 import pytest
@@ -17,23 +16,17 @@ from memory_engine.extraction.builtin import BuiltinExtractor
 from memory_engine.models.api import ConsolidateRequest, DeleteRequest
 from memory_engine.models.domain import Memory
 from memory_engine.usecases import bank, consolidate, delete, sweep
-from tests.fakes.engine import ENGINE_BACKENDS, run_worker
+from tests.fakes.engine import run_worker
 from tests.fakes.ports import SetClock
 from tests.unit.test_thread_fact_life import MARCH, TENANT, THREAD, stored
 
 DAY = timedelta(days=1)
 
 
-@pytest.fixture
-def clock() -> SetClock:
-    return SetClock(MARCH + 10 * DAY)
-
-
-@pytest.fixture(params=sorted(ENGINE_BACKENDS))
-def engine(request: pytest.FixtureRequest, clock: SetClock) -> Iterator[Engine]:
-    with ENGINE_BACKENDS[request.param](clock=clock) as engine:
-        engine.extractor = BuiltinExtractor()
-        yield engine
+@pytest.fixture(autouse=True)
+def builtin(engine: Engine) -> None:
+    """The conftest's engine on each backend, under its clock, with the built-in extractor."""
+    engine.extractor = BuiltinExtractor()
 
 
 def say(engine: Engine, session: str, query: str, when: datetime, **options: object) -> Memory:
