@@ -189,6 +189,13 @@ def _busan_holds_again(answer: dict[str, Any]) -> bool:
     return len(json.loads(answer["body"])["data"]["deleted_memories"]) == 1 and not lived.life.key_facts
 
 
+def _the_march_memory(event: dict[str, Any], state: dict[str, str]) -> None:
+    """The March memory deleted through the memory bank: its statement leaves the thread's record
+    (put over)."""
+    (lived, *_) = DynamoDbStore(TABLE, REGION).list_memories(TENANT, LIVED)
+    _with_fact(event, {"fact": lived.memory_id})
+
+
 # Chats recorded into session-1 at once, enough to bring its buffer to the extraction point (the
 # default threshold): the record queues the extraction, and a fork up to the last of them copies
 # a full buffer, which queues the copy's own.
@@ -273,6 +280,7 @@ STEPS: tuple[Step, ...] = (
     _queue(),
     Step("retrieve", "retrieve", _asked_where_she_lived, settled=True, expect=_the_move_read_by_id),
     Step("delete", "delete", _the_move_deleted, expect=_busan_holds_again),
+    Step("bank_delete", "bank_delete", _the_march_memory),
     Step("embed", "embed"),
     Step("game_record_memory", "game_record_memory"),
     Step("game_memory", "game_memory"),
