@@ -251,6 +251,9 @@ MEASURED: dict[str, Measures] = {
             ("forming_korean_retrieval", ("bench/data/korean",)),
             ("forming_korean_retrieval_gemma", ("bench/data/korean",)),
             ("forming_retrieval_gemma", ()),
+            # The forming benchmark's candidates captured and replayed (bench/experiments/forming_loss.py).
+            ("forming_loss_gemma", ("bench/experiments/forming_power.py",)),
+            ("forming_loss_e5", ("bench/experiments/forming_power.py",)),
         )
     },
     # Facts that change over sessions: the built-in extractor, what marks a fact replaced at write and

@@ -18,6 +18,21 @@ EXPERIMENTS = (
         "python -m bench.experiments.candidate_counts",
         experiments.candidate_counts,
     ),
+    *(
+        Entry(
+            f"forming_loss_{embedder}",
+            f"Why a forming state loses recall, {label}",
+            "The forming benchmark's candidates captured once per state (`forming_power capture`) and"
+            " replayed: at each middle state, the questions whose R@10 falls below both ends, by where"
+            " their gold turns are (all buffered, all in memories, both) and what put them out of the"
+            " first ten places; then re-scorings of the same candidates (R@10 per state, the issue 41"
+            " target judged per split: no state more than 0.02 below the lower end)"
+            " ([research/retrieval.md](research/retrieval.md)).",
+            f"python -m bench.experiments.forming_loss variants --out <captures> --save {embedder}",
+            experiments.forming_loss,
+        )
+        for embedder, label in (("gemma", "EmbeddingGemma"), ("e5", "e5"))
+    ),
     Entry(
         "opensearch_payload",
         "OpenSearch hits on the wire",

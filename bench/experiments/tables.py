@@ -37,3 +37,29 @@ def candidate_counts(result: dict[str, Any]) -> list[str]:
         for row in found["rows"]
     ]  # fmt: skip
     return table(["data", "turns", "memories", "R@5", "R@10", "NDCG@10", "objective"], rows)
+
+
+def forming_loss(result: dict[str, Any]) -> list[str]:
+    """R@10 (every question captured) per re-scoring and state, then each diagnosed state's loss by
+    where the gold turns are."""
+    states = result["states"]
+    rows = [
+        [
+            name,
+            *(f"{row['recall_10'][state]['all']:.3f}" for state in states),
+            "; ".join(row["verdict"]) or "—",
+        ]
+        for name, row in result["variants"].items()
+    ]
+    lines = table(["ranking", *states, "target"], rows)
+    for state, found in result["diagnosis"].items():
+        compared = " and ".join(found["ends"])
+        sides = [
+            [where, int(group["questions"]), f"{group['recall_10']:.3f}",
+             ", ".join(f"{group[f'{end} recall_10']:.3f}" for end in found["ends"]),
+             int(group.get("below_both_ends", 0)), f"{group.get('loss_below_lower_end', 0.0):.2f}"]
+            for where, group in found["by_side"].items()
+        ]  # fmt: skip
+        lines += ["", f"{state}, against {compared}:", ""]
+        lines += table(["gold turns", "questions", "R@10", "at the end(s)", "below", "R@10 lost"], sides)
+    return lines

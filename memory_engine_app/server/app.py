@@ -46,14 +46,24 @@ def bind(
         raise SystemExit(1) from None
 
 
+def share_the_interpreter(interval_ms: float) -> None:
+    """Let a thread waiting for the interpreter have it after `interval_ms` instead of Python's
+    5 ms. Requests, the worker and the turn embedder share one interpreter: a short retrieve
+    gives it up at every SQLite, index and model call and waits to get it back while another
+    thread runs Python (a heavy tenant's retrieve, the worker's extraction), so at 5 ms a 15 ms
+    retrieve took 40-200 ms beside a heavy neighbour (docs/research/speed.md, issue 42)."""
+    sys.setswitchinterval(interval_ms / 1000)
+
+
 def serve(host: str = "127.0.0.1", port: int | None = None) -> None:
     """Run until SIGINT/SIGTERM; then stop taking requests, cancel the running ones and the
     worker's job (released for next time), and exit within a few seconds."""
-    logging.basicConfig(level=get_settings().log_level, format="%(asctime)s %(name)s %(message)s")
+    settings = get_settings()
+    share_the_interpreter(settings.server_switch_interval_ms)  # before any thread starts
+    logging.basicConfig(level=settings.log_level, format="%(asctime)s %(name)s %(message)s")
     for root_handler in logging.getLogger().handlers:
         root_handler.addFilter(RedactingFilter())
     os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
-    settings = get_settings()
     # The key before the key resolver: whoever makes it says so, and the resolver would make it
     # silently (the banner then had no new key to print).
     key, created = local_api_key(settings.api_key, settings.data_dir)

@@ -334,6 +334,14 @@ class ServerSettings(Piece):
     # slot to a newcomer when all are taken; only when every slot runs a request is a newcomer
     # answered 503 at once and closed. Above a client's keep-alive pool (100 for LangGraph's store).
     server_max_connections: int = Field(256, ge=1, description="local server connection threads")
+    # How long one thread of the local server's process may hold the interpreter while another
+    # waits for it (`sys.setswitchinterval`; Python's default is 5 ms). A request that releases the
+    # interpreter at each SQLite, index or model call waits up to this long at every one of them
+    # while a neighbour's retrieve or the worker runs Python: at 5 ms a short retrieve beside a
+    # heavy tenant took 3-7x its idle time (docs/research/speed.md, issue 42).
+    server_switch_interval_ms: float = Field(
+        0.5, gt=0, le=100, description="local server: interpreter switch interval (ms)"
+    )
     # Per-key request rate of the local server; on AWS an API Gateway usage plan does this. 0 = off.
     rate_limit_per_second: float = Field(100.0, ge=0, description="requests per second per key")
     rate_limit_burst: int = Field(200, ge=1, description="requests a key may send at once")
