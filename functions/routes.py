@@ -97,7 +97,14 @@ ROUTES: tuple[Route, ...] = (
     Route("POST", "/v1/engine/retrieve/", "retrieve", needs=needs(*READ, SEARCH, EMBED)),
     # A dialog deleted with its memory, whose other turns go back to the buffer (updated); a
     # delete from an eventually consistent index queues its second pass (usecases/index_purge.py).
-    Route("DELETE", "/v1/engine/delete/", "delete", needs=needs(*READ, *REMOVE_MEMORY, SEND, INDEX)),
+    # A deleted memory's statements stop replacing (usecases/removed_facts.py): the facts they
+    # replaced are rewritten in place and the thread's statements record put over (PutItem).
+    Route(
+        "DELETE",
+        "/v1/engine/delete/",
+        "delete",
+        needs=needs(*READ, *REMOVE_MEMORY, *REWRITE_MEMORY, SEND, INDEX),
+    ),
     # Writes the copies in transactions of puts; clears what an interrupted fork left (batch).
     Route("POST", "/v1/engine/fork-delete/", "fork", needs=needs(*READ, PUT, BATCH_WRITE, SEND, INDEX)),
     Route("POST", "/v1/engine/embed/", "embed", needs=needs(EMBED)),
@@ -114,7 +121,13 @@ ROUTES: tuple[Route, ...] = (
     Route("GET", "/v1/memories/{id}/keyFacts", "bank_get", needs=needs(GET, BATCH_GET)),
     Route("PATCH", "/v1/memories/{id}", "bank_patch", needs=BANK_PATCH),
     Route("PATCH", "/v1/memories/{id}/keyFacts/{index}", "bank_patch", needs=BANK_PATCH),
-    Route("DELETE", "/v1/memories/{id}", "bank_delete", needs=needs(*REMOVE_MEMORY, INDEX, SEND)),
+    # An engine memory deleted here stops replacing as through /v1/engine/delete/ (PutItem).
+    Route(
+        "DELETE",
+        "/v1/memories/{id}",
+        "bank_delete",
+        needs=needs(*REMOVE_MEMORY, *REWRITE_MEMORY, INDEX, SEND),
+    ),
     Route("POST", "/v1/memories/retrieve", "bank_retrieve", needs=BANK_RETRIEVE),
     Route("POST", "/v1/memories:retrieve", "bank_retrieve", rest_api=False, needs=BANK_RETRIEVE),
     Route("POST", "/v1/memories/generate", "bank_generate", needs=BANK_GENERATE),

@@ -15,9 +15,9 @@ pytest.importorskip("openai")
 
 from memory_engine.adapters.openai import LlmExtractor
 from memory_engine.engine import Engine
-from memory_engine.models.api import ConsolidateRequest, RetrieveRequest
+from memory_engine.models.api import ConsolidateRequest, DeleteRequest, RetrieveRequest
 from memory_engine.models.domain import Memory
-from memory_engine.usecases import consolidate, retrieve
+from memory_engine.usecases import consolidate, delete, retrieve
 from tests.fakes.engine import ENGINE_BACKENDS, run_worker
 from tests.fakes.openai_server import FakeOpenAIServer, chat_completion
 from tests.llm.builders import as_content, memory_answer
@@ -150,5 +150,26 @@ def test_a_fact_the_turns_do_not_say_replaces_nothing_though_the_model_marked_it
 
     # Then grounding dropped that fact, and it replaces nothing
     assert new.fields.key_facts == [] and "replaces_json" not in new.metadata
+    stored = engine.store.get_memory(TENANT, old.memory_id)
+    assert stored is not None and stored.life.key_facts == []
+
+
+def test_deleting_the_memory_the_model_said_updates_a_fact_makes_that_fact_hold_again(
+    engine: Engine, server: FakeOpenAIServer
+) -> None:
+    # Given a fact of no one-value slot that the model marked updated by a later memory's
+    server.script(
+        (200, chat_completion(answer("Mina enjoys walks by the sea."))),
+        (200, chat_completion(answer("Mina finds the sea too cold now.", "update", "F1"))),
+    )
+    old = say(engine, "s1", "I enjoy walks by the sea.", MARCH, "en")
+    new = say(engine, "s2", "The sea is too cold for me now!", MAY, "en")
+    marked = engine.store.get_memory(TENANT, old.memory_id)
+    assert marked is not None and [f.superseded_by for f in marked.life.key_facts] == [new.memory_id]
+
+    # When the later memory is deleted by id
+    delete.run(engine, TENANT, DeleteRequest(session_uuid="s2", dialog_uuid=new.memory_id))
+
+    # Then the earlier fact holds again
     stored = engine.store.get_memory(TENANT, old.memory_id)
     assert stored is not None and stored.life.key_facts == []

@@ -4,7 +4,7 @@ created before it is read, corrected, its revisions listed and deleted (and the 
 extracted memory the retrieve found are read and one corrected); a chat exchange is
 recorded (two facts of the user's) before its user is forgotten; a time question (`as_of`) about
 a fact a later memory of its thread replaced, matching only the replaced one, reads the replacing
-memory by id.
+memory by id, and deleting that memory makes the replaced fact hold again.
 Whatever a function queues is delivered to the worker (`drain`) before the next step, but where a
 step says otherwise (a user forgotten while their exchange still waits in the queue). Beyond the
 healthy path: a session whose extraction fails every time (retried, then dead-lettered), a
@@ -177,6 +177,25 @@ def _the_move_read_by_id(answer: dict[str, Any]) -> bool:
     return [(hit["memory_id"], set(hit["score_parts"])) for hit in hits] == [(moved.memory_id, {"replaces"})]
 
 
+def _the_move_deleted(event: dict[str, Any], state: dict[str, str]) -> None:
+    """The May memory deleted by id: the March one's residence, which it replaced, holds again
+    (the thread's statements record put over, the March memory rewritten in place)."""
+    (moved, *_) = DynamoDbStore(TABLE, REGION).list_memories(TENANT, MOVED)
+    event["body"] = json.dumps({"session_uuid": MOVED, "dialog_uuid": moved.memory_id})
+
+
+def _busan_holds_again(answer: dict[str, Any]) -> bool:
+    (lived, *_) = DynamoDbStore(TABLE, REGION).list_memories(TENANT, LIVED)
+    return len(json.loads(answer["body"])["data"]["deleted_memories"]) == 1 and not lived.life.key_facts
+
+
+def _the_march_memory(event: dict[str, Any], state: dict[str, str]) -> None:
+    """The March memory deleted through the memory bank: its statement leaves the thread's record
+    (put over)."""
+    (lived, *_) = DynamoDbStore(TABLE, REGION).list_memories(TENANT, LIVED)
+    _with_fact(event, {"fact": lived.memory_id})
+
+
 # Chats recorded into session-1 at once, enough to bring its buffer to the extraction point (the
 # default threshold): the record queues the extraction, and a fork up to the last of them copies
 # a full buffer, which queues the copy's own.
@@ -260,6 +279,8 @@ STEPS: tuple[Step, ...] = (
     Step("consolidate", "consolidate_force_summary", _said_in(MOVED)),
     _queue(),
     Step("retrieve", "retrieve", _asked_where_she_lived, settled=True, expect=_the_move_read_by_id),
+    Step("delete", "delete", _the_move_deleted, expect=_busan_holds_again),
+    Step("bank_delete", "bank_delete", _the_march_memory),
     Step("embed", "embed"),
     Step("game_record_memory", "game_record_memory"),
     Step("game_memory", "game_memory"),

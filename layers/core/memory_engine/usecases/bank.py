@@ -104,8 +104,12 @@ def delete(engine: Engine, tenant: str, memory_id: str) -> DeleteMemoryResponse:
     """Delete one memory, a fact or an engine memory (whose turns stay as history, forgotten)."""
     from memory_engine.usecases import index_purge  # only a delete reaches the index's layout
 
-    _stored(engine, tenant, memory_id)
+    memory = _stored(engine, tenant, memory_id)
     engine.store.delete_memory(tenant, memory_id)
+    if memory.fields.key_facts:  # an engine memory: what its key facts replaced is reopened
+        from memory_engine.usecases import removed_facts
+
+        removed_facts.forget(engine, tenant, memory.parent_session_uuid, [memory_id], [memory])
     index_purge.delete(engine, tenant, [memory_id])
     return DeleteMemoryResponse(name=f"memories/{memory_id}")
 

@@ -9,18 +9,20 @@ from memory_engine.models.api import DeleteRequest, DeleteResponse, DeleteResult
 from memory_engine.models.domain import is_memory_id
 from memory_engine.models.messages import ExtractionJob
 from memory_engine.ports import RemovalOutcome
-from memory_engine.usecases import index_purge, thread_records
+from memory_engine.usecases import index_purge, removed_facts, thread_records
 
 
 def run(engine: Engine, tenant: str, request: DeleteRequest) -> DeleteResponse:
     """A memory id deletes that memory; a dialog uuid deletes the turn and, if it was extracted,
     its memory, sending the memory's other turns back to the buffer to be extracted again. A
     session left without turns goes, and a thread left without sessions loses its character
-    registry and statements record (`thread_records`)."""
+    registry and statements record (`thread_records`). What a deleted memory's facts had
+    replaced is reopened (`removed_facts`)."""
     if is_memory_id(request.dialog_uuid):
         outcome = _delete_memory(engine, tenant, request)
     else:
         outcome = engine.store.delete_dialog(tenant, request.session_uuid, request.dialog_uuid)
+        removed_facts.forget(engine, tenant, outcome.thread, outcome.deleted_memories)
         before = outcome.buffered_count - len(outcome.rebuffered_dialogs)
         point = extraction_point(engine.limits.extraction_threshold, engine.limits.batch_size)
         if crossed_threshold(before, outcome.buffered_count, point):
@@ -40,11 +42,18 @@ def run(engine: Engine, tenant: str, request: DeleteRequest) -> DeleteResponse:
 def _delete_memory(engine: Engine, tenant: str, request: DeleteRequest) -> RemovalOutcome:
     memory = engine.store.get_memory(tenant, request.dialog_uuid)
     if memory is None or memory.session_uuid != request.session_uuid:
+        if memory is None:
+            # A retry of a delete that failed after its memory went: what it replaced is
+            # reopened now (the thread's record still lists its statements), then the 404.
+            removed_facts.forget_in_sessions(engine, tenant, {request.session_uuid: [request.dialog_uuid]})
         raise NotFound(
             f"No memory '{request.dialog_uuid}' in session '{request.session_uuid}'.",
             [{"field": "dialog_uuid", "message": "unknown memory id for this session"}],
         )
-    return engine.store.delete_memory(tenant, request.dialog_uuid)
+    outcome = engine.store.delete_memory(tenant, request.dialog_uuid)
+    if memory.fields.key_facts:  # only key facts state what a later statement replaces
+        removed_facts.forget(engine, tenant, memory.parent_session_uuid, [memory.memory_id], [memory])
+    return outcome
 
 
 def _describe(result: DeleteResult) -> str:

@@ -18,6 +18,10 @@ stated before the thread's current ones is itself the one replaced.
 An extractor that reads the thread's current facts (`ports.ReadsCurrentFacts`, the LLM one) is
 shown them (`current_facts`) and names the ones its key facts update or contradict
 (`replaces_json` in the memory's metadata): those are marked replaced too, whatever the slots say.
+
+A statement that stops being stated (its key fact corrected, `usecases.key_facts`; its memory
+deleted, `usecases.removed_facts`) stops replacing: what it had replaced is replaced by the next
+statement of its slot and character still there, or holds again (`reopen`, `unname`).
 """
 
 from __future__ import annotations
@@ -27,11 +31,12 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 
 from memory_engine.engine import Engine
 from memory_engine.models.domain import Memory
 from memory_engine.models.life import KeyFactLife
-from memory_engine.models.statements import StatementRef
+from memory_engine.models.statements import StatementRef, ThreadStatements
 from memory_engine.ports import CurrentFact
 from memory_engine.usecases import thread_statements
 
@@ -141,6 +146,16 @@ def _replaced(engine: Engine, written: list[Memory], changed: list[Memory]) -> l
         updated = _mark(engine, owner, lives, _earlier_end)
         if updated is not None:
             changed = [m for m in changed if m.memory_id != updated.memory_id] + [updated]
+    # A statement whose memory went without its removal reopening what it replaced (a removal cut
+    # short): that fact moves to the next statement still there, a new one included, or holds.
+    deleted = [
+        s
+        for s in record.statements
+        if (s.memory_id, s.index) in reader.gone and reader.read[s.memory_id] is None
+    ]
+    if deleted:
+        for reopened in reopen(engine, record.tenant, record.thread, deleted, record):
+            changed = [m for m in changed if m.memory_id != reopened.memory_id] + [reopened]
     return changed
 
 
@@ -148,13 +163,28 @@ def _marked(engine: Engine, memory: Memory) -> list[Memory]:
     """Apply what the extractor said the memory's key facts replace (`replaces_json`): each named
     current fact, of an earlier memory of the thread, gets `invalid_at` (this memory's event
     time) and `superseded_by`. A name that is not a key fact of the thread is ignored."""
+    changed: list[Memory] = []
+    for owner_id, lives in _named(memory).items():
+        owner = engine.store.get_memory(memory.tenant, owner_id)
+        if owner is None or owner.parent_session_uuid != memory.parent_session_uuid:
+            continue
+        valid = {index: life for index, life in lives.items() if index < len(owner.fields.key_facts)}
+        updated = _mark(engine, owner, valid, _first_kept)
+        if updated is not None:
+            changed.append(updated)
+    return changed
+
+
+def _named(memory: Memory) -> dict[str, dict[int, KeyFactLife]]:
+    """The key facts the extractor said the memory's replace (`replaces_json`), by memory id and
+    index, each as the mark it gets: `invalid_at` this memory's event time, `superseded_by` it."""
     encoded = memory.metadata.get("replaces_json")
     if not isinstance(encoded, str) or not encoded:
-        return []
+        return {}
     decoded = json.loads(encoded)
     targets: dict[str, dict[int, KeyFactLife]] = {}
     if not isinstance(decoded, dict):
-        return []
+        return {}
     for value in decoded.values():
         if not (isinstance(value, list) and len(value) == 2 and isinstance(value[0], str)):
             continue
@@ -168,16 +198,7 @@ def _marked(engine: Engine, memory: Memory) -> list[Memory]:
                 superseded_by=memory.memory_id,
                 reason=reason,
             )
-    changed: list[Memory] = []
-    for owner_id, lives in targets.items():
-        owner = engine.store.get_memory(memory.tenant, owner_id)
-        if owner is None or owner.parent_session_uuid != memory.parent_session_uuid:
-            continue
-        valid = {index: life for index, life in lives.items() if index < len(owner.fields.key_facts)}
-        updated = _mark(engine, owner, valid, _first_kept)
-        if updated is not None:
-            changed.append(updated)
-    return changed
+    return targets
 
 
 def _earlier_end(kept: KeyFactLife, new: KeyFactLife) -> KeyFactLife:
@@ -224,62 +245,137 @@ def _mark(
     return None
 
 
-def reopen(engine: Engine, tenant: str, thread: str, withdrawn: Sequence[StatementRef]) -> list[Memory]:
-    """After statements left the thread's record (their key facts corrected to state something
-    else): each key fact one of them had replaced is replaced by the next statement of its slot and
-    character instead, or holds again when none follows. Returns the memories changed (stored).
+def reopen(
+    engine: Engine,
+    tenant: str,
+    thread: str,
+    withdrawn: Sequence[StatementRef],
+    record: ThreadStatements | None = None,
+) -> list[Memory]:
+    """After statements stopped being stated (their key facts corrected to state something else,
+    or their memory deleted): each key fact one of them had replaced is replaced by the next
+    statement of its slot and character that still stands instead, or holds again when none
+    follows. Returns the memories changed (stored).
 
-    Reads the record once and the memories just before each withdrawn statement in event time:
-    those it was paired with (`_successions`), a run of one memory's statements."""
-    record = engine.store.get_statements(tenant, thread) if withdrawn else None
+    `record` is the thread's record as read (None: read it here); the withdrawn statements may
+    still be in it and are passed over, as is a statement whose memory is gone or no longer
+    states it. Reads the memories just before each withdrawn statement in event time (those it
+    was paired with, `thread_statements.Neighbours`: a run of one memory's statements) and, for a
+    key fact it had replaced, the ones after it up to the first that stands. Run again, it
+    changes nothing more."""
+    if record is None and withdrawn:
+        record = engine.store.get_statements(tenant, thread)
     if record is None:
         return []
+    out = {(s.memory_id, s.index) for s in withdrawn}
+    standing = _Standing(engine, tenant, thread)
     changed: list[Memory] = []
     for gone in withdrawn:
-        group = [s for s in record.statements if s.group == gone.group]
+        group = [s for s in record.statements if s.group == gone.group and (s.memory_id, s.index) not in out]
         run: list[StatementRef] = []
         for earlier in reversed([s for s in group if s.order < gone.order]):
+            if earlier.memory_id == gone.memory_id or not standing.holds(earlier):
+                continue
             if run and earlier.memory_id != run[0].memory_id:
                 break
-            if earlier.memory_id != gone.memory_id:
-                run.append(earlier)
+            run.append(earlier)
         for earlier in run:
-            later = next(
-                (s for s in group if s.order > earlier.order and s.memory_id != earlier.memory_id), None
+            after = [s for s in group if s.order > earlier.order and s.memory_id != earlier.memory_id]
+            updated = _reopened(
+                engine,
+                standing.read.get(earlier.memory_id),
+                earlier.index,
+                gone.memory_id,
+                partial(standing.first, after),
+                earlier.group,
             )
-            updated = _reopened(engine, tenant, earlier, gone.memory_id, later)
             if updated is not None:
+                standing.read[updated.memory_id] = updated
                 changed.append(updated)
     return changed
 
 
+def unname(engine: Engine, removed: Memory) -> list[Memory]:
+    """After `removed` was deleted: each key fact the extractor said it replaced (`replaces_json`)
+    and still marked replaced by it holds again (no slot chain orders what a model named).
+    Returns the memories changed (stored); run again, it changes nothing more."""
+    changed: list[Memory] = []
+    for owner_id, lives in _named(removed).items():
+        owner = engine.store.get_memory(removed.tenant, owner_id)
+        for index in sorted(lives):
+            if owner is None or owner.parent_session_uuid != removed.parent_session_uuid:
+                break
+            updated = _reopened(engine, owner, index, removed.memory_id, lambda: None)
+            if updated is not None:
+                owner = updated
+                changed = [m for m in changed if m.memory_id != owner_id] + [updated]
+    return changed
+
+
+class _Standing:
+    """Whether a recorded statement still stands (its memory stored in the thread, its key fact
+    still stating it), each memory read once; `read` keeps them for a first compare-and-set."""
+
+    def __init__(self, engine: Engine, tenant: str, thread: str) -> None:
+        self._engine, self._tenant, self._thread = engine, tenant, thread
+        self.read: dict[str, Memory | None] = {}
+
+    def first(self, ordered: list[StatementRef]) -> StatementRef | None:
+        """The first of `ordered` that still stands."""
+        return next((statement for statement in ordered if self.holds(statement)), None)
+
+    def holds(self, statement: StatementRef) -> bool:
+        if statement.memory_id not in self.read:
+            self.read[statement.memory_id] = self._engine.store.get_memory(self._tenant, statement.memory_id)
+        owner = self.read[statement.memory_id]
+        if owner is None or owner.parent_session_uuid != self._thread:
+            return False
+        return any(
+            (s.index, s.slot, s.subject) == (statement.index, statement.slot, statement.subject)
+            for s in thread_statements.statements(owner)
+        )
+
+
 def _reopened(
-    engine: Engine, tenant: str, earlier: StatementRef, replacer: str, later: StatementRef | None
+    engine: Engine,
+    owner: Memory | None,
+    index: int,
+    replacer: str,
+    later: Callable[[], StatementRef | None],
+    group: tuple[str, str] = ("", ""),
 ) -> Memory | None:
-    """The owner of `earlier` with its mark by `replacer` moved to `later` (None: taken off), stored
-    with a compare-and-set on its life like `_mark`; None when it was not marked so."""
+    """`owner` (as read) with the mark of its key fact `index` by `replacer` moved to the statement
+    `later()` gives, of `group` (slot, character), or taken off (None: the fact holds again),
+    stored with a compare-and-set on its life like `_mark`; None when it was not marked so.
+    `later` is asked once, and only for a mark that moves."""
+    if owner is None:
+        return None
+    following: list[StatementRef | None] = []
     for _ in range(MAX_MARK_ATTEMPTS):
-        owner = engine.store.get_memory(tenant, earlier.memory_id)
-        marks = [] if owner is None else owner.life.key_facts
-        mark = next((fact for fact in marks if fact.index == earlier.index), None)
-        if owner is None or mark is None or mark.superseded_by != replacer:
+        marks = owner.life.key_facts
+        mark = next((fact for fact in marks if fact.index == index), None)
+        if mark is None or mark.superseded_by != replacer:
             return None
-        kept = [fact for fact in marks if fact.index != earlier.index]
-        if later is not None:
+        if not following:
+            following.append(later())
+        kept = [fact for fact in marks if fact.index != index]
+        if (next_one := following[0]) is not None:
             kept.append(
                 KeyFactLife(
-                    index=earlier.index,
-                    slot=earlier.slot,
-                    subject=earlier.subject,
-                    invalid_at=later.stated_at,
-                    superseded_by=later.memory_id,
+                    index=index,
+                    slot=group[0],
+                    subject=group[1],
+                    invalid_at=next_one.stated_at,
+                    superseded_by=next_one.memory_id,
                 )
             )
         life = owner.life.model_copy(update={"key_facts": sorted(kept, key=lambda fact: fact.index)})
         updated = owner.model_copy(update={"life": life})
         if engine.store.update_memory(updated, expected_life=owner.life):
             return updated
-    log.warning(
-        "memory %s kept changing while a replaced fact was reopened; left as it is", earlier.memory_id
-    )
+        fresh = engine.store.get_memory(owner.tenant, owner.memory_id)
+        if fresh is None:
+            return None  # deleted meanwhile: nothing left to reopen
+        owner = fresh
+    log.warning("memory %s kept changing while a replaced fact was reopened; left as it is", owner.memory_id)
     return None

@@ -1,0 +1,58 @@
+"""A deleted memory no longer replaces anything: the facts it had replaced are reopened.
+
+A memory goes by id (`usecases.delete`, `usecases.bank.delete`), with a turn it was made of
+(a dialog delete, its other turns re-buffered), or when it expires (the sweep, a tenant's
+retention). Its key facts' statements then leave the thread's statements record, and each key
+fact one of them had replaced is replaced by the next statement of its slot and character still
+there, or holds again when none follows (`supersede.reopen`, as a correction that moves a
+statement does). A key fact the LLM extractor named as replaced by it holds again too, where the
+memory was read before it went (`supersede.unname`): a delete by id, not a dialog's or an
+expiry's (its memory is no longer readable then).
+
+Order: the removal first, then the reopening, then the record's update. Each write is a
+compare-and-set (a memory's life, the record's version), so nothing is half-written, and a
+retry after a failure between them finds the statements still recorded and finishes the work
+(a delete by id retried after its memory went does it before answering 404).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from memory_engine.engine import Engine
+from memory_engine.models.domain import Memory
+
+
+def forget(
+    engine: Engine, tenant: str, thread: str, memory_ids: Iterable[str], removed: Sequence[Memory] = ()
+) -> list[Memory]:
+    """After the memories `memory_ids` of `thread` were deleted (`removed`: those read before,
+    for what their extractor named): reopen what they replaced and take their statements out of
+    the thread's record. Returns the memories changed. One read of the record when they stated
+    no one-value fact; nothing at all without a thread or a memory."""
+    gone = set(memory_ids)
+    record = engine.store.get_statements(tenant, thread) if thread and gone else None
+    withdrawn = [] if record is None else [s for s in record.statements if s.memory_id in gone]
+    named = [memory for memory in removed if memory.metadata.get("replaces_json")]
+    if not withdrawn and not named:
+        return []
+    # Here, not at import: a delete that replaced nothing loads no extraction rules.
+    from memory_engine.usecases import supersede, thread_statements
+
+    changed = supersede.reopen(engine, tenant, thread, withdrawn, record) if withdrawn else []
+    for memory in named:
+        changed += supersede.unname(engine, memory)
+    if withdrawn:
+        thread_statements.withdraw(engine, tenant, thread, {(s.memory_id, s.index) for s in withdrawn})
+    return changed
+
+
+def forget_in_sessions(engine: Engine, tenant: str, by_session: dict[str, list[str]]) -> list[Memory]:
+    """The same for memories removed without being read (the sweep's expired ones), by the
+    session they belonged to: each session's thread is read from it (one read per session)."""
+    threads: dict[str, list[str]] = {}
+    for session_uuid, memory_ids in by_session.items():
+        session = engine.store.get_session(tenant, session_uuid) if session_uuid else None
+        if session is not None and session.parent_session_uuid:
+            threads.setdefault(session.parent_session_uuid, []).extend(memory_ids)
+    return [changed for thread, ids in threads.items() for changed in forget(engine, tenant, thread, ids)]
