@@ -28,6 +28,7 @@ import argparse
 import http.client
 import json
 import os
+import sys
 import tempfile
 import threading
 import time
@@ -91,13 +92,18 @@ def local_server(data_dir: Path, embedder: str | None) -> Iterator[tuple[int, Ca
     if embedder:
         os.environ["MEMORY_ENGINE_EMBEDDER"] = embedder
     from memory_engine.composition import wiring
-    from memory_engine.settings import reset_settings
+    from memory_engine.settings import get_settings, reset_settings
+    from memory_engine_app.server.app import share_the_interpreter
     from memory_engine_app.server.dispatch import Dispatcher, load_routes
     from memory_engine_app.server.http_handler import make_http_handler
     from memory_engine_app.server.sockets import LocalHttpServer
 
     reset_settings()
     wiring.reset()
+    # As `serve` does before its threads start; the writers and the timed client share this
+    # process, so they run under it too.
+    previous_interval = sys.getswitchinterval()
+    share_the_interpreter(get_settings().server_switch_interval_ms)
     engine = served.engine()
     engine.embedder.embed(["warm up"])
     worker = served.local_worker(engine)
@@ -113,6 +119,7 @@ def local_server(data_dir: Path, embedder: str | None) -> Iterator[tuple[int, Ca
         server.server_close()
         worker.stop()
         wiring.reset()
+        sys.setswitchinterval(previous_interval)
 
 
 def wait_quiet(pending: Callable[[], int], seconds: float = 600) -> None:
