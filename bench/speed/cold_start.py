@@ -222,7 +222,8 @@ def main() -> None:
         {
             "runs": args.runs,
             "target_ms": TARGET_MS,
-            "baselines": {labels[root]: str(root) for root in trees if root != ROOT},
+            # The checkout's folder name, not its absolute path: the results are committed.
+            "baselines": {labels[root]: root.name for root in trees if root != ROOT},
             "rows": rows,
         },
     )
