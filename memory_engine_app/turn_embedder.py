@@ -46,6 +46,7 @@ class TurnEmbedder:
         self._capacity = max(1, capacity)
         # Each tenant's waiting turns, oldest first; the tenants in the order they are served.
         self._waiting: OrderedDict[str, deque[Turn]] = OrderedDict()
+        self._count = 0  # turns in `_waiting`: kept, not summed over every tenant per turn
         self._lock = threading.Lock()
         self._ready = threading.Event()
         self._stop = threading.Event()
@@ -54,19 +55,21 @@ class TurnEmbedder:
     def buffered(self, turn: Turn) -> None:
         with self._lock:
             self._waiting.setdefault(turn.tenant, deque()).append(turn)
-            if sum(map(len, self._waiting.values())) > self._capacity:
+            self._count += 1
+            if self._count > self._capacity:
                 self._drop_from_longest()
         self._ready.set()
 
     def waiting(self) -> int:
         with self._lock:
-            return sum(map(len, self._waiting.values()))
+            return self._count
 
     def _drop_from_longest(self) -> None:
         """Full: the oldest turn of the tenant with the most waiting (the first served of those
         tied) goes, so one tenant's flood never pushes out another's turns."""
         tenant = max(self._waiting, key=lambda name: len(self._waiting[name]))
         self._waiting[tenant].popleft()
+        self._count -= 1
         if not self._waiting[tenant]:
             del self._waiting[tenant]
 
@@ -77,6 +80,7 @@ class TurnEmbedder:
         while self._waiting and len(step) < STEP_TURNS:
             tenant, turns = next(iter(self._waiting.items()))
             step.append(turns.popleft())
+            self._count -= 1
             if turns:
                 self._waiting.move_to_end(tenant)
             else:

@@ -206,3 +206,17 @@ def test_the_local_server_tells_its_handlers_engine_of_arrivals(engine: Engine) 
     # Then consolidate on the handlers' engine tells it, and it shares the caches retrieves read
     assert engine.arrivals is embedder
     assert (working.turn_vectors, working.turn_terms) == (engine.turn_vectors, engine.turn_terms)
+
+
+def test_the_count_of_waiting_turns_follows_arrivals_drops_and_steps(engine: Engine) -> None:
+    # Given a list of five places and three tenants sending eight turns between them
+    embedder = TurnEmbedder(engine, capacity=5)
+    engine.arrivals = embedder
+    for n, tenant in enumerate(["a", "b", "a", "c", "a", "a", "b", "a"]):
+        say(engine, f"{tenant}{n}", tenant=tenant)
+        # Then it counts what waits: one more per turn until full, then full
+        assert embedder.waiting() == min(n + 1, 5)
+
+    # When a step takes them / Then none waits
+    embedder.drain()
+    assert embedder.waiting() == 0
