@@ -7,6 +7,7 @@ from dataclasses import replace
 import pytest
 
 from memory_engine.engine import Engine
+from memory_engine.indexing.documents import turn_embedding_text
 from memory_engine.models.api import ConsolidateRequest, RetrieveRequest
 from memory_engine.retrieval.features import MEMORY_FEATURES, TURN_FEATURES
 from memory_engine.retrieval.fusion import rank
@@ -160,3 +161,90 @@ def test_a_retrieve_analyses_its_question_once_for_every_scorer(
     assert analysed.count(question) == 1
     assert gathered.query.terms == tuple(text.tokenize(question))
     assert gathered.buffered
+
+
+def _unit_sum(vectors: list[list[float]]) -> list[float]:
+    total = [sum(parts) for parts in zip(*vectors, strict=True)]
+    size = sum(value * value for value in total) ** 0.5
+    return [value / size for value in total]
+
+
+def test_a_buffered_turn_has_a_window_cosine_from_its_own_and_its_neighbours_vectors(engine: Engine) -> None:
+    # Given d17-d20 buffered, and the query's and each turn's vector as the engine embeds them
+    gathered = _gather(engine, "tortoise")
+    turns = {turn.dialog_uuid: turn for turn in gathered.buffered.values()}
+    vector = {
+        dialog: engine.embedder.embed([turn_embedding_text(turn)], mode="passage")[0]
+        for dialog, turn in turns.items()
+    }
+    query = engine.embedder.embed(["tortoise"], mode="query")[0]
+
+    def cosine(dialogs: list[str]) -> float:
+        return sum(a * b for a, b in zip(query, _unit_sum([vector[d] for d in dialogs]), strict=True))
+
+    # When gathered / Then d18's window is d17-d19, and the last turn's only itself and d19
+    window = {turn.key.rsplit(":", 1)[-1]: turn.window for turn in gathered.sources[1]}
+    assert window["d18"] == pytest.approx(cosine(["d17", "d18", "d19"]))
+    assert window["d20"] == pytest.approx(cosine(["d19", "d20"]))
+    # and its candidate splits its cosine as a turn document's: window_share from the window
+    share = engine.retrieval.window_share
+    candidate = next(turn for turn in gathered.turns if turn.key.endswith(":d18"))
+    assert candidate.features["window"] == pytest.approx(share * window["d18"])
+
+
+def test_without_buffered_windows_a_buffered_turns_cosine_is_its_own_alone(engine: Engine) -> None:
+    engine = replace(engine, retrieval=replace(engine.retrieval, buffered_windows=False))
+    gathered = _gather(engine, "tortoise")
+
+    assert all(turn.window is None for turn in gathered.sources[1])
+    assert all(turn.features["window"] == 0.0 for turn in gathered.turns if turn.memory_id is None)
+
+
+def _memory_parts(engine: Engine, query: str) -> list[tuple[float, float]]:
+    """(score part, feature) of `memory` for each memory hit of an explained retrieve."""
+    gathered = _gather(engine, query)
+    feature = {memory.memory_id: memory.features["memory"] for memory in gathered.memories}
+    request = RetrieveRequest.model_validate(
+        {
+            "parent_session_uuids": ["thread-1"],
+            "user_input": {"query": query},
+            "options": {"explain": True, "limit": 20},
+        }
+    )
+    hits = retrieve.run(engine, TENANT, request).data
+    return [
+        (hit.score_parts["memory"], feature[hit.memory_id])
+        for hit in hits
+        if hit.kind == "memory" and hit.score_parts and feature.get(hit.memory_id)
+    ]
+
+
+def test_a_forming_memory_weight_weighs_memory_documents_while_turns_are_buffered(engine: Engine) -> None:
+    # Given a thread with extracted memories and buffered turns, and a weight for that state
+    engine = replace(engine, retrieval=replace(engine.retrieval, forming_memory_weight=0.1))
+    # When a question finds both / Then each memory's document BM25 counts 0.1 of itself
+    parts = _memory_parts(engine, "tortoise weather")
+    assert parts and all(part == pytest.approx(0.1 * value, abs=1e-6) for part, value in parts)
+
+
+def test_a_forming_memory_weight_leaves_a_drained_thread_at_the_shipped_weight(engine: Engine) -> None:
+    # Given the same weight, and a thread with nothing buffered (a last turn closes its session)
+    engine = replace(engine, retrieval=replace(engine.retrieval, forming_memory_weight=0.1))
+    consolidate.run(
+        engine,
+        TENANT,
+        ConsolidateRequest.model_validate(
+            {
+                "session_uuid": "s1",
+                "parent_session_uuid": "thread-1",
+                "new_dialog": {"uuid": "d21", "query": "the end of the day", "answer": ""},
+                "options": {"force_summary": True},
+            }
+        ),
+    )
+    run_worker(engine)
+    assert not _gather(engine, "tortoise").buffered
+    # When asked / Then each memory's document BM25 counts the weights' own
+    shipped = engine.retrieval.weights["memory"]
+    parts = _memory_parts(engine, "tortoise weather")
+    assert parts and all(part == pytest.approx(shipped * value, abs=1e-6) for part, value in parts)

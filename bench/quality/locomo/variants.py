@@ -21,6 +21,7 @@ UNCLOSED_NAME = "− closing earlier sessions (leftovers stay buffered)"
 OWN_DOCUMENT_NAME = "− a buffered turn's own document features (memory parts only for memories)"
 SHARE_POWER_NAME = "− squared memory share (memory documents' BM25 times the memory side's share itself)"
 ONE_SCALE_NAME = "− one lexical scale (each source's BM25 over its own best, memory documents' too)"
+BUFFERED_WINDOWS_NAME = "− buffered turns' windows (a buffered turn's cosine alone, no window part)"
 BEFORE_41_NAME = "before issue 41 (no own document features; each source's BM25 on its own scale)"
 
 
@@ -72,6 +73,7 @@ def build(default: RetrievalConfig) -> tuple[Variant, ...]:
         Variant(OWN_DOCUMENT_NAME, replace(default, own_document=False)),
         Variant(SHARE_POWER_NAME, replace(default, memory_share_power=1.0)),
         Variant(ONE_SCALE_NAME, replace(default, one_lexical_scale=False)),
+        Variant(BUFFERED_WINDOWS_NAME, replace(default, buffered_windows=False)),
     )
 
 
@@ -81,14 +83,20 @@ VARIANTS: tuple[Variant, ...] = build(DEFAULT)
 def forming_variants(variants: tuple[Variant, ...]) -> tuple[Variant, ...]:
     """The forming benchmark's rows (bench/quality/locomo/forming.py): the default, the memory
     documents' BM25 times the memory side's share unsquared, the ranking with each source's BM25
-    on its own scale, and the one in which a buffered turn has no document
-    features of its own either (main before issue 41)."""
+    on its own scale, buffered turns without window cosines, and the one in which a buffered turn
+    has no document features of its own either (main before issue 41)."""
     default = variants[0].config
+    named = {variant.name: variant for variant in variants}
     return (
         variants[0],
-        variants[-2],
-        variants[-1],
-        Variant(BEFORE_41_NAME, replace(default, own_document=False, one_lexical_scale=False)),
+        named[SHARE_POWER_NAME],
+        named[ONE_SCALE_NAME],
+        named[BUFFERED_WINDOWS_NAME],
+        Variant("memory BM25 0.1 while forming", replace(default, forming_memory_weight=0.1)),
+        Variant(
+            BEFORE_41_NAME,
+            replace(default, own_document=False, one_lexical_scale=False, buffered_windows=False),
+        ),
     )
 
 

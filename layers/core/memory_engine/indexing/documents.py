@@ -59,9 +59,10 @@ def spoken_date(moment: datetime) -> str:
     return f"{moment.day} {moment:%B %Y}"
 
 
-def turn_lexical_text(turn: Turn, config: RetrievalConfig = DEFAULT_CONFIG) -> str:
-    """What BM25 matches for one turn: its line of dialogue, and its date when configured."""
-    text = turn.text()
+def turn_lexical_text(turn: Turn, config: RetrievalConfig = DEFAULT_CONFIG, line: str | None = None) -> str:
+    """What BM25 matches for one turn: its line of dialogue (`line`, where the caller already has
+    `turn.text()`), and its date when configured."""
+    text = turn.text() if line is None else line
     return f"{text}\n{spoken_date(turn.timestamp)}" if config.dates_in_text else text
 
 

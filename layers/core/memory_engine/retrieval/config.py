@@ -70,6 +70,12 @@ class RetrievalConfig:
     # LoCoMo with a quarter of its sessions extracted, R@10 0.587 against 0.706 all buffered).
     # No effect when nothing is buffered or nothing is extracted.
     one_lexical_scale: bool = True
+    # A buffered turn's window cosine from its own and its neighbours' vectors (usecases.retrieve),
+    # so the window part is defined for every turn, not only for extracted ones.
+    buffered_windows: bool = True
+    # The memory-document BM25 weight while a question has both buffered and extracted candidates
+    # (a thread whose newest turns are still buffered); None: the weights' own, always.
+    forming_memory_weight: float | None = None
     # The power of that share a memory document's BM25 is multiplied by (1: the share itself).
     # Measured, not derived: replayed over the forming benchmark's candidates of all six LoCoMo dev
     # conversations at 25 % extracted (bench/quality/locomo/forming_tune.py), chosen on conv-26/30/41

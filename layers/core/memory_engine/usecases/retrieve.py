@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import operator
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -68,6 +69,9 @@ def run(engine: Engine, tenant: str, request: RetrieveRequest) -> RetrieveRespon
     """
     gathered = gather(engine, tenant, request)
     weights = engine.retrieval.weights_for(request.user_input.query)
+    forming = engine.retrieval.forming_memory_weight
+    if forming is not None and gathered.buffered and any(turn.memory_id for turn in gathered.turns):
+        weights = {**weights, "memory": forming}
     ranked = rank(gathered.memories, gathered.turns, weights)
     options = request.options
     found = list(_first_hits(engine, tenant, ranked, gathered))
@@ -239,8 +243,10 @@ def _buffered_found(
     (`turn_terms`): a buffered turn not analysed yet is scored by its vector alone."""
     if not turns:
         return [], None, {}
+    # Each turn's line built once: a long turn's text is copied a few hundred kilobytes at a time.
+    line = {key: turn.text() for key, turn in turns.items()}
     newest = sorted(turns.items(), key=lambda item: (item[1].timestamp, item[1].seq), reverse=True)
-    texts = [(key, turn_lexical_text(turn, engine.retrieval)) for key, turn in newest]
+    texts = [(key, turn_lexical_text(turn, engine.retrieval, line[key])) for key, turn in newest]
     texts += [(_pooled_key(turn), turn.text) for turn in indexed]
     read = turn_terms.analysed(engine, texts, engine.limits.retrieve_analyse_budget_chars)
     lexical = bm25_counted({key: analysed.terms for key, analysed in read.items()}, query.terms)
@@ -250,20 +256,42 @@ def _buffered_found(
     vectors = turn_vectors.for_query(
         engine, turns, engine.limits.retrieve_embed_budget, dimension=len(vector) if vector else None
     )
+    windows = _windows(turns, vectors, vector) if engine.retrieval.buffered_windows else {}
     found = [
         FoundTurn(
             key=key,
             memory_id=None,
             dense=_dot(vector, vectors[key]) if key in vectors else 0.0,
-            window=None,
+            window=windows.get(key),
             bm25=lexical.get(key, 0.0),
-            text=turn.text(),
+            text=line[key],
             said=turn.timestamp,
             speakers=read[key].speakers if key in read else (),
         )
         for key, turn in turns.items()
     ]
     return found, scale, lexical
+
+
+def _windows(turns: dict[str, Turn], vectors: dict[str, list[float]], query: list[float]) -> dict[str, float]:
+    """Each buffered turn's window cosine, as a turn document has one: the query's cosine to the
+    sum of the turn's vector and its neighbours' in its session (the ones before and after it that
+    have a vector), normalised. Without it the window part, which favours a turn with context,
+    goes only to extracted turns."""
+    by_session: dict[str, list[tuple[int, str]]] = {}
+    for key, turn in turns.items():
+        by_session.setdefault(turn.session_uuid, []).append((turn.seq, key))
+    out: dict[str, float] = {}
+    for ordered in by_session.values():
+        keys = [key for _, key in sorted(ordered)]
+        for place, key in enumerate(keys):
+            if key not in vectors:
+                continue
+            near = [vectors[k] for k in keys[max(0, place - 1) : place + 2] if k in vectors]
+            total = [sum(parts) for parts in zip(*near, strict=True)]
+            size = math.sqrt(_dot(total, total)) or 1.0
+            out[key] = _dot(query, total) / size
+    return out
 
 
 def _dot(a: list[float], b: list[float]) -> float:
