@@ -22,7 +22,7 @@ def run(engine: Engine, tenant: str, request: DeleteRequest) -> DeleteResponse:
         outcome = _delete_memory(engine, tenant, request)
     else:
         outcome = engine.store.delete_dialog(tenant, request.session_uuid, request.dialog_uuid)
-        removed_facts.forget(engine, tenant, outcome.thread, outcome.deleted_memories)
+        removed_facts.forget(engine, tenant, outcome.thread, outcome.deleted_memories, outcome.removed)
         before = outcome.buffered_count - len(outcome.rebuffered_dialogs)
         point = extraction_point(engine.limits.extraction_threshold, engine.limits.batch_size)
         if crossed_threshold(before, outcome.buffered_count, point):

@@ -83,7 +83,8 @@ def expire(engine: Engine, limit: int = EXPIRED_PER_SWEEP) -> list[tuple[str, st
         by_session: dict[str, list[str]] = {}
         for outcome in found:
             by_session.setdefault(outcome.session_uuid, []).extend(outcome.deleted_memories)
-        removed_facts.forget_in_sessions(engine, tenant, by_session)
+        read = [memory for outcome in found for memory in outcome.removed]
+        removed_facts.forget_in_sessions(engine, tenant, by_session, read)
     # Under a tenant's retention the raw turns go too, once their memory (and its documents) went.
     turns = sum(retention.forget_turns(engine, tenant, found) for tenant, found in outcomes.items())
     if removed:
