@@ -13,7 +13,8 @@ bank's delete, and, for a dialog's delete and the sweep's expiry, by the store's
 Order: the removal first, then the reopening, then the record's update. Each write is a
 compare-and-set (a memory's life, the record's version), so nothing is half-written, and a
 retry after a failure between them finds the statements still recorded and finishes the work
-(a delete by id retried after its memory went does it before answering 404).
+(a delete by id retried after its memory went does it before answering 404, and so does a
+dialog delete retried after its turn went, `forget_unstored`).
 """
 
 from __future__ import annotations
@@ -46,6 +47,25 @@ def forget(
     if withdrawn:
         thread_statements.withdraw(engine, tenant, thread, {(s.memory_id, s.index) for s in withdrawn})
     return changed
+
+
+def forget_unstored(engine: Engine, tenant: str, session_uuid: str) -> list[Memory]:
+    """A retried dialog delete's repair: its turn went with the first try, and with it the only
+    pointer to the memory removed in cascade, so the memories the thread's record lists that are
+    no longer stored are forgotten instead (one read of the session, one of the record, and one
+    batch read of the recorded memories without their vectors; nothing when nothing is missing).
+    The thread is the session's: a session removed with its last turn leaves none to repair."""
+    session = engine.store.get_session(tenant, session_uuid) if session_uuid else None
+    if session is None or not session.parent_session_uuid:
+        return []
+    thread = session.parent_session_uuid
+    record = engine.store.get_statements(tenant, thread)
+    recorded = [] if record is None else list(dict.fromkeys(s.memory_id for s in record.statements))
+    if not recorded:
+        return []
+    stored = engine.store.get_memories(tenant, recorded, vectors=False)
+    gone = [memory_id for memory_id in recorded if memory_id not in stored]
+    return forget(engine, tenant, thread, gone) if gone else []
 
 
 def forget_in_sessions(
