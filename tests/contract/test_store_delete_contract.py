@@ -132,3 +132,23 @@ def test_deleting_an_unknown_dialog_is_not_found(store: Store) -> None:
 
     with pytest.raises(NotFound):
         store.delete_dialog(TENANT, SESSION, "no-such-dialog")
+
+
+def test_a_removal_hands_back_the_memory_it_removed_as_it_was_stored(store: Store) -> None:
+    # Given a memory whose extractor named a fact it replaces (read after it went by nobody else)
+    append_turns(store, make_session(), "d1", "d2", "d3", "d4")
+    first = make_memory("d1", "d2").model_copy(
+        update={"metadata": {"replaces_json": '{"0": ["m#0", "update"]}'}}
+    )
+    second = make_memory("d3", "d4")
+    store.save_memory(first)
+    store.save_memory(second)
+
+    # When one goes by id and the other with a turn it was made of
+    by_id = store.delete_memory(TENANT, first.memory_id)
+    by_dialog = store.delete_dialog(TENANT, SESSION, "d3")
+
+    # Then each outcome holds the memory removed, metadata included; a buffered turn's holds none
+    assert [(m.memory_id, m.metadata) for m in by_id.removed] == [(first.memory_id, first.metadata)]
+    assert [m.memory_id for m in by_dialog.removed] == [second.memory_id]
+    assert store.delete_dialog(TENANT, SESSION, "d4").removed == []

@@ -188,3 +188,28 @@ def test_the_llms_fact_replaces_the_builtin_extractors_statement_of_the_same_cha
     assert [(life.slot, life.superseded_by) for life in stored.life.key_facts] == [
         ("residence", new.memory_id)
     ]
+
+
+def test_a_key_fact_that_copies_the_current_fact_the_prompt_showed_is_not_stored(
+    engine: Engine, server: FakeOpenAIServer, case: dict[str, object]
+) -> None:
+    # Given the move's answer with one more key fact: the current address the prompt showed as
+    # F1, label and all, as the model copied it in Korean (docs/research/extraction.md)
+    moved = dict(case["moved_answer"])  # type: ignore[call-overload]
+    copy = f"F1 ({MARCH:%Y-%m-%d}): '{case['replaced']}'"
+    moved["key_facts"] = [*moved["key_facts"], {"turn": 1, "fact": copy, "status": "new"}]
+    server.script(
+        (200, chat_completion(answer(case["first_answer"]))),
+        (200, chat_completion(answer(moved))),
+    )
+    old = session(engine, "s1", case["first"], MARCH, str(case["language"]))  # type: ignore[arg-type]
+
+    # When the model extracts the move
+    new = session(engine, "s3", case["moved"], JUNE, str(case["language"]))  # type: ignore[arg-type]
+
+    # Then the copy is dropped (and counted), and the old address is still replaced by the move
+    assert not any(str(case["replaced"]) in fact for fact in new.fields.key_facts)
+    assert new.metadata["grounding_dropped_copies"] == 1
+    stored = engine.store.get_memory(TENANT, old.memory_id)
+    assert stored is not None
+    assert [life.superseded_by for life in stored.life.key_facts] == [new.memory_id]

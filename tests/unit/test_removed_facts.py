@@ -21,6 +21,12 @@ from tests.fakes.ports import SetClock
 from tests.unit.test_thread_fact_life import MARCH, TENANT, THREAD, stored
 
 DAY = timedelta(days=1)
+# A home, then a move: English and Korean.
+MOVES = pytest.mark.parametrize(
+    ("before", "after"),
+    [("I live in Seoul.", "I moved to Busan."), ("나는 부산에 살아.", "지난주에 서울로 이사했어.")],
+    ids=["en", "ko"],
+)
 
 
 @pytest.fixture(autouse=True)
@@ -60,11 +66,7 @@ def delete_memory(engine: Engine, memory: Memory) -> None:
     delete.run(engine, TENANT, request)
 
 
-@pytest.mark.parametrize(
-    ("before", "after"),
-    [("I live in Seoul.", "I moved to Busan."), ("나는 부산에 살아.", "지난주에 서울로 이사했어.")],
-    ids=["en", "ko"],
-)
+@MOVES
 def test_deleting_the_memory_that_replaced_a_fact_makes_the_fact_hold_again(
     engine: Engine, before: str, after: str
 ) -> None:
@@ -197,3 +199,42 @@ def test_a_removal_cut_short_is_repaired_by_the_next_statement_of_the_slot(engin
     # Then Seoul reads as replaced by Daegu, not by the memory that is gone
     assert marks(engine, seoul) == [(daegu.memory_id, daegu.stated_at)]
     assert recorded(engine) == {seoul.memory_id, daegu.memory_id}
+
+
+@MOVES
+def test_a_dialog_delete_retried_after_its_turn_went_finishes_reopening(
+    engine: Engine, before: str, after: str
+) -> None:
+    # Given Seoul replaced by Busan, a memory of two turns, and a dialog delete that stopped after
+    # the store removed the turn and the memory in cascade (nothing reopened yet)
+    seoul = say(engine, "s1", before, MARCH)
+    request = ConsolidateRequest.model_validate(
+        {
+            "session_uuid": "s2",
+            "parent_session_uuid": THREAD,
+            "user_name": "Mina",
+            "new_dialog": {
+                "uuid": "s2-d0",
+                "query": "Hello again.",
+                "answer": "Hi!",
+                "timestamp": MARCH + DAY,
+            },
+        }
+    )
+    consolidate.run(engine, TENANT, request)
+    busan = say(engine, "s2", after, MARCH + DAY)
+    assert busan.source_dialog_uuids == ["s2-d0", "s2-d1"]
+    engine.store.delete_dialog(TENANT, "s2", "s2-d1")
+    assert marks(engine, seoul) == [(busan.memory_id, busan.stated_at)]
+
+    # When the caller retries it: the turn is gone (404)
+    retry = DeleteRequest(session_uuid="s2", dialog_uuid="s2-d1")
+    with pytest.raises(NotFound):
+        delete.run(engine, TENANT, retry)
+
+    # Then the retry reopened the Seoul fact and took Busan out of the record; again changes nothing
+    assert marks(engine, seoul) == []
+    assert recorded(engine) == {seoul.memory_id}
+    with pytest.raises(NotFound):
+        delete.run(engine, TENANT, retry)
+    assert marks(engine, seoul) == []

@@ -106,8 +106,9 @@ def test_a_batch_reads_the_statements_record_and_the_memory_it_replaces_however_
     # When the newest memory's supersession runs
     supersede.supersede(replace(engine, store=counting), latest)
 
-    # Then it read one record and one memory (the move before it), and listed none of the thread
-    assert (counting.records, counting.got, counting.listed) == (1, [f"m{length - 1:03d}"], 0)
+    # Then it read one record and two memories (the move before it, and itself again: not
+    # deleted meanwhile), and listed none of the thread
+    assert (counting.records, counting.got, counting.listed) == (1, [f"m{length - 1:03d}", "m099"], 0)
     # And that move is marked replaced by the newest
     before = engine.store.get_memory(TENANT, f"m{length - 1:03d}")
     assert before is not None

@@ -8,6 +8,11 @@ characters empty, wrote facts the turns do not say and an intent that only resta
   one sharing most of its words); a quote no utterance supports is dropped;
 - the characters include every speaker, and, when the extractor named nobody, the people and
   pets the turns name (the built-in extractor's, `builtin.detected_characters`);
+- a key fact that copies one of the thread's current facts the prompt showed, label and all
+  (`F1 (2024-03-03): "…"`, as `prompts.render.format_current_facts` numbers them), is dropped;
+  one whose rest is not a fact shown keeps only the rest, and a speaker's line among those is
+  credited as a quote is (issue #45: the Korean answers copied them, read as facts of a
+  character named "F1 (2024-03-03)");
 - a key fact none of whose words the turns contain is dropped (invented, not paraphrased: a
   paraphrase keeps the names and nouns it speaks of);
 - a one-value fact a speaker states ("I moved to Seoul") that no key fact states for them is added
@@ -39,6 +44,8 @@ INTENT_RESTATES = 0.8
 QUOTE_SUPPORT = 0.6
 _QUOTE_MARKS = "\"'“”‘’「」"
 _LINE = re.compile(r"^\s*([^:]{1,60}):\s*(.+)$", re.DOTALL)
+# The label the prompt gives a current fact it shows (`prompts.render.format_current_facts`).
+_SHOWN_LABEL = re.compile(r"^\s*F\d+(?: \(\d{4}-\d{2}-\d{2}\))?:\s*")
 
 
 @dataclass(frozen=True)
@@ -82,8 +89,19 @@ def ground(
             counts["recredited_quotes"] += quote != line
             quotes.append(quote)
     words = frozenset().union(*(u.words for u in said)) if said else frozenset()
-    facts = [fact for fact in fields.key_facts if _supported(fact, words)]
-    counts["dropped_facts"] = len(fields.key_facts) - len(facts)
+    shown = {normalize(fact.fact) for fact in context.current_facts}
+    speakers = {canonical_name(name, index).casefold() for name in [*fields.characters, *known]}
+    speakers.update(canonical_name(u.speaker, index).casefold() for u in said)
+    uncopied: list[str] = []
+    for fact in fields.key_facts:
+        own = _uncopied(fact, shown, said, index, speakers)
+        if own is None:
+            counts["dropped_copies"] = counts.get("dropped_copies", 0) + 1
+        elif own:
+            counts["stripped_copies"] = counts.get("stripped_copies", 0) + (own != fact)
+            uncopied.append(own)
+    facts = [fact for fact in uncopied if _supported(fact, words)]
+    counts["dropped_facts"] = len(uncopied) - len(facts)
     detected = detected_characters(turns, context) if named_none else []
     characters = _characters(fields.characters, said, detected, index)
     counts["added_characters"] = len(characters) - len(fields.characters)
@@ -123,6 +141,31 @@ def _credited(line: str, said: Sequence[Utterance], index: Mapping[str, str]) ->
     if any(canonical_name(u.speaker, index) == written for u in holders):
         return line
     return f"{canonical_name(holders[0].speaker, index)}: {quote}"
+
+
+def _uncopied(
+    fact: str,
+    shown: set[str],
+    said: Sequence[Utterance],
+    index: Mapping[str, str],
+    speakers: set[str],
+) -> str | None:
+    """`fact` as it is when it carries no current-fact label; else None when it copies a fact
+    shown (or is a speaker's line no utterance holds), "" when nothing is left of it, or the
+    rest without the label(s) and the quotes around it, a speaker's line credited as a quote."""
+    rest = fact
+    while (label := _SHOWN_LABEL.match(rest)) is not None:
+        rest = rest[label.end() :].strip().strip(_QUOTE_MARKS).strip()
+    if rest == fact:
+        return fact
+    if not rest:
+        return ""
+    if normalize(rest) in shown:
+        return None
+    line = _LINE.match(rest)
+    if line and canonical_name(line.group(1).strip(), index).casefold() in speakers:
+        return _credited(rest, said, index)
+    return rest
 
 
 def _supported(fact: str, words: frozenset[str]) -> bool:

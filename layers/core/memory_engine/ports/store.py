@@ -63,6 +63,9 @@ class RemovalOutcome(Model):
     # The thread of the session a dialog delete touched (a removed session's included), so the
     # caller can tell whether the thread still has a session (`Store.thread_has_sessions`).
     thread: str = Field("", exclude=True)
+    # The memories removed, as read in the removal (a delete by id's, a dialog delete's): what
+    # their extractor named as replaced is reopened after them (`usecases.removed_facts`).
+    removed: list[Memory] = Field(default_factory=list, exclude=True)
 
 
 class ForkPlan(Model):

@@ -101,11 +101,15 @@ def revisions(engine: Engine, tenant: str, memory_id: str) -> ListRevisionsRespo
 
 
 def delete(engine: Engine, tenant: str, memory_id: str) -> DeleteMemoryResponse:
-    """Delete one memory, a fact or an engine memory (whose turns stay as history, forgotten)."""
+    """Delete one memory, a fact or an engine memory (whose turns stay as history, forgotten).
+    What it replaced holds again: the facts a merge retired for it, or what its key facts
+    replaced (`removed_facts`)."""
     from memory_engine.usecases import index_purge  # only a delete reaches the index's layout
 
     memory = _stored(engine, tenant, memory_id)
     engine.store.delete_memory(tenant, memory_id)
+    # A fact that replaced others (a merge retired them for it): they hold again.
+    facts.reopen_replaced(engine, [memory])
     if memory.fields.key_facts:  # an engine memory: what its key facts replaced is reopened
         from memory_engine.usecases import removed_facts
 

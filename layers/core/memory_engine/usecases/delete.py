@@ -21,8 +21,8 @@ def run(engine: Engine, tenant: str, request: DeleteRequest) -> DeleteResponse:
     if is_memory_id(request.dialog_uuid):
         outcome = _delete_memory(engine, tenant, request)
     else:
-        outcome = engine.store.delete_dialog(tenant, request.session_uuid, request.dialog_uuid)
-        removed_facts.forget(engine, tenant, outcome.thread, outcome.deleted_memories)
+        outcome = _delete_dialog(engine, tenant, request)
+        removed_facts.forget(engine, tenant, outcome.thread, outcome.deleted_memories, outcome.removed)
         before = outcome.buffered_count - len(outcome.rebuffered_dialogs)
         point = extraction_point(engine.limits.extraction_threshold, engine.limits.batch_size)
         if crossed_threshold(before, outcome.buffered_count, point):
@@ -54,6 +54,17 @@ def _delete_memory(engine: Engine, tenant: str, request: DeleteRequest) -> Remov
     if memory.fields.key_facts:  # only key facts state what a later statement replaces
         removed_facts.forget(engine, tenant, memory.parent_session_uuid, [memory.memory_id], [memory])
     return outcome
+
+
+def _delete_dialog(engine: Engine, tenant: str, request: DeleteRequest) -> RemovalOutcome:
+    try:
+        return engine.store.delete_dialog(tenant, request.session_uuid, request.dialog_uuid)
+    except NotFound:
+        # A retry of a delete that failed after its turn went: what its memory replaced is
+        # reopened now (the thread's record still lists the statements of a memory gone), then
+        # the 404.
+        removed_facts.forget_unstored(engine, tenant, request.session_uuid)
+        raise
 
 
 def _describe(result: DeleteResult) -> str:

@@ -35,8 +35,9 @@ def run(engine: Engine, job: ExtractionJob, redelivered: bool = False) -> list[M
     Safe to run twice for the same job: the store writes a memory only while all its turns are
     still buffered, so a retry or a duplicate delivery finds them claimed and writes nothing.
     A `redelivered` job (an earlier run failed, perhaps after its store write) first indexes the
-    session's memories again, so an index write that failed after the store write is healed, and
-    then takes every complete batch, as the interrupted run would have. A job that reaches its
+    session's memories again and adds their statements to the thread's record (supersession),
+    so an index or record write that failed after the store write is healed, and then takes
+    every complete batch, as the interrupted run would have. A job that reaches its
     budget (`extraction.budget`) queues the batches it leaves as a job of their own and returns.
     """
     session = engine.store.get_session(job.tenant, job.session_uuid)
@@ -45,6 +46,9 @@ def run(engine: Engine, job: ExtractionJob, redelivered: bool = False) -> list[M
     if redelivered:
         memories = engine.store.list_memories(job.tenant, job.session_uuid)
         index_purge.index_written(engine, memories)
+        # A run that died after its store write never recorded the memory's statements: they
+        # join the thread's record now (idempotent for those already there).
+        supersede.supersede_copies(engine, memories)
     stored = engine.store.buffered_turns(job.tenant, job.session_uuid)
     budget = JobBudget.of(engine.limits)
     buffered = _embedded(engine, stored, budget)

@@ -7,6 +7,7 @@ A fact is a `Memory` in the engine's one store and index (see `Memory`): its thr
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 import re
@@ -41,6 +42,10 @@ YOUNG_FACTS = 100
 MAX_WRITE_ATTEMPTS = 8
 
 Action = Literal["CREATED", "UPDATED", "DELETED"]
+
+# A fact's metadata: the ids of the facts a merge retired as replaced by it (their
+# `life.superseded_by`), so deleting it reopens them (`reopen_replaced`) without a scan.
+REPLACES_FACTS = "replaces_facts_json"
 
 
 @dataclass(frozen=True)
@@ -191,10 +196,13 @@ def merge(
     changes: list[FactChange] = []
     written = {**(origin or {}), **spent}
     updates = [(existing[op.id], op.fact) for op in operations if op.op == "update" and op.id in existing]
+    retiring = [op.id for op in operations if op.op == "delete" and op.id in existing]
     if updates:
         vectors = engine.embedder.embed([text for _, text in updates], mode="passage")
         for (old, text), vector in zip(updates, vectors, strict=True):
-            changes.extend(_update(engine, old, (text, vector), spent, written))
+            # The first fact written is the retired ones' successor: it names them.
+            names = {REPLACES_FACTS: json.dumps(retiring)} if retiring and not changes else {}
+            changes.extend(_update(engine, old, (text, vector), {**spent, **names}, {**written, **names}))
     # What a retired fact's `superseded_by` names: the fact that now states its slot, if one does.
     successor = next((change.memory.memory_id for change in changes), None)
     for op in operations:
@@ -276,6 +284,35 @@ def _retire(engine: Engine, memory: Memory, successor: str | None) -> list[FactC
             return []  # deleted meanwhile
         memory = fresh
     raise _kept_changing(memory)
+
+
+def reopen_replaced(engine: Engine, removed: Sequence[Memory]) -> list[Memory]:
+    """After the facts `removed` were deleted (by name, or expired and swept): each fact a merge
+    retired as replaced by one of them (`REPLACES_FACTS`), and still marked so, holds again.
+    Each a compare-and-set on its life, as a retirement is; run again, it changes nothing.
+    Returns the facts reopened; reads nothing for a fact that replaced none."""
+    reopened: list[Memory] = []
+    for gone in removed:
+        named = gone.metadata.get(REPLACES_FACTS) if gone.is_fact else None
+        for fact_id in json.loads(named) if isinstance(named, str) else []:
+            fact = engine.store.get_memory(gone.tenant, str(fact_id))
+            for _ in range(MAX_WRITE_ATTEMPTS):
+                if fact is None or fact.life.superseded_by != gone.memory_id:
+                    break
+                life = fact.life.model_copy(
+                    update={"invalid_at": None, "superseded_by": None, "end_reason": None}
+                )
+                holds = fact.model_copy(
+                    update={
+                        "life": life,
+                        "metadata": {**fact.metadata, "updated_at": rfc3339(engine.clock.now())},
+                    }
+                )
+                if engine.store.update_memory(holds, expected_life=fact.life):
+                    reopened.append(holds)
+                    break
+                fact = engine.store.get_memory(gone.tenant, fact.memory_id)
+    return reopened
 
 
 def _kept_changing(memory: Memory) -> Conflict:

@@ -5,14 +5,16 @@ A memory goes by id (`usecases.delete`, `usecases.bank.delete`), with a turn it 
 retention). Its key facts' statements then leave the thread's statements record, and each key
 fact one of them had replaced is replaced by the next statement of its slot and character still
 there, or holds again when none follows (`supersede.reopen`, as a correction that moves a
-statement does). A key fact the LLM extractor named as replaced by it holds again too, where the
-memory was read before it went (`supersede.unname`): a delete by id, not a dialog's or an
-expiry's (its memory is no longer readable then).
+statement does). A key fact the LLM extractor named as replaced by it holds again too
+(`supersede.unname`), from the memory as read before it went: by the delete by id and the memory
+bank's delete, and, for a dialog's delete and the sweep's expiry, by the store's removal itself
+(`RemovalOutcome.removed`).
 
 Order: the removal first, then the reopening, then the record's update. Each write is a
 compare-and-set (a memory's life, the record's version), so nothing is half-written, and a
 retry after a failure between them finds the statements still recorded and finishes the work
-(a delete by id retried after its memory went does it before answering 404).
+(a delete by id retried after its memory went does it before answering 404, and so does a
+dialog delete retried after its turn went, `forget_unstored`).
 """
 
 from __future__ import annotations
@@ -47,12 +49,40 @@ def forget(
     return changed
 
 
-def forget_in_sessions(engine: Engine, tenant: str, by_session: dict[str, list[str]]) -> list[Memory]:
-    """The same for memories removed without being read (the sweep's expired ones), by the
-    session they belonged to: each session's thread is read from it (one read per session)."""
+def forget_unstored(engine: Engine, tenant: str, session_uuid: str) -> list[Memory]:
+    """A retried dialog delete's repair: its turn went with the first try, and with it the only
+    pointer to the memory removed in cascade, so the memories the thread's record lists that are
+    no longer stored are forgotten instead (one read of the session, one of the record, and one
+    batch read of the recorded memories without their vectors; nothing when nothing is missing).
+    The thread is the session's: a session removed with its last turn leaves none to repair."""
+    session = engine.store.get_session(tenant, session_uuid) if session_uuid else None
+    if session is None or not session.parent_session_uuid:
+        return []
+    thread = session.parent_session_uuid
+    record = engine.store.get_statements(tenant, thread)
+    recorded = [] if record is None else list(dict.fromkeys(s.memory_id for s in record.statements))
+    if not recorded:
+        return []
+    stored = engine.store.get_memories(tenant, recorded, vectors=False)
+    gone = [memory_id for memory_id in recorded if memory_id not in stored]
+    return forget(engine, tenant, thread, gone) if gone else []
+
+
+def forget_in_sessions(
+    engine: Engine, tenant: str, by_session: dict[str, list[str]], removed: Sequence[Memory] = ()
+) -> list[Memory]:
+    """The same for memories removed by id alone (the sweep's expired ones, a retried delete's),
+    by the session they belonged to: each session's thread is read from it (one read per
+    session). `removed`: those of them the store's removal read, for what their extractor named."""
     threads: dict[str, list[str]] = {}
     for session_uuid, memory_ids in by_session.items():
         session = engine.store.get_session(tenant, session_uuid) if session_uuid else None
         if session is not None and session.parent_session_uuid:
             threads.setdefault(session.parent_session_uuid, []).extend(memory_ids)
-    return [changed for thread, ids in threads.items() for changed in forget(engine, tenant, thread, ids)]
+    return [
+        changed
+        for thread, ids in threads.items()
+        for changed in forget(
+            engine, tenant, thread, ids, [m for m in removed if m.parent_session_uuid == thread]
+        )
+    ]

@@ -96,7 +96,27 @@ def supersede(engine: Engine, memory: Memory) -> list[Memory]:
     next to the new statements in event time: bounded work, however long the thread."""
     changed = _marked(engine, memory)
     memory = next((m for m in changed if m.memory_id == memory.memory_id), memory)
-    return _replaced(engine, [memory], changed)
+    changed = _replaced(engine, [memory], changed)
+    return _unless_deleted_meanwhile(engine, memory, changed)
+
+
+def _unless_deleted_meanwhile(engine: Engine, memory: Memory, changed: list[Memory]) -> list[Memory]:
+    """`changed`, unless `memory` was deleted while it was marking: a delete that removed it
+    before its statements were recorded found nothing to reopen, so what it just marked is
+    reopened here (`removed_facts.forget`), the record read after the marks. Either the delete
+    finds its statements recorded, or this finds it gone: no mark is left naming a memory that
+    is not there. One read, for a memory that states or names something replaced."""
+    if not (memory.metadata.get("replaces_json") or thread_statements.statements(memory)):
+        return changed
+    if engine.store.get_memory(memory.tenant, memory.memory_id) is not None:
+        return changed
+    from memory_engine.usecases import removed_facts
+
+    reopened = removed_facts.forget(
+        engine, memory.tenant, memory.parent_session_uuid, [memory.memory_id], [memory]
+    )
+    latest = {m.memory_id: m for m in [*changed, *reopened] if m.memory_id != memory.memory_id}
+    return list(latest.values())
 
 
 def supersede_copies(engine: Engine, memories: Sequence[Memory]) -> None:

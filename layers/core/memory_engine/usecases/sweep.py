@@ -22,7 +22,7 @@ from memory_engine.errors import MemoryEngineError, NotFound
 from memory_engine.extraction.batching import extraction_point
 from memory_engine.models.messages import ExtractionJob
 from memory_engine.ports import RemovalOutcome
-from memory_engine.usecases import index_purge, removed_facts, retention
+from memory_engine.usecases import facts, index_purge, removed_facts, retention
 
 log = logging.getLogger("memory_engine.sweep")
 
@@ -83,7 +83,9 @@ def expire(engine: Engine, limit: int = EXPIRED_PER_SWEEP) -> list[tuple[str, st
         by_session: dict[str, list[str]] = {}
         for outcome in found:
             by_session.setdefault(outcome.session_uuid, []).extend(outcome.deleted_memories)
-        removed_facts.forget_in_sessions(engine, tenant, by_session)
+        read = [memory for outcome in found for memory in outcome.removed]
+        removed_facts.forget_in_sessions(engine, tenant, by_session, read)
+        facts.reopen_replaced(engine, read)  # an expired fact's: the facts retired for it
     # Under a tenant's retention the raw turns go too, once their memory (and its documents) went.
     turns = sum(retention.forget_turns(engine, tenant, found) for tenant, found in outcomes.items())
     if removed:

@@ -69,6 +69,7 @@ def delete_memory(table: DynamoTable, tenant: str, memory_id: str) -> RemovalOut
             buffered_count=count,
             session_uuid=memory.session_uuid,
             forgotten_dialogs=forgotten,
+            removed=[memory],
         )
     raise Unavailable(f"Memory {memory_id} kept changing while being deleted; retry shortly.")
 
@@ -154,6 +155,7 @@ def _cascade(table: DynamoTable, turn: Turn, actions: list[Action], outcome: Rem
         memory = reads.memories(table, [found])[0]
         actions.extend(_memory_removal(found, memory))
         outcome.deleted_memories.append(memory_id)
+        outcome.removed.append(memory)
         siblings = [t for t in _owned_turns(table, memory) if t.dialog_uuid != turn.dialog_uuid]
     else:  # the memory is gone already: find the turns that still point at it
         siblings = [

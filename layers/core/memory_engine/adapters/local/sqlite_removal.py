@@ -6,7 +6,12 @@ import sqlite3
 
 from memory_engine.adapters.local.sqlite_db import SqliteDatabase
 from memory_engine.adapters.local.sqlite_memories import EXTRACTED, memory_row
-from memory_engine.adapters.local.sqlite_rows import insert_memories, insert_session, insert_turns
+from memory_engine.adapters.local.sqlite_rows import (
+    insert_memories,
+    insert_session,
+    insert_turns,
+    memory_from_row,
+)
 from memory_engine.adapters.local.sqlite_turns import BUFFERED, buffered_count, session_row, turn_row
 from memory_engine.errors import Conflict, NotFound
 from memory_engine.models.domain import TurnStatus
@@ -63,6 +68,7 @@ def delete_memory(db: SqliteDatabase, tenant: str, memory_id: str) -> RemovalOut
             buffered_count=buffered_count(conn, tenant, session_uuid),
             session_uuid=session_uuid,
             forgotten_dialogs=forgotten,
+            removed=[memory_from_row(row)],
         )
 
 
@@ -89,6 +95,8 @@ def delete_dialog(db: SqliteDatabase, tenant: str, session_uuid: str, dialog_uui
         if row["status"] == EXTRACTED and memory_id is not None:
             # The memory summarised the deleted words too: it goes, and its other turns are
             # extracted again so nothing else is lost.
+            found = memory_row(conn, tenant, memory_id)
+            outcome.removed.extend([memory_from_row(found)] if found is not None else [])
             deleted = conn.execute(
                 "DELETE FROM memories WHERE tenant = ? AND memory_id = ?", (tenant, memory_id)
             ).rowcount
