@@ -32,21 +32,10 @@ def forget(
     for what their extractor named): reopen what they replaced and take their statements out of
     the thread's record. Returns the memories changed. One read of the record when they stated
     no one-value fact; nothing at all without a thread or a memory."""
-    gone = set(memory_ids)
-    record = engine.store.get_statements(tenant, thread) if thread and gone else None
-    withdrawn = [] if record is None else [s for s in record.statements if s.memory_id in gone]
-    named = [memory for memory in removed if memory.metadata.get("replaces_json")]
-    if not withdrawn and not named:
-        return []
-    # Here, not at import: a delete that replaced nothing loads no extraction rules.
-    from memory_engine.usecases import supersede, thread_statements
+    # Here, not at import: a handler that never deletes loads no supersession.
+    from memory_engine.usecases import supersede
 
-    changed = supersede.reopen(engine, tenant, thread, withdrawn, record) if withdrawn else []
-    for memory in named:
-        changed += supersede.unname(engine, memory)
-    if withdrawn:
-        thread_statements.withdraw(engine, tenant, thread, {(s.memory_id, s.index) for s in withdrawn})
-    return changed
+    return supersede.forget(engine, tenant, thread, list(memory_ids), removed)
 
 
 def forget_unstored(engine: Engine, tenant: str, session_uuid: str) -> list[Memory]:

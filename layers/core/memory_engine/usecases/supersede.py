@@ -103,20 +103,35 @@ def supersede(engine: Engine, memory: Memory) -> list[Memory]:
 def _unless_deleted_meanwhile(engine: Engine, memory: Memory, changed: list[Memory]) -> list[Memory]:
     """`changed`, unless `memory` was deleted while it was marking: a delete that removed it
     before its statements were recorded found nothing to reopen, so what it just marked is
-    reopened here (`removed_facts.forget`), the record read after the marks. Either the delete
+    reopened here (`forget`), the record read after the marks. Either the delete
     finds its statements recorded, or this finds it gone: no mark is left naming a memory that
     is not there. One read, for a memory that states or names something replaced."""
     if not (memory.metadata.get("replaces_json") or thread_statements.statements(memory)):
         return changed
     if engine.store.get_memory(memory.tenant, memory.memory_id) is not None:
         return changed
-    from memory_engine.usecases import removed_facts
-
-    reopened = removed_facts.forget(
-        engine, memory.tenant, memory.parent_session_uuid, [memory.memory_id], [memory]
-    )
+    reopened = forget(engine, memory.tenant, memory.parent_session_uuid, [memory.memory_id], [memory])
     latest = {m.memory_id: m for m in [*changed, *reopened] if m.memory_id != memory.memory_id}
     return list(latest.values())
+
+
+def forget(
+    engine: Engine, tenant: str, thread: str, memory_ids: Sequence[str], removed: Sequence[Memory] = ()
+) -> list[Memory]:
+    """`removed_facts.forget`'s work, here so that supersession can undo its own marks without
+    importing the module that imports it."""
+    gone = set(memory_ids)
+    record = engine.store.get_statements(tenant, thread) if thread and gone else None
+    withdrawn = [] if record is None else [s for s in record.statements if s.memory_id in gone]
+    named = [memory for memory in removed if memory.metadata.get("replaces_json")]
+    if not withdrawn and not named:
+        return []
+    changed = reopen(engine, tenant, thread, withdrawn, record) if withdrawn else []
+    for memory in named:
+        changed += unname(engine, memory)
+    if withdrawn:
+        thread_statements.withdraw(engine, tenant, thread, {(s.memory_id, s.index) for s in withdrawn})
+    return changed
 
 
 def supersede_copies(engine: Engine, memories: Sequence[Memory]) -> None:
