@@ -294,9 +294,62 @@ def memory_places(cost: float, power: float = 2.0) -> Ranker:
     return ranker
 
 
+def buffered_side_share(item: forming_tune.Captured) -> float:
+    """The buffered side's lexical standing in the pool, as `features.memory_lexical_share` is the
+    memory side's: the best buffered turn's BM25 over the pool's best (a buffered turn's `lexical`
+    is its BM25 on the pool's scale). 1 where there is nothing to compare (no indexed turn
+    candidate: the pool is the buffered turns) and where the memory side's share is under 1 (then
+    a buffered turn holds the pool's best). Exact where the best buffered turn is among the 50 the
+    capture kept, a lower bound otherwise."""
+    if item.share < 1.0 or not any(turn.memory_id for turn in item.turns):
+        return 1.0
+    return max((turn.features["lexical"] for turn in item.turns if turn.key in item.buffered), default=0.0)
+
+
+def _buffered_document(item: forming_tune.Captured, scale: Callable[[float, float], float]) -> list[Any]:
+    """The captured turns with each buffered turn's own-document BM25 (`memory`) set to
+    `scale(its BM25 on the pool's scale, the buffered side's share)`; every other feature kept."""
+    if not item.buffered:
+        return list(item.turns)
+    mine = buffered_side_share(item)
+    return [
+        turn._replace(features={**turn.features, "memory": scale(turn.features["lexical"], mine)})
+        if turn.key in item.buffered
+        else turn
+        for turn in item.turns
+    ]
+
+
+def buffered_documents(scale: Callable[[float, float], float], power: float = 2.0) -> Ranker:
+    """The shipped ranking with each buffered turn's own-document BM25 re-scaled (`_buffered_document`);
+    the memory documents as shipped (their BM25 over their best × the memory side's share ^ `power`)."""
+    scaler = forming_tune.side_share(power)
+    return lambda item: order(item, rank(scaler(item), _buffered_document(item, scale), item.weights))
+
+
+def memory_side_scale(power: float = 2.0) -> Callable[[float, float], float]:
+    """A buffered turn's document BM25 on the memory documents' scale: over the best buffered
+    turn's (as a memory document's over the best memory document's) × the buffered side's share
+    ^ `power` (as the memory documents' × the memory side's share ^ `power`)."""
+    return lambda pooled, mine: (pooled / mine if mine else 0.0) * mine**power
+
+
+def scaled(scaler: forming_tune.Scaler) -> Ranker:
+    """The shipped turns and weights with the memory documents scaled by `scaler`."""
+    return lambda item: order(item, rank(scaler(item), item.turns, item.weights))
+
+
 def variants() -> dict[str, Ranker]:
     """The re-scorings replayed, by name."""
     out: dict[str, Ranker] = {"shipped (share^2)": shipped()}
+    out["forming_memory_weight 0.1 (main, off)"] = while_forming("memory", 0.1)
+    for power in (2.0, 1.0, 0.0):
+        out[f"buffered document BM25 over the best buffered x its side's share^{power:g}"] = (
+            buffered_documents(memory_side_scale(power))
+        )
+    for cap in (False, True):
+        label = "capped at" if cap else "x"
+        out[f"memory document BM25 {label} its own best turn's share"] = scaled(forming_tune.own_share(cap))
     out["memory turns by their own cosine while forming"] = own_cosines()
     for name in ("memory", "memory_dense"):
         for weight in (0.15, 0.1, 0.05, 0.0):
@@ -341,12 +394,18 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, nargs="+", required=True, help="capture folder(s)")
     parser.add_argument("--state", type=int, default=3, help="index into forming.STATES (diagnose)")
     parser.add_argument("--save", default="", help="variants: the embedder captured; saves forming_loss_<it>")
+    parser.add_argument("--only", nargs="*", default=[], help="variants: those whose name holds one of these")
     args = parser.parse_args(argv)
     states = forming_power.load_states(*args.out)
     if args.action == "diagnose":
         print(json.dumps(diagnose(states, forming.STATES[args.state].name, load_sessions()), indent=2))
         return
-    judged = judge(states, variants())
+    chosen = {
+        name: ranker
+        for name, ranker in variants().items()
+        if not args.only or any(part in name for part in args.only)
+    }
+    judged = judge(states, chosen)
     for name, row in judged.items():
         print(name)
         for state, cells in row["recall_10"].items():

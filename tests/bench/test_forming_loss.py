@@ -196,3 +196,28 @@ def test_the_docs_table_has_a_row_per_ranking_and_the_diagnosis_by_side() -> Non
     assert lines[0] == f"| ranking | {forming.ALL_BUFFERED} | {forming.STATES[1].name} | target |"
     assert lines[2] == "| shipped | 1.000 | 1.000 | — |"
     assert any(line.startswith("| buffered | 1 | 1.000 | 1.000 | 0 |") for line in lines)
+
+
+def test_a_buffered_turns_document_bm25_goes_on_the_memory_documents_scale_and_nothing_else_moves() -> None:
+    # Given a memory side holding the pool's best BM25 and a buffered turn at 0.5 of it, the best buffered
+    item = _captured(memory_cosine=0.5, buffered_cosine=0.5, memory_bm25=1.0)
+    buffered = next(turn for turn in item.turns if turn.key == BUFFERED)
+    features = {**buffered.features, "lexical": 0.5, "memory": 0.5}
+    turns = [turn if turn.key != BUFFERED else turn._replace(features=features) for turn in item.turns]
+    item = Captured(**{**item.__dict__, "turns": turns})
+    assert forming_loss.buffered_side_share(item) == 0.5
+
+    # When its document BM25 is over the best buffered turn's × the buffered side's share ^ power
+    def memory_feature(power: float) -> float:
+        found = forming_loss._buffered_document(item, forming_loss.memory_side_scale(power))
+        return next(turn.features["memory"] for turn in found if turn.key == BUFFERED)
+
+    # Then power 1 is the shipped pool scale, 0 counts the best buffered turn 1, 2 its share squared
+    assert memory_feature(1.0) == 0.5
+    assert memory_feature(0.0) == 1.0
+    assert memory_feature(2.0) == 0.25
+    same = forming_loss.buffered_documents(forming_loss.memory_side_scale(1.0))
+    assert same(item) == forming_loss.shipped()(item)
+    # And where a buffered turn holds the pool's best (the memory side's share under 1) the side counts 1
+    below = Captured(**{**item.__dict__, "share": 0.8})
+    assert forming_loss.buffered_side_share(below) == 1.0
