@@ -79,7 +79,6 @@ LOCAL_SERVER = (
     "memory_engine_app/server",
     "memory_engine_app/local_engine.py",
     "memory_engine_app/worker.py",
-    "memory_engine_app/low_priority.py",
     "memory_engine_app/turn_embedder.py",
     "functions",
     *_core("edge/http.py", "edge/resolver.py", "edge/ratelimit.py", "deadline.py", "usecases/arrived.py"),

@@ -16,7 +16,6 @@ from memory_engine.settings import get_settings
 from memory_engine.usecases import jobs
 from memory_engine.usecases import sweep as sweeping
 from memory_engine_app.local_index import local_index
-from memory_engine_app.low_priority import LowPriorityEmbedder
 from memory_engine_app.turn_embedder import TurnEmbedder
 from memory_engine_app.worker import LocalWorker
 
@@ -53,6 +52,7 @@ def local_worker(
         target.limits.job_visibility_seconds,
         sweep=(lambda: sweeping.run(target)) if sweep else None,
         sweep_seconds=settings.worker_sweep_seconds,
+        nice=settings.worker_nice,
         warm=(lambda: working.embedder.embed(["warm up"])) if working is not target else None,
         slots=settings.worker_slots,
     )
@@ -60,8 +60,8 @@ def local_worker(
 
 def turn_embedder(target: Engine, working: Engine) -> TurnEmbedder:
     """The background step that embeds each arriving turn (`turn_embedder`), with the worker's
-    model copy, told of arrivals by `target` (the engine the handlers share)."""
-    embedder = TurnEmbedder(working)
+    model copy and priority, told of arrivals by `target` (the engine the handlers share)."""
+    embedder = TurnEmbedder(working, nice=get_settings().worker_nice)
     target.arrivals = embedder
     return embedder
 
@@ -69,13 +69,9 @@ def turn_embedder(target: Engine, working: Engine) -> TurnEmbedder:
 def worker_engine(target: Engine) -> Engine:
     """The engine the local worker runs jobs with: the same store, queue, index and caches, and an
     in-process embedder's own copy of the model where it has one (`clone`), so that extraction's
-    batches never queue on the threads that embed the requests' queries. The copy runs
-    MEMORY_ENGINE_WORKER_NICE steps below the requests, on a thread of its own
-    (`low_priority.LowPriorityEmbedder`): it loads there when the worker starts, one more ONNX
-    Runtime session in memory, the tokenizer shared, ~160 MB. The worker's own threads keep the
-    requests' priority (they hold the interpreter the requests wait for)."""
+    batches never queue on the threads that embed the requests' queries (the worker's copy loads
+    when the worker thread starts, at its lower priority: one more ONNX Runtime session in
+    memory, the tokenizer shared, ~160 MB)."""
     embedder = target.embedder
-    if not isinstance(embedder, CopyableEmbedder):
-        return target
-    copy = LowPriorityEmbedder(embedder.clone(), get_settings().worker_nice)
-    return dataclasses.replace(target, embedder=copy)
+    copy = embedder.clone() if isinstance(embedder, CopyableEmbedder) else embedder
+    return target if copy is target.embedder else dataclasses.replace(target, embedder=copy)

@@ -1,11 +1,10 @@
 """The local server's background step: embed each turn when it arrives, off the request path.
 
 Consolidate tells the engine's `arrivals` of every newly buffered turn (`ports.TurnArrivals`);
-here that puts the turn on a short list and returns. One thread, with the worker's copy of the
-model (run at the worker's lower priority: `low_priority`), embeds the list's turns into the
-process's vector cache and analyses their words (`usecases.arrived.prepare`), so a retrieve
-scores them by both without doing either on its own request path, and the session's extraction
-job finds them embedded.
+here that puts the turn on a short list and returns. One thread, at the worker's priority and
+with the worker's copy of the model, embeds the list's turns into the process's vector cache and
+analyses their words (`usecases.arrived.prepare`), so a retrieve scores them by both without
+doing either on its own request path, and the session's extraction job finds them embedded.
 
 Bounded: at most `capacity` turns wait; past it the tenant with the most waiting loses its oldest
 one (its vector then comes from the worker's job, and until then a retrieve finds it by its
@@ -27,6 +26,7 @@ from memory_engine.engine import Engine
 from memory_engine.errors import Cancelled
 from memory_engine.models.domain import Turn
 from memory_engine.usecases import arrived
+from memory_engine_app.worker import lower_priority
 
 log = logging.getLogger("memory_engine.worker")
 
@@ -40,8 +40,9 @@ class TurnEmbedder:
     """`buffered` (the `TurnArrivals` port) queues a turn; `start` runs `drain` in a thread of its
     own until `stop`; tests call `drain` directly."""
 
-    def __init__(self, engine: Engine, capacity: int = CAPACITY) -> None:
+    def __init__(self, engine: Engine, nice: int = 0, capacity: int = CAPACITY) -> None:
         self._engine = engine
+        self._nice = nice
         self._capacity = max(1, capacity)
         # Each tenant's waiting turns, oldest first; the tenants in the order they are served.
         self._waiting: OrderedDict[str, deque[Turn]] = OrderedDict()
@@ -118,6 +119,7 @@ class TurnEmbedder:
         return True
 
     def _run(self) -> None:
+        lower_priority(self._nice)
         while not self._stop.is_set():
             self._ready.wait()
             self._ready.clear()

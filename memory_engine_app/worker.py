@@ -9,6 +9,7 @@ runs it and settles a failure (a retry after a backoff, or a dead letter); the s
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -50,6 +51,7 @@ class LocalWorker:
         sweep: Callable[[], object] | None = None,
         sweep_seconds: float = 300.0,
         clock: Callable[[], float] = time.monotonic,
+        nice: int = 0,
         warm: Callable[[], object] | None = None,
         slots: int = 1,
     ) -> None:
@@ -60,6 +62,7 @@ class LocalWorker:
         self._sweep = sweep
         self._sweep_seconds = sweep_seconds
         self._clock = clock
+        self._nice = nice
         self._warm = warm
         self._next_sweep = 0.0  # at once: a restart finds the buffers a dead job left behind
         self._slots = max(1, slots)
@@ -154,8 +157,10 @@ class LocalWorker:
         return True
 
     def _run(self, sweeps: bool = True) -> None:
+        lower_priority(self._nice)
         if self._warm is not None and sweeps:
-            # Loaded here, not on the first job: that job's memories are not late by a model load.
+            # Loaded here, not on the first job: that job's memories are not late by a model load,
+            # and the threads the model starts are this thread's, at its priority.
             try:
                 self._warm()
             except Exception as error:  # the first job will load it (and report what is wrong)
@@ -170,3 +175,20 @@ class LocalWorker:
                 busy = False
             if not busy:
                 self._stop.wait(self._poll_seconds)
+
+
+def lower_priority(nice: int) -> None:
+    """Raise the calling thread's nice value by `nice` (Linux: niceness is per thread, and threads
+    the caller starts later, such as an embedding runtime's pool, inherit it).
+
+    Extraction is background work: on a small machine its embedding competes with the server's
+    requests for the cores, and a retrieve waiting behind it misses its latency target. Elsewhere
+    (no per-thread priority) it does nothing.
+    """
+    if nice <= 0 or not hasattr(os, "setpriority"):
+        return
+    try:
+        thread = threading.get_native_id()
+        os.setpriority(os.PRIO_PROCESS, thread, os.getpriority(os.PRIO_PROCESS, thread) + nice)
+    except OSError as error:  # a sandbox that forbids it: run at normal priority
+        log.warning("could not lower the worker's priority", extra=error_details(error))

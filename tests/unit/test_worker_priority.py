@@ -1,7 +1,5 @@
-"""The local worker's model runs below the server's requests: extraction is background work, and on
-a small machine its embedding otherwise takes the cores a retrieve is waiting for. The worker's own
-Python keeps the requests' priority: holding the interpreter at a lower one, it was kept off the
-cores while the requests waited for it (issue 42)."""
+"""The local worker runs below the server's requests: extraction is background work, and on a
+small machine its embedding otherwise takes the cores a retrieve is waiting for."""
 
 from __future__ import annotations
 
@@ -13,12 +11,9 @@ from typing import Any
 
 import pytest
 
-from memory_engine import deadline
-from memory_engine.deadline import Deadline
 from memory_engine.models.messages import ExtractionJob
 from memory_engine_app import local_engine
-from memory_engine_app.low_priority import LowPriorityEmbedder, lower_priority
-from memory_engine_app.worker import LocalWorker
+from memory_engine_app.worker import LocalWorker, lower_priority
 from tests.fakes.engine import fake_engine
 
 linux_only = pytest.mark.skipif(sys.platform != "linux", reason="per-thread nice values are Linux's")
@@ -76,8 +71,9 @@ def test_lowering_the_priority_changes_only_the_calling_thread() -> None:
 
 
 @linux_only
-def test_the_worker_thread_runs_its_jobs_at_the_servers_priority() -> None:
-    # Given a worker, its model configured to run lower, and one job waiting
+def test_the_worker_thread_runs_its_jobs_at_the_configured_lower_priority() -> None:
+    # Given a worker that lowers itself by 4 steps, and one job waiting
+    needs_room(4)
     source = OneJob()
     ran_at: list[int] = []
     ran = threading.Event()
@@ -87,69 +83,28 @@ def test_the_worker_thread_runs_its_jobs_at_the_servers_priority() -> None:
         ran.set()
         return "done"
 
-    worker = LocalWorker(source, attempt, poll_seconds=0.01)  # type: ignore[arg-type]
+    worker = LocalWorker(source, attempt, poll_seconds=0.01, nice=4)  # type: ignore[arg-type]
 
     # When its thread runs the job
     worker.start()
     assert ran.wait(5)
     worker.stop()
 
-    # Then the job ran at this (the server's) thread's priority, and was acked
-    assert ran_at == [own_nice()]
+    # Then the job ran 4 steps below this (the server's) thread, and was acked
+    assert ran_at == [own_nice() + 4]
     assert source.acked == ["r-1"]
 
 
-class NiceSeen:
-    """An embedder that records the priority and the deadline it was called with."""
+def test_draining_in_the_callers_thread_leaves_its_priority_alone() -> None:
+    # Given a worker configured to run lower, drained by the caller (tests, benchmarks)
+    before = os.getpriority(os.PRIO_PROCESS, 0) if sys.platform == "linux" else 0
+    worker = LocalWorker(OneJob(), lambda message: "done", nice=5)  # type: ignore[arg-type]
 
-    dimension = 3
+    # When drained
+    assert worker.drain() == 1
 
-    def __init__(self) -> None:
-        self.called_at: list[int] = []
-        self.deadlines: list[object] = []
-
-    def embed(self, texts: Any, mode: str = "passage") -> list[list[float]]:
-        self.called_at.append(own_nice())
-        self.deadlines.append(deadline.current())
-        return [[1.0, 0.0, 0.0] for _ in texts]
-
-
-@linux_only
-def test_the_workers_model_runs_on_a_thread_of_its_own_below_its_callers() -> None:
-    # Given the worker's model wrapped to run 4 steps lower
-    needs_room(4)
-    inner = NiceSeen()
-    model = LowPriorityEmbedder(inner, nice=4)
-
-    # When called twice from this thread, within a deadline
-    with deadline.within(Deadline(cancelled=lambda: False)) as given:
-        first = model.embed(["a", "b"])
-    model.embed(["c"])
-
-    # Then each call ran 4 steps below this thread, which stays where it was, with the caller's
-    # deadline, and answered as the model does
-    assert inner.called_at == [own_nice() + 4, own_nice() + 4]
-    assert inner.deadlines[0] is given
-    assert first == [[1.0, 0.0, 0.0], [1.0, 0.0, 0.0]]
-    assert model.dimension == 3
-
-
-def test_a_model_at_no_lower_priority_runs_in_its_callers_thread() -> None:
-    inner = NiceSeen()
-    model = LowPriorityEmbedder(inner, nice=0)
-
-    model.embed(["a"])
-
-    assert inner.called_at == [own_nice()] if sys.platform == "linux" else inner.called_at
-
-
-def test_a_models_error_reaches_its_caller() -> None:
-    class Broken(NiceSeen):
-        def embed(self, texts: Any, mode: str = "passage") -> list[list[float]]:
-            raise RuntimeError("the model failed")
-
-    with pytest.raises(RuntimeError, match="the model failed"):
-        LowPriorityEmbedder(Broken(), nice=1).embed(["a"])
+    # Then the calling thread's priority is unchanged
+    assert (os.getpriority(os.PRIO_PROCESS, 0) if sys.platform == "linux" else 0) == before
 
 
 def test_the_worker_gets_its_own_copy_of_an_in_process_embedder() -> None:
@@ -170,10 +125,8 @@ def test_the_worker_gets_its_own_copy_of_an_in_process_embedder() -> None:
     # When the worker's engine is made
     working = local_engine.worker_engine(engine)
 
-    # Then it embeds with the clone, run below the requests, and shares everything else
-    assert clones and isinstance(working.embedder, LowPriorityEmbedder)
-    assert working.embedder.inner is clones[0]
-    assert working.embedder.nice == local_engine.get_settings().worker_nice
+    # Then it embeds with the clone and shares everything else
+    assert clones and working.embedder is clones[0]
     assert (working.store, working.queue, working.index, working.turn_vectors) == (
         engine.store,
         engine.queue,
@@ -190,26 +143,28 @@ def test_an_embedder_without_a_copy_is_shared_with_the_worker() -> None:
     assert local_engine.worker_engine(engine) is engine
 
 
-def test_the_worker_warms_its_model_in_its_own_thread_before_any_job() -> None:
+@linux_only
+def test_the_worker_warms_its_model_in_its_own_thread_at_its_priority_before_any_job() -> None:
     # Given a worker with a warm-up step and no job waiting
-    warmed_in: list[str] = []
+    needs_room(2)
+    warmed_at: list[int] = []
     warmed = threading.Event()
 
     def warm() -> None:
-        warmed_in.append(threading.current_thread().name)
+        warmed_at.append(own_nice())
         warmed.set()
 
     source = OneJob()
     source.jobs = []
-    worker = LocalWorker(source, lambda message: "done", poll_seconds=0.01, warm=warm)  # type: ignore[arg-type]
+    worker = LocalWorker(source, lambda message: "done", poll_seconds=0.01, nice=2, warm=warm)  # type: ignore[arg-type]
 
     # When its thread starts
     worker.start()
     assert warmed.wait(5)
     worker.stop()
 
-    # Then the warm-up ran once, in the worker's thread
-    assert len(warmed_in) == 1 and warmed_in[0] != threading.current_thread().name
+    # Then the warm-up ran once, 2 steps below this thread
+    assert warmed_at == [own_nice() + 2]
 
 
 def test_a_warm_up_that_fails_leaves_the_worker_running_its_jobs() -> None:

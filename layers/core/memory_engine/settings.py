@@ -281,10 +281,10 @@ class WorkerSettings(QueueSettings, ExtractionSettings):
     # Local worker: how often it queues a job for every session whose buffer holds a full batch
     # with no job (also at start-up). On AWS a scheduled rule does it (infra: sweep_minutes).
     worker_sweep_seconds: float = Field(300.0, gt=0, description="local sweep for stuck buffers")
-    # Local worker: how much lower its model (the thread that calls it and the embedding threads
-    # it starts) runs than the server's requests, in nice steps (0: the same). Retrieve under
-    # writers waits on the cores the worker's embedding takes.
-    worker_nice: int = Field(10, ge=0, le=19, description="nice steps of the worker's model below requests")
+    # Local worker: how much lower its thread (and the embedding threads it starts) runs than the
+    # server's requests, in nice steps (0: the same). Retrieve under writers waits on the cores
+    # the worker's embedding takes.
+    worker_nice: int = Field(10, ge=0, le=19, description="local worker's priority below requests")
     # An extraction job takes batches until it has run this long or embedded this many characters
     # (and, in a Lambda, while the time left holds two more batches), then queues the rest as a
     # new job behind the other sessions' and returns: one session's long texts cannot hold up
