@@ -4,9 +4,9 @@ A memory goes by id (`usecases.delete`, `usecases.bank.delete`), with a turn it 
 (a dialog delete, its other turns re-buffered), or when it expires (the sweep, a tenant's
 retention). Its key facts' statements then leave the thread's statements record, and each key
 fact one of them had replaced is replaced by the next statement of its slot and character still
-there, or holds again when none follows (`supersede.reopen`, as a correction that moves a
+there, or holds again when none follows (`fact_reopening.reopen`, as a correction that moves a
 statement does). A key fact the LLM extractor named as replaced by it holds again too
-(`supersede.unname`), from the memory as read before it went: by the delete by id and the memory
+(`fact_reopening.unname`), from the memory as read before it went: by the delete by id and the memory
 bank's delete, and, for a dialog's delete and the sweep's expiry, by the store's removal itself
 (`RemovalOutcome.removed`).
 
@@ -32,10 +32,10 @@ def forget(
     for what their extractor named): reopen what they replaced and take their statements out of
     the thread's record. Returns the memories changed. One read of the record when they stated
     no one-value fact; nothing at all without a thread or a memory."""
-    # Here, not at import: a handler that never deletes loads no supersession.
-    from memory_engine.usecases import supersede
+    # Here, not at import: a handler that never deletes loads no reopening.
+    from memory_engine.usecases import fact_reopening
 
-    return supersede.forget(engine, tenant, thread, list(memory_ids), removed)
+    return fact_reopening.forget(engine, tenant, thread, list(memory_ids), removed)
 
 
 def forget_unstored(engine: Engine, tenant: str, session_uuid: str) -> list[Memory]:
