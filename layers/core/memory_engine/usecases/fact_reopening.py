@@ -52,6 +52,20 @@ def forget(
     return changed
 
 
+def ahead_of_removal(engine: Engine, memory: Memory) -> list[Memory]:
+    """What `forget` reopens for `memory`, done while it is still stored: its statements stay in
+    the thread's record, passed over here, for `forget` to take out once it went (and to reopen
+    again whatever a worker marked by it meanwhile: nothing, run again). Returns the memories
+    changed. One read of the record, none for a memory without key facts."""
+    tenant, thread = memory.tenant, memory.parent_session_uuid
+    record = engine.store.get_statements(tenant, thread) if memory.fields.key_facts else None
+    withdrawn = [] if record is None else [s for s in record.statements if s.memory_id == memory.memory_id]
+    changed = reopen(engine, tenant, thread, withdrawn, record) if withdrawn else []
+    if memory.metadata.get("replaces_json"):
+        changed += unname(engine, memory)
+    return changed
+
+
 def named(memory: Memory) -> dict[str, dict[int, KeyFactLife]]:
     """The key facts the extractor said the memory's replace (`replaces_json`), by memory id and
     index, each as the mark it gets: `invalid_at` this memory's event time, `superseded_by` it."""
