@@ -94,9 +94,10 @@ class SettlingIndex(SearchIndex):
         vector: Sequence[float],
         k: Mapping[DocKind, int],
         said: Period | None = None,
+        terms: Sequence[str] | None = None,
     ) -> dict[DocKind, list[IndexHit]]:
         self._apply()
-        return self.inner.search_kinds(tenant, threads, text, vector, k, said)
+        return self.inner.search_kinds(tenant, threads, text, vector, k, said, terms)
 
     def clear(self, tenant: str | None = None) -> None:
         with self._lock:

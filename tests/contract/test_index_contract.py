@@ -25,7 +25,8 @@ from typing import Any, cast
 import pytest
 
 from memory_engine.errors import InvalidInput
-from memory_engine.ports import EventuallyConsistent, IndexDocument, IndexHit, Period, SearchIndex
+from memory_engine.ports import DocKind, EventuallyConsistent, IndexDocument, IndexHit, Period, SearchIndex
+from memory_engine.retrieval.text import tokenize
 from memory_engine.retrieval.timeline import Window
 from memory_engine_app.settling_index import SettlingIndex
 
@@ -446,6 +447,23 @@ def test_one_search_of_several_kinds_answers_each_kind_as_its_own_search_would(
     turns = index.search(tenant, ["thread-1"], "apples concert", _axis(0), k=5, kind="turn")
     assert found["turn"] == turns
     assert {hit.doc_id for hit in found["turn"]} == {"orchard:0", "concert:0"}
+
+
+def test_a_search_given_the_questions_terms_finds_what_the_text_alone_finds(
+    index: SearchIndex, tenant: str
+) -> None:
+    # Given memory documents and a turn document
+    _seed(index, tenant)
+    index.upsert([_turn_doc(tenant, "orchard:0", "orchard", "apples from the orchard", _axis(0))])
+    wanted: dict[DocKind, int] = {"memory": 2, "turn": 5}
+
+    # When searched with the question's terms as the engine's analyzer reads them
+    terms = tokenize("Apples, concert!")
+    given = index.search_kinds(tenant, ["thread-1"], "Apples, concert!", _axis(0), wanted, terms=terms)
+
+    # Then the hits are those of the text alone
+    assert given == index.search_kinds(tenant, ["thread-1"], "Apples, concert!", _axis(0), wanted)
+    assert given["turn"] and given["memory"]
 
 
 def test_every_kind_asked_for_has_a_list_even_with_nothing_to_find(index: SearchIndex, tenant: str) -> None:

@@ -140,7 +140,8 @@ def test_a_buffered_turn_ranks_with_no_memory_id_and_its_hit_names_its_dialog(en
 def test_a_retrieve_analyses_its_question_once_for_every_scorer(
     engine: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Given the analyzer, counted wherever the use case and its scorers reach it
+    # Given the analyzer, counted wherever the use case, its scorers and the index reach it
+    from memory_engine.adapters.local import memory_index
     from memory_engine.retrieval import features, speakers, text
 
     question = "what did Sheldon the tortoise eat"
@@ -150,14 +151,15 @@ def test_a_retrieve_analyses_its_question_once_for_every_scorer(
         analysed.append(value)
         return text.tokenize(value)
 
-    for module in (features, speakers):
+    for module in (features, speakers, memory_index):
         monkeypatch.setattr(module, "tokenize", counted)
     speakers._name_terms.cache_clear()
 
     # When a retrieve gathers over memories and buffered turns, and ranks
     gathered = _gather(engine, question)
 
-    # Then the question was analysed once (`Query.terms`), for the buffered turns' BM25 and the speakers
+    # Then the question was analysed once (`Query.terms`), for the index's BM25, the buffered
+    # turns' and the speakers
     assert analysed.count(question) == 1
     assert gathered.query.terms == tuple(text.tokenize(question))
     assert gathered.buffered

@@ -5,12 +5,16 @@
 //   MEMORY_ENGINE_URL=http://127.0.0.1:8080 MEMORY_ENGINE_API_KEY=... \
 //   OPENAI_BASE_URL=https://api.openai.com/v1 OPENAI_API_KEY=... CHAT_MODEL=gpt-4o-mini \
 //   node examples/chat-backend.mjs          # then: curl -s localhost:3000/chat -d '{"user":"42","message":"hi"}'
+//
+// MEMORY_ENGINE_TIMEOUT_MS (30000) bounds each call to memory-engine: raise it where the engine
+// shares a busy host (a laptop's first request loads the embedding model).
 import { randomUUID } from "node:crypto";
 import { createServer } from "node:http";
 
 import { MemoryEngine, TransportError } from "memory-engine-client";
 
-const engine = new MemoryEngine(); // MEMORY_ENGINE_URL, MEMORY_ENGINE_API_KEY
+const timeoutMs = Number(process.env.MEMORY_ENGINE_TIMEOUT_MS ?? 30_000);
+const engine = new MemoryEngine({ timeoutMs }); // MEMORY_ENGINE_URL, MEMORY_ENGINE_API_KEY
 const upstream = process.env.OPENAI_BASE_URL ?? "https://api.openai.com/v1";
 const model = process.env.CHAT_MODEL ?? "gpt-4o-mini";
 
@@ -50,6 +54,7 @@ createServer(async (request, response) => {
     response.writeHead(200, { "Content-Type": "application/json" }).end(JSON.stringify({ reply: text }));
   } catch (error) {
     const status = error instanceof TransportError ? 503 : 400;
+    console.error(`POST /chat answered ${status}:`, error.message);
     response.writeHead(status, { "Content-Type": "application/json" }).end(JSON.stringify({ error: error.message }));
   }
 }).listen(Number(process.env.PORT ?? 3000), "127.0.0.1");

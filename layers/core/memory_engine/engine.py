@@ -42,7 +42,8 @@ class NoChatUpstream:
 
 
 class VectorCache:
-    """A bounded LRU of embeddings for still-buffered turns, so retrieve embeds each turn once."""
+    """A bounded LRU of float lists by key: still-buffered turns' embeddings, so retrieve embeds
+    each turn once, or their dots with their neighbours (`Engine.turn_dots`)."""
 
     def __init__(self, capacity: int = 50_000) -> None:
         self._capacity = capacity
@@ -118,6 +119,8 @@ class Engine:
     extractor: Extractor
     clock: Clock = field(default_factory=SystemClock)
     turn_vectors: VectorCache = field(default_factory=VectorCache)
+    # Buffered turns' dots with themselves and their next two turns (`retrieve._windows`).
+    turn_dots: VectorCache = field(default_factory=VectorCache)
     turn_terms: TermCache = field(default_factory=TermCache)
     # Told of each newly buffered turn (the local server embeds it in the background).
     arrivals: TurnArrivals = field(default_factory=NoArrivals)

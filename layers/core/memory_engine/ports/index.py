@@ -121,10 +121,14 @@ class SearchIndex(Protocol):
         vector: Sequence[float],
         k: Mapping[DocKind, int],
         said: Period | None = None,
+        terms: Sequence[str] | None = None,
     ) -> dict[DocKind, list[IndexHit]]:
         """`search` for several kinds at once, up to `k[kind]` candidates of each: one call, so a
         remote index answers every kind in the same request. Every kind asked for has a list,
-        empty when nothing matches."""
+        empty when nothing matches. `terms`: `text` as the engine's analyzer reads it
+        (`retrieval.text.tokenize`), when the caller has it already; an index that analyses with
+        the engine's analyzer uses it instead of reading `text` again, one that analyses on its own
+        side (OpenSearch) ignores it."""
         ...
 
     def clear(self, tenant: str | None = None) -> None: ...

@@ -10,7 +10,7 @@ from datetime import datetime
 from itertools import islice
 
 from memory_engine import deadline
-from memory_engine.engine import Engine
+from memory_engine.engine import Engine, VectorCache
 from memory_engine.extraction.event_dates import event_dates
 from memory_engine.indexing.documents import spoken_line, turn_lexical_text
 from memory_engine.models.api import RetrievedMemory, RetrieveRequest, RetrieveResponse, TurnEvidence
@@ -30,6 +30,7 @@ from memory_engine.retrieval.fusion import RankedUnit, rank
 from memory_engine.retrieval.packing import pack, smallest_piece
 from memory_engine.retrieval.timeline import Window, wording
 from memory_engine.usecases import retrieve_time, turn_terms, turn_vectors
+from memory_engine.usecases.turn_vectors import cache_key
 
 
 @dataclass(frozen=True)
@@ -108,10 +109,13 @@ def gather(engine: Engine, tenant: str, request: RetrieveRequest) -> Gathered:
         wanted["turn"] = max(config.turn_candidates, limit * 4)
     # The index keeps to the event-time window itself, so a narrow one still fills the candidates.
     said = window.period if window.bounded else None
-    found = engine.index.search_kinds(tenant, threads, request.user_input.query, vector, wanted, said)
+    # The question analysed once, for the index's BM25, the buffered turns' and the speakers.
+    query = Query.read(request.user_input.query, engine.clock.now())
+    found = engine.index.search_kinds(
+        tenant, threads, request.user_input.query, vector, wanted, said, terms=query.terms
+    )
     memory_hits, turn_hits = found["memory"], found.get("turn", [])
     deadline.check()
-    query = Query.read(request.user_input.query, engine.clock.now())
     indexed = [
         FoundTurn(
             key=hit.doc_id,
@@ -256,12 +260,13 @@ def _buffered_found(
     vectors = turn_vectors.for_query(
         engine, turns, engine.limits.retrieve_embed_budget, dimension=len(vector) if vector else None
     )
-    windows = _windows(turns, vectors, vector) if engine.retrieval.buffered_windows else {}
+    dense = {key: _dot(vector, held) for key, held in vectors.items() if key in turns}
+    windows = _windows(turns, vectors, dense, engine.turn_dots) if engine.retrieval.buffered_windows else {}
     found = [
         FoundTurn(
             key=key,
             memory_id=None,
-            dense=_dot(vector, vectors[key]) if key in vectors else 0.0,
+            dense=dense.get(key, 0.0),
             window=windows.get(key),
             bm25=lexical.get(key, 0.0),
             text=line[key],
@@ -273,25 +278,69 @@ def _buffered_found(
     return found, scale, lexical
 
 
-def _windows(turns: dict[str, Turn], vectors: dict[str, list[float]], query: list[float]) -> dict[str, float]:
+def _windows(
+    turns: dict[str, Turn], vectors: dict[str, list[float]], dense: dict[str, float], cache: VectorCache
+) -> dict[str, float]:
     """Each buffered turn's window cosine, as a turn document has one: the query's cosine to the
     sum of the turn's vector and its neighbours' in its session (the ones before and after it that
     have a vector), normalised. Without it the window part, which favours a turn with context,
-    goes only to extracted turns."""
+    goes only to extracted turns.
+
+    Taken in closed form, q·Σv / |Σv| with |Σv|² = Σ_j Σ_k v_j·v_k: the query's dots are the turns'
+    own cosines (`dense`), and each turn's dots with itself and its next two turns do not depend
+    on the question, so they are kept in the process (`cache`) and a retrieve sums a few floats
+    per turn instead of building a sum of vectors for each (thousands of buffered turns)."""
     by_session: dict[str, list[tuple[int, str]]] = {}
     for key, turn in turns.items():
         by_session.setdefault(turn.session_uuid, []).append((turn.seq, key))
     out: dict[str, float] = {}
     for ordered in by_session.values():
         keys = [key for _, key in sorted(ordered)]
+        held = [vectors.get(key) for key in keys]
+        # Per turn: its dot with itself, with the next turn and with the one after (0 where
+        # either has no vector).
+        own, step, skip = zip(*_neighbour_dots([turns[key] for key in keys], held, cache), strict=True)
         for place, key in enumerate(keys):
-            if key not in vectors:
+            if held[place] is None:
                 continue
-            near = [vectors[k] for k in keys[max(0, place - 1) : place + 2] if k in vectors]
-            total = [sum(parts) for parts in zip(*near, strict=True)]
-            size = math.sqrt(_dot(total, total)) or 1.0
-            out[key] = _dot(query, total) / size
+            first, last = max(0, place - 1), min(len(keys) - 1, place + 1)
+            span = range(first, last + 1)
+            along = sum(dense[keys[at]] for at in span if held[at] is not None)
+            square = sum(own[at] for at in span) + 2 * sum(step[at] for at in range(first, last))
+            if last - first == 2:
+                square += 2 * skip[first]
+            size = math.sqrt(max(square, 0.0)) or 1.0
+            out[key] = along / size
     return out
+
+
+def _neighbour_dots(
+    ordered: list[Turn], held: list[list[float] | None], cache: VectorCache
+) -> list[list[float]]:
+    """[v·v, v·next, v·after-next] for each turn of a session in order, cached under the three
+    turns' keys (a turn's key names its text, so a new vector is a new key)."""
+    names = [
+        cache_key(turn) if vector is not None else "-" for turn, vector in zip(ordered, held, strict=True)
+    ]
+    dots: list[list[float]] = []
+    for at, vector in enumerate(held):
+        if vector is None:
+            dots.append([0.0, 0.0, 0.0])
+            continue
+        name = "|".join(names[at : at + 3])
+        found = cache.get(name)
+        if found is None:
+            found = [_dot(vector, vector), _pair(held, at, at + 1), _pair(held, at, at + 2)]
+            cache.put(name, found)
+        dots.append(found)
+    return dots
+
+
+def _pair(held: list[list[float] | None], at: int, other: int) -> float:
+    if other >= len(held):
+        return 0.0
+    a, b = held[at], held[other]
+    return _dot(a, b) if a is not None and b is not None else 0.0
 
 
 def _dot(a: list[float], b: list[float]) -> float:

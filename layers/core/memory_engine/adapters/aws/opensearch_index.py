@@ -189,11 +189,13 @@ class OpenSearchIndex(SearchIndex):
         vector: Sequence[float],
         k: Mapping[DocKind, int],
         said: Period | None = None,
+        terms: Sequence[str] | None = None,
     ) -> dict[DocKind, list[IndexHit]]:
         """One `_msearch` for every kind: its k-NN search, its BM25 search and the BM25 scores of
         its k nearest documents (`bodies.nearest_words_query`), so every candidate has both scores
         and `candidates.merge` orders them as it does for the local index. `said` filters each of
-        them (inside the k-NN clause too)."""
+        them (inside the k-NN clause too). `terms` is not used: OpenSearch analyses `text` with the
+        index's own analyzer."""
         found: dict[DocKind, list[IndexHit]] = {kind: [] for kind in k}
         threads = list(dict.fromkeys(threads))
         wanted = {kind: n for kind, n in k.items() if n > 0}

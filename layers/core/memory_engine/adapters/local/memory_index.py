@@ -229,6 +229,7 @@ class LocalSearchIndex(SearchIndex):
         vector: Sequence[float],
         k: Mapping[DocKind, int],
         said: Period | None = None,
+        terms: Sequence[str] | None = None,
     ) -> dict[DocKind, list[IndexHit]]:
         """Each kind's shards of the threads searched under one hold of the lock.
 
@@ -253,12 +254,12 @@ class LocalSearchIndex(SearchIndex):
                         f"with {dim}; embed the query with the model that embedded the memories"
                     )
                 query = _unit_rows(np.asarray([vector], dtype=np.float32))[0]
-            terms = tokenize(text)
+            words = list(terms) if terms is not None else tokenize(text)
             unique = list(dict.fromkeys(threads))
             for kind, n in k.items():
                 shards = {t: self.shards[tenant, kind, t] for t in unique if (tenant, kind, t) in self.shards}
                 if n > 0 and shards:
-                    found[kind] = self._search(kind, tenant, shards, query, terms, n, said)
+                    found[kind] = self._search(kind, tenant, shards, query, words, n, said)
             return found
 
     def _search(
