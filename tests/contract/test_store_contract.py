@@ -145,6 +145,26 @@ def test_saving_a_memory_marks_its_source_turns_extracted(store: Store) -> None:
     assert turn is not None and turn.memory_id == memory.memory_id
 
 
+def test_a_turn_read_by_its_dialog_uuid_names_the_memory_it_is_in(store: Store) -> None:
+    # Given a session of three turns, the first two extracted into one memory
+    append_turns(store, make_session(), "d1", "d2", "d3")
+    memory = make_memory("d1", "d2")
+    store.save_memory(memory)
+
+    # When single turns are read by dialog uuid
+    extracted = store.get_turn(TENANT, SESSION, "d2")
+    buffered = store.get_turn(TENANT, SESSION, "d3")
+
+    # Then each reads as the session lists it (an extracted one naming its memory); an unknown
+    # dialog, or one asked of another session or tenant, reads as None
+    listed = {turn.dialog_uuid: turn for turn in store.list_turns(TENANT, SESSION)}
+    assert extracted == listed["d2"] and extracted.memory_id == memory.memory_id
+    assert buffered == listed["d3"] and buffered.memory_id is None
+    assert store.get_turn(TENANT, SESSION, "d9") is None
+    assert store.get_turn(TENANT, "other-session", "d1") is None
+    assert store.get_turn(OTHER_TENANT, SESSION, "d1") is None
+
+
 def test_a_saved_memory_reads_back_whole(store: Store) -> None:
     append_turns(store, make_session(), "d1", "d2")
     memory = make_memory("d1", "d2")

@@ -100,3 +100,20 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
         if node not in index:
             visit(node)
     return found
+
+
+def test_the_undoing_of_supersession_is_a_module_that_imports_neither_side_that_uses_it() -> None:
+    # Given the core's modules, read from source
+    known = modules()
+    undoing = "memory_engine.usecases.fact_reopening"
+    users = ("memory_engine.usecases.supersede", "memory_engine.usecases.removed_facts")
+
+    # When the reopening module's imports, and the functions supersession defines, are read
+    imports = {name for _, name in imported_names(undoing, known[undoing])}
+    tree = ast.parse(known[users[0]].read_text(encoding="utf-8"))
+    defined = {node.name for node in tree.body if isinstance(node, ast.FunctionDef | ast.ClassDef)}
+
+    # Then it imports neither supersession nor the deletes' module (even lazily), and supersession
+    # no longer holds the undoing side itself
+    assert not {name for name in imports for user in users if name == user or name.startswith(f"{user}.")}
+    assert not defined & {"forget", "reopen", "unname", "named", "_Standing", "_reopened"}

@@ -238,3 +238,61 @@ def test_a_dialog_delete_retried_after_its_turn_went_finishes_reopening(
     with pytest.raises(NotFound):
         delete.run(engine, TENANT, retry)
     assert marks(engine, seoul) == []
+
+
+@MOVES
+def test_a_dialog_delete_retried_after_it_took_the_sessions_last_turn_leaves_the_fact_holding(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch, before: str, after: str
+) -> None:
+    # Given Seoul replaced by Busan, a memory made of its session's only turn, and a dialog delete
+    # that dies right after the store removed the turn, its memory and the emptied session
+    seoul = say(engine, "s1", before, MARCH)
+    busan = say(engine, "s2", after, MARCH + DAY)
+    assert marks(engine, seoul) == [(busan.memory_id, busan.stated_at)]
+    removal = engine.store.delete_dialog
+
+    def dies_after_the_removal(tenant: str, session_uuid: str, dialog_uuid: str) -> object:
+        removal(tenant, session_uuid, dialog_uuid)
+        raise ConnectionError("the handler died after the store's removal")
+
+    request = DeleteRequest(session_uuid="s2", dialog_uuid="s2-d1")
+    with monkeypatch.context() as patch:
+        patch.setattr(engine.store, "delete_dialog", dies_after_the_removal)
+        with pytest.raises(ConnectionError):
+            delete.run(engine, TENANT, request)
+    assert engine.store.get_session(TENANT, "s2") is None
+    assert engine.store.get_memory(TENANT, busan.memory_id) is None
+
+    # When the caller retries it: the session is gone, and nothing leads to the thread (404)
+    with pytest.raises(NotFound):
+        delete.run(engine, TENANT, request)
+
+    # Then the Seoul fact holds: it was reopened before the removal, while the turn led to it
+    assert marks(engine, seoul) == []
+
+
+def test_a_dialog_delete_that_died_before_its_removal_is_finished_by_its_retry(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given Seoul replaced by Busan, and a dialog delete of Busan's only turn that reopened Seoul
+    # and died before the store's removal
+    seoul = say(engine, "s1", "I live in Seoul.", MARCH)
+    busan = say(engine, "s2", "I moved to Busan.", MARCH + DAY)
+
+    def dies_before_the_removal(tenant: str, session_uuid: str, dialog_uuid: str) -> object:
+        raise ConnectionError("the handler died before the store's removal")
+
+    request = DeleteRequest(session_uuid="s2", dialog_uuid="s2-d1")
+    with monkeypatch.context() as patch:
+        patch.setattr(engine.store, "delete_dialog", dies_before_the_removal)
+        with pytest.raises(ConnectionError):
+            delete.run(engine, TENANT, request)
+    assert engine.store.get_memory(TENANT, busan.memory_id) is not None
+
+    # When the caller retries it
+    result = delete.run(engine, TENANT, request).data
+
+    # Then the retry removes the Busan memory, Seoul holds, and the record lists Seoul alone
+    assert result.deleted_memories == [busan.memory_id]
+    assert marks(engine, seoul) == []
+    assert recorded(engine) == {seoul.memory_id}

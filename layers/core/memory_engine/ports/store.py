@@ -138,6 +138,11 @@ class Store(Protocol):
         """Every turn of the session, oldest first."""
         ...
 
+    def get_turn(self, tenant: str, session_uuid: str, dialog_uuid: str) -> Turn | None:
+        """The session's turn of that dialog uuid (None: none stored): one read of one turn,
+        whatever the session holds (a dialog delete reads which memory the turn is in first)."""
+        ...
+
     def buffered_turns(self, tenant: str, session_uuid: str) -> list[Turn]:
         """Turns not yet extracted, oldest first."""
         ...

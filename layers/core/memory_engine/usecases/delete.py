@@ -21,6 +21,8 @@ def run(engine: Engine, tenant: str, request: DeleteRequest) -> DeleteResponse:
     if is_memory_id(request.dialog_uuid):
         outcome = _delete_memory(engine, tenant, request)
     else:
+        # Before the removal: a turn that was its session's last leaves a retry no thread to repair.
+        removed_facts.forget_ahead(engine, tenant, request.session_uuid, request.dialog_uuid)
         outcome = _delete_dialog(engine, tenant, request)
         removed_facts.forget(engine, tenant, outcome.thread, outcome.deleted_memories, outcome.removed)
         before = outcome.buffered_count - len(outcome.rebuffered_dialogs)

@@ -46,6 +46,11 @@ Action = Literal["CREATED", "UPDATED", "DELETED"]
 # A fact's metadata: the ids of the facts a merge retired as replaced by it (their
 # `life.superseded_by`), so deleting it reopens them (`reopen_replaced`) without a scan.
 REPLACES_FACTS = "replaces_facts_json"
+# A fact written before successors recorded it (older data) is found by reading its scope instead:
+# the facts whose `superseded_by` names it among the scope's first OLD_SUCCESSOR_SCANNED, oldest
+# id first, in pages of _SCOPE_PAGE (bounded work per delete, whatever the scope holds).
+OLD_SUCCESSOR_SCANNED = 500
+_SCOPE_PAGE = 100
 
 
 @dataclass(frozen=True)
@@ -288,13 +293,13 @@ def _retire(engine: Engine, memory: Memory, successor: str | None) -> list[FactC
 
 def reopen_replaced(engine: Engine, removed: Sequence[Memory]) -> list[Memory]:
     """After the facts `removed` were deleted (by name, or expired and swept): each fact a merge
-    retired as replaced by one of them (`REPLACES_FACTS`), and still marked so, holds again.
-    Each a compare-and-set on its life, as a retirement is; run again, it changes nothing.
-    Returns the facts reopened; reads nothing for a fact that replaced none."""
+    retired as replaced by one of them (`REPLACES_FACTS`; for older data, found in the scope:
+    `_replaced_by`), and still marked so, holds again. Each a compare-and-set on its life, as a
+    retirement is; run again, it changes nothing. Returns the facts reopened; reads nothing for
+    a fact that replaced none and that no merge reworded."""
     reopened: list[Memory] = []
     for gone in removed:
-        named = gone.metadata.get(REPLACES_FACTS) if gone.is_fact else None
-        for fact_id in json.loads(named) if isinstance(named, str) else []:
+        for fact_id in _replaced_by(engine, gone) if gone.is_fact else []:
             fact = engine.store.get_memory(gone.tenant, str(fact_id))
             for _ in range(MAX_WRITE_ATTEMPTS):
                 if fact is None or fact.life.superseded_by != gone.memory_id:
@@ -313,6 +318,29 @@ def reopen_replaced(engine: Engine, removed: Sequence[Memory]) -> list[Memory]:
                     break
                 fact = engine.store.get_memory(gone.tenant, fact.memory_id)
     return reopened
+
+
+def _replaced_by(engine: Engine, gone: Memory) -> list[str]:
+    """The ids of the facts a merge retired as replaced by the fact `gone`: what it recorded
+    (`REPLACES_FACTS`), else, for a fact a merge reworded before successors recorded it, those
+    of its scope whose `superseded_by` names it (a bounded read of the scope). A merge names as
+    successor only a fact it rewords: one never reworded replaced nothing, and reads nothing."""
+    named = gone.metadata.get(REPLACES_FACTS)
+    if isinstance(named, str):
+        return [str(fact_id) for fact_id in json.loads(named)]
+    if not any(revision.reason == "update" for revision in gone.life.revisions):
+        return []
+    found: list[str] = []
+    after: str | None = None
+    for _ in range(OLD_SUCCESSOR_SCANNED // _SCOPE_PAGE):
+        page = engine.store.list_thread_memories(gone.tenant, gone.parent_session_uuid, after, _SCOPE_PAGE)
+        found += [
+            fact.memory_id for fact in page if fact.is_fact and fact.life.superseded_by == gone.memory_id
+        ]
+        if len(page) < _SCOPE_PAGE:
+            break
+        after = page[-1].memory_id
+    return found
 
 
 def _kept_changing(memory: Memory) -> Conflict:

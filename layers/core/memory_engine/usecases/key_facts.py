@@ -113,12 +113,12 @@ def patch_key_fact(
 def _restated(engine: Engine, before: Memory, after: Memory) -> None:
     """The thread's statements record after a correction changed what a key fact states (another
     slot or character, or none): the old statement leaves the record, a key fact it had replaced
-    holds again (or is replaced by the next statement of its slot: `supersede.reopen`), and the
+    holds again (or is replaced by the next statement of its slot: `fact_reopening.reopen`), and the
     new one joins it, replacing and replaced as a worker's would (`supersede.supersede_copies`).
     Without it the record kept the old slot, and the new one, at the same position of the same
     memory, was never added (the record holds one statement per position)."""
     # Here, not at import: reading key facts (bank_get) loads no extraction rules.
-    from memory_engine.usecases import supersede, thread_statements
+    from memory_engine.usecases import fact_reopening, supersede, thread_statements
 
     old = set(thread_statements.statements(before))
     new = set(thread_statements.statements(after))
@@ -128,7 +128,7 @@ def _restated(engine: Engine, before: Memory, after: Memory) -> None:
     thread, keys = after.parent_session_uuid, {(s.memory_id, s.index) for s in withdrawn}
     thread_statements.withdraw(engine, after.tenant, thread, keys)
     # What the old statement had replaced is replaced by the next one of its slot, or holds again.
-    supersede.reopen(engine, after.tenant, thread, withdrawn)
+    fact_reopening.reopen(engine, after.tenant, thread, withdrawn)
     if new:
         supersede.supersede_copies(engine, [after])
 

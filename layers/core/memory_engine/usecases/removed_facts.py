@@ -4,9 +4,9 @@ A memory goes by id (`usecases.delete`, `usecases.bank.delete`), with a turn it 
 (a dialog delete, its other turns re-buffered), or when it expires (the sweep, a tenant's
 retention). Its key facts' statements then leave the thread's statements record, and each key
 fact one of them had replaced is replaced by the next statement of its slot and character still
-there, or holds again when none follows (`supersede.reopen`, as a correction that moves a
+there, or holds again when none follows (`fact_reopening.reopen`, as a correction that moves a
 statement does). A key fact the LLM extractor named as replaced by it holds again too
-(`supersede.unname`), from the memory as read before it went: by the delete by id and the memory
+(`fact_reopening.unname`), from the memory as read before it went: by the delete by id and the memory
 bank's delete, and, for a dialog's delete and the sweep's expiry, by the store's removal itself
 (`RemovalOutcome.removed`).
 
@@ -14,7 +14,10 @@ Order: the removal first, then the reopening, then the record's update. Each wri
 compare-and-set (a memory's life, the record's version), so nothing is half-written, and a
 retry after a failure between them finds the statements still recorded and finishes the work
 (a delete by id retried after its memory went does it before answering 404, and so does a
-dialog delete retried after its turn went, `forget_unstored`).
+dialog delete retried after its turn went, `forget_unstored`). A dialog delete reopens first as
+well (`forget_ahead`): the session's last turn takes the session, and with it what would lead
+its retry to the thread. A failure between that reopening and the removal leaves the memory
+stored and its statements recorded: its retry removes it, and reopening again changes nothing.
 """
 
 from __future__ import annotations
@@ -32,10 +35,26 @@ def forget(
     for what their extractor named): reopen what they replaced and take their statements out of
     the thread's record. Returns the memories changed. One read of the record when they stated
     no one-value fact; nothing at all without a thread or a memory."""
-    # Here, not at import: a handler that never deletes loads no supersession.
-    from memory_engine.usecases import supersede
+    # Here, not at import: a handler that never deletes loads no reopening.
+    from memory_engine.usecases import fact_reopening
 
-    return supersede.forget(engine, tenant, thread, list(memory_ids), removed)
+    return fact_reopening.forget(engine, tenant, thread, list(memory_ids), removed)
+
+
+def forget_ahead(engine: Engine, tenant: str, session_uuid: str, dialog_uuid: str) -> list[Memory]:
+    """A dialog delete's reopening, before its removal: what the memory the turn is in replaced
+    is reopened while the turn still points at it (one read of the turn, one of its memory, then
+    `fact_reopening.ahead_of_removal`). A removal that takes the session's last turn takes the
+    session with it, and with it the only way from the request to the thread: a retry after it
+    would find nothing left to reopen, so it is reopened before; `forget`, after the removal,
+    takes its statements out of the record. Nothing for a buffered or unknown turn."""
+    turn = engine.store.get_turn(tenant, session_uuid, dialog_uuid)
+    memory = engine.store.get_memory(tenant, turn.memory_id) if turn is not None and turn.memory_id else None
+    if memory is None or memory.session_uuid != session_uuid:
+        return []
+    from memory_engine.usecases import fact_reopening
+
+    return fact_reopening.ahead_of_removal(engine, memory)
 
 
 def forget_unstored(engine: Engine, tenant: str, session_uuid: str) -> list[Memory]:

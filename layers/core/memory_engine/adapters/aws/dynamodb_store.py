@@ -94,6 +94,9 @@ class DynamoDbStore:
     def list_turns(self, tenant: str, session_uuid: str) -> list[Turn]:
         return turns.list_turns(self.table, tenant, session_uuid)
 
+    def get_turn(self, tenant: str, session_uuid: str, dialog_uuid: str) -> Turn | None:
+        return turns.get_turn(self.table, tenant, session_uuid, dialog_uuid)
+
     def buffered_turns(self, tenant: str, session_uuid: str) -> list[Turn]:
         return turns.buffered_turns(self.table, tenant, session_uuid)
 

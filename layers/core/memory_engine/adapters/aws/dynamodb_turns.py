@@ -102,6 +102,11 @@ def list_turns(table: DynamoTable, tenant: str, session_uuid: str) -> list[Turn]
     return sorted(found, key=lambda turn: turn.seq)
 
 
+def get_turn(table: DynamoTable, tenant: str, session_uuid: str, dialog_uuid: str) -> Turn | None:
+    found = table.get(keys.session_pk(tenant, session_uuid), keys.turn_sk(dialog_uuid))
+    return None if found is None else reads.turns(table, [found])[0]
+
+
 def buffered_turns(table: DynamoTable, tenant: str, session_uuid: str) -> list[Turn]:
     # lsi1 holds exactly the buffered turns in seq order, and a local index reads consistently:
     # the worker must see the turn whose consolidate queued it.

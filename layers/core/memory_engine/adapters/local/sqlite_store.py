@@ -71,6 +71,9 @@ class SqliteStore:
     def list_turns(self, tenant: str, session_uuid: str) -> list[Turn]:
         return turns.list_turns(self._db, tenant, session_uuid)
 
+    def get_turn(self, tenant: str, session_uuid: str, dialog_uuid: str) -> Turn | None:
+        return turns.get_turn(self._db, tenant, session_uuid, dialog_uuid)
+
     def buffered_turns(self, tenant: str, session_uuid: str) -> list[Turn]:
         return turns.buffered_turns(self._db, tenant, session_uuid)
 

@@ -70,6 +70,12 @@ def list_turns(db: SqliteDatabase, tenant: str, session_uuid: str) -> list[Turn]
     )
 
 
+def get_turn(db: SqliteDatabase, tenant: str, session_uuid: str, dialog_uuid: str) -> Turn | None:
+    with db.read() as conn:
+        row = turn_row(conn, tenant, session_uuid, dialog_uuid)
+    return None if row is None else turn_from_row(row)
+
+
 def buffered_turns(db: SqliteDatabase, tenant: str, session_uuid: str) -> list[Turn]:
     return _turns(
         db,
