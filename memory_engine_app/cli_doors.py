@@ -28,6 +28,13 @@ def add_door_commands(commands: Any) -> None:
     _api_arguments(smoke)
     smoke.add_argument("--wait", type=float, default=180.0, help="seconds to wait for extraction")
     smoke.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        help="seconds each request may take (default 30, under API Gateway's 29 s answer; more for a "
+        "local server on a busy machine)",
+    )
+    smoke.add_argument(
         "--chat-model", default=None, help="check chat with this model (the stack's upstream must be set)"
     )
 
@@ -51,4 +58,6 @@ def run_door(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    return smoke(args.api, args.key, wait=args.wait, chat_model=args.chat_model)
+    if args.timeout is None:
+        return smoke(args.api, args.key, wait=args.wait, chat_model=args.chat_model)
+    return smoke(args.api, args.key, wait=args.wait, chat_model=args.chat_model, timeout=args.timeout)

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import TextIO
 
 from memory_engine_client import ApiError, MemoryEngine, NotFound
+from memory_engine_client.transport import DEFAULT_TIMEOUT
 
 TURNS = 20  # the default extraction threshold: the 20th turn queues extraction of two batches of 8
 FACT_TURN = 3
@@ -211,10 +212,12 @@ def smoke(
     wait: float = 180.0,
     chat_model: str | None = None,
     out: TextIO = sys.stdout,
+    timeout: float = DEFAULT_TIMEOUT,
 ) -> int:
-    """Walk the API; 0 when every check passed (chat may be skipped), 1 otherwise."""
+    """Walk the API; 0 when every check passed (chat may be skipped), 1 otherwise. `timeout`
+    bounds each request (the client's default: under API Gateway's 29 s)."""
     started = time.perf_counter()
-    with MemoryEngine(url, key) as api:
+    with MemoryEngine(url, key, timeout=timeout) as api:
         walk = Smoke(api, wait, chat_model, out)
         print(f"memory-engine smoke against {api.connection.url} (run {walk.run})", file=out)
         walk.check("health", walk.health)

@@ -19,6 +19,7 @@ import pytest
 
 from memory_engine_client import MemoryEngine
 from tests.e2e import waits
+from tests.e2e.child_output import ChildOutput
 
 ROOT = Path(__file__).resolve().parents[2]
 API_KEY = "e2e-secret-key"
@@ -37,6 +38,7 @@ class LocalServer:
     process: subprocess.Popen[str] | None = None
     env: dict[str, str] = field(default_factory=dict)  # extra settings, e.g. the chat upstream
     clients: dict[str, MemoryEngine] = field(default_factory=dict)
+    output: ChildOutput | None = None  # what the server printed (`stop` returns it)
 
     @property
     def url(self) -> str:
@@ -54,18 +56,35 @@ class LocalServer:
             ),
             **self.env,
         }
+        self.output = ChildOutput()
         self.process = subprocess.Popen(
             [sys.executable, "-m", "memory_engine_app.server"],
             cwd=ROOT,
             env=env,
-            stdout=subprocess.PIPE,
+            stdout=self.output.file,
             stderr=subprocess.STDOUT,
             text=True,
         )
         try:
             waits.wait_started(self._healthy, self.process, "the local server")
+            self._warm(self.env.get("MEMORY_ENGINE_API_KEY", API_KEY))
         except RuntimeError as failed:
             raise RuntimeError(f"{failed}:\n{self.stop()[-4000:]}") from None
+
+    def _warm(self, key: str) -> None:
+        """Embed once, so the model is loaded before a test's first request: a request waits on
+        that load, which took over 30 s with both cores busy (the client's default timeout), where
+        the tests measure behaviour, not a start on a busy host."""
+        request = urllib.request.Request(
+            self.url + "/v1/engine/embed/", data=b'{"text": "warm up"}', method="POST"
+        )
+        request.add_header("Content-Type", "application/json")
+        request.add_header("Authorization", f"Bearer {key}")
+        try:
+            with urllib.request.urlopen(request, timeout=waits.CEILING_S) as response:
+                response.read()
+        except (OSError, urllib.error.HTTPError) as failed:
+            raise RuntimeError(f"the local server's model did not load: {failed}") from None
 
     def _healthy(self) -> bool:
         try:
@@ -77,15 +96,18 @@ class LocalServer:
         for client in self.clients.values():
             client.close()
         self.clients.clear()
-        if self.process is None:
-            return ""
-        self.process.send_signal(2)  # Ctrl-C
-        try:
-            output, _ = self.process.communicate(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            output, _ = self.process.communicate()
-        self.process = None
+        if self.process is not None:
+            self.process.send_signal(2)  # Ctrl-C
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+            self.process = None
+        output = self.output.text() if self.output is not None else ""
+        if self.output is not None:
+            self.output.close()
+            self.output = None
         return output
 
     def client(self, key: str = API_KEY) -> MemoryEngine:

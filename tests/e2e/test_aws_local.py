@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from memory_engine.models.api import RetrievedMemory
+from tests.e2e.child_output import ChildOutput
 from tests.e2e.conftest import ROOT, LocalServer, free_port, wait_for
 
 
@@ -37,25 +38,26 @@ class AwsLocalServer(LocalServer):
             "MEMORY_ENGINE_LOCAL_INDEX_SETTLE_SECONDS": "6",
         }
         env.pop("MEMORY_ENGINE_API_KEY", None)
+        self.output = ChildOutput()
         self.process = subprocess.Popen(
             [sys.executable, "-m", "memory_engine_app.aws_local"],
             cwd=ROOT,
             env=env,
-            stdout=subprocess.PIPE,
+            stdout=self.output.file,
             stderr=subprocess.STDOUT,
             text=True,
         )
-        assert self.process.stdout is not None
         deadline = time.monotonic() + 120
-        for line in self.process.stdout:
-            if line.startswith("API key"):
-                self.key = line.split()[-1]
-                break
-            if time.monotonic() > deadline:
-                break
+        while not self.key and time.monotonic() < deadline and self.process.poll() is None:
+            printed = [line for line in self.output.text().splitlines() if line.startswith("API key")]
+            if printed:
+                self.key = printed[0].split()[-1]
+            else:
+                time.sleep(0.2)
         if not self.key:
             raise RuntimeError(f"aws_local printed no API key: {self.stop()}")
         wait_for(lambda: self._healthy(), 60)
+        self._warm(self.key)
 
     def _healthy(self) -> bool:
         try:
@@ -124,6 +126,8 @@ def test_smoke_passes_against_the_aws_backend_and_skips_chat_without_a_model(
             aws_local.url,
             "--key",
             aws_local.key,
+            "--timeout",  # per request: a busy host's local stack answers later than the 30 s default
+            "90",
         ],
         cwd=ROOT,
         env={**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "layers" / "core"), str(ROOT)])},

@@ -45,11 +45,11 @@ def test_sigint_with_an_extraction_and_a_retrieve_in_flight_exits_0_within_secon
         assert process is not None
         started = time.monotonic()
         process.send_signal(signal.SIGINT)
-        output, _ = process.communicate(timeout=60)
+        process.wait(timeout=60)
         took = time.monotonic() - started
         server.process = None
     finally:
-        server.stop()
+        output = server.stop()
 
     # Then it stopped cleanly (within its grace of seconds, not waiting out the job: no timed
     # assert, the host may be loaded), and left no job in hand: it was released, or done

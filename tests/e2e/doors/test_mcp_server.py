@@ -19,6 +19,7 @@ from mcp import Client, StdioServerParameters
 from mcp.types import CallToolResult, TextContent
 
 from tests.e2e import waits
+from tests.e2e.child_output import ChildOutput
 from tests.e2e.conftest import API_KEY, ROOT, LocalServer, free_port
 from tests.e2e.doors.conftest import door_env
 
@@ -34,7 +35,7 @@ HTTP_TOKEN = "mcp-door-token"
 
 def start_http(
     server: LocalServer, *args: str, env: dict[str, str] | None = None
-) -> tuple[subprocess.Popen[str], int]:
+) -> tuple[subprocess.Popen[str], int, ChildOutput]:
     port = free_port()
     command = [
         sys.executable,
@@ -47,27 +48,32 @@ def start_http(
         str(port),
         *args,
     ]
+    output = ChildOutput()  # its log in a file: a pipe read only at the end fills and blocks it
     process = subprocess.Popen(
         command, cwd=ROOT, env={**door_env(server), **(env or {})}, stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE, text=True,
+        stderr=output.file, text=True,
     )  # fmt: skip
     try:
         waits.wait_started(lambda: _listening(port), process, "the MCP server")
     except RuntimeError as failed:
         process.kill()
-        raise RuntimeError(f"{failed}: {process.communicate(timeout=5)[1]}") from None
-    return process, port
+        process.wait(timeout=5)
+        raise RuntimeError(f"{failed}: {output.text()}") from None
+    return process, port, output
 
 
 @pytest.fixture(scope="module")
 def http_mcp(server: LocalServer) -> Iterator[str]:
     """`memory-engine mcp --transport http` bound to one thread, with its own token; its URL."""
-    process, port = start_http(server, "--thread", HTTP_THREAD, env={"MEMORY_ENGINE_MCP_TOKEN": HTTP_TOKEN})
+    process, port, output = start_http(
+        server, "--thread", HTTP_THREAD, env={"MEMORY_ENGINE_MCP_TOKEN": HTTP_TOKEN}
+    )
     try:
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
         process.terminate()
         process.wait(timeout=30)
+        output.close()
 
 
 def _listening(port: int) -> bool:
@@ -357,7 +363,7 @@ def test_the_http_door_serves_its_token_and_refuses_a_rebound_host(http_mcp: str
 
 
 def test_bound_off_loopback_it_warns_and_keeps_checking_hosts(server: LocalServer) -> None:
-    process, port = start_http(server, "--host", "0.0.0.0", "--allowed-host", "memory.internal")
+    process, port, output = start_http(server, "--host", "0.0.0.0", "--allowed-host", "memory.internal")
     try:
         url = f"http://127.0.0.1:{port}/mcp"
         key = {"Authorization": f"Bearer {API_KEY}"}  # no token of its own: the engine key is it
@@ -365,7 +371,9 @@ def test_bound_off_loopback_it_warns_and_keeps_checking_hosts(server: LocalServe
         rebound = post_initialize(url, {**key, "Host": "attacker.example"})
     finally:
         process.terminate()
-        _, stderr = process.communicate(timeout=30)
+        process.wait(timeout=30)
+        stderr = output.text()
+        output.close()
 
     assert allowed == 200 and rebound in (400, 421)
     assert "not on loopback" in stderr

@@ -32,8 +32,16 @@ CHECKS = [
 ]
 
 
+# Seconds per request: the client's 30 s default is API Gateway's bound; a local server on a host
+# whose cores are both busy answered a health check later than that (issue 42).
+REQUEST_TIMEOUT_S = "90"
+
+
 def smoke(server: LocalServer, *args: str) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "memory_engine_app.cli", "smoke", "--api", server.url, *args]
+    command = [
+        sys.executable, "-m", "memory_engine_app.cli", "smoke", "--api", server.url,
+        "--timeout", REQUEST_TIMEOUT_S, *args,
+    ]  # fmt: skip
     return subprocess.run(
         command, cwd=ROOT, env=door_env(server), capture_output=True, text=True, timeout=300
     )

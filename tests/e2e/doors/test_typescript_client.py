@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e import waits
+from tests.e2e.child_output import ChildOutput
 from tests.e2e.conftest import API_KEY, ROOT, LocalServer, free_port
 from tests.e2e.doors.conftest import door_env
 from tests.fakes.openai_server import FakeOpenAIServer, chat_completion
@@ -76,8 +77,9 @@ def test_the_chat_back_end_example_remembers_a_user_across_requests(
         # 503 for a request the server was still serving.
         "MEMORY_ENGINE_TIMEOUT_MS": str(int(CHAT_WAIT_S * 1000 * 0.9)),
     }
+    output = ChildOutput()  # its log in a file: a pipe read only at the end fills and blocks it
     process = subprocess.Popen(
-        ["node", "examples/chat-backend.mjs"], cwd=PACKAGE, env=env, stderr=subprocess.PIPE, text=True
+        ["node", "examples/chat-backend.mjs"], cwd=PACKAGE, env=env, stderr=output.file
     )
     user = f"ts-example-{os.getpid()}-{time.monotonic_ns()}"
     try:
@@ -88,7 +90,9 @@ def test_the_chat_back_end_example_remembers_a_user_across_requests(
         second = chat(port, user, "Where does Ana live?")
     finally:
         process.terminate()
-        _, logged = process.communicate(timeout=30)
+        process.wait(timeout=30)
+        logged = output.text()
+        output.close()
     # Then each got a reply, and the question went upstream with what the user said before
     assert "reply" in first and "reply" in second, (first, second, logged[-4000:])
     [asked] = [r for r in upstream.requests if r["messages"][-1]["content"] == "Where does Ana live?"]
