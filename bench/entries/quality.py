@@ -143,7 +143,7 @@ QUALITY = (
         "The table above on the first answer the model gave each batch of its conversations, replayed"
         " whatever current facts the model was shown then (`--replay`): the engine's code, not the model,"
         ' is what differs from a run that recorded them. "before" and "after" as above.',
-        "python -m bench.quality.fact_updates_llm --replay",
+        "python -m bench.quality.fact_updates_llm --replay --answers bench/data/fact_updates_llm",
         quality.fact_updates_llm,
     ),
     Entry(

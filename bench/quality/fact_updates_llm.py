@@ -19,7 +19,9 @@ the model again). Saved to bench/results/fact_updates_llm.json after every row.
 
 `--replay` asks the model nothing and gives each batch the first answer the model gave it, whatever
 current facts it was shown then, so a code change is scored on the same answers (saved as
-bench/results/fact_updates_llm_replay.json).
+bench/results/fact_updates_llm_replay.json). The recorded run's answers are committed in
+bench/data/fact_updates_llm/: `--answers bench/data/fact_updates_llm` reads them instead of the
+cache, so the replay (and the recorded figures, every batch remembered) runs without the model.
 """
 
 from __future__ import annotations
@@ -45,6 +47,9 @@ from memory_engine.models.domain import Turn
 from memory_engine.ports import Extraction, ExtractionContext, Extractor, ReadsCurrentFacts
 
 CACHE = ROOT / "bench" / ".cache" / "fact_updates_llm"
+# The answers of the recorded run, committed (the project's own conversations; a model's answers to
+# them): `--answers bench/data/fact_updates_llm` replays them on a machine without the model.
+RECORDED = ROOT / "bench" / "data" / "fact_updates_llm"
 DEFAULT_CONVERSATIONS = ("moves-and-pets", "trips-and-tastes")
 LANGUAGES = {"English": "en", "Korean": "ko"}
 # Per language: batch (without the current facts shown) → the first answer the model gave it, so
@@ -196,9 +201,15 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument(
         "--replay",
         action="store_true",
-        help="ask the model nothing: each batch gets the first answer the model gave it (bench/.cache/"
-        f"fact_updates_llm/<language>/{ANSWERED}), whatever current facts it was shown then; scores a code"
-        " change on the same answers",
+        help="ask the model nothing: each batch gets the first answer the model gave it (<answers>/"
+        f"<language>/{ANSWERED}), whatever current facts it was shown then; scores a code change on the"
+        " same answers",
+    )
+    parser.add_argument(
+        "--answers",
+        default=str(CACHE),
+        help="the folder of the model's answers, one per language: read, and written by a run that asks "
+        f"the model (default the ignored cache; the recorded run's answers: {RECORDED.relative_to(ROOT)})",
     )
     parser.add_argument(
         "--cached-only",
@@ -226,7 +237,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
                 RememberedLlm(
                     llm_extractor(settings),
                     LANGUAGES[language],
-                    CACHE / LANGUAGES[language],
+                    Path(args.answers) / LANGUAGES[language],
                     args.cached_only,
                     args.replay,
                 ),
