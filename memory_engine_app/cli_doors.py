@@ -58,6 +58,4 @@ def run_door(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    if args.timeout is None:
-        return smoke(args.api, args.key, wait=args.wait, chat_model=args.chat_model)
     return smoke(args.api, args.key, wait=args.wait, chat_model=args.chat_model, timeout=args.timeout)

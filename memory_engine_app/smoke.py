@@ -212,12 +212,12 @@ def smoke(
     wait: float = 180.0,
     chat_model: str | None = None,
     out: TextIO = sys.stdout,
-    timeout: float = DEFAULT_TIMEOUT,
+    timeout: float | None = None,
 ) -> int:
     """Walk the API; 0 when every check passed (chat may be skipped), 1 otherwise. `timeout`
-    bounds each request (the client's default: under API Gateway's 29 s)."""
+    bounds each request (None: the client's default, under API Gateway's 29 s)."""
     started = time.perf_counter()
-    with MemoryEngine(url, key, timeout=timeout) as api:
+    with MemoryEngine(url, key, timeout=DEFAULT_TIMEOUT if timeout is None else timeout) as api:
         walk = Smoke(api, wait, chat_model, out)
         print(f"memory-engine smoke against {api.connection.url} (run {walk.run})", file=out)
         walk.check("health", walk.health)

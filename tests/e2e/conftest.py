@@ -75,16 +75,14 @@ class LocalServer:
         """Embed once, so the model is loaded before a test's first request: a request waits on
         that load, which took over 30 s with both cores busy (the client's default timeout), where
         the tests measure behaviour, not a start on a busy host."""
-        request = urllib.request.Request(
-            self.url + "/v1/engine/embed/", data=b'{"text": "warm up"}', method="POST"
-        )
-        request.add_header("Content-Type", "application/json")
-        request.add_header("Authorization", f"Bearer {key}")
         try:
-            with urllib.request.urlopen(request, timeout=waits.CEILING_S) as response:
-                response.read()
-        except (OSError, urllib.error.HTTPError) as failed:
+            status, _ = self.call(
+                "POST", "/v1/engine/embed/", {"text": "warm up"}, key, timeout=waits.CEILING_S
+            )
+        except OSError as failed:
             raise RuntimeError(f"the local server's model did not load: {failed}") from None
+        if status != 200:
+            raise RuntimeError(f"the local server's model did not load: embed answered {status}")
 
     def _healthy(self) -> bool:
         try:
@@ -118,7 +116,13 @@ class LocalServer:
         return self.clients[key]
 
     def call(
-        self, method: str, path: str, body: Any = None, key: str | None = API_KEY, raw: bytes | None = None
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        key: str | None = API_KEY,
+        raw: bytes | None = None,
+        timeout: float = 60,
     ) -> tuple[int, dict[str, Any]]:
         data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
         request = urllib.request.Request(self.url + path, data=data, method=method)
@@ -126,7 +130,7 @@ class LocalServer:
         if key is not None:
             request.add_header("Authorization", f"Bearer {key}")
         try:
-            with urllib.request.urlopen(request, timeout=60) as response:
+            with urllib.request.urlopen(request, timeout=timeout) as response:
                 return response.status, json.loads(response.read() or b"{}")
         except urllib.error.HTTPError as error:
             return error.code, json.loads(error.read() or b"{}")
