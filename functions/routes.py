@@ -98,7 +98,9 @@ ROUTES: tuple[Route, ...] = (
     # A dialog deleted with its memory, whose other turns go back to the buffer (updated); a
     # delete from an eventually consistent index queues its second pass (usecases/index_purge.py).
     # A deleted memory's statements stop replacing (usecases/removed_facts.py): the facts they
-    # replaced are rewritten in place and the thread's statements record put over (PutItem).
+    # replaced are rewritten in place and the thread's statements record put over (PutItem). The
+    # delete is recorded before its first change and the record deleted after its last (PutItem,
+    # DeleteItem: usecases/delete_intents.py).
     Route(
         "DELETE",
         "/v1/engine/delete/",
@@ -121,7 +123,8 @@ ROUTES: tuple[Route, ...] = (
     Route("GET", "/v1/memories/{id}/keyFacts", "bank_get", needs=needs(GET, BATCH_GET)),
     Route("PATCH", "/v1/memories/{id}", "bank_patch", needs=BANK_PATCH),
     Route("PATCH", "/v1/memories/{id}/keyFacts/{index}", "bank_patch", needs=BANK_PATCH),
-    # An engine memory deleted here stops replacing as through /v1/engine/delete/ (PutItem).
+    # An engine memory deleted here stops replacing as through /v1/engine/delete/ (PutItem); the
+    # delete is recorded as there too.
     Route(
         "DELETE",
         "/v1/memories/{id}",

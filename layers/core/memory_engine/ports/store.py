@@ -11,6 +11,7 @@ from pydantic import Field
 
 from memory_engine.errors import InvalidInput
 from memory_engine.models.base import Model
+from memory_engine.models.deletes import DeleteIntent
 from memory_engine.models.domain import Memory, Session, Turn
 from memory_engine.models.life import MemoryLife
 from memory_engine.models.statements import ThreadStatements
@@ -241,6 +242,23 @@ class Store(Protocol):
         Turns keep the seq, status and memory_id the plan gives them; the target's next seq is the
         last kept seq + 1.
         """
+        ...
+
+    # -- deletes in flight (models/deletes.py, usecases/delete_intents.py) ----------------------
+
+    def begin_delete(self, intent: DeleteIntent) -> None:
+        """Record a delete before its first change: one write. The same delete (`intent.key`)
+        begun again replaces the record, with its new `begun`."""
+        ...
+
+    def end_delete(self, intent: DeleteIntent) -> None:
+        """Remove the record of the delete `intent.key` after its last change (whatever its
+        `begun`): one write. Ending what is not recorded does nothing."""
+        ...
+
+    def deletes_begun(self, before: datetime, limit: int) -> list[DeleteIntent]:
+        """Up to `limit` deletes, of every tenant, begun at or before `before` and not ended,
+        oldest first: what the sweep finishes (cost: the recorded deletes read, never the store)."""
         ...
 
     # -- a tenant's retention (usecases/retention.py) -------------------------------------------

@@ -103,18 +103,23 @@ def revisions(engine: Engine, tenant: str, memory_id: str) -> ListRevisionsRespo
 def delete(engine: Engine, tenant: str, memory_id: str) -> DeleteMemoryResponse:
     """Delete one memory, a fact or an engine memory (whose turns stay as history, forgotten).
     What it replaced holds again: the facts a merge retired for it, or what its key facts
-    replaced (`removed_facts`)."""
-    from memory_engine.usecases import index_purge  # only a delete reaches the index's layout
+    replaced (`removed_facts`). In a dialog delete's order: read, the delete recorded
+    (`delete_intents`), what it replaced reopened, then the removal, its statements taken out of
+    the thread's record and its documents purged, and the record ended. A delete whose process
+    died before the removal is finished by its retry (it finds the memory); one that died after
+    it, by the sweep (the retry's 404 names no thread)."""
+    from memory_engine.usecases import delete_intents, index_purge, removed_facts  # only a delete's
 
     memory = _stored(engine, tenant, memory_id)
-    engine.store.delete_memory(tenant, memory_id)
+    intent = delete_intents.begin(engine, tenant, "bank", memory_id, memory=memory)
     # A fact that replaced others (a merge retired them for it): they hold again.
     facts.reopen_replaced(engine, [memory])
-    if memory.fields.key_facts:  # an engine memory: what its key facts replaced is reopened
-        from memory_engine.usecases import removed_facts
-
+    removed_facts.forget_ahead(engine, memory)  # an engine memory's: what its key facts replaced
+    engine.store.delete_memory(tenant, memory_id)
+    if memory.fields.key_facts:  # its statements leave the thread's record
         removed_facts.forget(engine, tenant, memory.parent_session_uuid, [memory_id], [memory])
     index_purge.delete(engine, tenant, [memory_id])
+    engine.store.end_delete(intent)
     return DeleteMemoryResponse(name=f"memories/{memory_id}")
 
 

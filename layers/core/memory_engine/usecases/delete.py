@@ -6,10 +6,11 @@ from memory_engine.engine import Engine
 from memory_engine.errors import NotFound
 from memory_engine.extraction.batching import crossed_threshold, extraction_point
 from memory_engine.models.api import DeleteRequest, DeleteResponse, DeleteResult
-from memory_engine.models.domain import is_memory_id
+from memory_engine.models.deletes import DeleteIntent
+from memory_engine.models.domain import Memory, is_memory_id
 from memory_engine.models.messages import ExtractionJob
 from memory_engine.ports import RemovalOutcome
-from memory_engine.usecases import index_purge, removed_facts, thread_records
+from memory_engine.usecases import delete_intents, index_purge, removed_facts, thread_records
 
 
 def run(engine: Engine, tenant: str, request: DeleteRequest) -> DeleteResponse:
@@ -17,12 +18,14 @@ def run(engine: Engine, tenant: str, request: DeleteRequest) -> DeleteResponse:
     its memory, sending the memory's other turns back to the buffer to be extracted again. A
     session left without turns goes, and a thread left without sessions loses its character
     registry and statements record (`thread_records`). What a deleted memory's facts had
-    replaced is reopened (`removed_facts`)."""
+    replaced is reopened (`removed_facts`), before its removal. The delete is recorded before its
+    first change and the record removed after its last (`delete_intents`): a delete whose process
+    died between is finished by its retry, or else by the sweep."""
+    intent: DeleteIntent | None
     if is_memory_id(request.dialog_uuid):
-        outcome = _delete_memory(engine, tenant, request)
+        outcome, intent = _delete_memory(engine, tenant, request)
     else:
-        # Before the removal: a turn that was its session's last leaves a retry no thread to repair.
-        removed_facts.forget_ahead(engine, tenant, request.session_uuid, request.dialog_uuid)
+        intent = _begin_dialog(engine, tenant, request)
         outcome = _delete_dialog(engine, tenant, request)
         removed_facts.forget(engine, tenant, outcome.thread, outcome.deleted_memories, outcome.removed)
         before = outcome.buffered_count - len(outcome.rebuffered_dialogs)
@@ -33,6 +36,8 @@ def run(engine: Engine, tenant: str, request: DeleteRequest) -> DeleteResponse:
         thread_records.forget_ended(engine, tenant, [outcome])
     if outcome.deleted_memories:
         index_purge.delete(engine, tenant, outcome.deleted_memories)
+    if intent is not None:
+        engine.store.end_delete(intent)
     result = DeleteResult(
         deleted_memories=outcome.deleted_memories,
         deleted_dialogs=outcome.deleted_dialogs,
@@ -41,7 +46,46 @@ def run(engine: Engine, tenant: str, request: DeleteRequest) -> DeleteResponse:
     return DeleteResponse(message=_describe(result), data=result)
 
 
-def _delete_memory(engine: Engine, tenant: str, request: DeleteRequest) -> RemovalOutcome:
+def _begin_dialog(engine: Engine, tenant: str, request: DeleteRequest) -> DeleteIntent | None:
+    """A dialog delete's first steps, before its removal: the turn read, and the memory it is in;
+    the delete recorded (`delete_intents`); what that memory replaced reopened while the turn still
+    points at it (`removed_facts.forget_ahead`: a turn that was its session's last takes the
+    session, and a retry would find no thread to repair). None, recording nothing, for an unknown
+    turn (its delete is a 404)."""
+    turn = engine.store.get_turn(tenant, request.session_uuid, request.dialog_uuid)
+    if turn is None:
+        return None
+    memory = engine.store.get_memory(tenant, turn.memory_id) if turn.memory_id else None
+    if memory is not None and memory.session_uuid != request.session_uuid:
+        memory = None
+    thread = ""
+    if memory is None:  # a buffered turn: the thread is the session's, for its records if it goes
+        session = engine.store.get_session(tenant, request.session_uuid)
+        thread = "" if session is None else session.parent_session_uuid
+    return _begin(engine, tenant, request, memory, thread)
+
+
+def _begin(
+    engine: Engine, tenant: str, request: DeleteRequest, memory: Memory | None, thread: str = ""
+) -> DeleteIntent:
+    """Record the delete (`delete_intents`), then reopen what `memory` replaced (none: nothing)."""
+    intent = delete_intents.begin(
+        engine,
+        tenant,
+        "engine",
+        request.dialog_uuid,
+        session_uuid=request.session_uuid,
+        memory=memory,
+        thread=thread,
+    )
+    if memory is not None:
+        removed_facts.forget_ahead(engine, memory)
+    return intent
+
+
+def _delete_memory(
+    engine: Engine, tenant: str, request: DeleteRequest
+) -> tuple[RemovalOutcome, DeleteIntent]:
     memory = engine.store.get_memory(tenant, request.dialog_uuid)
     if memory is None or memory.session_uuid != request.session_uuid:
         if memory is None:
@@ -52,10 +96,12 @@ def _delete_memory(engine: Engine, tenant: str, request: DeleteRequest) -> Remov
             f"No memory '{request.dialog_uuid}' in session '{request.session_uuid}'.",
             [{"field": "dialog_uuid", "message": "unknown memory id for this session"}],
         )
+    # Before the removal, as a dialog delete's: a retry after a failure finds the memory and finishes.
+    intent = _begin(engine, tenant, request, memory)
     outcome = engine.store.delete_memory(tenant, request.dialog_uuid)
     if memory.fields.key_facts:  # only key facts state what a later statement replaces
         removed_facts.forget(engine, tenant, memory.parent_session_uuid, [memory.memory_id], [memory])
-    return outcome
+    return outcome, intent
 
 
 def _delete_dialog(engine: Engine, tenant: str, request: DeleteRequest) -> RemovalOutcome:

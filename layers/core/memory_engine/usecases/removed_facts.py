@@ -10,14 +10,14 @@ statement does). A key fact the LLM extractor named as replaced by it holds agai
 bank's delete, and, for a dialog's delete and the sweep's expiry, by the store's removal itself
 (`RemovalOutcome.removed`).
 
-Order: the removal first, then the reopening, then the record's update. Each write is a
-compare-and-set (a memory's life, the record's version), so nothing is half-written, and a
-retry after a failure between them finds the statements still recorded and finishes the work
-(a delete by id retried after its memory went does it before answering 404, and so does a
-dialog delete retried after its turn went, `forget_unstored`). A dialog delete reopens first as
-well (`forget_ahead`): the session's last turn takes the session, and with it what would lead
-its retry to the thread. A failure between that reopening and the removal leaves the memory
-stored and its statements recorded: its retry removes it, and reopening again changes nothing.
+Order: the reopening first (`forget_ahead`, while the memory and a turn naming it are still
+there: the session's last turn takes the session, and with it what would lead a retry to the
+thread), then the removal, then the record's update (`forget`, reopening again whatever a worker
+marked meanwhile). Each write is a compare-and-set (a memory's life, the record's version) and
+run again changes nothing, so a retry after a failure between them finishes the work: before the
+removal it finds the memory; after it, a delete by id does it before answering 404, and so does
+a dialog delete retried after its turn went (`forget_unstored`). Every delete is recorded before
+its first change (`delete_intents`), so one never retried is finished by the sweep.
 """
 
 from __future__ import annotations
@@ -41,17 +41,13 @@ def forget(
     return fact_reopening.forget(engine, tenant, thread, list(memory_ids), removed)
 
 
-def forget_ahead(engine: Engine, tenant: str, session_uuid: str, dialog_uuid: str) -> list[Memory]:
-    """A dialog delete's reopening, before its removal: what the memory the turn is in replaced
-    is reopened while the turn still points at it (one read of the turn, one of its memory, then
-    `fact_reopening.ahead_of_removal`). A removal that takes the session's last turn takes the
-    session with it, and with it the only way from the request to the thread: a retry after it
-    would find nothing left to reopen, so it is reopened before; `forget`, after the removal,
-    takes its statements out of the record. Nothing for a buffered or unknown turn."""
-    turn = engine.store.get_turn(tenant, session_uuid, dialog_uuid)
-    memory = engine.store.get_memory(tenant, turn.memory_id) if turn is not None and turn.memory_id else None
-    if memory is None or memory.session_uuid != session_uuid:
-        return []
+def forget_ahead(engine: Engine, memory: Memory) -> list[Memory]:
+    """A delete's reopening, before its removal: what `memory` replaced is reopened while it is
+    still stored (`fact_reopening.ahead_of_removal`), and while a turn of it still points at it. A
+    removal that takes the session's last turn takes the session with it, and with it the only
+    way from the request to the thread: a retry after it would find nothing left to reopen, so it
+    is reopened before; `forget`, after the removal, takes its statements out of the record. One
+    read of the thread's record (none for a memory without key facts)."""
     from memory_engine.usecases import fact_reopening
 
     return fact_reopening.ahead_of_removal(engine, memory)

@@ -10,6 +10,9 @@ The same sweep removes what expired (`Memory.expires_at`): each expired memory g
 of it would (`usecases/delete.py`: the store's removal, its turns kept as forgotten history, and
 the index purge), a bounded number per run. Reads skip an expired memory from the instant it
 expires, so nothing waits on the sweep to stop being returned.
+
+It also finishes the deletes a process left half-done (`delete_intents`): each delete recorded
+before its first change and not ended after its last, begun minutes ago, a bounded number per run.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from memory_engine.errors import MemoryEngineError, NotFound
 from memory_engine.extraction.batching import extraction_point
 from memory_engine.models.messages import ExtractionJob
 from memory_engine.ports import RemovalOutcome
-from memory_engine.usecases import facts, index_purge, removed_facts, retention
+from memory_engine.usecases import delete_intents, facts, index_purge, removed_facts, retention
 
 log = logging.getLogger("memory_engine.sweep")
 
@@ -43,6 +46,11 @@ def run(engine: Engine) -> list[ExtractionJob]:
         # The buffers' sweep (no turn lost) goes on; what expired is still never returned, and
         # the next sweep removes it (an index still being built on a table just upgraded, say).
         log.warning("sweep could not remove expired memories this time: %s", error.message)
+    try:
+        delete_intents.finish_begun(engine)
+    except MemoryEngineError as error:
+        # As above: a delete left begun is finished by a later sweep.
+        log.warning("sweep could not read the deletes left begun this time: %s", error.message)
     limits = engine.limits
     point = extraction_point(limits.extraction_threshold, limits.batch_size)
     buffers = engine.store.buffers()  # one read of the buffered turns serves both uses below

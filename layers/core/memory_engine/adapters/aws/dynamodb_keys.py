@@ -29,6 +29,8 @@ GSI4, GSI4_PK, GSI4_SK = "gsi4", "gsi4pk", "gsi4sk"
 # Spread over a fixed number of partitions by memory id; the sweep queries each.
 GSI5, GSI5_PK, GSI5_SK = "gsi5", "gsi5pk", "gsi5sk"
 EXPIRY_SHARDS = 16
+# Deletes in flight by when they began, for the sweep: one more gsi5 partition (`dynamodb_deletes`).
+DELETES_BEGUN_PK = "DELETES"
 # Buffered turns of a session in seq order, strongly consistent, for the extraction worker.
 LSI1, LSI1_SK = "lsi1", "lsi1sk"
 
@@ -66,6 +68,16 @@ def thread_pk(tenant: str, thread: str) -> str:
 def tenant_settings_pk(tenant: str) -> str:
     """Partition of the tenant's settings item (its retention)."""
     return f"{_tenant(tenant)}#SETTINGS"
+
+
+def deleting_pk(tenant: str) -> str:
+    """Partition of the tenant's deletes in flight (`dynamodb_deletes`)."""
+    return f"{_tenant(tenant)}#DELETING"
+
+
+def deleting_sk(route: str, session_uuid: str, target: str) -> str:
+    """A delete in flight's sort key: its route, the session it named ('#' doubled), its target."""
+    return f"{route}#{session_uuid.replace('#', '##')}#{target}"
 
 
 def tenant_memories(tenant: str) -> str:

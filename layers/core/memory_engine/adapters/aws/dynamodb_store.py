@@ -4,8 +4,9 @@ The class is the port's face; every write the engine's guarantees rest on is one
 TransactWriteItems call, each in the module of its records: `dynamodb_turns` (consolidate, turn
 reads), `dynamodb_memory_writes` (save and update a memory), `dynamodb_removal` (deletes of a
 memory, a dialog, a whole session), `dynamodb_fork`, `dynamodb_sessions` (listings),
-`dynamodb_fact_counts` (each scope's count of facts) and `dynamodb_lifecycle` (expiry,
-retention). Memory reads, the character registry and the statements record are here.
+`dynamodb_fact_counts` (each scope's count of facts), `dynamodb_lifecycle` (expiry,
+retention) and `dynamodb_deletes` (deletes in flight). Memory reads, the character registry and
+the statements record are here.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from itertools import islice
 
+from memory_engine.adapters.aws import dynamodb_deletes as deletes
 from memory_engine.adapters.aws import dynamodb_fact_counts as fact_counts
 from memory_engine.adapters.aws import dynamodb_items as items
 from memory_engine.adapters.aws import dynamodb_keys as keys
@@ -33,6 +35,7 @@ from memory_engine.adapters.aws.dynamodb_sessions import (
 )
 from memory_engine.adapters.aws.dynamodb_table import DynamoTable
 from memory_engine.errors import InvalidInput
+from memory_engine.models.deletes import DeleteIntent
 from memory_engine.models.domain import Memory, Session, Turn
 from memory_engine.models.life import MemoryLife
 from memory_engine.models.statements import ThreadStatements
@@ -232,6 +235,17 @@ class DynamoDbStore:
         write_fork(
             self.table, plan.model_copy(update={"memories": [m.retained(days) for m in plan.memories]})
         )
+
+    # -- deletes in flight ---------------------------------------------------------------------
+
+    def begin_delete(self, intent: DeleteIntent) -> None:
+        deletes.begin(self.table, intent)
+
+    def end_delete(self, intent: DeleteIntent) -> None:
+        deletes.end(self.table, intent)
+
+    def deletes_begun(self, before: datetime, limit: int) -> list[DeleteIntent]:
+        return deletes.begun_before(self.table, before, limit)
 
     # -- a tenant's retention -----------------------------------------------------------------
 

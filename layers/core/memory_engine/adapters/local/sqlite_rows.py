@@ -95,6 +95,19 @@ CREATE TABLE IF NOT EXISTS statements (
     record TEXT NOT NULL,
     PRIMARY KEY (tenant, thread)
 );
+
+-- Deletes in flight (models/deletes.py): recorded before a delete's first change, removed after
+-- its last; the sweep finishes those begun minutes ago, oldest first.
+CREATE TABLE IF NOT EXISTS deletes_begun (
+    tenant TEXT NOT NULL,
+    route TEXT NOT NULL,
+    session_uuid TEXT NOT NULL,
+    target TEXT NOT NULL,
+    begun TEXT NOT NULL,
+    intent TEXT NOT NULL,
+    PRIMARY KEY (tenant, route, session_uuid, target)
+);
+CREATE INDEX IF NOT EXISTS deletes_by_begun ON deletes_begun (begun);
 """
 
 

@@ -2,8 +2,8 @@
 
 The class is the port's face; each kind of record has its own module of SQL over the database:
 `sqlite_turns` (sessions and turns), `sqlite_memories` (memories), `sqlite_removal` (deletes and
-forks). The tenant's retention, the thread's character registry and its statements record are one row
-each, kept here.
+forks), `sqlite_deletes` (deletes in flight). The tenant's retention, the thread's character
+registry and its statements record are one row each, kept here.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from datetime import datetime
 from pathlib import Path
 
 from memory_engine.adapters.encoding import to_text
+from memory_engine.adapters.local import sqlite_deletes as deletes
 from memory_engine.adapters.local import sqlite_memories as memories
 from memory_engine.adapters.local import sqlite_removal as removal
 from memory_engine.adapters.local import sqlite_turns as turns
@@ -26,6 +27,7 @@ from memory_engine.adapters.local.sqlite_rows import (
     retention_days,
     save_retention,
 )
+from memory_engine.models.deletes import DeleteIntent
 from memory_engine.models.domain import Memory, Session, Turn
 from memory_engine.models.life import MemoryLife
 from memory_engine.models.statements import ThreadStatements
@@ -140,6 +142,17 @@ class SqliteStore:
 
     def create_fork(self, plan: ForkPlan) -> None:
         removal.create_fork(self._db, plan)
+
+    # -- deletes in flight ---------------------------------------------------------------------
+
+    def begin_delete(self, intent: DeleteIntent) -> None:
+        deletes.begin(self._db, intent)
+
+    def end_delete(self, intent: DeleteIntent) -> None:
+        deletes.end(self._db, intent)
+
+    def deletes_begun(self, before: datetime, limit: int) -> list[DeleteIntent]:
+        return deletes.begun_before(self._db, before, limit)
 
     # -- a tenant's retention -----------------------------------------------------------------
 
