@@ -10,12 +10,20 @@ running the delete again; when what it named is gone already (a 404), what the r
 done from the record: the statements of its memories that are no longer stored taken out of the
 thread's record (what they replaced reopened), their documents purged from the index, and the
 thread's own records forgotten when it has no session left (`thread_records`).
+
+Forgetting a chat user (`forget_user.forget`) is finished by running it again: it lists what is
+still stored of the user, USER_PAGES_PER_FINISH pages a sweep (the rest, begun anew, a later
+one). The sweep's own removal of expired memories (their expiry or their tenant's retention, and
+the raw turns the retention removes after them) is finished from its record
+(`sweep.expire_recorded`): the memories it names, their sessions and their turns.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from datetime import timedelta
+from uuid import uuid4
 
 from memory_engine.engine import Engine
 from memory_engine.errors import MemoryEngineError, NotFound
@@ -30,6 +38,8 @@ log = logging.getLogger("memory_engine.sweep")
 STALE_AFTER = timedelta(minutes=5)
 # Deletes finished per sweep: the rest wait for the next sweep (a few minutes).
 DELETES_PER_SWEEP = 100
+# Pages of a user's memories (500 each) one finish of a forget removes: the rest, a later sweep.
+USER_PAGES_PER_FINISH = 2
 
 
 def begin(
@@ -58,6 +68,31 @@ def begin(
     return intent
 
 
+def begin_expiry(
+    engine: Engine, tenant: str, memory_ids: list[str], read: Mapping[str, Memory]
+) -> DeleteIntent:
+    """Record the sweep's removal of the tenant's expired memories `memory_ids` (`read`: those of
+    them still stored) before its first change: their sessions and the turns they were made of,
+    what finishing it from the record needs once they went (`sweep.expire_recorded`). Its target
+    is a token of this run: two runs never share a record."""
+    sessions = {m.memory_id: m.session_uuid for m in read.values() if m.session_uuid}
+    dialogs: dict[str, list[str]] = {}
+    for memory in read.values():
+        if memory.session_uuid:
+            dialogs.setdefault(memory.session_uuid, []).extend(memory.source_dialog_uuids)
+    intent = DeleteIntent(
+        tenant=tenant,
+        route="expiry",
+        target=uuid4().hex,
+        memory_ids=memory_ids,
+        sessions=sessions,
+        dialogs=dialogs,
+        begun=engine.clock.now(),
+    )
+    engine.store.begin_delete(intent)
+    return intent
+
+
 def finish_begun(engine: Engine, limit: int = DELETES_PER_SWEEP) -> list[DeleteIntent]:
     """Finish up to `limit` deletes begun more than STALE_AFTER ago (`finish`); returns those
     finished. One that fails this time (the index unreachable, say) stays for the next sweep; a
@@ -65,23 +100,32 @@ def finish_begun(engine: Engine, limit: int = DELETES_PER_SWEEP) -> list[DeleteI
     finished: list[DeleteIntent] = []
     for intent in engine.store.deletes_begun(engine.clock.now() - STALE_AFTER, limit):
         try:
-            finish(engine, intent)
+            ended = finish(engine, intent)
         except MemoryEngineError as error:
             log.warning("sweep could not finish a delete begun at %s: %s", intent.begun, error.message)
             continue
-        finished.append(intent)
+        if ended:
+            finished.append(intent)
     if finished:
         log.info("sweep finished %d deletes a process had left begun", len(finished))
     return finished
 
 
-def finish(engine: Engine, intent: DeleteIntent) -> None:
+def finish(engine: Engine, intent: DeleteIntent) -> bool:
     """Run the delete again; when what it named is gone (404), do from the record what its
-    removal leaves; then end the record. Run again, it changes nothing more."""
+    removal leaves; then end the record. Run again, it changes nothing more. True once ended;
+    False for a forget of a user with more memories left than one finish removes (its record
+    begun anew: a later sweep goes on)."""
     # Here, not at import: both delete use cases import this module.
     from memory_engine.models.api import DeleteRequest
-    from memory_engine.usecases import bank, delete
+    from memory_engine.usecases import bank, delete, forget_user, sweep
 
+    if intent.route == "user":  # forgetting a user runs again: it lists what is left
+        return forget_user.finish(engine, intent.tenant, intent.target, USER_PAGES_PER_FINISH)
+    if intent.route == "expiry":  # from its record: what is still stored is read again
+        stored = engine.store.get_memories(intent.tenant, intent.memory_ids, vectors=False, expired=True)
+        sweep.expire_recorded(engine, intent, stored)
+        return True
     try:
         if intent.route == "bank":
             bank.delete(engine, intent.tenant, intent.target)
@@ -94,6 +138,7 @@ def finish(engine: Engine, intent: DeleteIntent) -> None:
     except NotFound:
         _after_removal(engine, intent)
     engine.store.end_delete(intent)
+    return True
 
 
 def _after_removal(engine: Engine, intent: DeleteIntent) -> None:
