@@ -11,7 +11,7 @@ of it would (`usecases/delete.py`: the store's removal, its turns kept as forgot
 the index purge), a bounded number per run. Reads skip an expired memory from the instant it
 expires, so nothing waits on the sweep to stop being returned.
 
-It also finishes the deletes a process left half-done (`delete_intents`): each delete recorded
+It also finishes the deletes a process left half-done (`unfinished_deletes`): each delete recorded
 before its first change and not ended after its last, begun minutes ago, a bounded number per run.
 """
 
@@ -25,7 +25,7 @@ from memory_engine.errors import MemoryEngineError, NotFound
 from memory_engine.extraction.batching import extraction_point
 from memory_engine.models.messages import ExtractionJob
 from memory_engine.ports import RemovalOutcome
-from memory_engine.usecases import delete_intents, facts, index_purge, removed_facts, retention
+from memory_engine.usecases import facts, index_purge, removed_facts, retention, unfinished_deletes
 
 log = logging.getLogger("memory_engine.sweep")
 
@@ -47,7 +47,7 @@ def run(engine: Engine) -> list[ExtractionJob]:
         # the next sweep removes it (an index still being built on a table just upgraded, say).
         log.warning("sweep could not remove expired memories this time: %s", error.message)
     try:
-        delete_intents.finish_begun(engine)
+        unfinished_deletes.finish_begun(engine)
     except MemoryEngineError as error:
         # As above: a delete left begun is finished by a later sweep.
         log.warning("sweep could not read the deletes left begun this time: %s", error.message)
