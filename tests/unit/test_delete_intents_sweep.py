@@ -2,7 +2,8 @@
 forgetting a chat user, and the sweep's removal of expired memories (their own expiry or their
 tenant's retention, with the raw turns the retention removes after them). Each is recorded
 before its first change (`usecases/delete_intents.py`); one whose process dies half-way is
-finished by a later sweep. Both store backends, English and Korean where the text matters."""
+finished by a later sweep (`usecases/unfinished_deletes.py`). Both store backends, English and
+Korean where the text matters."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from memory_engine.engine import Engine
 from memory_engine.extraction.builtin import BuiltinExtractor
 from memory_engine.models.domain import TurnStatus, scope_key
 from memory_engine.models.messages import chat_session_uuid
-from memory_engine.usecases import delete_intents, forget_user, sweep
+from memory_engine.usecases import forget_user, sweep, unfinished_deletes
 from memory_engine.usecases.retention import set_retention
 from tests.fakes.engine import ENGINE_BACKENDS, run_worker
 from tests.fakes.ports import RecordingChat, SetClock
@@ -112,7 +113,7 @@ def test_the_sweep_finishes_a_large_forget_a_bounded_part_at_a_time(
     thread = scope_key({"userid": USER})
     assert len(engine.store.list_thread_memories(TENANT, thread)) == 2
     monkeypatch.setattr(forget_user, "_PAGE", 1)
-    monkeypatch.setattr(delete_intents, "USER_PAGES_PER_FINISH", 1)
+    monkeypatch.setattr(unfinished_deletes, "USER_PAGES_PER_FINISH", 1)
     with monkeypatch.context() as patch:
         patch.setattr(engine.store, "delete_memory", dies_before)
         with pytest.raises(ConnectionError):
@@ -120,17 +121,17 @@ def test_the_sweep_finishes_a_large_forget_a_bounded_part_at_a_time(
 
     # When the sweep runs minutes later
     clock.advance(LATER)
-    finished = delete_intents.finish_begun(engine)
+    finished = unfinished_deletes.finish_begun(engine)
 
     # Then it removed one page and left the forget begun anew, for a later sweep
     assert finished == []
     assert len(engine.store.list_thread_memories(TENANT, thread)) == 1
     assert keys_begun(engine) == [("user", USER)]
-    assert delete_intents.finish_begun(engine) == []  # begun a moment ago: left alone
+    assert unfinished_deletes.finish_begun(engine) == []  # begun a moment ago: left alone
 
     # And when the next sweep runs minutes later, the forget ends: nothing of the user is left
     clock.advance(LATER)
-    assert [intent.target for intent in delete_intents.finish_begun(engine)] == [USER]
+    assert [intent.target for intent in unfinished_deletes.finish_begun(engine)] == [USER]
     assert engine.store.list_thread_memories(TENANT, thread) == []
     assert engine.store.get_session(TENANT, chat_session_uuid(USER)) is None
     assert begun(engine) == []

@@ -11,7 +11,7 @@ of it would (`usecases/delete.py`: the store's removal, its turns kept as forgot
 the index purge), a bounded number per run. Reads skip an expired memory from the instant it
 expires, so nothing waits on the sweep to stop being returned.
 
-It also finishes the deletes a process left half-done (`delete_intents`): each delete recorded
+It also finishes the deletes a process left half-done (`unfinished_deletes`): each delete recorded
 before its first change and not ended after its last, begun minutes ago, a bounded number per run.
 Its own removal of expired memories is recorded the same way (`expire_recorded`).
 """
@@ -28,7 +28,14 @@ from memory_engine.models.deletes import DeleteIntent
 from memory_engine.models.domain import Memory
 from memory_engine.models.messages import ExtractionJob
 from memory_engine.ports import RemovalOutcome
-from memory_engine.usecases import delete_intents, facts, index_purge, removed_facts, retention
+from memory_engine.usecases import (
+    delete_intents,
+    facts,
+    index_purge,
+    removed_facts,
+    retention,
+    unfinished_deletes,
+)
 
 log = logging.getLogger("memory_engine.sweep")
 
@@ -53,7 +60,7 @@ def run(engine: Engine) -> list[ExtractionJob]:
         # the next sweep removes it (an index still being built on a table just upgraded, say).
         log.warning("sweep could not remove expired memories this time: %s", error.message)
     try:
-        delete_intents.finish_begun(engine)
+        unfinished_deletes.finish_begun(engine)
     except MemoryEngineError as error:
         # As above: a delete left begun is finished by a later sweep.
         log.warning("sweep could not read the deletes left begun this time: %s", error.message)
@@ -82,8 +89,6 @@ def expire(engine: Engine, limit: int = EXPIRED_PER_SWEEP) -> list[tuple[str, st
     """Remove up to `limit` expired memories, of every tenant, with the cascade of a delete;
     returns the (tenant, memory_id) removed. Each tenant's, up to EXPIRED_PER_RECORD at a time,
     are read, recorded (`delete_intents.begin_expiry`) and removed (`expire_recorded`)."""
-    from memory_engine.usecases import delete_intents
-
     removed: list[tuple[str, str]] = []
     by_tenant: dict[str, list[str]] = {}
     for tenant, memory_id in engine.store.expired_memories(engine.clock.now(), limit):
@@ -105,7 +110,7 @@ def expire_recorded(engine: Engine, intent: DeleteIntent, read: dict[str, Memory
     """The removal of the expired memories `intent` recorded (`read`: those of them still stored,
     read before any change), then the record ended; returns the raw turns the tenant's retention
     removed. In a delete's order, each step harmless run again, so the sweep finishes a run that
-    died half-way from its record (`delete_intents.finish`): what the memories' own contents
+    died half-way from its record (`unfinished_deletes.finish`): what the memories' own contents
     reopen first, while they are stored (the facts a merge retired for an expired fact, the key
     facts an extractor named as replaced by one); then the removals; then their documents purged,
     their statements taken out of their threads' records (by session, from the record) and,
