@@ -10,7 +10,7 @@ process that dies between two of them leaves the rest undone: the caller's retry
 Forgetting a chat user (`forget_user.forget`) records itself the same way, and so does the
 sweep's own removal of expired memories (their expiry or their tenant's retention, and the raw
 turns the retention removes after them: `begin_expiry`, finished from its record by
-`sweep.expire_recorded`).
+`expiry_removal`).
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ def begin_expiry(
 ) -> DeleteIntent:
     """Record the sweep's removal of the tenant's expired memories `memory_ids` (`read`: those of
     them still stored) before its first change: their sessions and the turns they were made of,
-    what finishing it from the record needs once they went (`sweep.expire_recorded`). Its target
+    what finishing it from the record needs once they went (`expiry_removal`). Its target
     is a token of this run: two runs never share a record."""
     sessions = {m.memory_id: m.session_uuid for m in read.values() if m.session_uuid}
     dialogs: dict[str, list[str]] = {}

@@ -9,7 +9,7 @@ Forgetting a chat user is finished by running it again (`forget_user.finish`): i
 still stored of the user, USER_PAGES_PER_FINISH pages a sweep (the rest, begun anew, a later
 one). The sweep's own removal of expired memories (their expiry or their tenant's retention, and
 the raw turns the retention removes after them) is finished from its record
-(`sweep.expire_recorded`): the memories it names, their sessions and their turns.
+(`expiry_removal`): the memories it names, their sessions and their turns.
 
 Its own module, apart from `delete_intents`: it runs the delete use cases, which record their
 deletes through `delete_intents` (one module for both was an import cycle).
@@ -25,7 +25,15 @@ from memory_engine.errors import MemoryEngineError, NotFound
 from memory_engine.models.api import DeleteRequest
 from memory_engine.models.deletes import DeleteIntent
 from memory_engine.ports import RemovalOutcome
-from memory_engine.usecases import bank, delete, forget_user, index_purge, removed_facts, thread_records
+from memory_engine.usecases import (
+    bank,
+    delete,
+    expiry_removal,
+    forget_user,
+    index_purge,
+    removed_facts,
+    thread_records,
+)
 
 log = logging.getLogger("memory_engine.sweep")
 
@@ -61,13 +69,11 @@ def finish(engine: Engine, intent: DeleteIntent) -> bool:
     removal leaves; then end the record. Run again, it changes nothing more. True once ended;
     False for a forget of a user with more memories left than one finish removes (its record
     begun anew: a later sweep goes on)."""
-    from memory_engine.usecases import sweep  # here, not at import: the sweep imports this module
-
     if intent.route == "user":  # forgetting a user runs again: it lists what is left
         return forget_user.finish(engine, intent.tenant, intent.target, USER_PAGES_PER_FINISH)
     if intent.route == "expiry":  # from its record: what is still stored is read again
         stored = engine.store.get_memories(intent.tenant, intent.memory_ids, vectors=False, expired=True)
-        sweep.expire_recorded(engine, intent, stored)
+        expiry_removal.expire_recorded(engine, intent, stored)
         return True
     try:
         if intent.route == "bank":
