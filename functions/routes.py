@@ -139,9 +139,14 @@ ROUTES: tuple[Route, ...] = (
     Route("POST", "/v1/chat/completions", "chat_completions", needs=CHAT),
     # OpenAI's model list, for front-ends that pick a model before they chat: settings only.
     Route("GET", "/v1/models", "chat_models", needs=needs()),
-    # The user's facts and chat session deleted now, and again behind their queued exchanges.
+    # The user's facts and chat session deleted now, and again behind their queued exchanges;
+    # recorded before the first removal and the record deleted after the last (PutItem,
+    # DeleteItem: usecases/delete_intents.py).
     Route(
-        "DELETE", "/v1/users/{userid}/memory", "forget_user", needs=needs(*READ, *REMOVE_MEMORY, INDEX, SEND)
+        "DELETE",
+        "/v1/users/{userid}/memory",
+        "forget_user",
+        needs=needs(*READ, *REMOVE_MEMORY, PUT, INDEX, SEND),
     ),
     # The memory inspector (docs/inspector.md): read-only views of the key's data, a delete
     # preview and a forced extraction (a queue send). The queue view reads nothing of SQS (only

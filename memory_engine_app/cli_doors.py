@@ -26,10 +26,10 @@ def add_door_commands(commands: Any) -> None:
         add_arguments(mcp)
     smoke = commands.add_parser("smoke", help="walk a running API end to end and clean up (docs/smoke.md)")
     _api_arguments(smoke)
-    smoke.add_argument("--wait", type=float, default=180.0, help="seconds to wait for extraction")
+    smoke.add_argument("--wait", type=_seconds, default=180.0, help="seconds to wait for extraction")
     smoke.add_argument(
         "--timeout",
-        type=float,
+        type=_seconds,
         default=None,
         help="seconds each request may take (default 30, under API Gateway's 29 s answer; more for a "
         "local server on a busy machine)",
@@ -37,6 +37,17 @@ def add_door_commands(commands: Any) -> None:
     smoke.add_argument(
         "--chat-model", default=None, help="check chat with this model (the stack's upstream must be set)"
     )
+
+
+def _seconds(given: str) -> float:
+    """A number of seconds above 0 (a timeout of 0 or less would fail every request at once)."""
+    try:
+        seconds = float(given)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{given!r} is not a number of seconds: give e.g. 90") from None
+    if not seconds > 0:  # also refuses nan
+        raise argparse.ArgumentTypeError(f"{given} is not above 0: give a number of seconds, e.g. 90")
+    return seconds
 
 
 def _api_arguments(parser: argparse.ArgumentParser) -> None:

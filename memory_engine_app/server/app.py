@@ -15,8 +15,9 @@ from types import FrameType
 
 from memory_engine.composition import key_wiring
 from memory_engine.edge.auth import local_api_key
-from memory_engine.edge.logsafe import RedactingFilter
+from memory_engine.edge.logsafe import RedactingFilter, error_details
 from memory_engine.edge.ratelimit import RateLimiter
+from memory_engine.engine import Engine
 from memory_engine.settings import get_settings
 from memory_engine_app import local_engine
 from memory_engine_app.data_dir import mark_served
@@ -53,6 +54,23 @@ def share_the_interpreter(interval_ms: float) -> None:
     thread runs Python (a heavy tenant's retrieve, the worker's extraction), so at 5 ms a 15 ms
     retrieve took 40-200 ms beside a heavy neighbour (docs/research/speed.md, issue 42)."""
     sys.setswitchinterval(interval_ms / 1000)
+
+
+def load_models(*engines: Engine) -> None:
+    """Load each engine's embedding model (the requests' and the worker's copy) now, before the
+    server takes a request: loading holds the interpreter (the tokenizer's construction is about
+    a second of CPU, the ONNX session more on a first start), so a request that came in meanwhile
+    waited for it; on a saturated host past a client's 30 s (issue 42). A model that cannot load
+    is logged and tried again by the first call that needs it: the routes without it still serve."""
+    loaded: set[int] = set()
+    for built in engines:
+        if id(built.embedder) in loaded:
+            continue
+        loaded.add(id(built.embedder))
+        try:
+            built.embedder.embed(["warm up"])
+        except Exception as error:  # a start never fails on the model alone
+            log.warning("could not load the embedding model", extra=error_details(error))
 
 
 def serve(host: str = "127.0.0.1", port: int | None = None) -> None:
@@ -96,10 +114,10 @@ def serve(host: str = "127.0.0.1", port: int | None = None) -> None:
 
     signal.signal(signal.SIGINT, stop)
     signal.signal(signal.SIGTERM, stop)
+    print("memory-engine: loading the embedding model…", flush=True)
+    load_models(engine, working)
     worker.start()
     arrivals.start()
-    # Load the model now, not on the first retrieve.
-    threading.Thread(target=lambda: engine.embedder.embed(["warm up"]), daemon=True).start()
     bound_host, bound_port = server.server_address[:2]
     url = f"http://{bound_host!s}:{bound_port}"
     mark_served(settings, url)

@@ -45,6 +45,34 @@ def test_a_delete_begun_is_listed_whole_once_its_time_is_reached(store: Store, s
     assert now == [intent]
 
 
+def test_a_user_forget_and_an_expiry_are_listed_whole_beside_the_other_routes(
+    store: Store, store_clock: SetClock
+) -> None:
+    # Given a chat user's forget (its session, a userid with a '#'), and the sweep's expiry of two
+    # memories (their sessions and turns, a Korean session name among them) begun a minute later
+    forget = begun(store_clock, "user#7", route="user").model_copy(update={"session_uuid": "chat#7"})
+    store_clock.advance(60)
+    expiry = DeleteIntent(
+        tenant=TENANT,
+        route="expiry",
+        target="0f3a9c",
+        memory_ids=["20260101_000000_000001", "20260101_000000_000002"],
+        sessions={"20260101_000000_000001": SESSION, "20260101_000000_000002": "세션-2"},
+        dialogs={SESSION: ["d1", "d2"], "세션-2": ["d3"]},
+        begun=store_clock.now(),
+    )
+    store.begin_delete(expiry)
+    store.begin_delete(forget)
+
+    # When the deletes begun up to now are listed
+    listed = store.deletes_begun(store_clock.now(), 10)
+
+    # Then both are, oldest first, with all they recorded; ending one leaves the other
+    assert listed == [forget, expiry]
+    store.end_delete(forget)
+    assert store.deletes_begun(store_clock.now(), 10) == [expiry]
+
+
 def test_deletes_begun_are_listed_oldest_first_of_every_tenant_up_to_the_limit(
     store: Store, store_clock: SetClock
 ) -> None:

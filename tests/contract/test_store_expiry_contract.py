@@ -32,6 +32,14 @@ def stored_with_turns(store: Store, memory: Memory, *dialogs: str) -> Memory:
     return memory
 
 
+def soon_and_kept(store: Store, clock: SetClock) -> tuple[Memory, Memory]:
+    """A memory of the turn d1 that expires in an hour, and one of d2 that never does."""
+    soon = stored_with_turns(store, expiring(clock, HOUR, "d1"), "d1", "d2")
+    kept = make_memory("d2")
+    assert store.save_memory(kept)
+    return soon, kept
+
+
 def test_a_memory_keeps_its_expiry_through_the_store(store: Store, store_clock: SetClock) -> None:
     memory = stored_with_turns(store, expiring(store_clock, HOUR, "d1"), "d1")
 
@@ -52,9 +60,7 @@ def test_an_expired_memory_is_gone_from_every_read_before_any_removal(
     store: Store, store_clock: SetClock
 ) -> None:
     # Given a memory that expires in an hour and one that never does
-    soon = stored_with_turns(store, expiring(store_clock, HOUR, "d1"), "d1", "d2")
-    kept = make_memory("d2")
-    assert store.save_memory(kept)
+    soon, kept = soon_and_kept(store, store_clock)
     both = {soon.memory_id, kept.memory_id}
     assert store.get_memory(TENANT, soon.memory_id) is not None
     assert set(store.get_memories(TENANT, list(both))) == both
@@ -70,6 +76,30 @@ def test_an_expired_memory_is_gone_from_every_read_before_any_removal(
     assert [m.memory_id for m in store.list_thread_memories(TENANT, THREAD)] == [kept.memory_id]
     assert [m.memory_id for m in store.iter_memories(TENANT)] == [kept.memory_id]
     assert [m.memory_id for m in store.iter_memories()] == [kept.memory_id]
+
+
+def test_the_sweep_reads_an_expired_memory_still_stored_and_nothing_removed(
+    store: Store, store_clock: SetClock
+) -> None:
+    # Given a memory that expired an hour ago (not yet removed), one that never does, and one
+    # that expired and was removed
+    soon, kept = soon_and_kept(store, store_clock)
+    gone = make_memory(expires_at=store_clock.now() + timedelta(seconds=HOUR))
+    assert store.save_memory(gone)
+    store_clock.advance(2 * HOUR)
+    store.delete_memory(TENANT, gone.memory_id)
+    wanted = [soon.memory_id, kept.memory_id, gone.memory_id]
+
+    # When the memories are read with the expired ones (what the sweep removes next)
+    read = store.get_memories(TENANT, wanted, vectors=False, expired=True)
+
+    # Then the expired one still stored is read with its session and turns, beside the live one
+    assert set(read) == {soon.memory_id, kept.memory_id}
+    assert read[soon.memory_id].session_uuid == SESSION
+    assert read[soon.memory_id].source_dialog_uuids == ["d1"]
+    assert read[soon.memory_id].expires_at == soon.expires_at
+    # And every other read still leaves it out
+    assert set(store.get_memories(TENANT, wanted)) == {kept.memory_id}
 
 
 def test_a_thread_page_is_filled_past_expired_memories(store: Store, store_clock: SetClock) -> None:

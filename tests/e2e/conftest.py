@@ -66,23 +66,10 @@ class LocalServer:
             text=True,
         )
         try:
+            # The server loads its model before it answers (app.load_models): healthy is ready.
             waits.wait_started(self._healthy, self.process, "the local server")
-            self._warm(self.env.get("MEMORY_ENGINE_API_KEY", API_KEY))
         except RuntimeError as failed:
             raise RuntimeError(f"{failed}:\n{self.stop()[-4000:]}") from None
-
-    def _warm(self, key: str) -> None:
-        """Embed once, so the model is loaded before a test's first request: a request waits on
-        that load, which took over 30 s with both cores busy (the client's default timeout), where
-        the tests measure behaviour, not a start on a busy host."""
-        try:
-            status, _ = self.call(
-                "POST", "/v1/engine/embed/", {"text": "warm up"}, key, timeout=waits.CEILING_S
-            )
-        except OSError as failed:
-            raise RuntimeError(f"the local server's model did not load: {failed}") from None
-        if status != 200:
-            raise RuntimeError(f"the local server's model did not load: embed answered {status}")
 
     def _healthy(self) -> bool:
         try:

@@ -57,7 +57,6 @@ class AwsLocalServer(LocalServer):
         if not self.key:
             raise RuntimeError(f"aws_local printed no API key: {self.stop()}")
         wait_for(lambda: self._healthy(), 60)
-        self._warm(self.key)
 
     def _healthy(self) -> bool:
         try:

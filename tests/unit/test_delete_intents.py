@@ -1,5 +1,6 @@
 """Issue #45, "nothing half-written stays": a delete whose process dies half-way is finished by
-its retry, or, when none comes, by the sweep (`usecases/delete_intents.py`). The memory bank's
+its retry (`usecases/delete_intents.py`), or, when none comes, by the sweep
+(`usecases/unfinished_deletes.py`). The memory bank's
 delete reopens what its memory replaced before the removal, as a dialog delete does; every delete
 is recorded before its first change and the record removed after its last. Both store backends,
 the built-in extractor, English and Korean where it reads the turns."""
@@ -16,7 +17,7 @@ from memory_engine.errors import NotFound, Unavailable
 from memory_engine.extraction.builtin import BuiltinExtractor
 from memory_engine.models.api import DeleteRequest
 from memory_engine.ports import RemovalOutcome
-from memory_engine.usecases import bank, delete, delete_intents, sweep
+from memory_engine.usecases import bank, delete, sweep, unfinished_deletes
 from tests.fakes.ports import SetClock
 from tests.unit.test_bank_fact_reopen import TENANT as BANK_TENANT
 from tests.unit.test_bank_fact_reopen import holds, replaced
@@ -24,7 +25,7 @@ from tests.unit.test_removed_facts import DAY, MOVES, marks, recorded, say
 from tests.unit.test_thread_fact_life import MARCH, TENANT
 
 # Past the age at which the sweep takes a delete's process for dead.
-LATER = delete_intents.STALE_AFTER.total_seconds() + 60
+LATER = unfinished_deletes.STALE_AFTER.total_seconds() + 60
 
 
 @pytest.fixture(autouse=True)
@@ -242,7 +243,7 @@ def test_the_sweep_finishes_a_bounded_number_of_deletes_oldest_first_and_keeps_t
 
     with monkeypatch.context() as patch:
         patch.setattr(engine.store, "delete_memory", unavailable_for_the_first)
-        finished = delete_intents.finish_begun(engine, limit=2)
+        finished = unfinished_deletes.finish_begun(engine, limit=2)
 
     # Then the second is finished, the first stays for the next sweep (begun anew by its rerun: it
     # goes behind the third), and the third was not read

@@ -37,3 +37,18 @@ def test_without_one_the_walk_keeps_the_clients_default(timeouts: list[float]) -
     with pytest.raises(Stop):
         cli.main(["smoke", "--api", "http://127.0.0.1:9", "--key", "k"])
     assert timeouts == [DEFAULT_TIMEOUT]
+
+
+@pytest.mark.parametrize("given", ["0", "-5", "nan", "soon"])
+def test_a_timeout_that_is_not_a_positive_number_is_refused_with_how_to_fix_it(
+    given: str, timeouts: list[float], capsys: pytest.CaptureFixture[str]
+) -> None:
+    # When smoke is given a timeout of 0, below 0, not a number or no number at all
+    with pytest.raises(SystemExit) as exit_status:
+        cli.main(["smoke", "--api", "http://127.0.0.1:9", "--key", "k", "--timeout", given])
+
+    # Then it stops with the usage error status before any request, naming the option and a fix
+    assert exit_status.value.code == 2
+    assert timeouts == []
+    error = capsys.readouterr().err
+    assert "--timeout" in error and "e.g. 90" in error

@@ -176,12 +176,14 @@ class Store(Protocol):
     def get_memory(self, tenant: str, memory_id: str) -> Memory | None: ...
 
     def get_memories(
-        self, tenant: str, memory_ids: Sequence[str], *, vectors: bool = True
+        self, tenant: str, memory_ids: Sequence[str], *, vectors: bool = True, expired: bool = False
     ) -> dict[str, Memory]:
         """The memories that exist among `memory_ids`, by id, read in one round trip where the
         backend allows (retrieve shapes its top hits with it). `vectors=False` leaves each
         memory's vectors (`embedding`, `turn_embeddings`, `window_embeddings`) empty: retrieve never
-        reads them, and decoding 3,456 floats per memory was a tenth of a retrieve's time."""
+        reads them, and decoding 3,456 floats per memory was a tenth of a retrieve's time.
+        `expired=True` gives expired memories still stored too (left out otherwise, as every read
+        leaves them): the sweep reads what it is about to remove."""
         ...
 
     def list_memories(self, tenant: str, session_uuid: str) -> list[Memory]: ...

@@ -1,35 +1,26 @@
 """Deletes in flight (`models/deletes.py`): a delete records itself before its first change and
-removes the record after its last, and the sweep finishes every delete a process left begun.
+removes the record after its last, so that one a process left half-done can be finished
+(`unfinished_deletes`, from the sweep).
 
 A delete writes in steps: the facts its memory replaced reopened, the store's removal, the
 thread's statements record, the index purge (`usecases/delete.py`, `usecases/bank.py`). A
 process that dies between two of them leaves the rest undone: the caller's retry finishes it
-(each step run again changes nothing), and when no retry comes, the sweep does, for each delete
-begun more than STALE_AFTER ago, at most DELETES_PER_SWEEP a run, oldest first. Finishing is
-running the delete again; when what it named is gone already (a 404), what the removal left is
-done from the record: the statements of its memories that are no longer stored taken out of the
-thread's record (what they replaced reopened), their documents purged from the index, and the
-thread's own records forgotten when it has no session left (`thread_records`).
+(each step run again changes nothing), and when no retry comes, the sweep does.
+
+Forgetting a chat user (`forget_user.forget`) records itself the same way, and so does the
+sweep's own removal of expired memories (their expiry or their tenant's retention, and the raw
+turns the retention removes after them: `begin_expiry`, finished from its record by
+`sweep.expire_recorded`).
 """
 
 from __future__ import annotations
 
-import logging
-from datetime import timedelta
+from collections.abc import Mapping
+from uuid import uuid4
 
 from memory_engine.engine import Engine
-from memory_engine.errors import MemoryEngineError, NotFound
 from memory_engine.models.deletes import DeleteIntent, DeleteRoute
 from memory_engine.models.domain import Memory
-from memory_engine.ports import RemovalOutcome
-
-log = logging.getLogger("memory_engine.sweep")
-
-# A delete's record older than this is one whose process died: a delete takes well under a
-# second, and a caller's retry, if any, comes within a minute.
-STALE_AFTER = timedelta(minutes=5)
-# Deletes finished per sweep: the rest wait for the next sweep (a few minutes).
-DELETES_PER_SWEEP = 100
 
 
 def begin(
@@ -58,57 +49,26 @@ def begin(
     return intent
 
 
-def finish_begun(engine: Engine, limit: int = DELETES_PER_SWEEP) -> list[DeleteIntent]:
-    """Finish up to `limit` deletes begun more than STALE_AFTER ago (`finish`); returns those
-    finished. One that fails this time (the index unreachable, say) stays for the next sweep; a
-    rerun that found what it named begins it anew, behind the others."""
-    finished: list[DeleteIntent] = []
-    for intent in engine.store.deletes_begun(engine.clock.now() - STALE_AFTER, limit):
-        try:
-            finish(engine, intent)
-        except MemoryEngineError as error:
-            log.warning("sweep could not finish a delete begun at %s: %s", intent.begun, error.message)
-            continue
-        finished.append(intent)
-    if finished:
-        log.info("sweep finished %d deletes a process had left begun", len(finished))
-    return finished
-
-
-def finish(engine: Engine, intent: DeleteIntent) -> None:
-    """Run the delete again; when what it named is gone (404), do from the record what its
-    removal leaves; then end the record. Run again, it changes nothing more."""
-    # Here, not at import: both delete use cases import this module.
-    from memory_engine.models.api import DeleteRequest
-    from memory_engine.usecases import bank, delete
-
-    try:
-        if intent.route == "bank":
-            bank.delete(engine, intent.tenant, intent.target)
-        else:
-            delete.run(
-                engine,
-                intent.tenant,
-                DeleteRequest(session_uuid=intent.session_uuid, dialog_uuid=intent.target),
-            )
-    except NotFound:
-        _after_removal(engine, intent)
-    engine.store.end_delete(intent)
-
-
-def _after_removal(engine: Engine, intent: DeleteIntent) -> None:
-    from memory_engine.usecases import index_purge, removed_facts, thread_records
-
-    tenant = intent.tenant
-    stored = engine.store.get_memories(tenant, intent.memory_ids, vectors=False) if intent.memory_ids else {}
-    gone = [memory_id for memory_id in intent.memory_ids if memory_id not in stored]
-    if gone:
-        removed_facts.forget(engine, tenant, intent.thread, gone)
-        index_purge.delete(engine, tenant, gone)
-    if (
-        intent.route == "engine"
-        and intent.thread
-        and engine.store.get_session(tenant, intent.session_uuid) is None
-    ):
-        ended = RemovalOutcome(deleted_session=True, thread=intent.thread)
-        thread_records.forget_ended(engine, tenant, [ended])
+def begin_expiry(
+    engine: Engine, tenant: str, memory_ids: list[str], read: Mapping[str, Memory]
+) -> DeleteIntent:
+    """Record the sweep's removal of the tenant's expired memories `memory_ids` (`read`: those of
+    them still stored) before its first change: their sessions and the turns they were made of,
+    what finishing it from the record needs once they went (`sweep.expire_recorded`). Its target
+    is a token of this run: two runs never share a record."""
+    sessions = {m.memory_id: m.session_uuid for m in read.values() if m.session_uuid}
+    dialogs: dict[str, list[str]] = {}
+    for memory in read.values():
+        if memory.session_uuid:
+            dialogs.setdefault(memory.session_uuid, []).extend(memory.source_dialog_uuids)
+    intent = DeleteIntent(
+        tenant=tenant,
+        route="expiry",
+        target=uuid4().hex,
+        memory_ids=memory_ids,
+        sessions=sessions,
+        dialogs=dialogs,
+        begun=engine.clock.now(),
+    )
+    engine.store.begin_delete(intent)
+    return intent

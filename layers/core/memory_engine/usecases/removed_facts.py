@@ -53,6 +53,21 @@ def forget_ahead(engine: Engine, memory: Memory) -> list[Memory]:
     return fact_reopening.ahead_of_removal(engine, memory)
 
 
+def unname_ahead(engine: Engine, memories: Sequence[Memory]) -> list[Memory]:
+    """The sweep's expiry, before its removals: each key fact the extractor of one of `memories`
+    named as replaced by it holds again (`fact_reopening.unname`), while the memory is still read:
+    a run that dies after a removal is finished from its record, which holds no memory's contents.
+    Nothing is read for a memory whose extractor named none."""
+    from memory_engine.usecases import fact_reopening
+
+    return [
+        changed
+        for memory in memories
+        if memory.metadata.get("replaces_json")
+        for changed in fact_reopening.unname(engine, memory)
+    ]
+
+
 def forget_unstored(engine: Engine, tenant: str, session_uuid: str) -> list[Memory]:
     """A retried dialog delete's repair: its turn went with the first try, and with it the only
     pointer to the memory removed in cascade, so the memories the thread's record lists that are

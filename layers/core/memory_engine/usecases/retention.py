@@ -24,6 +24,7 @@ from datetime import timedelta
 
 from memory_engine.engine import Engine
 from memory_engine.errors import InvalidInput, NotFound
+from memory_engine.models.domain import TurnStatus
 from memory_engine.models.messages import ExtractionJob
 from memory_engine.ports import Buffer, RemovalOutcome, Store
 from memory_engine.usecases import thread_records
@@ -66,7 +67,9 @@ def set_retention(
 def forget_turns(engine: Engine, tenant: str, removed: list[RemovalOutcome]) -> int:
     """After the sweep removed expired memories of the tenant: remove the raw turns they left as
     forgotten history that arrived more than the tenant's retention ago (all of them, for a memory
-    its retention ended; none without a retention). Returns how many turns went."""
+    its retention ended; none without a retention). `removed`: each session's turns the memories
+    were made of (`forgotten_dialogs`; the sweep gives them from its record, so a turn of them
+    is removed only once forgotten). Returns how many turns went."""
     days = engine.store.get_retention(tenant)
     if days is None:
         return 0
@@ -77,7 +80,12 @@ def forget_turns(engine: Engine, tenant: str, removed: list[RemovalOutcome]) -> 
             continue
         wanted = set(outcome.forgotten_dialogs)
         for turn in engine.store.list_turns(tenant, outcome.session_uuid):
-            if turn.dialog_uuid in wanted and turn.memory_id is None and turn.created_at <= cutoff:
+            if (
+                turn.dialog_uuid in wanted
+                and turn.status == TurnStatus.FORGOTTEN  # never a buffered turn: it is extracted first
+                and turn.memory_id is None
+                and turn.created_at <= cutoff
+            ):
                 # A forgotten turn has no memory: its removal cascades to nothing else, and its
                 # index documents went with the memory's (`usecases.index_purge`).
                 with suppress(NotFound):

@@ -123,7 +123,7 @@ class DynamoDbStore:
         return found[0] if found else None
 
     def get_memories(
-        self, tenant: str, memory_ids: Sequence[str], *, vectors: bool = True
+        self, tenant: str, memory_ids: Sequence[str], *, vectors: bool = True, expired: bool = False
     ) -> dict[str, Memory]:
         wanted = list(dict.fromkeys(memory_ids))
         # Without vectors the items still carry them (one BatchGetItem either way); they are
@@ -133,7 +133,7 @@ class DynamoDbStore:
             if wanted
             else []
         )
-        return {memory.memory_id: memory for memory in self._live(found)}
+        return {memory.memory_id: memory for memory in (found if expired else self._live(found))}
 
     def list_memories(self, tenant: str, session_uuid: str) -> list[Memory]:
         refs = self.table.query(

@@ -72,9 +72,11 @@ def get_memory(db: SqliteDatabase, clock: Clock, tenant: str, memory_id: str) ->
 
 
 def get_memories(
-    db: SqliteDatabase, now: str, tenant: str, memory_ids: Sequence[str], *, vectors: bool = True
+    db: SqliteDatabase, now: str | None, tenant: str, memory_ids: Sequence[str], *, vectors: bool = True
 ) -> dict[str, Memory]:
+    """`now` None: expired memories too (`Store.get_memories(expired=True)`)."""
     wanted = list(dict.fromkeys(memory_ids))
+    live, live_args = ("", ()) if now is None else (_LIVE, (now,))
     found: dict[str, Memory] = {}
     columns = "*" if vectors else MEMORY_COLUMNS_WITHOUT_VECTORS
     with db.read() as conn:
@@ -82,8 +84,8 @@ def get_memories(
             chunk = wanted[start : start + _IN_CHUNK]
             marks = ", ".join("?" * len(chunk))  # placeholders only: the ids are bound
             rows = conn.execute(
-                f"SELECT {columns} FROM memories WHERE tenant = ? AND memory_id IN ({marks})" + _LIVE,
-                (tenant, *chunk, now),
+                f"SELECT {columns} FROM memories WHERE tenant = ? AND memory_id IN ({marks})" + live,
+                (tenant, *chunk, *live_args),
             ).fetchall()
             found.update((memory.memory_id, memory) for memory in map(memory_from_row, rows))
     return found

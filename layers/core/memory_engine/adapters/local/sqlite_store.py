@@ -98,9 +98,10 @@ class SqliteStore:
         return memories.get_memory(self._db, self._clock, tenant, memory_id)
 
     def get_memories(
-        self, tenant: str, memory_ids: Sequence[str], *, vectors: bool = True
+        self, tenant: str, memory_ids: Sequence[str], *, vectors: bool = True, expired: bool = False
     ) -> dict[str, Memory]:
-        return memories.get_memories(self._db, self._now(), tenant, memory_ids, vectors=vectors)
+        now = None if expired else self._now()
+        return memories.get_memories(self._db, now, tenant, memory_ids, vectors=vectors)
 
     def list_memories(self, tenant: str, session_uuid: str) -> list[Memory]:
         return memories.list_memories(self._db, self._now(), tenant, session_uuid)
