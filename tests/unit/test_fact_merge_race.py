@@ -15,7 +15,8 @@ from memory_engine.engine import Engine
 from memory_engine.errors import Conflict
 from memory_engine.extraction.fact_extractor import FactExtraction, FactOperation
 from memory_engine.models.bank import CreateMemoryRequest, GenerateMemoriesRequest, PatchMemoryRequest
-from memory_engine.usecases import bank, bank_generate, facts
+from memory_engine.usecases import bank, bank_generate
+from memory_engine.usecases.compare_and_set import MAX_ATTEMPTS
 from tests.fakes.engine import ENGINE_BACKENDS
 
 TENANT = "acme"
@@ -146,20 +147,17 @@ def test_a_fact_that_keeps_changing_under_a_merge_is_a_conflict(engine: Engine) 
     # Given a fact corrected by another request before each of the merge's writes
     memory_id = stored_fact(engine, "Mina lives in Busan.")
     engine.facts = Scripted("update", "Mina moved to Seoul.")
-    wordings = iter(f"Mina lives in Busan, block {n}." for n in range(facts.MAX_WRITE_ATTEMPTS))
+    wordings = iter(f"Mina lives in Busan, block {n}." for n in range(MAX_ATTEMPTS))
     inner = engine.store
 
     def correct() -> None:
         bank.patch(replace(engine, store=inner), TENANT, memory_id, PatchMemoryRequest(fact=next(wordings)))
 
-    racing = Interleaving(inner, correct, times=facts.MAX_WRITE_ATTEMPTS)
+    racing = Interleaving(inner, correct, times=MAX_ATTEMPTS)
 
     # When the generate runs / Then it gives up after its bounded rounds with a 409 naming the fact
     with pytest.raises(Conflict, match=f"memories/{memory_id} kept changing"):
         generate(replace(engine, store=racing), "I moved to Seoul.")
-    assert racing.refused == facts.MAX_WRITE_ATTEMPTS
+    assert racing.refused == MAX_ATTEMPTS
     # And every correction is kept, the last one current
-    assert (
-        bank.get(engine, TENANT, memory_id).fact
-        == f"Mina lives in Busan, block {facts.MAX_WRITE_ATTEMPTS - 1}."
-    )
+    assert bank.get(engine, TENANT, memory_id).fact == f"Mina lives in Busan, block {MAX_ATTEMPTS - 1}."

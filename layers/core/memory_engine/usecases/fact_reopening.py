@@ -22,12 +22,9 @@ from memory_engine.models.domain import Memory
 from memory_engine.models.life import KeyFactLife
 from memory_engine.models.statements import StatementRef, ThreadStatements
 from memory_engine.usecases import thread_statements
+from memory_engine.usecases.compare_and_set import Lost, compare_and_set, read_again
 
 log = logging.getLogger("memory_engine.worker")
-
-# Compare-and-set rounds of moving one memory's mark: each lost round means another worker of the
-# thread marked it meanwhile, so a handful covers any real contention (as supersession's marks).
-MAX_MARK_ATTEMPTS = 8
 
 
 def forget(
@@ -198,7 +195,8 @@ def _reopened(
     if owner is None:
         return None
     following: list[StatementRef | None] = []
-    for _ in range(MAX_MARK_ATTEMPTS):
+
+    def attempt(owner: Memory) -> Memory | Lost[Memory] | None:
         marks = owner.life.key_facts
         mark = next((fact for fact in marks if fact.index == index), None)
         if mark is None or mark.superseded_by != replacer:
@@ -220,9 +218,11 @@ def _reopened(
         updated = owner.model_copy(update={"life": life})
         if engine.store.update_memory(updated, expected_life=owner.life):
             return updated
-        fresh = engine.store.get_memory(owner.tenant, owner.memory_id)
-        if fresh is None:
-            return None  # deleted meanwhile: nothing left to reopen
-        owner = fresh
-    log.warning("memory %s kept changing while a replaced fact was reopened; left as it is", owner.memory_id)
-    return None
+        return read_again(engine, owner, gone=None)  # deleted meanwhile: nothing left to reopen
+
+    def gave_up(owner: Memory) -> None:
+        log.warning(
+            "memory %s kept changing while a replaced fact was reopened; left as it is", owner.memory_id
+        )
+
+    return compare_and_set(owner, attempt, gave_up=gave_up)

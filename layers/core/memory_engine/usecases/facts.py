@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Literal
+from typing import Literal, NoReturn
 
 from memory_engine.engine import Engine
 from memory_engine.errors import Conflict
@@ -22,6 +22,7 @@ from memory_engine.models.domain import FACT_KIND, Memory, MemoryFields, new_mem
 from memory_engine.models.life import EndReason, FactRevision, MemoryLife
 from memory_engine.models.timestamps import rfc3339
 from memory_engine.ports import EventuallyConsistent
+from memory_engine.usecases.compare_and_set import Lost, compare_and_set, read_again
 
 log = logging.getLogger("memory_engine.facts")
 
@@ -35,11 +36,6 @@ _OVERFETCH = 2
 # Facts of a scope written too recently for the index to show (read from the store instead):
 # at most this many, the oldest of them first. Bounds one search's extra store read.
 YOUNG_FACTS = 100
-
-# Compare-and-set rounds of one fact's update or retirement by a merge: each lost round means a
-# PATCH or another merge changed the fact since it was read; it is read again and the change made
-# over what is stored (its wording kept as a revision), so a handful covers any real contention.
-MAX_WRITE_ATTEMPTS = 8
 
 Action = Literal["CREATED", "UPDATED", "DELETED"]
 
@@ -236,7 +232,8 @@ def _update(
     becomes a revision too). Retired meanwhile, it stays history and `text` is a new fact (with
     `written`, as the merge's new facts)."""
     text, vector = said
-    for _ in range(MAX_WRITE_ATTEMPTS):
+
+    def attempt(old: Memory) -> list[FactChange] | Lost[Memory]:
         if old.life.invalid_at is not None:
             added = create(engine, old.tenant, old.scope, [text], written)
             return [FactChange("CREATED", memory) for memory in added]
@@ -245,11 +242,9 @@ def _update(
         if engine.store.update_memory(new, expected_life=old.life):
             _index(engine, [new])
             return [FactChange("UPDATED", new)]
-        fresh = engine.store.get_memory(old.tenant, old.memory_id)
-        if fresh is None:
-            return []  # deleted meanwhile: nothing to update
-        old = fresh
-    raise _kept_changing(old)
+        return read_again(engine, old, gone=[])  # deleted meanwhile: nothing to update
+
+    return compare_and_set(old, attempt, gave_up=_kept_changing)
 
 
 def reworded(old: Memory, text: str, vector: list[float], now: datetime, reason: EndReason) -> Memory:
@@ -276,7 +271,8 @@ def retired(memory: Memory, now: datetime, reason: EndReason, successor: str | N
 def _retire(engine: Engine, memory: Memory, successor: str | None) -> list[FactChange]:
     """A contradicted fact stops holding but is never lost: it stays stored, out of the scope's
     current facts (`nearest`, the bank's listing), readable by name and through its revisions."""
-    for _ in range(MAX_WRITE_ATTEMPTS):
+
+    def attempt(memory: Memory) -> list[FactChange] | Lost[Memory]:
         if memory.life.invalid_at is not None:
             return []  # retired meanwhile (a PATCH, another merge): history already
         old = retired(memory, engine.clock.now(), "contradiction", successor)
@@ -284,11 +280,9 @@ def _retire(engine: Engine, memory: Memory, successor: str | None) -> list[FactC
         # with its wording, never written over.
         if engine.store.update_memory(old, expected_life=memory.life):
             return [FactChange("DELETED", old)]
-        fresh = engine.store.get_memory(memory.tenant, memory.memory_id)
-        if fresh is None:
-            return []  # deleted meanwhile
-        memory = fresh
-    raise _kept_changing(memory)
+        return read_again(engine, memory, gone=[])  # deleted meanwhile
+
+    return compare_and_set(memory, attempt, gave_up=_kept_changing)
 
 
 def reopen_replaced(engine: Engine, removed: Sequence[Memory]) -> list[Memory]:
@@ -301,23 +295,28 @@ def reopen_replaced(engine: Engine, removed: Sequence[Memory]) -> list[Memory]:
     for gone in removed:
         for fact_id in _replaced_by(engine, gone) if gone.is_fact else []:
             fact = engine.store.get_memory(gone.tenant, str(fact_id))
-            for _ in range(MAX_WRITE_ATTEMPTS):
-                if fact is None or fact.life.superseded_by != gone.memory_id:
-                    break
-                life = fact.life.model_copy(
-                    update={"invalid_at": None, "superseded_by": None, "end_reason": None}
-                )
-                holds = fact.model_copy(
-                    update={
-                        "life": life,
-                        "metadata": {**fact.metadata, "updated_at": rfc3339(engine.clock.now())},
-                    }
-                )
-                if engine.store.update_memory(holds, expected_life=fact.life):
-                    reopened.append(holds)
-                    break
-                fact = engine.store.get_memory(gone.tenant, fact.memory_id)
+            if fact is not None and (holds := _reopen(engine, fact, gone.memory_id)) is not None:
+                reopened.append(holds)
     return reopened
+
+
+def _reopen(engine: Engine, fact: Memory, replacer: str) -> Memory | None:
+    """The fact holding again, stored, while it is still marked as replaced by `replacer`; None
+    when it is not (or no longer), was deleted meanwhile, or kept changing (left as it is)."""
+
+    def attempt(fact: Memory) -> Memory | Lost[Memory] | None:
+        if fact.life.superseded_by != replacer:
+            return None
+        life = fact.life.model_copy(update={"invalid_at": None, "superseded_by": None, "end_reason": None})
+        holds = fact.model_copy(
+            update={"life": life, "metadata": {**fact.metadata, "updated_at": rfc3339(engine.clock.now())}}
+        )
+        if engine.store.update_memory(holds, expected_life=fact.life):
+            return holds
+        return read_again(engine, fact, gone=None)
+
+    # Kept changing: left as it is, unlike a merge's writes, which answer a Conflict.
+    return compare_and_set(fact, attempt, gave_up=lambda _: None)
 
 
 def _replaced_by(engine: Engine, gone: Memory) -> list[str]:
@@ -343,8 +342,8 @@ def _replaced_by(engine: Engine, gone: Memory) -> list[str]:
     return found
 
 
-def _kept_changing(memory: Memory) -> Conflict:
-    return Conflict(
+def _kept_changing(memory: Memory) -> NoReturn:
+    raise Conflict(
         f"memories/{memory.memory_id} kept changing while this request merged into it (corrected or "
         "retired by other requests each time it was read); send the events again.",
         [{"field": "scope", "message": "a fact of the scope changed meanwhile"}],

@@ -37,13 +37,10 @@ from memory_engine.models.life import KeyFactLife
 from memory_engine.models.statements import StatementRef
 from memory_engine.ports import CurrentFact
 from memory_engine.usecases import fact_reopening, thread_statements
+from memory_engine.usecases.compare_and_set import Lost, compare_and_set, read_again
 from memory_engine.usecases.fact_reopening import named
 
 log = logging.getLogger("memory_engine.worker")
-
-# Compare-and-set rounds of marking one memory: each lost round means another worker of the
-# thread marked it meanwhile, so a handful covers any real contention.
-MAX_MARK_ATTEMPTS = 8
 
 
 @dataclass(frozen=True, order=True)
@@ -212,9 +209,10 @@ def _mark(
 ) -> Memory | None:
     """Merge `lives` into the owner's replaced key facts and store it; the stored memory if it
     changed. A compare-and-set on its life: when another worker of the thread marked it since
-    it was read, it is read again and merged again (at most MAX_MARK_ATTEMPTS times), so two
-    writers marking facts of one memory at once both keep their marks."""
-    for _ in range(MAX_MARK_ATTEMPTS):
+    it was read, it is read again and merged again (`compare_and_set`), so two writers marking
+    facts of one memory at once both keep their marks."""
+
+    def attempt(owner: Memory) -> Memory | Lost[Memory] | None:
         kept = {fact.index: fact for fact in owner.life.key_facts}
         for index, life in lives.items():
             kept[index] = merge(kept[index], life) if index in kept else life
@@ -224,13 +222,13 @@ def _mark(
         updated = owner.model_copy(update={"life": owner.life.model_copy(update={"key_facts": merged})})
         if engine.store.update_memory(updated, expected_life=owner.life):
             return updated
-        fresh = engine.store.get_memory(owner.tenant, owner.memory_id)
-        if fresh is None:
-            return None  # deleted meanwhile: nothing left to mark
-        owner = fresh
-    # Never seen outside a test: the memory stays as it is (its facts read as current) rather
-    # than failing a job whose memory is written already, and a later statement marks it again.
-    log.warning(
-        "memory %s kept changing while its replaced facts were marked; left unmarked", owner.memory_id
-    )
-    return None
+        return read_again(engine, owner, gone=None)  # deleted meanwhile: nothing left to mark
+
+    def gave_up(owner: Memory) -> None:
+        # Never seen outside a test: the memory stays as it is (its facts read as current) rather
+        # than failing a job whose memory is written already, and a later statement marks it again.
+        log.warning(
+            "memory %s kept changing while its replaced facts were marked; left unmarked", owner.memory_id
+        )
+
+    return compare_and_set(owner, attempt, gave_up=gave_up)

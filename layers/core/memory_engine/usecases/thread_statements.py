@@ -15,12 +15,10 @@ from memory_engine.engine import Engine
 from memory_engine.extraction.fact_subjects import stated
 from memory_engine.models.domain import Memory
 from memory_engine.models.statements import StatementRef, ThreadStatements
+from memory_engine.usecases.compare_and_set import Lost, compare_and_set
 
 log = logging.getLogger("memory_engine.worker")
 
-# Compare-and-set rounds of one record write: each lost round means another worker of the thread
-# wrote the record meanwhile, so a handful covers any real contention.
-MAX_WRITE_ATTEMPTS = 8
 # A thread without a record is read once to build it: its first SEED_SCANNED memories, oldest id
 # first (bounded work, as supersession read a thread before the record).
 SEED_SCANNED = 500
@@ -54,19 +52,28 @@ def statements(memory: Memory) -> list[StatementRef]:
 def add(engine: Engine, tenant: str, thread: str, new: list[StatementRef]) -> ThreadStatements:
     """The thread's record with `new` in it, stored: what every statement of the thread that was
     added before this one returns is in it too (the compare-and-set orders the writers)."""
-    record = engine.store.get_statements(tenant, thread) or _seeded(engine, tenant, thread)
-    for _ in range(MAX_WRITE_ATTEMPTS):
+
+    def read() -> ThreadStatements:
+        return engine.store.get_statements(tenant, thread) or _seeded(engine, tenant, thread)
+
+    def attempt(record: ThreadStatements) -> ThreadStatements | Lost[ThreadStatements]:
         updated = record.added(new)
         if record.version and updated.statements == record.statements:
             return record  # already recorded (a retried job, or the seed scan found them)
         if engine.store.save_statements(updated):
             return updated.model_copy(update={"version": record.version + 1})
-        record = engine.store.get_statements(tenant, thread) or _seeded(engine, tenant, thread)
-    # Never seen outside a test: supersession goes on with what it read (these statements still
-    # replace their predecessors), but they stay out of the record, so a later statement of their
-    # slot would not replace them: logged to be seen.
-    log.warning("the statements record of thread %s kept changing; %d statements left out", thread, len(new))
-    return record.added(new)
+        return Lost(read())
+
+    def gave_up(record: ThreadStatements) -> ThreadStatements:
+        # Never seen outside a test: supersession goes on with what it read (these statements
+        # still replace their predecessors), but they stay out of the record, so a later statement
+        # of their slot would not replace them: logged to be seen.
+        log.warning(
+            "the statements record of thread %s kept changing; %d statements left out", thread, len(new)
+        )
+        return record.added(new)
+
+    return compare_and_set(read(), attempt, gave_up=gave_up)
 
 
 def prune(engine: Engine, record: ThreadStatements, gone: set[tuple[str, int]]) -> None:
@@ -81,13 +88,23 @@ def withdraw(engine: Engine, tenant: str, thread: str, gone: set[tuple[str, int]
     key facts were corrected to state something else, which takes their place (`add`). Retried
     like `add`; a thread without a record has nothing to take out (its seed scan reads the
     memories as they are)."""
-    for _ in range(MAX_WRITE_ATTEMPTS):
+
+    def attempt(_: None) -> Lost[None] | None:
+        # The record is read at the start of each round (not again after the last lost one), so
+        # the rounds carry nothing from one to the next.
         record = engine.store.get_statements(tenant, thread)
         if record is None or not gone & {(s.memory_id, s.index) for s in record.statements}:
-            return
+            return None
         if engine.store.save_statements(record.without(gone)):
-            return
-    log.warning("the statements record of thread %s kept changing; %d statements left in", thread, len(gone))
+            return None
+        return Lost(None)
+
+    def gave_up(_: None) -> None:
+        log.warning(
+            "the statements record of thread %s kept changing; %d statements left in", thread, len(gone)
+        )
+
+    compare_and_set(None, attempt, gave_up=gave_up)
 
 
 def _seeded(engine: Engine, tenant: str, thread: str) -> ThreadStatements:
