@@ -111,6 +111,10 @@ def started(
     """A server whose engine and worker each hold their own model, started and run to its end
     (the socket server stands in: it returns from `serve_forever` at once)."""
     monkeypatch.setenv("MEMORY_ENGINE_DATA_DIR", str(tmp_path))
+    # serve() turns metrics off for the process (setdefault): set here, so it is undone after the
+    # test, or every later test of the run would find metrics off (tests/handlers/test_metrics.py).
+    monkeypatch.setenv("POWERTOOLS_METRICS_DISABLED", "true")
+    monkeypatch.setattr(app, "share_the_interpreter", lambda *_: None)
     reset_settings()
     run = Started([], Model(), Model())
     request_engine, worker_engine = engines(run.requests, run.worker)
