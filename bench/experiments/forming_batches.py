@@ -34,8 +34,10 @@ from memory_engine.indexing.documents import spoken_date
 from memory_engine.retrieval.bm25 import TermCounts, bm25_counted
 from memory_engine.retrieval.fusion import rank
 from memory_engine.retrieval.text import tokenize
+from memory_engine.settings import Settings
 
-BATCH = 8  # Settings.batch_size's default: consecutive turns per memory
+# Consecutive turns per memory: the setting's default, read from it rather than written again.
+BATCH: int = Settings.model_fields["batch_size"].default
 # A ranking of one captured question that also knows the state it was captured at.
 StateRanker = Callable[[forming_tune.Captured, str], forming_loss.Scored]
 SPLITS = (
