@@ -250,3 +250,29 @@ def test_a_forming_memory_weight_leaves_a_drained_thread_at_the_shipped_weight(e
     shipped = engine.retrieval.weights["memory"]
     parts = _memory_parts(engine, "tortoise weather")
     assert parts and all(part == pytest.approx(shipped * value, abs=1e-6) for part, value in parts)
+
+
+def test_a_buffered_turn_takes_its_batchs_bm25_as_its_documents(engine: Engine) -> None:
+    # d17-d20 are one run of the batch size (8): d18 and d19 name the tortoise, d17 and d20 do not
+    gathered = _gather(engine, "tortoise")
+
+    document = {
+        turn.key.rsplit(":", 1)[-1]: turn.features["memory"]
+        for turn in gathered.turns
+        if turn.memory_id is None
+    }
+    # the run is the only one, so the best; d19 holds the pool's best BM25, so the side's share is 1
+    assert document == {"d17": 1.0, "d18": 1.0, "d19": 1.0, "d20": 1.0}
+
+
+def test_without_buffered_batches_a_buffered_turns_document_is_its_own_line(engine: Engine) -> None:
+    engine = replace(engine, retrieval=replace(engine.retrieval, buffered_batches=False))
+    gathered = _gather(engine, "tortoise")
+
+    document = {
+        turn.key.rsplit(":", 1)[-1]: turn.features["memory"]
+        for turn in gathered.turns
+        if turn.memory_id is None
+    }
+    assert document["d17"] == document["d20"] == 0.0
+    assert document["d19"] == 1.0 and 0.0 < document["d18"] < 1.0

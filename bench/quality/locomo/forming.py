@@ -160,6 +160,7 @@ def record(
                 "own_document": v.config.own_document,
                 "one_lexical_scale": v.config.one_lexical_scale,
                 "memory_share_power": v.config.memory_share_power,
+                "buffered_batches": v.config.buffered_batches,
             }
             for v in variants
         },

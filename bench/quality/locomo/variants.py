@@ -22,6 +22,7 @@ OWN_DOCUMENT_NAME = "− a buffered turn's own document features (memory parts o
 SHARE_POWER_NAME = "− squared memory share (memory documents' BM25 times the memory side's share itself)"
 ONE_SCALE_NAME = "− one lexical scale (each source's BM25 over its own best, memory documents' too)"
 BUFFERED_WINDOWS_NAME = "− buffered turns' windows (a buffered turn's cosine alone, no window part)"
+BATCHES_NAME = "− buffered batches (a buffered turn's own line as its document, not its batch)"
 FORMING_WEIGHT_NAME = "+ memory BM25 0.1 while forming (buffered turns beside memories)"
 BEFORE_41_NAME = "before issue 41 (no own document features; each source's BM25 on its own scale)"
 
@@ -75,6 +76,7 @@ def build(default: RetrievalConfig) -> tuple[Variant, ...]:
         Variant(SHARE_POWER_NAME, replace(default, memory_share_power=1.0)),
         Variant(ONE_SCALE_NAME, replace(default, one_lexical_scale=False)),
         Variant(BUFFERED_WINDOWS_NAME, replace(default, buffered_windows=False)),
+        Variant(BATCHES_NAME, replace(default, buffered_batches=False)),
         # Not shipped (issue 41): measured on every run, drained and forming, before it is.
         Variant(FORMING_WEIGHT_NAME, replace(default, forming_memory_weight=0.1)),
     )
@@ -86,7 +88,8 @@ VARIANTS: tuple[Variant, ...] = build(DEFAULT)
 def forming_variants(variants: tuple[Variant, ...]) -> tuple[Variant, ...]:
     """The forming benchmark's rows (bench/quality/locomo/forming.py): the default, the memory
     documents' BM25 times the memory side's share unsquared, the ranking with each source's BM25
-    on its own scale, buffered turns without window cosines, the memory documents' BM25 at 0.1 while
+    on its own scale, buffered turns without window cosines, buffered turns scored by their own
+    line instead of their batch, the memory documents' BM25 at 0.1 while
     a question has buffered and memory candidates, and the one in which a buffered turn
     has no document features of its own either (main before issue 41)."""
     default = variants[0].config
@@ -96,10 +99,17 @@ def forming_variants(variants: tuple[Variant, ...]) -> tuple[Variant, ...]:
         named[SHARE_POWER_NAME],
         named[ONE_SCALE_NAME],
         named[BUFFERED_WINDOWS_NAME],
+        named[BATCHES_NAME],
         named[FORMING_WEIGHT_NAME],
         Variant(
             BEFORE_41_NAME,
-            replace(default, own_document=False, one_lexical_scale=False, buffered_windows=False),
+            replace(
+                default,
+                own_document=False,
+                one_lexical_scale=False,
+                buffered_windows=False,
+                buffered_batches=False,
+            ),
         ),
     )
 

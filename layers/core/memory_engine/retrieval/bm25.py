@@ -28,6 +28,16 @@ class TermCounts(NamedTuple):
         counts = Counter(tokens)
         return cls(dict(counts), sum(counts.values()))
 
+    @classmethod
+    def joined(cls, parts: Iterable[TermCounts]) -> TermCounts:
+        """Several documents counted as one (a run of buffered turns scored as its batch)."""
+        counts: Counter[str] = Counter()
+        length = 0
+        for part in parts:
+            counts.update(part.counts)
+            length += part.length
+        return cls(dict(counts), length)
+
 
 class Bm25:
     """Inverted index keyed by document id; add, remove and score in any order."""

@@ -73,6 +73,17 @@ class RetrievalConfig:
     # A buffered turn's window cosine from its own and its neighbours' vectors (usecases.retrieve),
     # so the window part is defined for every turn, not only for extracted ones.
     buffered_windows: bool = True
+    # A buffered turn's own-document BM25 from its batch: each session's buffered turns cut into
+    # runs of the extraction's `batch_size` (the memory each run will become), each run scored as
+    # one document over the thread's runs, divided by the best run and multiplied by the buffered
+    # side's lexical share of the pool to `batch_share_power` (the memory documents' scaling,
+    # mirrored). A memory's document holds its whole batch of dialogue, a buffered turn only its
+    # line: beside memories the answers still buffered lost the memory documents' BM25 part
+    # (issue 41). Replayed over the forming benchmark's captures of all six LoCoMo dev
+    # conversations (bench/experiments/forming_batches.py, docs/research/retrieval.md), R@10 all
+    # buffered 0.695 -> 0.752 with e5 and 0.791 -> 0.825 with EmbeddingGemma, every middle state up.
+    buffered_batches: bool = True
+    batch_share_power: float = 1.0
     # The memory-document BM25 weight while a question has both buffered and extracted candidates
     # (a thread whose newest turns are still buffered); None: the weights' own, always.
     forming_memory_weight: float | None = None

@@ -88,6 +88,9 @@ class FoundTurn(NamedTuple):
     # Its speaker labels where the source read them beforehand (a buffered turn: once, with its
     # words, `usecases.turn_terms`); None: read from `text` (`retrieval.speakers`).
     speakers: tuple[str, ...] | None = None
+    # Its unit's document BM25 where the source scored one, on the memory documents' scale (a
+    # buffered turn: its batch's, `usecases.retrieve`); None: its own BM25 over its source's best.
+    document: float | None = None
 
 
 class TurnCandidate(NamedTuple):
@@ -167,8 +170,10 @@ def _own_document(turn: FoundTurn, top_bm25: float) -> dict[str, float]:
     its source, as a memory document's over the best memory document) and its own cosine. Without
     them a memory's document parts (its summary's cosine alone ~0.2 of score with e5) would put any
     memory above any buffered turn, whatever the question: the order decided by a part the turn
-    cannot have."""
-    return {"memory": turn.bm25 / top_bm25, "memory_dense": max(turn.dense, 0.0)}
+    cannot have. Where the source scored the turn's batch as its document (`FoundTurn.document`),
+    that is its BM25 part: a memory's document holds its whole batch of dialogue."""
+    lexical = turn.bm25 / top_bm25 if turn.document is None else turn.document
+    return {"memory": lexical, "memory_dense": max(turn.dense, 0.0)}
 
 
 def memory_candidates(found: Iterable[tuple[str, float, float]], share: float = 1.0) -> list[MemoryCandidate]:

@@ -16,6 +16,7 @@ from memory_engine.indexing.documents import spoken_line, turn_lexical_text
 from memory_engine.models.api import RetrievedMemory, RetrieveRequest, RetrieveResponse, TurnEvidence
 from memory_engine.models.domain import Memory, Turn
 from memory_engine.ports import DocKind
+from memory_engine.retrieval import batches
 from memory_engine.retrieval.bm25 import bm25_counted
 from memory_engine.retrieval.features import (
     FoundTurn,
@@ -262,6 +263,10 @@ def _buffered_found(
     )
     dense = {key: _dot(vector, held) for key, held in vectors.items() if key in turns}
     windows = _windows(turns, vectors, dense, engine.turn_dots) if engine.retrieval.buffered_windows else {}
+    documents: dict[str, float] = {}
+    if engine.retrieval.buffered_batches:
+        share = batches.side_share(lexical, turns, scale) ** engine.retrieval.batch_share_power
+        documents = batches.documents(turns, read, query, engine.limits.batch_size, share)
     found = [
         FoundTurn(
             key=key,
@@ -272,6 +277,7 @@ def _buffered_found(
             text=line[key],
             said=turn.timestamp,
             speakers=read[key].speakers if key in read else (),
+            document=documents.get(key),
         )
         for key, turn in turns.items()
     ]
