@@ -4,6 +4,7 @@ Requests, ServerErrors and Latency under the `route` dimension, in the stack's n
 from __future__ import annotations
 
 import json
+import threading
 from typing import Any
 
 import pytest
@@ -49,6 +50,34 @@ def test_with_metrics_disabled_nothing_is_printed_however_many_requests(
 
     # Then no metric line reaches stdout (Powertools flushes a full set of 100 values regardless)
     assert emf_lines(capsys.readouterr().out) == []
+
+
+def test_requests_ending_together_on_threads_each_write_a_whole_line_of_their_own(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Given the local server's threads, metrics on (Powertools' `Metrics` shares one set per
+    # process: concurrent requests took each other's values and one failed with a 500)
+    routes = [f"GET /v1/route-{n}/" for n in range(8)]
+    together = threading.Barrier(len(routes))
+
+    def request(route: str) -> None:
+        together.wait()
+        for _ in range(25):
+            observability.record_request(route, 200, 0.01)
+
+    # When eight requests end at once, 25 times each
+    threads = [threading.Thread(target=request, args=(route,)) for route in routes]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    # Then each wrote its own line, whole, with its own route and one count
+    out = capsys.readouterr().out
+    lines = emf_lines(out)
+    assert len(lines) == len(out.splitlines()) == 200
+    assert sorted(line["route"] for line in lines) == sorted(routes * 25)
+    assert all(line["Requests"] == [1.0] and line["ServerErrors"] == [0.0] for line in lines)
 
 
 def test_a_dependency_failure_counts_as_a_server_error_of_its_route(

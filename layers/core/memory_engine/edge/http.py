@@ -336,11 +336,10 @@ def lambda_entry(app: APIGatewayRestResolver) -> LambdaHandler:
     the route's metrics (`observability`, one EMF line per invocation) and its X-Ray trace. The
     request runs under the invocation's deadline (`deadline.of_context`): a use case past it
     stops with a 504 instead of being killed with the function."""
-    from memory_engine.edge.observability import metrics, record_request, route_of, traced
+    from memory_engine.edge.observability import record_request, route_of, traced
 
     # log_event stays off whatever POWERTOOLS_LOGGER_LOG_EVENT says: the event holds the API key
     # and the user's words.
-    @metrics().log_metrics
     @traced
     @logger().inject_lambda_context(
         correlation_id_path="requestContext.requestId", clear_state=True, log_event=False

@@ -3,21 +3,25 @@ format, EMF) and Tracer (X-Ray).
 
 EMF metrics are log lines: no API call and no latency on the request path. Per API request
 (`lambda_entry`): `Requests`, `ServerErrors` (5xx) and `Latency` (ms), dimension `route`
-("POST /v1/engine/retrieve/"). Per queue job: `Jobs`, dimensions `kind` and `outcome`. The
-namespace is POWERTOOLS_METRICS_NAMESPACE (the stack sets it), else `MemoryEngine`; the local
-server and the benchmarks turn metrics off with POWERTOOLS_METRICS_DISABLED. Traces: each
-handler's invocation and its AWS SDK calls, in Lambda only (the stack turns active tracing on).
+("POST /v1/engine/retrieve/"), one line written as the request ends. Per queue job: `Jobs`,
+dimensions `kind` and `outcome`. The namespace is POWERTOOLS_METRICS_NAMESPACE (the stack sets
+it), else `MemoryEngine`; the local server and the benchmarks turn metrics off with
+POWERTOOLS_METRICS_DISABLED. Traces: each handler's invocation and its AWS SDK calls, in Lambda
+only (the stack turns active tracing on).
 """
 
 from __future__ import annotations
 
+import json
 import os
+import sys
+import threading
 from collections.abc import Callable
 from functools import lru_cache, wraps
 from typing import Any, TypeVar, cast
 
-from aws_lambda_powertools import Metrics, Tracer
-from aws_lambda_powertools.metrics import MetricUnit, single_metric
+from aws_lambda_powertools import Tracer
+from aws_lambda_powertools.metrics import EphemeralMetrics, MetricUnit, single_metric
 from aws_lambda_powertools.metrics.functions import is_metrics_disabled
 
 from memory_engine.models.messages import parse_job
@@ -25,16 +29,12 @@ from memory_engine.models.messages import parse_job
 Handler = TypeVar("Handler", bound=Callable[..., Any])
 NAMESPACE = "MemoryEngine"
 SERVICE = "memory-engine"
+# One metric line written at a time: the local server's requests end on threads of their own.
+_WRITING = threading.Lock()
 
 
 def namespace() -> str:
     return os.environ.get("POWERTOOLS_METRICS_NAMESPACE") or NAMESPACE
-
-
-@lru_cache(maxsize=1)
-def metrics() -> Metrics:
-    """The process's metric set, flushed once per invocation by `Metrics.log_metrics`."""
-    return Metrics(namespace=namespace(), service=SERVICE)
 
 
 def route_of(event: dict[str, Any]) -> str:
@@ -49,11 +49,19 @@ def record_request(route: str, status: int, seconds: float) -> None:
         # Not even kept: Powertools prints a metric set that reaches 100 values whether metrics
         # are disabled or not, so the local server's stdout got an EMF line every 100 requests.
         return
-    recorder = metrics()
+    # A metric set of this request's own, written at once: Powertools' `Metrics` keeps one set per
+    # process (class state), which the local server's concurrent requests would share: one
+    # request's flush then took another's values or found its set emptied, and the handler
+    # failed with a 500 (tests/hardening/test_held_connections.py, 100 keep-alive connections).
+    recorder = EphemeralMetrics(namespace=namespace(), service=SERVICE)
     recorder.add_dimension(name="route", value=route)
     recorder.add_metric(name="Requests", unit=MetricUnit.Count, value=1)
     recorder.add_metric(name="ServerErrors", unit=MetricUnit.Count, value=1 if status >= 500 else 0)
     recorder.add_metric(name="Latency", unit=MetricUnit.Milliseconds, value=round(seconds * 1000, 3))
+    line = json.dumps(recorder.serialize_metric_set(), separators=(",", ":")) + "\n"
+    with _WRITING:  # one write per line: print's text and newline are two, and lines interleaved
+        sys.stdout.write(line)
+        sys.stdout.flush()
 
 
 def record_job(kind: str, outcome: str) -> None:
